@@ -1,0 +1,56 @@
+/*
+ * attrs.h — reading MXNet attribute strings.
+ *
+ * Attributes arrive as a string → string map (GHashTable) exactly as the
+ * symbol file wrote them.  MXNet writes only the keyword arguments that
+ * were passed, so every getter takes the op's own default.  Values use
+ * Python's spellings: tuples "(3, 3)", "[3,3]", "(6,)", "()", a bare "3";
+ * optional entries "None"; booleans True/False/true/false/1/0; floats as
+ * Python prints them ("1e-05", "inf").
+ *
+ * Errors name the attribute and the bad value; the caller prefixes the
+ * node and op (see op.h).
+ */
+#ifndef HY_ATTRS_H
+#define HY_ATTRS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#define HY_MAX_TUPLE 16
+
+typedef struct hy_tuple {
+  int n;
+  int64_t v[HY_MAX_TUPLE];
+  guint32 none_mask;            /* bit i set: entry i was "None" */
+} hy_tuple;
+
+gboolean hy_attr_int (GHashTable *attrs, const char *key, int64_t def,
+    int64_t *out, GError **error);
+/* "None" (or absent) sets *is_none and leaves *out = def. */
+gboolean hy_attr_opt_int (GHashTable *attrs, const char *key, int64_t def,
+    int64_t *out, gboolean *is_none, GError **error);
+gboolean hy_attr_float (GHashTable *attrs, const char *key, double def,
+    double *out, GError **error);
+gboolean hy_attr_bool (GHashTable *attrs, const char *key, gboolean def,
+    gboolean *out, GError **error);
+/* Absent leaves *out as given (callers pre-fill the default). Entries may be
+ * "None" only if allow_none. */
+gboolean hy_attr_tuple (GHashTable *attrs, const char *key, hy_tuple *out,
+    gboolean allow_none, GError **error);
+/* One of `choices` (NULL-terminated); *out is its index. */
+gboolean hy_attr_enum (GHashTable *attrs, const char *key,
+    const char *const *choices, int def, int *out, GError **error);
+/* A dtype name ("float32", "int32", …) as an hy_dtype code. */
+gboolean hy_attr_dtype (GHashTable *attrs, const char *key, int def,
+    int *out, GError **error);
+const char *hy_attr_string (GHashTable *attrs, const char *key);
+gboolean hy_attr_has (GHashTable *attrs, const char *key);
+
+/* The parsers behind the getters, for callers holding a bare string. */
+gboolean hy_parse_int (const char *s, int64_t *out);
+gboolean hy_parse_float (const char *s, double *out);
+gboolean hy_parse_bool (const char *s, gboolean *out);
+gboolean hy_parse_tuple (const char *s, hy_tuple *out, gboolean allow_none);
+
+#endif /* HY_ATTRS_H */

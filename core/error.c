@@ -1,0 +1,4 @@
+/* error.c — the HY_ERROR domain. */
+#include "hybrid.h"
+
+G_DEFINE_QUARK (hy-error-quark, hy_error)

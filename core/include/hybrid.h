@@ -1,0 +1,132 @@
+/*
+ * hybrid.h — the public API of the hybridinfer core.
+ *
+ * Load a Gluon export (`prefix-symbol.json` + `prefix-NNNN.params`), infer
+ * its shapes, and run it imperatively (node by node, every output
+ * inspectable) or hybridized (a compiled plan over one arena).
+ *
+ * Conventions: every fallible call takes a GError ** (HY_ERROR domain) and
+ * returns NULL/FALSE on failure; messages name the file, node and op.
+ * Objects come in _new/_load and _free pairs; the caller owns what a _new or
+ * _load returns.  Tensors returned by accessors stay owned by the object
+ * they came from and live until its next forward or its _free.
+ */
+#ifndef HYBRID_H
+#define HYBRID_H
+
+#include <glib.h>
+
+#include "hybrid-tensor.h"
+
+G_BEGIN_DECLS
+
+#define HY_ERROR (hy_error_quark ())
+GQuark hy_error_quark (void);
+
+typedef enum hy_error_code {
+  HY_ERROR_IO,                  /* a file could not be read or written */
+  HY_ERROR_FORMAT,              /* a file is malformed or truncated */
+  HY_ERROR_UNSUPPORTED,         /* an op, dtype or feature we do not run */
+  HY_ERROR_SHAPE,               /* shapes do not fit */
+  HY_ERROR_INVALID,             /* a bad argument or attribute value */
+  HY_ERROR_MISSING,             /* a parameter or input is missing */
+} hy_error_code;
+
+/* ---- models ------------------------------------------------------------ */
+
+typedef struct hy_model hy_model;
+
+/* Loads a symbol file and its parameters.  params_path NULL picks the
+ * newest `prefix-NNNN.params` beside the symbol file (none: a model without
+ * weights is an error only if it has unbound parameters). */
+hy_model *hy_model_load (const char *symbol_path, const char *params_path,
+    GError **error);
+void hy_model_free (hy_model *model);
+
+/* The newest `prefix-NNNN.params` beside `prefix-symbol.json`; NULL + error
+ * when there is none.  Free with g_free. */
+char *hy_model_find_params (const char *symbol_path, GError **error);
+
+const char *hy_model_symbol_path (const hy_model *model);
+const char *hy_model_params_path (const hy_model *model);
+
+/* Data inputs (variables with no parameter), in graph order. */
+int hy_model_n_inputs (const hy_model *model);
+const char *hy_model_input_name (const hy_model *model, int i);
+/* The input's shape as currently set (from __shape__ or the last
+ * hy_model_set_input_shape); ndim -1 when not known. */
+hy_shape hy_model_input_shape (const hy_model *model, int i);
+int hy_model_input_index (const hy_model *model, const char *name);
+gboolean hy_model_set_input_shape (hy_model *model, const char *name,
+    const hy_shape *shape, GError **error);
+
+/* Infers every node's output shapes from the input shapes. */
+gboolean hy_model_infer_shapes (hy_model *model, GError **error);
+
+int hy_model_n_outputs (const hy_model *model);
+/* Shapes after hy_model_infer_shapes. */
+hy_shape hy_model_output_shape (const hy_model *model, int i);
+const char *hy_model_output_name (const hy_model *model, int i);
+
+/* Parameter count and bytes (float32) of everything bound. */
+gint64 hy_model_param_count (const hy_model *model);
+gint64 hy_model_param_bytes (const hy_model *model);
+
+/* Writes the model as MXNet 1.9.1 would export it: `prefix-symbol.json`
+ * and `prefix-%04d.params` (arg:/aux: keys, float32).  Real MXNet loads
+ * both, so this also upgrades legacy files. */
+gboolean hy_model_export (const hy_model *model, const char *prefix,
+    int epoch, GError **error);
+
+/* ---- running ----------------------------------------------------------- */
+
+typedef enum hy_mode {
+  HY_MODE_HYBRID,               /* compiled plan, preplanned memory */
+  HY_MODE_IMPERATIVE,           /* node by node, each output fresh */
+} hy_mode;
+
+typedef enum hy_device_kind {
+  HY_DEVICE_CPU,
+  HY_DEVICE_CUDA,
+} hy_device_kind;
+
+typedef struct hy_device {
+  hy_device_kind kind;
+  int index;
+} hy_device;
+
+/* Parses "cpu", "cuda", "cuda:N" or "auto" (auto resolves to the best
+ * working device and *auto_note says which and why). */
+gboolean hy_device_parse (const char *text, hy_device *out, GError **error);
+gboolean hy_device_resolve_auto (const char *text, hy_device *out,
+    char **note, GError **error);
+
+typedef struct hy_executor hy_executor;
+
+/* Prepares to run `model` (which must outlive the executor). */
+hy_executor *hy_executor_new (hy_model *model, hy_device device,
+    hy_mode mode, GError **error);
+void hy_executor_free (hy_executor *exec);
+hy_mode hy_executor_mode (const hy_executor *exec);
+gboolean hy_executor_set_mode (hy_executor *exec, hy_mode mode,
+    GError **error);
+
+/* Runs one forward.  inputs[i] feeds hy_model_input_name(i); a shape that
+ * differs from the last one re-infers (and, hybrid, re-plans) once.  The
+ * inputs are only read. */
+gboolean hy_executor_forward (hy_executor *exec,
+    const hy_tensor *const *inputs, int n_inputs, GError **error);
+/* Output i of the last forward; owned by the executor. */
+const hy_tensor *hy_executor_output (const hy_executor *exec, int i);
+int hy_executor_n_outputs (const hy_executor *exec);
+
+/* ---- CPU tuning -------------------------------------------------------- */
+
+/* Name of the CPU kernel set OpenBLAS runs ("Haswell", "SkylakeX", …). */
+const char *hy_blas_core_name (void);
+/* The OPENBLAS_CORETYPE that would run faster on this CPU than what
+ * OpenBLAS picked by itself, or NULL when it already picks the best. */
+const char *hy_blas_suggested_coretype (void);
+
+G_END_DECLS
+#endif /* HYBRID_H */

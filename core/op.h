@@ -1,0 +1,84 @@
+/*
+ * op.h — what the core knows about an op: how to read its attributes and how
+ * to infer its output shapes.  Running it is the backends' business
+ * (kernels/); knowing it is ours.
+ *
+ * Each op family (see kernels/ops.def) defines one `const hy_op_def
+ * hy_opdef_<family>` in core/ops/<family>.c.  The registry (registry.c)
+ * pairs it with the op ids, names and aliases from ops.def.
+ */
+#ifndef HY_OP_H
+#define HY_OP_H
+
+#include <glib.h>
+
+#include "hybrid-tensor.h"
+#include "hy-ops.h"
+#include "attrs.h"
+
+typedef struct hy_op_def {
+  /* sizeof the family's params struct (kernels/params/*.h); its first
+   * member is `hy_op_id op`, set by the registry before parse(). */
+  size_t params_size;
+
+  /* Fills *params from attrs (already holding the op id, the rest zeroed),
+   * applying MXNet 1.9.1's defaults for absent keys.  Rejects bad values
+   * with a message naming the attribute. */
+  gboolean (*parse) (GHashTable *attrs, void *params, GError **error);
+
+  /* Inputs the op reads in order; NULL-terminated.  NULL for variadic ops
+   * (Concat, add_n) whose count comes from num_inputs(). */
+  const char *const *input_names;
+  /* Input count given the params; NULL means the length of input_names. */
+  int (*num_inputs) (const void *params);
+  /* Output count given the params; NULL means 1. */
+  int (*num_outputs) (const void *params);
+  /* How many trailing inputs are auxiliary states (BatchNorm: 2).  Pre-0.9
+   * files omit them; the loader creates them as variables. */
+  int n_aux;
+  /* Bit i set: input i is not read at inference (SoftmaxOutput's label), so
+   * it may stay unbound and shapeless. */
+  guint32 unused_inputs;
+
+  /* Computes out[0..n_out) from in[0..n_in); checks that the inputs fit
+   * (ranks, matching dims, weight shapes) and says what was expected. */
+  gboolean (*infer_shape) (const void *params, const hy_shape *in, int n_in,
+      hy_shape *out, int n_out, GError **error);
+
+  /* The output may overwrite input 0 (same size, elementwise). */
+  gboolean inplace;
+} hy_op_def;
+
+typedef struct hy_op_info {
+  hy_op_id id;
+  const char *name;             /* canonical MXNet name */
+  const char *aliases;          /* comma-separated */
+  const char *family;
+  const hy_op_def *def;         /* NULL: known but not implemented */
+} hy_op_info;
+
+/* Looks an op up by canonical name or alias; NULL if unknown. */
+const hy_op_info *hy_op_lookup (const char *name);
+const hy_op_info *hy_op_info_get (hy_op_id id);
+
+/* Inputs of an op instance (params already parsed). */
+int hy_op_num_inputs (const hy_op_info *op, const void *params);
+int hy_op_num_outputs (const hy_op_info *op, const void *params);
+/* Name of input i ("data", "weight", …; "arg3" for variadic ops). The
+ * returned string is static or owned by buf. */
+const char *hy_op_input_name (const hy_op_info *op, const void *params,
+    int i, char *buf, size_t size);
+
+/* Allocates and parses params for an op instance; NULL + error on failure. */
+void *hy_op_params_new (const hy_op_info *op, GHashTable *attrs,
+    GError **error);
+
+/* Shape-inference helpers shared by op families. */
+gboolean hy_shape_expect_rank (const hy_shape *s, int ndim, const char *what,
+    GError **error);
+gboolean hy_broadcast_shapes (const hy_shape *a, const hy_shape *b,
+    hy_shape *out, GError **error);
+/* Normalises a possibly negative axis against ndim; FALSE if out of range. */
+gboolean hy_axis_normalize (int64_t axis, int ndim, int *out);
+
+#endif /* HY_OP_H */
