@@ -17,7 +17,7 @@
 #include "attrs.h"
 
 typedef struct hy_op_def {
-  /* sizeof the family's params struct (kernels/params/*.h); its first
+  /* sizeof the family's params struct (kernels/params/); its first
    * member is `hy_op_id op`, set by the registry before parse(). */
   size_t params_size;
 

@@ -3,7 +3,7 @@
  *
  * A kernel runs one op on contiguous float32 tensors whose shapes the core
  * has already inferred and validated: kernels never fail and never see a
- * graph, a file or a node name.  Every params struct (kernels/params/*.h)
+ * graph, a file or a node name.  Every params struct (kernels/params/)
  * starts with the op id so a family kernel knows which member it runs.
  *
  * Scratch memory comes from the context's workspace, never from malloc on
