@@ -68,6 +68,32 @@ int hy_model_n_outputs (const hy_model *model);
 hy_shape hy_model_output_shape (const hy_model *model, int i);
 const char *hy_model_output_name (const hy_model *model, int i);
 
+/* Like hy_model_load, but an unknown or unimplemented op does not fail the
+ * load: each is listed as "node (op)" in *unsupported (NULL-terminated; free
+ * with g_strfreev; NULL when there are none).  Such a model can be
+ * inspected, not run. */
+hy_model *hy_model_load_for_inspection (const char *symbol_path,
+    const char *params_path, char ***unsupported, GError **error);
+
+/* A read-only view of one graph node, for tools and debugging. */
+typedef struct hy_node_desc {
+  const char *name;
+  const char *op;               /* canonical name; as written if unknown;
+                                 * "null" for variables */
+  const char *kind;             /* "op", "input", "param", "aux", "unused" */
+  gboolean supported;           /* op nodes: we can run it */
+  int n_inputs;
+  int n_outputs;
+  const hy_shape *shapes;       /* n_outputs; ndim -1 until inferred */
+} hy_node_desc;
+
+int hy_model_n_nodes (const hy_model *model);
+gboolean hy_model_node (const hy_model *model, int i, hy_node_desc *out);
+/* Name of the node feeding input k of node i; *output_index gets which of
+ * its outputs (may be NULL). */
+const char *hy_model_node_input (const hy_model *model, int i, int k,
+    int *output_index);
+
 /* Parameter count and bytes (float32) of everything bound. */
 gint64 hy_model_param_count (const hy_model *model);
 gint64 hy_model_param_bytes (const hy_model *model);

@@ -1,0 +1,221 @@
+/*
+ * executor.c — runs a model's graph on a backend.
+ *
+ * Imperative mode is Gluon before hybridize(): every node runs in order and
+ * every output is freshly allocated for that forward, so each layer's value
+ * can be looked at on its own.
+ *
+ * Hybrid mode allocates every node output once per input shape and reuses
+ * it on every later forward: steady state allocates nothing.  (The memory
+ * planner that packs these into one arena, and the graph passes, build on
+ * this.)
+ */
+#include <string.h>
+
+#include "model-impl.h"
+#include "cpu-kernel.h"
+
+struct hy_executor {
+  hy_model *model;
+  hy_device device;
+  hy_mode mode;
+  hy_cpu_ctx cpu;
+  hy_cpu_kernel_fn *kernels;    /* per node; NULL for variables */
+  hy_tensor ***values;          /* per node, per output */
+  guint64 planned_generation;   /* shape generation `values` was sized for */
+  gboolean planned;
+  const hy_tensor **in_buf;     /* scratch for kernel argument lists */
+  hy_tensor **out_buf;
+  guint max_args;
+};
+
+static void
+release_values (hy_executor *exec)
+{
+  hy_graph *g = exec->model->graph;
+  if (!exec->values)
+    return;
+  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
+    hy_node *n = hy_graph_node (g, i);
+    if (!exec->values[i])
+      continue;
+    if (n->op)
+      for (guint k = 0; k < n->n_outputs; k++)
+        hy_tensor_free (exec->values[i][k]);
+    g_free (exec->values[i]);
+    exec->values[i] = NULL;
+  }
+  exec->planned = FALSE;
+}
+
+hy_executor *
+hy_executor_new (hy_model *model, hy_device device, hy_mode mode,
+    GError **error)
+{
+  if (device.kind != HY_DEVICE_CPU) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "device cuda:%d: this build has no CUDA backend", device.index);
+    return NULL;
+  }
+  hy_graph *g = model->graph;
+  guint n = hy_graph_n_nodes (g);
+  hy_executor *exec = g_new0 (hy_executor, 1);
+  exec->model = model;
+  exec->device = device;
+  exec->mode = mode;
+  exec->kernels = g_new0 (hy_cpu_kernel_fn, n);
+  exec->values = g_new0 (hy_tensor **, n);
+  for (guint i = 0; i < n; i++) {
+    hy_node *node = hy_graph_node (g, i);
+    if (!node->op)
+      continue;
+    exec->kernels[i] = hy_cpu_kernel_for (node->op->id);
+    if (!exec->kernels[i]) {
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "node '%s' (op %s): the CPU backend has no kernel for this op",
+          node->name, node->op->name);
+      hy_executor_free (exec);
+      return NULL;
+    }
+    exec->max_args = MAX (exec->max_args, MAX (node->n_inputs,
+            node->n_outputs));
+  }
+  exec->in_buf = g_new0 (const hy_tensor *, exec->max_args + 1);
+  exec->out_buf = g_new0 (hy_tensor *, exec->max_args + 1);
+  return exec;
+}
+
+void
+hy_executor_free (hy_executor *exec)
+{
+  if (!exec)
+    return;
+  release_values (exec);
+  g_free (exec->values);
+  g_free (exec->kernels);
+  g_free (exec->in_buf);
+  g_free (exec->out_buf);
+  hy_cpu_ctx_clear (&exec->cpu);
+  g_free (exec);
+}
+
+hy_mode
+hy_executor_mode (const hy_executor *exec)
+{
+  return exec->mode;
+}
+
+gboolean
+hy_executor_set_mode (hy_executor *exec, hy_mode mode, GError **error)
+{
+  if (mode != exec->mode) {
+    release_values (exec);
+    exec->mode = mode;
+  }
+  return TRUE;
+}
+
+/* Sets the input shapes from the given tensors; re-infers only on change. */
+static gboolean
+bind_inputs (hy_executor *exec, const hy_tensor *const *inputs, int n_inputs,
+    GError **error)
+{
+  hy_model *m = exec->model;
+  if (n_inputs != hy_model_n_inputs (m)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "the model takes %d input(s), %d given", hy_model_n_inputs (m),
+        n_inputs);
+    return FALSE;
+  }
+  for (int i = 0; i < n_inputs; i++) {
+    if (!hy_model_set_input_shape (m, hy_model_input_name (m, i),
+            &inputs[i]->shape, error))
+      return FALSE;
+  }
+  return hy_model_infer_shapes (m, error);
+}
+
+/* Gives every op node fresh output tensors sized by the inferred shapes. */
+static void
+allocate_outputs (hy_executor *exec)
+{
+  hy_graph *g = exec->model->graph;
+  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
+    hy_node *node = hy_graph_node (g, i);
+    if (!node->op)
+      continue;
+    exec->values[i] = g_new0 (hy_tensor *, node->n_outputs);
+    for (guint k = 0; k < node->n_outputs; k++)
+      exec->values[i][k] = hy_tensor_new (&node->shapes[k]);
+  }
+}
+
+static const hy_tensor *
+value_of (hy_executor *exec, const hy_entry *e,
+    const hy_tensor *const *inputs)
+{
+  hy_node *src = hy_graph_node (exec->model->graph, e->node);
+  if (src->op)
+    return exec->values[e->node][e->index];
+  if (src->value)
+    return src->value;
+  if (src->var_kind == HY_VAR_INPUT) {
+    for (int i = 0; i < hy_model_n_inputs (exec->model); i++)
+      if (g_array_index (exec->model->inputs, guint, i) == e->node)
+        return inputs[i];
+  }
+  return NULL;                  /* an unused input (SoftmaxOutput label) */
+}
+
+gboolean
+hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
+    int n_inputs, GError **error)
+{
+  hy_model *m = exec->model;
+  hy_graph *g = m->graph;
+  if (!bind_inputs (exec, inputs, n_inputs, error))
+    return FALSE;
+
+  if (exec->mode == HY_MODE_IMPERATIVE) {
+    release_values (exec);
+    allocate_outputs (exec);
+  } else if (!exec->planned || exec->planned_generation != m->shape_generation) {
+    /* A new input shape: plan once for it, then reuse. */
+    release_values (exec);
+    allocate_outputs (exec);
+    exec->planned = TRUE;
+    exec->planned_generation = m->shape_generation;
+  }
+
+  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
+    hy_node *node = hy_graph_node (g, i);
+    if (!node->op)
+      continue;
+    for (guint k = 0; k < node->n_inputs; k++)
+      exec->in_buf[k] = value_of (exec, &node->inputs[k], inputs);
+    for (guint k = 0; k < node->n_outputs; k++)
+      exec->out_buf[k] = exec->values[i][k];
+    exec->kernels[i] (&exec->cpu, node->params, exec->in_buf,
+        (int) node->n_inputs, exec->out_buf, (int) node->n_outputs);
+  }
+  return TRUE;
+}
+
+int
+hy_executor_n_outputs (const hy_executor *exec)
+{
+  return hy_model_n_outputs (exec->model);
+}
+
+const hy_tensor *
+hy_executor_output (const hy_executor *exec, int i)
+{
+  hy_graph *g = exec->model->graph;
+  if (i < 0 || i >= (int) g->n_heads)
+    return NULL;
+  const hy_entry *e = &g->heads[i];
+  hy_node *src = hy_graph_node (g, e->node);
+  if (!src->op)
+    return src->value;          /* a head that is a variable: rare */
+  return exec->values[e->node] ? exec->values[e->node][e->index] : NULL;
+}

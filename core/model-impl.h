@@ -1,0 +1,27 @@
+/*
+ * model-impl.h — the model's insides, shared by model.c, shape-infer.c and
+ * the executors.  Not public.
+ */
+#ifndef HY_MODEL_IMPL_H
+#define HY_MODEL_IMPL_H
+
+#include "hybrid.h"
+#include "graph.h"
+#include "params-io.h"
+
+struct hy_model {
+  char *symbol_path;
+  char *params_path;            /* NULL when the model has no params file */
+  hy_graph *graph;
+  hy_param_list *params;        /* owns the tensors bound to variables */
+  GArray *inputs;               /* guint node indices of HY_VAR_INPUT vars */
+  hy_shape *input_shapes;       /* parallel to inputs */
+  gboolean shapes_valid;        /* node shapes match input_shapes */
+  guint64 shape_generation;     /* bumped whenever shapes are re-inferred */
+};
+
+/* Infers every node's output shapes (graph->nodes[i]->shapes) from bound
+ * parameter shapes and the given input shapes.  Errors name the node. */
+gboolean hy_graph_infer_shapes (hy_graph *graph, GError **error);
+
+#endif /* HY_MODEL_IMPL_H */

@@ -1,0 +1,479 @@
+/*
+ * model.c — a loaded model: the resolved graph with its parameters bound to
+ * its variables, and the data inputs the caller must feed.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <gio/gio.h>
+
+#include "model-impl.h"
+#include "npy.h"
+
+#define SYMBOL_SUFFIX "-symbol.json"
+
+char *
+hy_model_find_params (const char *symbol_path, GError **error)
+{
+  if (!g_str_has_suffix (symbol_path, SYMBOL_SUFFIX)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_MISSING,
+        "%s: name does not end in '%s', so no params file can be found "
+        "beside it; give the params file explicitly", symbol_path,
+        SYMBOL_SUFFIX);
+    return NULL;
+  }
+  g_autofree char *dir = g_path_get_dirname (symbol_path);
+  g_autofree char *base = g_path_get_basename (symbol_path);
+  base[strlen (base) - strlen (SYMBOL_SUFFIX)] = '\0';
+
+  g_autoptr (GDir) d = g_dir_open (dir, 0, error);
+  if (!d)
+    return NULL;
+  size_t blen = strlen (base);
+  int best = -1;
+  const char *entry;
+  while ((entry = g_dir_read_name (d))) {
+    /* prefix-NNNN.params: exactly four digits, as export() writes. */
+    if (strncmp (entry, base, blen) || entry[blen] != '-')
+      continue;
+    const char *num = entry + blen + 1;
+    if (strlen (num) != 4 + strlen (".params") || strcmp (num + 4, ".params"))
+      continue;
+    if (!g_ascii_isdigit (num[0]) || !g_ascii_isdigit (num[1])
+        || !g_ascii_isdigit (num[2]) || !g_ascii_isdigit (num[3]))
+      continue;
+    int epoch = atoi (num);
+    if (epoch > best)
+      best = epoch;
+  }
+  if (best < 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_MISSING,
+        "%s: no params file '%s-NNNN.params' beside it", symbol_path, base);
+    return NULL;
+  }
+  g_autofree char *name = g_strdup_printf ("%s-%04d.params", base, best);
+  return g_build_filename (dir, name, NULL);
+}
+
+/* Parameter slots: a variable feeding one of these is a weight, so leaving
+ * it unbound is a missing parameter, not a data input. */
+static gboolean
+is_param_slot (const char *input_name)
+{
+  static const char *const slots[] = { "weight", "bias", "gamma", "beta",
+    "moving_mean", "moving_var", NULL };
+  for (int i = 0; slots[i]; i++)
+    if (!strcmp (input_name, slots[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* How variable `v` is used: as an aux state, as a parameter slot, at all. */
+static void
+variable_usage (const hy_graph *g, guint v, gboolean *aux, gboolean *param,
+    gboolean *used, const char **consumer, const char **slot)
+{
+  *aux = *param = *used = FALSE;
+  for (guint i = v + 1; i < hy_graph_n_nodes (g); i++) {
+    const hy_node *n = hy_graph_node (g, i);
+    if (!n->op)
+      continue;
+    for (guint k = 0; k < n->n_inputs; k++) {
+      if (n->inputs[k].node != v)
+        continue;
+      int n_in = (int) n->n_inputs;
+      static char buf[32];
+      const char *name = hy_op_input_name (n->op, n->params, k, buf,
+          sizeof buf);
+      if ((int) k >= n_in - n->op->def->n_aux)
+        *aux = TRUE;
+      if (is_param_slot (name))
+        *param = TRUE;
+      if (k >= 32 || !(n->op->def->unused_inputs & (1u << k)))
+        *used = TRUE;
+      *consumer = n->name;
+      *slot = name;
+    }
+  }
+  for (guint h = 0; h < g->n_heads; h++)
+    if (g->heads[h].node == v)
+      *used = TRUE;
+}
+
+/* __shape__ written by Gluon: 0 marks a dimension deferred to the data. */
+static gboolean
+declared_shape (const hy_node *var, hy_shape *out, gboolean *complete)
+{
+  const char *s = hy_attr_string (var->attrs, "__shape__");
+  hy_tuple t;
+  if (!s || !hy_parse_tuple (s, &t, FALSE) || t.n > HY_MAX_DIMS)
+    return FALSE;
+  *complete = TRUE;
+  out->ndim = t.n;
+  for (int i = 0; i < t.n; i++) {
+    out->dims[i] = t.v[i];
+    if (t.v[i] <= 0)
+      *complete = FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+bind_variables (hy_model *m, GError **error)
+{
+  hy_graph *g = m->graph;
+  m->inputs = g_array_new (FALSE, FALSE, sizeof (guint));
+  GArray *shapes = g_array_new (FALSE, FALSE, sizeof (hy_shape));
+
+  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
+    hy_node *v = hy_graph_node (g, i);
+    if (v->op || strcmp (v->op_name, "null"))
+      continue;
+    gboolean aux, param, used;
+    const char *consumer = NULL, *slot = NULL;
+    variable_usage (g, i, &aux, &param, &used, &consumer, &slot);
+    const hy_param *p = m->params ? hy_param_list_find (m->params, v->name)
+        : NULL;
+    hy_shape decl;
+    gboolean complete = FALSE;
+    gboolean has_decl = declared_shape (v, &decl, &complete);
+
+    if (p) {
+      if (has_decl && complete && !hy_shape_equal (&decl, &p->tensor->shape)) {
+        char a[HY_SHAPE_STRLEN], b[HY_SHAPE_STRLEN];
+        g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+            "parameter '%s': the symbol file declares shape %s but the "
+            "params file holds %s", v->name,
+            hy_shape_format (&decl, a, sizeof a),
+            hy_shape_format (&p->tensor->shape, b, sizeof b));
+        g_array_unref (shapes);
+        return FALSE;
+      }
+      v->value = p->tensor;
+      v->var_kind = aux ? HY_VAR_AUX : HY_VAR_ARG;
+      v->shapes[0] = p->tensor->shape;
+    } else if (aux || (param && used)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_MISSING,
+          "parameter '%s' (input '%s' of node '%s') is not in %s",
+          v->name, slot, consumer,
+          m->params_path ? m->params_path : "any params file (none found)");
+      g_array_unref (shapes);
+      return FALSE;
+    } else if (!used) {
+      v->var_kind = HY_VAR_UNUSED;
+    } else {
+      v->var_kind = HY_VAR_INPUT;
+      hy_shape s = { .ndim = -1 };
+      if (has_decl && complete)
+        s = decl;
+      v->shapes[0] = s;
+      g_array_append_val (m->inputs, i);
+      g_array_append_val (shapes, s);
+    }
+  }
+  m->input_shapes = (hy_shape *) g_array_free (shapes, FALSE);
+  return TRUE;
+}
+
+static hy_model *
+model_load (const char *symbol_path, const char *params_path,
+    GPtrArray *unsupported, GError **error)
+{
+  hy_model *m = g_new0 (hy_model, 1);
+  m->symbol_path = g_strdup (symbol_path);
+  m->graph = hy_symbol_json_load (symbol_path, error);
+  if (!m->graph)
+    goto fail;
+  if (!hy_graph_resolve (m->graph, unsupported, error)) {
+    g_prefix_error (error, "%s: ", symbol_path);
+    goto fail;
+  }
+  if (params_path) {
+    m->params_path = g_strdup (params_path);
+  } else {
+    GError *local = NULL;
+    m->params_path = hy_model_find_params (symbol_path, &local);
+    /* No params file is fine for a weightless graph; bind_variables
+     * reports any parameter that then turns out to be missing. */
+    g_clear_error (&local);
+  }
+  if (m->params_path) {
+    m->params = hy_params_load (m->params_path, error);
+    if (!m->params)
+      goto fail;
+  }
+  if (!bind_variables (m, error)) {
+    g_prefix_error (error, "%s: ", symbol_path);
+    goto fail;
+  }
+  return m;
+
+fail:
+  hy_model_free (m);
+  return NULL;
+}
+
+hy_model *
+hy_model_load (const char *symbol_path, const char *params_path,
+    GError **error)
+{
+  return model_load (symbol_path, params_path, NULL, error);
+}
+
+hy_model *
+hy_model_load_for_inspection (const char *symbol_path,
+    const char *params_path, char ***unsupported, GError **error)
+{
+  GPtrArray *list = g_ptr_array_new ();
+  hy_model *m = model_load (symbol_path, params_path, list, error);
+  if (m && list->len > 0) {
+    g_ptr_array_add (list, NULL);
+    *unsupported = (char **) g_ptr_array_free (list, FALSE);
+  } else {
+    *unsupported = NULL;
+    g_ptr_array_set_free_func (list, g_free);
+    g_ptr_array_unref (list);
+  }
+  return m;
+}
+
+void
+hy_model_free (hy_model *model)
+{
+  if (!model)
+    return;
+  hy_graph_free (model->graph);
+  hy_param_list_free (model->params);
+  if (model->inputs)
+    g_array_unref (model->inputs);
+  g_free (model->input_shapes);
+  g_free (model->symbol_path);
+  g_free (model->params_path);
+  g_free (model);
+}
+
+const char *
+hy_model_symbol_path (const hy_model *model)
+{
+  return model->symbol_path;
+}
+
+const char *
+hy_model_params_path (const hy_model *model)
+{
+  return model->params_path;
+}
+
+int
+hy_model_n_inputs (const hy_model *model)
+{
+  return (int) model->inputs->len;
+}
+
+static hy_node *
+input_node (const hy_model *model, int i)
+{
+  return hy_graph_node (model->graph, g_array_index (model->inputs, guint, i));
+}
+
+const char *
+hy_model_input_name (const hy_model *model, int i)
+{
+  if (i < 0 || i >= hy_model_n_inputs (model))
+    return NULL;
+  return input_node (model, i)->name;
+}
+
+hy_shape
+hy_model_input_shape (const hy_model *model, int i)
+{
+  hy_shape none = { .ndim = -1 };
+  if (i < 0 || i >= hy_model_n_inputs (model))
+    return none;
+  return model->input_shapes[i];
+}
+
+int
+hy_model_input_index (const hy_model *model, const char *name)
+{
+  for (int i = 0; i < hy_model_n_inputs (model); i++)
+    if (!strcmp (input_node (model, i)->name, name))
+      return i;
+  return -1;
+}
+
+gboolean
+hy_model_set_input_shape (hy_model *model, const char *name,
+    const hy_shape *shape, GError **error)
+{
+  int i = hy_model_input_index (model, name);
+  if (i < 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "the model has no input named '%s'", name);
+    return FALSE;
+  }
+  if (shape->ndim < 0 || shape->ndim > HY_MAX_DIMS) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "input '%s': a shape needs 0 to %d dimensions", name, HY_MAX_DIMS);
+    return FALSE;
+  }
+  for (int d = 0; d < shape->ndim; d++) {
+    if (shape->dims[d] <= 0) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "input '%s': dimension %d is %" G_GINT64_FORMAT
+          ", must be positive", name, d, (gint64) shape->dims[d]);
+      return FALSE;
+    }
+  }
+  if (!hy_shape_equal (&model->input_shapes[i], shape)) {
+    model->input_shapes[i] = *shape;
+    input_node (model, i)->shapes[0] = *shape;
+    model->shapes_valid = FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+hy_model_infer_shapes (hy_model *model, GError **error)
+{
+  if (model->shapes_valid)
+    return TRUE;
+  for (int i = 0; i < hy_model_n_inputs (model); i++) {
+    if (model->input_shapes[i].ndim < 0) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "input '%s' has no shape: give one (e.g. --shape %s=1x3x224x224)",
+          hy_model_input_name (model, i), hy_model_input_name (model, i));
+      return FALSE;
+    }
+  }
+  if (!hy_graph_infer_shapes (model->graph, error))
+    return FALSE;
+  model->shapes_valid = TRUE;
+  model->shape_generation++;
+  return TRUE;
+}
+
+int
+hy_model_n_outputs (const hy_model *model)
+{
+  return (int) model->graph->n_heads;
+}
+
+hy_shape
+hy_model_output_shape (const hy_model *model, int i)
+{
+  hy_shape none = { .ndim = -1 };
+  if (i < 0 || i >= hy_model_n_outputs (model))
+    return none;
+  const hy_entry *e = &model->graph->heads[i];
+  return hy_graph_node (model->graph, e->node)->shapes[e->index];
+}
+
+const char *
+hy_model_output_name (const hy_model *model, int i)
+{
+  if (i < 0 || i >= hy_model_n_outputs (model))
+    return NULL;
+  return hy_graph_node (model->graph, model->graph->heads[i].node)->name;
+}
+
+gint64
+hy_model_param_count (const hy_model *model)
+{
+  gint64 n = 0;
+  for (guint i = 0; i < hy_graph_n_nodes (model->graph); i++) {
+    const hy_node *v = hy_graph_node (model->graph, i);
+    if (v->value)
+      n += hy_shape_numel (&v->value->shape);
+  }
+  return n;
+}
+
+gint64
+hy_model_param_bytes (const hy_model *model)
+{
+  return hy_model_param_count (model) * (gint64) sizeof (float);
+}
+
+int
+hy_model_n_nodes (const hy_model *model)
+{
+  return (int) hy_graph_n_nodes (model->graph);
+}
+
+static const char *
+kind_name (const hy_node *n)
+{
+  switch (n->var_kind) {
+    case HY_VAR_INPUT: return "input";
+    case HY_VAR_ARG: return "param";
+    case HY_VAR_AUX: return "aux";
+    case HY_VAR_UNUSED: return "unused";
+    case HY_VAR_NONE: break;
+  }
+  return "op";
+}
+
+gboolean
+hy_model_node (const hy_model *model, int i, hy_node_desc *out)
+{
+  if (i < 0 || i >= hy_model_n_nodes (model))
+    return FALSE;
+  const hy_node *n = hy_graph_node (model->graph, i);
+  gboolean variable = !strcmp (n->op_name, "null");
+  out->name = n->name;
+  out->op = n->op ? n->op->name : n->op_name;
+  out->kind = variable ? kind_name (n) : "op";
+  out->supported = variable || n->op != NULL;
+  out->n_inputs = (int) n->n_inputs;
+  out->n_outputs = (int) n->n_outputs;
+  out->shapes = n->shapes;
+  return TRUE;
+}
+
+const char *
+hy_model_node_input (const hy_model *model, int i, int k, int *output_index)
+{
+  if (i < 0 || i >= hy_model_n_nodes (model))
+    return NULL;
+  const hy_node *n = hy_graph_node (model->graph, i);
+  if (k < 0 || k >= (int) n->n_inputs)
+    return NULL;
+  if (output_index)
+    *output_index = (int) n->inputs[k].index;
+  return hy_graph_node (model->graph, n->inputs[k].node)->name;
+}
+
+gboolean
+hy_model_export (const hy_model *model, const char *prefix, int epoch,
+    GError **error)
+{
+  if (epoch < 0 || epoch > 9999) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "epoch %d is outside 0..9999", epoch);
+    return FALSE;
+  }
+  g_autofree char *sym = g_strdup_printf ("%s-symbol.json", prefix);
+  g_autofree char *par = g_strdup_printf ("%s-%04d.params", prefix, epoch);
+  if (!hy_symbol_json_save (model->graph, sym, error))
+    return FALSE;
+
+  /* Only what the graph binds, with export()'s arg:/aux: keys. */
+  GArray *items = g_array_new (FALSE, TRUE, sizeof (hy_param));
+  for (guint i = 0; i < hy_graph_n_nodes (model->graph); i++) {
+    const hy_node *v = hy_graph_node (model->graph, i);
+    if (!v->value)
+      continue;
+    hy_param p = {
+      .name = v->name,
+      .kind = v->var_kind == HY_VAR_AUX ? HY_PARAM_AUX : HY_PARAM_ARG,
+      .stored_dtype = HY_DTYPE_FLOAT32,
+      .tensor = v->value,
+    };
+    g_array_append_val (items, p);
+  }
+  hy_param_list list = { (hy_param *) items->data, items->len };
+  gboolean ok = hy_params_save (&list, par, error);
+  g_array_unref (items);
+  return ok;
+}

@@ -1,0 +1,81 @@
+/*
+ * shape-infer.c — forward shape inference over a resolved graph.
+ *
+ * Variables carry their shapes already (parameters from the params file,
+ * inputs from the caller); op nodes are visited in index order, which is
+ * topological.  Each op's infer_shape() also validates its inputs, so a
+ * shape that does not fit is reported at the first node it breaks, with
+ * that node's name and op.
+ */
+#include "model-impl.h"
+
+#define HY_MAX_NUMEL ((int64_t) 1 << 40)
+
+static gboolean
+check_output (const hy_node *node, guint k, GError **error)
+{
+  const hy_shape *s = &node->shapes[k];
+  char buf[HY_SHAPE_STRLEN];
+  if (s->ndim < 0 || s->ndim > HY_MAX_DIMS) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "node '%s' (op %s): output %u has no valid shape", node->name,
+        node->op_name, k);
+    return FALSE;
+  }
+  int64_t numel = 1;
+  for (int d = 0; d < s->ndim; d++) {
+    if (s->dims[d] < 0 || (s->dims[d] > 0 && numel > HY_MAX_NUMEL / s->dims[d])) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "node '%s' (op %s): output %u shape %s is negative or too large",
+          node->name, node->op_name, k, hy_shape_format (s, buf, sizeof buf));
+      return FALSE;
+    }
+    numel *= s->dims[d];
+  }
+  return TRUE;
+}
+
+gboolean
+hy_graph_infer_shapes (hy_graph *graph, GError **error)
+{
+  hy_shape in_shapes[64];
+  for (guint i = 0; i < hy_graph_n_nodes (graph); i++) {
+    hy_node *node = hy_graph_node (graph, i);
+    if (!node->op)
+      continue;                 /* variables: shapes set by the model */
+    if (node->n_inputs > G_N_ELEMENTS (in_shapes)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "node '%s' (op %s): %u inputs is more than the %zu supported",
+          node->name, node->op_name, node->n_inputs, G_N_ELEMENTS (in_shapes));
+      return FALSE;
+    }
+    for (guint k = 0; k < node->n_inputs; k++) {
+      const hy_entry *e = &node->inputs[k];
+      const hy_node *src = hy_graph_node (graph, e->node);
+      in_shapes[k] = src->shapes[e->index];
+      gboolean unused = k < 32 && (node->op->def->unused_inputs & (1u << k));
+      if (in_shapes[k].ndim < 0 && !unused) {
+        char buf[32];
+        g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+            "node '%s' (op %s): input '%s' ('%s') has no known shape%s",
+            node->name, node->op_name,
+            hy_op_input_name (node->op, node->params, k, buf, sizeof buf),
+            src->name, src->op ? "" :
+            " (a variable with neither a parameter nor an input shape)");
+        return FALSE;
+      }
+    }
+    GError *local = NULL;
+    if (!node->op->def->infer_shape (node->params, in_shapes,
+            (int) node->n_inputs, node->shapes, (int) node->n_outputs,
+            &local)) {
+      g_propagate_prefixed_error (error, local, "node '%s' (op %s): ",
+          node->name, node->op_name);
+      return FALSE;
+    }
+    for (guint k = 0; k < node->n_outputs; k++)
+      if (!check_output (node, k, error))
+        return FALSE;
+  }
+  return TRUE;
+}
