@@ -1,0 +1,231 @@
+/*
+ * test-conformance.c — our outputs against real MXNet 1.9.1's.
+ *
+ *   test-conformance FIXTURES_DIR [NAME_FILTER]
+ *
+ * Every subdirectory holding a case.json (written by gen_fixtures.py, which
+ * runs MXNet) is one case: the model is loaded from its files, run on its
+ * inputs in both imperative and hybrid mode, and each output compared with
+ * MXNet's:  max|ours − mxnet| ≤ 1e-4 · max(1, max|mxnet|).
+ * Hybrid and imperative must also agree with each other to 1e-5 relative.
+ * Output is TAP, one test point per case.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "hybrid.h"
+#include "npy.h"
+
+#define MXNET_TOL 1e-4
+#define MODE_TOL 1e-5
+
+/* max |a − b| and max |b| over two same-shaped tensors. */
+static void
+compare (const hy_tensor *a, const hy_tensor *b, double *max_diff,
+    double *max_ref)
+{
+  int64_t n = hy_shape_numel (&a->shape);
+  double md = 0, mr = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double ref = b->data[i], d = fabs ((double) a->data[i] - ref);
+    /* NaN in ours where MXNet has a number (or vice versa) must fail. */
+    if (isnan (a->data[i]) != isnan (b->data[i]))
+      d = INFINITY;
+    else if (isnan (ref))
+      d = 0;
+    if (d > md)
+      md = d;
+    if (fabs (ref) > mr && !isnan (ref))
+      mr = fabs (ref);
+  }
+  *max_diff = md;
+  *max_ref = mr;
+}
+
+typedef struct case_result {
+  gboolean ok;
+  char *detail;
+} case_result;
+
+static gboolean
+run_mode (hy_model *model, hy_mode mode, hy_tensor **inputs, int n_inputs,
+    hy_executor **out_exec, GError **error)
+{
+  hy_device cpu = { HY_DEVICE_CPU, 0 };
+  hy_executor *exec = hy_executor_new (model, cpu, mode, error);
+  if (!exec)
+    return FALSE;
+  /* Twice: the second forward exercises reuse of planned memory. */
+  for (int r = 0; r < 2; r++) {
+    if (!hy_executor_forward (exec, (const hy_tensor *const *) inputs,
+            n_inputs, error)) {
+      hy_executor_free (exec);
+      return FALSE;
+    }
+  }
+  *out_exec = exec;
+  return TRUE;
+}
+
+static case_result
+run_case (const char *dir, JsonObject *spec)
+{
+  case_result res = { FALSE, NULL };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *sym = g_build_filename (dir, "model-symbol.json", NULL);
+  g_autofree char *par = g_build_filename (dir, "model-0000.params", NULL);
+  hy_model *model = NULL;
+  hy_executor *imp = NULL, *hyb = NULL;
+  GPtrArray *inputs = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) hy_tensor_free);
+  GString *detail = g_string_new (NULL);
+
+  model = hy_model_load (sym, g_file_test (par, G_FILE_TEST_EXISTS)
+      ? par : NULL, &error);
+  if (!model)
+    goto fail;
+
+  JsonArray *in_specs = json_object_get_array_member (spec, "inputs");
+  int n_in = hy_model_n_inputs (model);
+  if ((int) json_array_get_length (in_specs) != n_in) {
+    g_string_printf (detail, "case has %u inputs, model %d",
+        json_array_get_length (in_specs), n_in);
+    goto out;
+  }
+  g_ptr_array_set_size (inputs, n_in);
+  for (guint i = 0; i < json_array_get_length (in_specs); i++) {
+    JsonObject *o = json_array_get_object_element (in_specs, i);
+    const char *name = json_object_get_string_member (o, "name");
+    int idx = hy_model_input_index (model, name);
+    if (idx < 0) {
+      g_string_printf (detail, "model has no input '%s'", name);
+      goto out;
+    }
+    g_autofree char *f = g_build_filename (dir,
+        json_object_get_string_member (o, "file"), NULL);
+    hy_tensor *t = hy_npy_load (f, &error);
+    if (!t)
+      goto fail;
+    g_ptr_array_index (inputs, idx) = t;
+  }
+
+  if (!run_mode (model, HY_MODE_IMPERATIVE, (hy_tensor **) inputs->pdata,
+          n_in, &imp, &error)
+      || !run_mode (model, HY_MODE_HYBRID, (hy_tensor **) inputs->pdata,
+          n_in, &hyb, &error))
+    goto fail;
+
+  JsonArray *outs = json_object_get_array_member (spec, "outputs");
+  if ((int) json_array_get_length (outs) != hy_executor_n_outputs (imp)) {
+    g_string_printf (detail, "MXNet gave %u outputs, we give %d",
+        json_array_get_length (outs), hy_executor_n_outputs (imp));
+    goto out;
+  }
+  gboolean all_ok = TRUE;
+  for (guint i = 0; i < json_array_get_length (outs); i++) {
+    g_autofree char *f = g_build_filename (dir,
+        json_array_get_string_element (outs, i), NULL);
+    g_autoptr (GError) e2 = NULL;
+    hy_tensor *ref = hy_npy_load (f, &e2);
+    if (!ref) {
+      g_string_append_printf (detail, "%s ", e2->message);
+      all_ok = FALSE;
+      continue;
+    }
+    const hy_tensor *ours = hy_executor_output (imp, (int) i);
+    const hy_tensor *ours_h = hy_executor_output (hyb, (int) i);
+    char a[HY_SHAPE_STRLEN], b[HY_SHAPE_STRLEN];
+    if (!hy_shape_equal (&ours->shape, &ref->shape)) {
+      g_string_append_printf (detail, "output %u shape %s, MXNet %s; ", i,
+          hy_shape_format (&ours->shape, a, sizeof a),
+          hy_shape_format (&ref->shape, b, sizeof b));
+      all_ok = FALSE;
+    } else {
+      double diff, max_ref, hdiff, hmax;
+      compare (ours, ref, &diff, &max_ref);
+      compare (ours_h, ours, &hdiff, &hmax);
+      double tol = MXNET_TOL * MAX (1.0, max_ref);
+      double htol = MODE_TOL * MAX (1.0, hmax);
+      gboolean ok = diff <= tol && hdiff <= htol;
+      g_string_append_printf (detail,
+          "out%u max|d|=%.3g (tol %.3g) hybrid-vs-imperative %.3g; ", i,
+          diff, tol, hdiff);
+      all_ok &= ok;
+    }
+    hy_tensor_free (ref);
+  }
+  res.ok = all_ok;
+  goto out;
+
+fail:
+  g_string_append (detail, error ? error->message : "failed");
+out:
+  hy_executor_free (imp);
+  hy_executor_free (hyb);
+  hy_model_free (model);
+  g_ptr_array_unref (inputs);
+  res.detail = g_string_free (detail, FALSE);
+  return res;
+}
+
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char **) a, *(const char **) b);
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 2) {
+    fprintf (stderr, "usage: %s FIXTURES_DIR [NAME_FILTER]\n", argv[0]);
+    return 2;
+  }
+  const char *root = argv[1], *filter = argc > 2 ? argv[2] : NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GDir) d = g_dir_open (root, 0, &error);
+  if (!d) {
+    printf ("1..0 # SKIP\nBail out! %s (generate fixtures first: "
+        "tests/conformance/gen_fixtures.py)\n", error->message);
+    return 1;
+  }
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  const char *e;
+  while ((e = g_dir_read_name (d))) {
+    g_autofree char *cj = g_build_filename (root, e, "case.json", NULL);
+    if (g_file_test (cj, G_FILE_TEST_EXISTS)
+        && (!filter || strstr (e, filter)))
+      g_ptr_array_add (names, g_strdup (e));
+  }
+  g_ptr_array_sort (names, compare_names);
+  if (names->len == 0) {
+    printf ("Bail out! no cases in %s%s%s\n", root,
+        filter ? " matching " : "", filter ? filter : "");
+    return 1;
+  }
+  printf ("1..%u\n", names->len);
+  int failed = 0;
+  for (guint i = 0; i < names->len; i++) {
+    const char *name = g_ptr_array_index (names, i);
+    g_autofree char *dir = g_build_filename (root, name, NULL);
+    g_autofree char *cj = g_build_filename (dir, "case.json", NULL);
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    case_result r;
+    if (!json_parser_load_from_file (parser, cj, &error)) {
+      r = (case_result) { FALSE, g_strdup (error->message) };
+      g_clear_error (&error);
+    } else {
+      r = run_case (dir, json_node_get_object (json_parser_get_root (parser)));
+    }
+    printf ("%s %u - %s # %s\n", r.ok ? "ok" : "not ok", i + 1, name,
+        r.detail);
+    fflush (stdout);
+    failed += !r.ok;
+    g_free (r.detail);
+  }
+  fprintf (stderr, "conformance: %u cases, %d failed\n", names->len, failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,99 @@
+/*
+ * cli-util.c — argument parsing helpers and error reporting for the tool.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int
+hy_cli_fail (const GError *error)
+{
+  fprintf (stderr, "hybridinfer: error: %s\n", error->message);
+  return HY_EXIT_FAIL;
+}
+
+int
+hy_cli_failf (const char *format, ...)
+{
+  va_list ap;
+  va_start (ap, format);
+  g_autofree char *msg = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  fprintf (stderr, "hybridinfer: error: %s\n", msg);
+  return HY_EXIT_FAIL;
+}
+
+int
+hy_cli_usage (GOptionContext *ctx, const char *format, ...)
+{
+  va_list ap;
+  va_start (ap, format);
+  g_autofree char *msg = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  fprintf (stderr, "hybridinfer: %s\n", msg);
+  if (ctx)
+    fprintf (stderr, "Try '%s --help'.\n", g_get_prgname ());
+  return HY_EXIT_USAGE;
+}
+
+void
+hy_cli_split_assignment (const char *text, char **name, char **value)
+{
+  const char *eq = strchr (text, '=');
+  if (eq && eq != text) {
+    *name = g_strndup (text, eq - text);
+    *value = g_strdup (eq + 1);
+  } else {
+    *name = NULL;
+    *value = g_strdup (text);
+  }
+}
+
+gboolean
+hy_cli_parse_shape (const char *text, char **name, hy_shape *out,
+    GError **error)
+{
+  g_autofree char *dims = NULL;
+  hy_cli_split_assignment (text, name, &dims);
+  g_auto (GStrv) parts = g_strsplit_set (dims, "x,", -1);
+  hy_shape s = { .ndim = 0 };
+  for (int i = 0; parts[i]; i++) {
+    char *end = NULL;
+    gint64 v = g_ascii_strtoll (parts[i], &end, 10);
+    if (s.ndim >= HY_MAX_DIMS || !end || *end || end == parts[i] || v <= 0
+        || v > G_MAXINT32) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "shape '%s' is not like 1x3x224x224 (1 to %d positive dims)",
+          text, HY_MAX_DIMS);
+      g_clear_pointer (name, g_free);
+      return FALSE;
+    }
+    s.dims[s.ndim++] = v;
+  }
+  *out = s;
+  return TRUE;
+}
+
+hy_model *
+hy_cli_load_model (const char *model, const char *params, GError **error)
+{
+  return hy_model_load (model, params, error);
+}
+
+void
+hy_cli_tune_blas (char **argv)
+{
+  if (getenv ("OPENBLAS_CORETYPE") || getenv ("HYBRIDINFER_NO_BLAS_TUNE"))
+    return;
+  const char *coretype = hy_blas_suggested_coretype ();
+  if (!coretype)
+    return;
+  setenv ("OPENBLAS_CORETYPE", coretype, 1);
+  /* /proc/self/exe keeps working when argv[0] is a bare name on PATH. */
+  execv ("/proc/self/exe", argv);
+  /* exec failed: carry on with the kernels OpenBLAS chose. */
+}

@@ -1,0 +1,41 @@
+/*
+ * cli.h — shared plumbing of the `hybridinfer` command-line tool.
+ *
+ * Every subcommand returns an exit status: 0 success, 1 a failure with one
+ * "hybridinfer: error: …" line on stderr, 2 a usage error.
+ */
+#ifndef HY_CLI_H
+#define HY_CLI_H
+
+#include <glib.h>
+
+#include "hybrid.h"
+
+enum { HY_EXIT_OK = 0, HY_EXIT_FAIL = 1, HY_EXIT_USAGE = 2 };
+
+int hy_cmd_run (int argc, char **argv);
+int hy_cmd_inspect (int argc, char **argv);
+
+/* Prints one error line (the GError's message) and returns HY_EXIT_FAIL. */
+int hy_cli_fail (const GError *error);
+int hy_cli_failf (const char *format, ...) G_GNUC_PRINTF (1, 2);
+int hy_cli_usage (GOptionContext *ctx, const char *format, ...)
+    G_GNUC_PRINTF (2, 3);
+
+/* "1x3x224x224" → shape; "NAME=1x3x224x224" also sets *name (g_free). */
+gboolean hy_cli_parse_shape (const char *text, char **name, hy_shape *out,
+    GError **error);
+/* "NAME=FILE" → name and file; a bare FILE leaves *name NULL. */
+void hy_cli_split_assignment (const char *text, char **name, char **value);
+
+/* Loads the model named by --model/--params, reporting errors itself. */
+hy_model *hy_cli_load_model (const char *model, const char *params,
+    GError **error);
+
+/* Re-executes the tool with OPENBLAS_CORETYPE set when this CPU runs a
+ * faster OpenBLAS kernel set than the one OpenBLAS picked by itself (the
+ * variable is only read when the library loads).  Returns only when no
+ * re-exec happened. */
+void hy_cli_tune_blas (char **argv);
+
+#endif /* HY_CLI_H */

@@ -1,0 +1,261 @@
+/*
+ * cmd-inspect.c — `hybridinfer inspect`: what a model file holds and what
+ * we make of it: ops, per-node output shapes, parameters, and any op we
+ * cannot run (named by node), as text or as one JSON object.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "cli.h"
+
+typedef struct inspect_args {
+  char *model, *params;
+  char **shapes;
+  gboolean json;
+} inspect_args;
+
+static gboolean
+apply_shapes (hy_model *model, char **specs, GError **error)
+{
+  for (int s = 0; specs && specs[s]; s++) {
+    g_autofree char *name = NULL;
+    hy_shape shape;
+    if (!hy_cli_parse_shape (specs[s], &name, &shape, error))
+      return FALSE;
+    const char *target = name;
+    if (!target) {
+      if (hy_model_n_inputs (model) != 1) {
+        g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+            "--shape %s: the model has %d inputs, name one (NAME=%s)",
+            specs[s], hy_model_n_inputs (model), specs[s]);
+        return FALSE;
+      }
+      target = hy_model_input_name (model, 0);
+    }
+    if (!hy_model_set_input_shape (model, target, &shape, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+build_shape (JsonBuilder *b, const hy_shape *s)
+{
+  if (s->ndim < 0) {
+    json_builder_add_null_value (b);
+    return;
+  }
+  json_builder_begin_array (b);
+  for (int d = 0; d < s->ndim; d++)
+    json_builder_add_int_value (b, s->dims[d]);
+  json_builder_end_array (b);
+}
+
+static char *
+describe_json (hy_model *model, char **unsupported, const char *shape_error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "model");
+  json_builder_add_string_value (b, hy_model_symbol_path (model));
+  json_builder_set_member_name (b, "params");
+  if (hy_model_params_path (model))
+    json_builder_add_string_value (b, hy_model_params_path (model));
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "param_count");
+  json_builder_add_int_value (b, hy_model_param_count (model));
+  json_builder_set_member_name (b, "param_bytes");
+  json_builder_add_int_value (b, hy_model_param_bytes (model));
+
+  json_builder_set_member_name (b, "inputs");
+  json_builder_begin_array (b);
+  for (int i = 0; i < hy_model_n_inputs (model); i++) {
+    hy_shape s = hy_model_input_shape (model, i);
+    json_builder_begin_object (b);
+    json_builder_set_member_name (b, "name");
+    json_builder_add_string_value (b, hy_model_input_name (model, i));
+    json_builder_set_member_name (b, "shape");
+    build_shape (b, &s);
+    json_builder_end_object (b);
+  }
+  json_builder_end_array (b);
+
+  json_builder_set_member_name (b, "outputs");
+  json_builder_begin_array (b);
+  for (int i = 0; i < hy_model_n_outputs (model); i++) {
+    hy_shape s = hy_model_output_shape (model, i);
+    json_builder_begin_object (b);
+    json_builder_set_member_name (b, "name");
+    json_builder_add_string_value (b, hy_model_output_name (model, i));
+    json_builder_set_member_name (b, "shape");
+    build_shape (b, &s);
+    json_builder_end_object (b);
+  }
+  json_builder_end_array (b);
+
+  g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
+  json_builder_set_member_name (b, "nodes");
+  json_builder_begin_array (b);
+  for (int i = 0; i < hy_model_n_nodes (model); i++) {
+    hy_node_desc d;
+    hy_model_node (model, i, &d);
+    json_builder_begin_object (b);
+    json_builder_set_member_name (b, "name");
+    json_builder_add_string_value (b, d.name);
+    json_builder_set_member_name (b, "op");
+    json_builder_add_string_value (b, d.op);
+    json_builder_set_member_name (b, "kind");
+    json_builder_add_string_value (b, d.kind);
+    json_builder_set_member_name (b, "supported");
+    json_builder_add_boolean_value (b, d.supported);
+    json_builder_set_member_name (b, "inputs");
+    json_builder_begin_array (b);
+    for (int k = 0; k < d.n_inputs; k++)
+      json_builder_add_string_value (b, hy_model_node_input (model, i, k, NULL));
+    json_builder_end_array (b);
+    json_builder_set_member_name (b, "shapes");
+    json_builder_begin_array (b);
+    for (int k = 0; k < d.n_outputs; k++)
+      build_shape (b, &d.shapes[k]);
+    json_builder_end_array (b);
+    json_builder_end_object (b);
+    if (strcmp (d.op, "null"))
+      g_hash_table_insert (counts, (char *) d.op, GINT_TO_POINTER (
+              GPOINTER_TO_INT (g_hash_table_lookup (counts, d.op)) + 1));
+  }
+  json_builder_end_array (b);
+
+  json_builder_set_member_name (b, "ops");
+  json_builder_begin_object (b);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init (&it, counts);
+  while (g_hash_table_iter_next (&it, &key, &value)) {
+    json_builder_set_member_name (b, key);
+    json_builder_add_int_value (b, GPOINTER_TO_INT (value));
+  }
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "unsupported");
+  json_builder_begin_array (b);
+  for (int i = 0; unsupported && unsupported[i]; i++)
+    json_builder_add_string_value (b, unsupported[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "shape_error");
+  if (shape_error)
+    json_builder_add_string_value (b, shape_error);
+  else
+    json_builder_add_null_value (b);
+  json_builder_end_object (b);
+
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  return json_generator_to_data (gen, NULL);
+}
+
+static void
+describe_text (hy_model *model, char **unsupported, const char *shape_error)
+{
+  char buf[HY_SHAPE_STRLEN];
+  printf ("model:  %s\n", hy_model_symbol_path (model));
+  printf ("params: %s\n", hy_model_params_path (model)
+      ? hy_model_params_path (model) : "(none)");
+  printf ("parameters: %" G_GINT64_FORMAT " (%.2f MiB float32)\n",
+      hy_model_param_count (model),
+      hy_model_param_bytes (model) / (1024.0 * 1024.0));
+  for (int i = 0; i < hy_model_n_inputs (model); i++) {
+    hy_shape s = hy_model_input_shape (model, i);
+    printf ("input  %d: %s %s\n", i, hy_model_input_name (model, i),
+        hy_shape_format (&s, buf, sizeof buf));
+  }
+  for (int i = 0; i < hy_model_n_outputs (model); i++) {
+    hy_shape s = hy_model_output_shape (model, i);
+    printf ("output %d: %s %s\n", i, hy_model_output_name (model, i),
+        hy_shape_format (&s, buf, sizeof buf));
+  }
+  printf ("\n%5s  %-40s %-20s %s\n", "#", "node", "op", "output shape(s)");
+  for (int i = 0; i < hy_model_n_nodes (model); i++) {
+    hy_node_desc d;
+    hy_model_node (model, i, &d);
+    if (!strcmp (d.kind, "param") || !strcmp (d.kind, "aux"))
+      continue;                 /* weights: counted above, not listed */
+    printf ("%5d  %-40s %-20s", i, d.name,
+        !strcmp (d.op, "null") ? d.kind : d.op);
+    for (int k = 0; k < d.n_outputs; k++)
+      printf (" %s", hy_shape_format (&d.shapes[k], buf, sizeof buf));
+    printf ("%s\n", d.supported ? "" : "   <- UNSUPPORTED");
+  }
+  if (unsupported) {
+    printf ("\nunsupported ops (%u):\n", g_strv_length (unsupported));
+    for (int i = 0; unsupported[i]; i++)
+      printf ("  %s\n", unsupported[i]);
+  }
+  if (shape_error)
+    printf ("\nshapes not inferred: %s\n", shape_error);
+}
+
+int
+hy_cmd_inspect (int argc, char **argv)
+{
+  inspect_args a = { 0 };
+  GOptionEntry entries[] = {
+    {"model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model,
+        "Symbol file (prefix-symbol.json)", "M"},
+    {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
+        "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
+    {"shape", 's', 0, G_OPTION_ARG_STRING_ARRAY, &a.shapes,
+        "Input shape for shape inference (repeatable)", "[NAME=]1x3x224x224"},
+    {"json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print one JSON object", NULL},
+    {NULL}
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- describe a model");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  char **unsupported = NULL;
+  hy_model *model = NULL;
+  int status = HY_EXIT_FAIL;
+
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    status = hy_cli_usage (ctx, "inspect: %s", error->message);
+    goto out;
+  }
+  if (!a.model) {
+    status = hy_cli_usage (ctx, "inspect: --model is required");
+    goto out;
+  }
+  model = hy_model_load_for_inspection (a.model, a.params, &unsupported,
+      &error);
+  if (!model || !apply_shapes (model, a.shapes, &error)) {
+    status = hy_cli_fail (error);
+    goto out;
+  }
+  /* Shapes are best effort: a model with an unknown op or no input shape
+   * is still worth describing. */
+  g_autoptr (GError) shape_error = NULL;
+  if (unsupported)
+    g_set_error (&shape_error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "the model has unsupported ops");
+  else
+    hy_model_infer_shapes (model, &shape_error);
+  const char *shape_msg = shape_error ? shape_error->message : NULL;
+  if (a.json) {
+    g_autofree char *text = describe_json (model, unsupported, shape_msg);
+    printf ("%s\n", text);
+  } else {
+    describe_text (model, unsupported, shape_msg);
+  }
+  status = HY_EXIT_OK;
+
+out:
+  g_strfreev (unsupported);
+  hy_model_free (model);
+  g_free (a.model);
+  g_free (a.params);
+  g_strfreev (a.shapes);
+  return status;
+}

@@ -1,0 +1,184 @@
+/*
+ * cmd-run.c — `hybridinfer run`: one forward over .npy inputs, outputs as
+ * output0.npy, output1.npy, … (one per graph head, in order).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "cli.h"
+#include "npy.h"
+
+typedef struct run_args {
+  char *model, *params, *output_dir, *device, *mode;
+  char **inputs;
+} run_args;
+
+static void
+run_args_clear (run_args *a)
+{
+  g_free (a->model);
+  g_free (a->params);
+  g_free (a->output_dir);
+  g_free (a->device);
+  g_free (a->mode);
+  g_strfreev (a->inputs);
+}
+
+/* Orders the given "[NAME=]FILE" inputs as the model's inputs. */
+static gboolean
+load_inputs (hy_model *model, char **specs, hy_tensor **tensors,
+    GError **error)
+{
+  int n = hy_model_n_inputs (model);
+  int n_specs = specs ? (int) g_strv_length (specs) : 0;
+  if (n_specs != n) {
+    GString *names = g_string_new (NULL);
+    for (int i = 0; i < n; i++)
+      g_string_append_printf (names, "%s'%s'", i ? ", " : "",
+          hy_model_input_name (model, i));
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "the model takes %d input(s) (%s), %d --input given", n, names->str,
+        n_specs);
+    g_string_free (names, TRUE);
+    return FALSE;
+  }
+  int next_unnamed = 0;
+  for (int s = 0; s < n_specs; s++) {
+    g_autofree char *name = NULL, *file = NULL;
+    hy_cli_split_assignment (specs[s], &name, &file);
+    int idx;
+    if (name) {
+      idx = hy_model_input_index (model, name);
+      if (idx < 0) {
+        g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+            "--input %s: the model has no input named '%s'", specs[s], name);
+        return FALSE;
+      }
+    } else {
+      while (next_unnamed < n && tensors[next_unnamed])
+        next_unnamed++;
+      idx = next_unnamed;
+    }
+    if (idx >= n || tensors[idx]) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "--input %s: input '%s' is given twice", specs[s],
+          hy_model_input_name (model, MIN (idx, n - 1)));
+      return FALSE;
+    }
+    tensors[idx] = hy_npy_load (file, error);
+    if (!tensors[idx]) {
+      g_prefix_error (error, "input '%s': ", hy_model_input_name (model, idx));
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean
+parse_mode (const char *text, hy_mode *out, GError **error)
+{
+  if (!text || !strcmp (text, "hybrid"))
+    *out = HY_MODE_HYBRID;
+  else if (!strcmp (text, "imperative"))
+    *out = HY_MODE_IMPERATIVE;
+  else {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "--mode '%s' is not hybrid or imperative", text);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+write_outputs (hy_executor *exec, const char *dir, GError **error)
+{
+  if (g_mkdir_with_parents (dir, 0755) != 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_IO,
+        "cannot create output directory %s: %s", dir, g_strerror (errno));
+    return FALSE;
+  }
+  for (int i = 0; i < hy_executor_n_outputs (exec); i++) {
+    g_autofree char *name = g_strdup_printf ("output%d.npy", i);
+    g_autofree char *path = g_build_filename (dir, name, NULL);
+    if (!hy_npy_save (hy_executor_output (exec, i), path, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+int
+hy_cmd_run (int argc, char **argv)
+{
+  run_args a = { 0 };
+  GOptionEntry entries[] = {
+    {"model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model,
+        "Symbol file (prefix-symbol.json)", "M"},
+    {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
+        "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
+    {"input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &a.inputs,
+        "Input tensor, float32 .npy (repeat for several inputs)", "[NAME=]FILE"},
+    {"output-dir", 'o', 0, G_OPTION_ARG_FILENAME, &a.output_dir,
+        "Where output0.npy, output1.npy, … are written", "DIR"},
+    {"device", 'd', 0, G_OPTION_ARG_STRING, &a.device,
+        "cpu, cuda, cuda:N or auto (default: cpu)", "DEV"},
+    {"mode", 0, 0, G_OPTION_ARG_STRING, &a.mode,
+        "hybrid (default) or imperative", "MODE"},
+    {NULL}
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- run one forward");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  int status = HY_EXIT_FAIL;
+  hy_model *model = NULL;
+  hy_executor *exec = NULL;
+  hy_tensor **tensors = NULL;
+  int n_inputs = 0;
+
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    status = hy_cli_usage (ctx, "run: %s", error->message);
+    goto out;
+  }
+  if (!a.model || !a.output_dir) {
+    status = hy_cli_usage (ctx, "run: --model and --output-dir are required");
+    goto out;
+  }
+  hy_mode mode;
+  hy_device device;
+  g_autofree char *note = NULL;
+  if (!parse_mode (a.mode, &mode, &error)
+      || !hy_device_resolve_auto (a.device ? a.device : "cpu", &device, &note,
+          &error)) {
+    status = hy_cli_fail (error);
+    goto out;
+  }
+  if (note)
+    g_printerr ("hybridinfer: %s\n", note);
+
+  model = hy_cli_load_model (a.model, a.params, &error);
+  if (!model) {
+    status = hy_cli_fail (error);
+    goto out;
+  }
+  n_inputs = hy_model_n_inputs (model);
+  tensors = g_new0 (hy_tensor *, MAX (n_inputs, 1));
+  if (!load_inputs (model, a.inputs, tensors, &error)
+      || !(exec = hy_executor_new (model, device, mode, &error))
+      || !hy_executor_forward (exec, (const hy_tensor *const *) tensors,
+          n_inputs, &error)
+      || !write_outputs (exec, a.output_dir, &error)) {
+    status = hy_cli_fail (error);
+    goto out;
+  }
+  status = HY_EXIT_OK;
+
+out:
+  for (int i = 0; tensors && i < n_inputs; i++)
+    hy_tensor_free (tensors[i]);
+  g_free (tensors);
+  hy_executor_free (exec);
+  hy_model_free (model);
+  run_args_clear (&a);
+  return status;
+}
