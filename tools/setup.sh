@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# setup.sh — make this machine able to build and test hybridinfer, then build.
+#
+# Idempotent: installs only what is missing (Debian 12 packages as root; the
+# MXNet 1.9.1 reference in a Python venv under the cache), then configures
+# and builds with meson.  Sourced by demo.sh and test.sh; usable alone.
+#
+# Environment:
+#   HYBRIDINFER_CACHE   cache root (default ~/.cache/hybridinfer): venv, zoo fixtures
+#   BUILD_DIR           build directory (default: build)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${HYBRIDINFER_CACHE:-$HOME/.cache/hybridinfer}"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+VENV="$CACHE/venv"
+export HYBRIDINFER_CACHE="$CACHE"
+
+APT_PACKAGES=(meson ninja-build pkg-config gcc libglib2.0-dev libjson-glib-dev
+  libopenblas-dev python3 python3-venv clang libclang-rt-14-dev)
+
+log() { printf '== %s\n' "$*" >&2; }
+
+install_packages() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# MXNet 1.9.1 (the reference we must match) needs numpy < 1.24.
+install_venv() {
+  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import mxnet, numpy" 2>/dev/null; then
+    return 0
+  fi
+  log "creating the MXNet reference venv in $VENV"
+  mkdir -p "$CACHE"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    "mxnet==1.9.1" "numpy<1.24" onnx onnxruntime
+}
+
+# OpenBLAS 0.3.21 files AVX-512 CPUs it does not know (Zen 4/5) under its
+# AVX2 "Haswell" kernels; its SkylakeX kernels run about twice as fast there.
+# The variable is read when the library loads, so it must be set up front.
+# (The hybridinfer tool does this by itself; tests and scripts use this.)
+tune_blas() {
+  if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo \
+     && grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo \
+     && grep -qw avx512dq /proc/cpuinfo; then
+    export OPENBLAS_CORETYPE=SkylakeX
+  fi
+}
+
+build() {
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    meson setup "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" >/dev/null
+  else
+    meson setup --reconfigure "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" >/dev/null
+  fi
+  ninja -C "$BUILD_DIR" >/dev/null
+}
+
+install_packages
+install_venv
+tune_blas
+build
