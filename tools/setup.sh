@@ -65,7 +65,12 @@ build() {
   else
     meson setup --reconfigure "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" >/dev/null
   fi
-  ninja -C "$BUILD_DIR" >/dev/null
+  local log="$BUILD_DIR/build.log"
+  if ! ninja -C "$BUILD_DIR" >"$log" 2>&1; then
+    cat "$log" >&2
+    log "build failed"
+    return 1
+  fi
 }
 
 install_packages

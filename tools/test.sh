@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# test.sh — the whole test suite, from a fresh Debian 12 machine.
+#
+#  1. setup: packages, the MXNet 1.9.1 reference venv, the build
+#  2. model-zoo reference outputs from real MXNet, into the cache (once)
+#  3. every meson suite: unit, conformance (ops, seeds, legacy, zoo), CLI
+#  4. the same suites again under AddressSanitizer + UBSan
+#  5. each fuzz target for a bounded time (clang, libFuzzer, ASan + UBSan)
+#
+# Ends with one line "N passed, N failed" and exits non-zero on any failure.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+passed=0
+failed=0
+failures=()
+
+log() { printf '\n== %s\n' "$*"; }
+record() {  # record NAME STATUS
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); failures+=("$1"); fi
+}
+
+# Counts meson's own per-test results into the totals.
+run_meson_tests() {  # run_meson_tests NAME BUILD_DIR [meson test args]
+  local name="$1" dir="$2"; shift 2
+  local out; out="$(mktemp)"
+  meson test -C "$dir" --print-errorlogs "$@" 2>&1 | tee "$out"
+  local ok fail
+  ok=$(awk '/^Ok:/ {print $2}' "$out" | tail -1)
+  fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $2} END {print s + 0}' "$out")
+  passed=$((passed + ${ok:-0}))
+  failed=$((failed + fail))
+  [ "$fail" -gt 0 ] && failures+=("$name")
+  if [ -z "${ok:-}" ]; then failed=$((failed + 1)); failures+=("$name (did not run)"); fi
+  rm -f "$out"
+}
+
+log "setup"
+# shellcheck source=setup.sh
+source "$ROOT/tools/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
+PY="$VENV/bin/python"
+
+log "model-zoo reference outputs (real MXNet 1.9.1) into $CACHE/fixtures/zoo"
+"$PY" tests/conformance/gen_fixtures.py --set zoo --out "$CACHE/fixtures/zoo"
+record "zoo fixture generation" $?
+
+log "test suites"
+run_meson_tests "meson" "$BUILD_DIR"
+
+log "test suites under AddressSanitizer + UndefinedBehaviorSanitizer"
+ASAN_DIR="$ROOT/build-asan"
+if [ ! -f "$ASAN_DIR/build.ninja" ]; then
+  meson setup "$ASAN_DIR" -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debugoptimized -Dzoo_fixtures="$CACHE/fixtures/zoo" >/dev/null
+fi
+if ninja -C "$ASAN_DIR" >"$ASAN_DIR/build.log" 2>&1; then
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ASAN_OPTIONS=detect_leaks=1 \
+    run_meson_tests "asan" "$ASAN_DIR" --timeout-multiplier 4
+else
+  cat "$ASAN_DIR/build.log"; record "asan build" 1
+fi
+
+log "fuzzing each reader for ${FUZZ_SECONDS}s (libFuzzer, ASan, UBSan)"
+FUZZ_DIR="$ROOT/build-fuzz"
+if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
+  CC=clang meson setup "$FUZZ_DIR" -Dfuzz=true -Dtests=false \
+    -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debugoptimized >/dev/null
+fi
+if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
+  for target in symbol-json params npy; do
+    corpus="$FUZZ_DIR/corpus-$target"
+    mkdir -p "$corpus"
+    case "$target" in
+      symbol-json) find tests/fixtures -name '*-symbol.json' -size -64k -exec cp {} "$corpus/" \; ;;
+      params) find tests/fixtures -name '*.params' -size -64k -exec cp --backup=numbered {} "$corpus/" \; ;;
+      npy) find tests/fixtures -name '*.npy' -size -16k -exec cp --backup=numbered {} "$corpus/" \; ;;
+    esac
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      "$FUZZ_DIR/tests/fuzz/fuzz-$target" -max_total_time="$FUZZ_SECONDS" \
+      -detect_leaks=1 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$FUZZ_DIR/crash-$target-" "$corpus" 2>&1 | tail -5
+    record "fuzz $target" "${PIPESTATUS[0]}"
+  done
+else
+  cat "$FUZZ_DIR/build.log"; record "fuzz build" 1
+fi
+
+echo
+if [ "$failed" -gt 0 ]; then
+  printf 'failed: %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
