@@ -61,9 +61,9 @@ tune_blas() {
 
 build() {
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-    meson setup "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" >/dev/null
+    meson setup "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" -Dreference_python="$VENV/bin/python" >/dev/null
   else
-    meson setup --reconfigure "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" >/dev/null
+    meson setup --reconfigure "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" -Dreference_python="$VENV/bin/python" >/dev/null
   fi
   local log="$BUILD_DIR/build.log"
   if ! ninja -C "$BUILD_DIR" >"$log" 2>&1; then
