@@ -1,0 +1,1246 @@
+#!/usr/bin/env python3
+"""Generate hybridinfer's reference fixtures with real MXNet 1.9.1.
+
+This is the only place reference outputs come from.  Every case is a directory
+
+    <out>/<case>/model-symbol.json    written by MXNet (Symbol.save or HybridBlock.export)
+    <out>/<case>/model-0000.params    written by MXNet (nd.save, keys "arg:NAME" / "aux:NAME")
+    <out>/<case>/input<i>.npy         float32, C order
+    <out>/<case>/output<i>.npy        float32, one per graph head, in head order
+    <out>/<case>/case.json            written last and atomically: a case is complete iff it exists
+
+The outputs are always computed by loading the *saved files* back into MXNet (mx.sym.load + bind,
+is_train=False), so they describe exactly what an engine reading those files must produce.
+For Gluon cases they are also compared with the live block's forward as a sanity check.
+
+Usage:
+    gen_fixtures.py --out tests/fixtures --set small          # checked-in fixtures (< 1 minute)
+    gen_fixtures.py --out ~/.cache/hybridinfer/fixtures --set zoo   # cached, never committed
+    gen_fixtures.py --out DIR --set all --only Pooling --force
+    gen_fixtures.py --list --set small
+    gen_fixtures.py --check-export DIR --input input0.npy --expect output0.npy
+
+Run it with the MXNet 1.9.1 virtual environment (numpy < 1.24).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+import warnings
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+# References come from MXNet's own CPU kernels, not the wheel's oneDNN ones: they define the op
+# semantics every build shares.  The two agree to 1e-6 on every case here but one: with oneDNN,
+# SoftmaxOutput on >2-D data without multi_output normalises over the last axis instead of the
+# flattened (n, rest).  `--onednn` generates with oneDNN anyway, to compare.  The variable must
+# be set before mxnet is imported.
+if "--onednn" not in sys.argv:
+    os.environ["MXNET_MKLDNN_ENABLED"] = "0"
+os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")
+os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
+import mxnet as mx  # noqa: E402
+from mxnet import gluon  # noqa: E402
+from mxnet.gluon import nn  # noqa: E402
+
+# SymbolBlock.imports warns that input dtypes are unknown before the first call: expected, noise.
+warnings.filterwarnings("ignore", message="Cannot decide")
+
+SYMBOL_FILE = "model-symbol.json"
+PARAMS_FILE = "model-0000.params"
+
+# A registered case: `build(rng)` is only called when the case is selected, so --only stays cheap.
+Case = namedtuple("Case", "name set kind op note build")
+CASES = []
+
+
+def register(name, set_, kind, build, op=None, note=""):
+    assert all(c.name != name for c in CASES), "duplicate case " + name
+    CASES.append(Case(name, set_, kind, op, note, build))
+
+
+def seed_of(text):
+    """A stable 31-bit seed from a string (Python's hash() is salted per process)."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+
+
+# ---------------------------------------------------------------------------------------------
+# Random data helpers.  Inputs are chosen per op so that every branch of the op is exercised and
+# nothing overflows (positive inputs for log/sqrt, values away from 0 for divisions, values on a
+# half-integer grid where equality or rounding ties matter).
+# ---------------------------------------------------------------------------------------------
+
+def randn(rng, shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def uniform(rng, shape, lo, hi):
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def positive(rng, shape):
+    return uniform(rng, shape, 0.5, 2.0)
+
+
+def nonzero(rng, shape):
+    """|x| in [0.5, 2] with random sign: safe denominators."""
+    sign = np.where(rng.random_sample(shape) < 0.5, -1, 1)
+    return (positive(rng, shape) * sign).astype(np.float32)
+
+
+def grid(rng, shape, lo=-2.0, hi=2.0):
+    """Multiples of 0.5: produces exact ties for comparisons, round, floor, sign(0)."""
+    return (rng.randint(int(lo * 2), int(hi * 2) + 1, shape) * 0.5).astype(np.float32)
+
+
+def weight(rng, shape):
+    """Normal weights scaled by 1/sqrt(fan_in) so activations stay O(1)."""
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    return randn(rng, shape, 1.0 / np.sqrt(max(fan_in, 1)))
+
+
+def bn_stats(rng, c):
+    """Non-trivial BatchNorm parameters so that errors in any of them show."""
+    return OrderedDict([
+        ("gamma", uniform(rng, (c,), 0.5, 1.5)),
+        ("beta", randn(rng, (c,), 0.1)),
+        ("moving_mean", randn(rng, (c,), 0.1)),
+        ("moving_var", uniform(rng, (c,), 0.5, 2.0)),
+    ])
+
+
+# ---------------------------------------------------------------------------------------------
+# Running saved files through MXNet and writing a case directory
+# ---------------------------------------------------------------------------------------------
+
+def split_params(loaded):
+    """nd.load result -> (arg dict, aux dict) without the "arg:"/"aux:" prefixes."""
+    args, auxs = {}, {}
+    if isinstance(loaded, list):  # nd.save of an empty dict reads back as an empty list
+        if loaded:
+            raise RuntimeError("params file holds an unnamed array list")
+        return args, auxs
+    for key, val in loaded.items():
+        kind, _, name = key.partition(":")
+        if kind == "arg":
+            args[name] = val
+        elif kind == "aux":
+            auxs[name] = val
+        else:  # save_parameters() style keys: treat as arguments
+            args[key] = val
+    return args, auxs
+
+
+def run_symbol_files(symbol_file, params_file, inputs):
+    """Load a symbol + params from disk and run one inference forward.
+
+    `inputs` maps input variable names to float32 arrays.  Arguments that are neither inputs nor
+    in the params file (e.g. `softmax_label`) are bound to zeros of their inferred shape: at
+    inference they do not influence the output, which is exactly what the engine must assume.
+    """
+    sym = mx.sym.load(symbol_file)
+    args, auxs = split_params(mx.nd.load(params_file)) if params_file else ({}, {})
+    shapes = {k: v.shape for k, v in inputs.items()}
+    shapes.update((k, v.shape) for k, v in args.items() if k in sym.list_arguments())
+    arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+    arg_types, _, aux_types = sym.infer_type(**{k: np.float32 for k in inputs})
+    bind_args = {}
+    for name, shp, dt in zip(sym.list_arguments(), arg_shapes, arg_types):
+        if name in inputs:
+            bind_args[name] = mx.nd.array(inputs[name], dtype=np.float32)
+        elif name in args:
+            bind_args[name] = args[name]
+        else:
+            bind_args[name] = mx.nd.zeros(shp, dtype=dt or np.float32)
+    bind_aux = {}
+    for name, shp in zip(sym.list_auxiliary_states(), aux_shapes):
+        if name not in auxs:
+            raise RuntimeError("aux state %s missing from %s" % (name, params_file))
+        bind_aux[name] = auxs[name]
+    exe = sym.bind(mx.cpu(), args=bind_args, aux_states=bind_aux, grad_req="null")
+    exe.forward(is_train=False)
+    return [o.asnumpy().astype(np.float32) for o in exe.outputs]
+
+
+def _atomic_write_text(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def case_complete(case_dir):
+    """A case is complete when case.json parses and every file it names exists."""
+    path = os.path.join(case_dir, "case.json")
+    try:
+        with open(path) as f:
+            meta = json.load(f)
+        files = [i["file"] for i in meta["inputs"]] + list(meta["outputs"])
+        files += [SYMBOL_FILE, PARAMS_FILE]
+        return all(os.path.isfile(os.path.join(case_dir, p)) for p in files)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def fresh_case_dir(out, name):
+    case_dir = os.path.join(out, name)
+    if os.path.isdir(case_dir):
+        shutil.rmtree(case_dir)  # no stale inputN/outputN from an older version of the case
+    os.makedirs(case_dir)
+    return case_dir
+
+
+def finish_case(case, case_dir, inputs, outputs):
+    """Write inputs/outputs and, last, case.json."""
+    in_meta = []
+    for i, (name, arr) in enumerate(inputs.items()):
+        fname = "input%d.npy" % i
+        np.save(os.path.join(case_dir, fname), np.ascontiguousarray(arr, dtype=np.float32))
+        in_meta.append({"name": name, "file": fname, "shape": list(arr.shape)})
+    out_files = []
+    for i, arr in enumerate(outputs):
+        if not np.all(np.isfinite(arr)):
+            raise RuntimeError("%s: output %d is not finite" % (case.name, i))
+        fname = "output%d.npy" % i
+        np.save(os.path.join(case_dir, fname), np.ascontiguousarray(arr, dtype=np.float32))
+        out_files.append(fname)
+    meta = OrderedDict([("name", case.name), ("inputs", in_meta), ("outputs", out_files),
+                        ("kind", case.kind)])
+    if case.op:
+        meta["op"] = case.op
+    meta["note"] = case.note
+    # one key per line, each value on one line: easy to read and to diff
+    body = ",\n".join(" %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in meta.items())
+    _atomic_write_text(os.path.join(case_dir, "case.json"), "{\n" + body + "\n}\n")
+    return outputs
+
+
+def write_symbol_case(case, case_dir, sym, inputs, params):
+    """Raw-symbol case: Symbol.save + nd.save({"arg:..", "aux:.."}) then run the files."""
+    aux_names = set(sym.list_auxiliary_states())
+    missing = [n for n in sym.list_arguments() + sym.list_auxiliary_states()
+               if n not in inputs and n not in params and not n.endswith("_label")]
+    if missing:
+        raise RuntimeError("%s: no value for %s" % (case.name, missing))
+    sym.save(os.path.join(case_dir, SYMBOL_FILE))
+    saved = OrderedDict()
+    for name, arr in params.items():
+        saved[("aux:" if name in aux_names else "arg:") + name] = mx.nd.array(arr, dtype=arr.dtype)
+    mx.nd.save(os.path.join(case_dir, PARAMS_FILE), saved)
+    outs = run_symbol_files(os.path.join(case_dir, SYMBOL_FILE),
+                            os.path.join(case_dir, PARAMS_FILE), inputs)
+    return finish_case(case, case_dir, inputs, outs)
+
+
+def gluon_input_names(n):
+    # HybridBlock.export names a single input `data`, several `data0`, `data1`, ...
+    return ["data"] if n == 1 else ["data%d" % i for i in range(n)]
+
+
+def check_close(name, got, ref, rtol=1e-4):
+    for i, (g, r) in enumerate(zip(got, ref)):
+        if g.shape != r.shape:
+            raise RuntimeError("%s: output %d shape %s vs %s" % (name, i, g.shape, r.shape))
+        tol = rtol * max(1.0, float(np.max(np.abs(r))) if r.size else 1.0)
+        diff = float(np.max(np.abs(g - r))) if r.size else 0.0
+        if diff > tol:
+            raise RuntimeError("%s: output %d differs by %g (tol %g)" % (name, i, diff, tol))
+
+
+def export_gluon(net, arrays, case_dir):
+    """hybridize + forward + export; returns the live block's outputs."""
+    net.hybridize()
+    outs = net(*[mx.nd.array(a) for a in arrays])
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    net.export(os.path.join(case_dir, "model"), epoch=0)
+    return [o.asnumpy().astype(np.float32) for o in outs]
+
+
+def write_gluon_case(case, case_dir, net, arrays):
+    inputs = OrderedDict(zip(gluon_input_names(len(arrays)), arrays))
+    live = export_gluon(net, arrays, case_dir)
+    outs = run_symbol_files(os.path.join(case_dir, SYMBOL_FILE),
+                            os.path.join(case_dir, PARAMS_FILE), inputs)
+    check_close(case.name, outs, live)
+    return finish_case(case, case_dir, inputs, outs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gluon parameter randomisation
+# ---------------------------------------------------------------------------------------------
+
+def randomize_gluon(net, rng, xavier=False):
+    """Replace every parameter with seeded numpy values (independent of MXNet's RNG threading).
+
+    Weights: normal/sqrt(fan_in), or Xavier uniform with fan-in scaling when `xavier`.
+    Biases small normal; BatchNorm gamma/beta/running stats random
+    and non-trivial so that a wrong BN formula or a wrong eps shows.
+    """
+    for name, p in sorted(net.collect_params().items()):
+        shape = p.shape
+        if name.endswith("running_var"):
+            val = uniform(rng, shape, 0.5, 1.5)
+        elif name.endswith("running_mean"):
+            val = randn(rng, shape, 0.1)
+        elif name.endswith("gamma"):
+            val = uniform(rng, shape, 0.5, 1.5)
+        elif name.endswith("beta") or name.endswith("bias"):
+            val = randn(rng, shape, 0.1)
+        elif xavier and len(shape) >= 2:
+            # mx.init.Xavier(rnd_type="uniform", factor_type="in", magnitude=6): variance
+            # 2/fan_in keeps ReLU networks without BatchNorm (squeezenet) from fading out.
+            fan_in = int(np.prod(shape[1:]))
+            scale = np.sqrt(6.0 / fan_in)
+            val = uniform(rng, shape, -scale, scale)
+        else:
+            val = weight(rng, shape)
+        p.set_data(mx.nd.array(val))
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Seed models (the hybrid tutorials' networks)
+# ---------------------------------------------------------------------------------------------
+
+class SeedNet(gluon.HybridBlock):
+    """LeNet-style net of the hybridize tutorial, ending in a raw-parameter dot."""
+
+    def __init__(self, **kwargs):
+        super(SeedNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.conv1 = nn.Conv2D(6, kernel_size=5)
+            self.pool1 = nn.MaxPool2D(pool_size=2)
+            self.conv2 = nn.Conv2D(16, kernel_size=5)
+            self.pool2 = nn.MaxPool2D(pool_size=2)
+            self.fc1 = nn.Dense(120)
+            self.fc2 = nn.Dense(84)
+            # a bare parameter, not a layer: exported as a variable feeding `dot`
+            self.fc3_weight = self.params.get("fc3_weight", shape=(10, 84))
+
+    def hybrid_forward(self, F, x, fc3_weight):
+        x = self.pool1(F.relu(self.conv1(x)))
+        x = self.pool2(F.relu(self.conv2(x)))
+        x = x.reshape((0, -1))
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return F.dot(x, fc3_weight, transpose_b=True)
+
+
+class SeedHybridNet(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super(SeedHybridNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.fc1 = nn.Dense(256)
+            self.fc2 = nn.Dense(128)
+            self.fc3 = nn.Dense(2)
+
+    def hybrid_forward(self, F, x):
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+def seed_mlp():
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Dense(256, activation="relu"))
+        net.add(nn.Dense(128, activation="relu"))
+        net.add(nn.Dense(2))
+    return net
+
+
+def gluon_builder(make_net, shapes, model_seed):
+    """Build -> deferred init via one imperative forward -> randomise -> case.
+
+    The weights are seeded by `model_seed`, the inputs by the case name: batch variants of one
+    model get byte-identical model files (git stores them once)."""
+    def build(case, case_dir, rng):
+        net = make_net()
+        arrays = [randn(rng, s) for s in shapes]
+        net.initialize(mx.init.Xavier())
+        net(*[mx.nd.array(a) for a in arrays])  # resolves deferred shapes
+        randomize_gluon(net, np.random.RandomState(seed_of(model_seed)))
+        return write_gluon_case(case, case_dir, net, arrays)
+    return build
+
+
+def register_seeds():
+    register("seed_net", "small", "seed", gluon_builder(SeedNet, [(4, 1, 28, 28)], "seed_net"),
+             note="tutorial LeNet: conv/relu/maxpool x2, reshape (0,-1), dense, dot transpose_b")
+    register("seed_mlp", "small", "seed", gluon_builder(seed_mlp, [(1, 512)], "seed_mlp"),
+             note="tutorial HybridSequential MLP 512-256-128-2, batch 1")
+    register("seed_mlp_b4", "small", "seed", gluon_builder(seed_mlp, [(4, 512)], "seed_mlp"),
+             note="tutorial HybridSequential MLP, batch 4")
+    register("seed_hybridnet", "small", "seed",
+             gluon_builder(SeedHybridNet, [(4, 20)], "seed_hybridnet"),
+             note="tutorial HybridNet with hybrid_forward(F, x) and F.relu")
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Single ops.  Each builder returns (symbol, inputs, params); names "op_<Op>_<variant>".
+# ---------------------------------------------------------------------------------------------
+
+V = mx.sym.var
+I = mx.sym._internal  # scalar ops, _arange and _copy live here
+
+
+def op(name, opname, build, note=""):
+    """Register a raw-symbol case.  build(rng) -> (sym, OrderedDict inputs, dict params)."""
+    def run(case, case_dir, rng):
+        sym, inputs, params = build(rng)
+        return write_symbol_case(case, case_dir, sym, inputs, params)
+    register("op_" + name, "small", "op", run, op=opname, note=note)
+
+
+def unary(fn, shape=(2, 3, 4, 5), gen=randn):
+    """Builder for a one-input op with no parameters."""
+    def build(rng):
+        return fn(V("data")), OrderedDict(data=gen(rng, shape)), {}
+    return build
+
+
+def inputs_of(rng, *specs):
+    """specs: (shape, generator) per input, named data0, data1, ..."""
+    return OrderedDict(("data%d" % i, gen(rng, shp)) for i, (shp, gen) in enumerate(specs))
+
+
+def ops_convolution():
+    def conv(name, in_shape, nf, kernel, note="", **kw):
+        def build(rng):
+            c = in_shape[1]
+            g = kw.get("num_group", 1)
+            sym = mx.sym.Convolution(V("data"), num_filter=nf, kernel=kernel, name="conv", **kw)
+            params = {"conv_weight": weight(rng, (nf, c // g) + tuple(kernel))}
+            if not kw.get("no_bias", False):
+                params["conv_bias"] = randn(rng, (nf,), 0.1)
+            return sym, OrderedDict(data=randn(rng, in_shape)), params
+        op("Convolution_" + name, "Convolution", build, note)
+
+    x = (2, 3, 7, 7)
+    conv("k1", x, 4, (1, 1), "1x1 convolution")
+    conv("k3", x, 4, (3, 3))
+    conv("k3_pad1", x, 4, (3, 3), pad=(1, 1))
+    conv("k5", x, 4, (5, 5))
+    conv("k5_pad2", x, 4, (5, 5), pad=(2, 2))
+    conv("stride2", x, 4, (3, 3), stride=(2, 2))
+    conv("stride2_pad1", x, 4, (3, 3), stride=(2, 2), pad=(1, 1))
+    conv("dilate2", x, 4, (3, 3), dilate=(2, 2))
+    conv("stride2_pad1_dilate2", x, 4, (3, 3), stride=(2, 2), pad=(1, 1), dilate=(2, 2))
+    conv("no_bias", x, 4, (3, 3), pad=(1, 1), no_bias=True)
+    conv("group2", (2, 4, 7, 7), 6, (3, 3), pad=(1, 1), num_group=2)
+    conv("depthwise", (2, 4, 7, 7), 4, (3, 3), pad=(1, 1), num_group=4, note="num_group == C")
+    conv("depthwise_mult2", (2, 4, 7, 7), 8, (3, 3), pad=(1, 1), num_group=4,
+         note="depthwise with channel multiplier 2")
+    conv("depthwise_stride2_nobias", (2, 4, 8, 8), 4, (3, 3), stride=(2, 2), pad=(1, 1),
+         num_group=4, no_bias=True)
+    conv("nonsquare_k3x1", (2, 3, 7, 6), 4, (3, 1), stride=(2, 1), pad=(1, 0))
+    conv("nonsquare_k1x5_input", (2, 3, 5, 9), 5, (1, 5), pad=(0, 2), dilate=(1, 2))
+    conv("k1_stride2", (2, 3, 8, 8), 4, (1, 1), stride=(2, 2), no_bias=True,
+         note="resnet-style downsampling shortcut")
+
+
+def ops_batchnorm():
+    def bn(name, in_shape, axis_len, note, **kw):
+        def build(rng):
+            sym = mx.sym.BatchNorm(V("data"), name="bn", **kw)
+            params = {"bn_" + k: v for k, v in bn_stats(rng, axis_len).items()}
+            return sym, OrderedDict(data=randn(rng, in_shape, 2.0)), params
+        op("BatchNorm_" + name, "BatchNorm", build, note)
+
+    x = (2, 3, 5, 5)
+    bn("default", x, 3, "no attributes written: fix_gamma=True (gamma ignored), eps=1e-3")
+    bn("fixgamma_false_eps1e-5", x, 3, "Gluon-style attributes", fix_gamma=False, eps=1e-5)
+    bn("fixgamma_false_default_eps", x, 3, "eps omitted: 1e-3", fix_gamma=False)
+    bn("use_global_stats", x, 3, "", fix_gamma=False, eps=1e-5, use_global_stats=True)
+    bn("axis_minus1", (2, 5, 5, 3), 3, "NHWC, channel axis -1", fix_gamma=False, eps=1e-5,
+       axis=-1)
+    bn("axis3", (2, 5, 5, 3), 3, "NHWC, channel axis 3", fix_gamma=False, eps=1e-5, axis=3)
+    bn("2d_input", (4, 6), 6, "BatchNorm after a Dense layer", fix_gamma=False, eps=1e-5)
+
+
+def ops_activation():
+    def softrelu_input(rng, shape):
+        x = randn(rng, shape, 8.0)
+        x.flat[:6] = [20.5, 25.0, 40.0, -25.0, 19.5, 0.0]  # both sides of the x > 20 shortcut
+        return x
+
+    for act in ["relu", "sigmoid", "tanh", "softsign"]:
+        op("Activation_" + act, "Activation",
+           unary(lambda d, a=act: mx.sym.Activation(d, act_type=a, name="act"), gen=
+                 lambda r, s: randn(r, s, 2.0)))
+    op("Activation_softrelu", "Activation",
+       unary(lambda d: mx.sym.Activation(d, act_type="softrelu", name="act"),
+             gen=softrelu_input), "includes inputs > 20 (identity branch)")
+
+
+def ops_leakyrelu():
+    def lrelu(name, note="", **kw):
+        op("LeakyReLU_" + name, "LeakyReLU",
+           unary(lambda d: mx.sym.LeakyReLU(d, name="lrelu", **kw),
+                 gen=lambda r, s: randn(r, s, 2.0)), note)
+
+    lrelu("default", "act_type omitted: leaky, slope 0.25")
+    lrelu("leaky_slope0.1", act_type="leaky", slope=0.1)
+    lrelu("elu", "slope omitted: 0.25", act_type="elu")
+    lrelu("elu_slope1", act_type="elu", slope=1.0)
+    lrelu("selu", act_type="selu")
+    lrelu("gelu", act_type="gelu")
+    # rrelu has a second visible output (its random mask, left uninitialised at inference), so
+    # only output 0 is made a head.
+    rrelu_note = "head is output 0 only; inference slope = (lower_bound + upper_bound) / 2"
+    op("LeakyReLU_rrelu", "LeakyReLU",
+       unary(lambda d: mx.sym.LeakyReLU(d, act_type="rrelu", name="lrelu")[0],
+             gen=lambda r, s: randn(r, s, 2.0)), rrelu_note + ", defaults 0.125 and 0.334")
+    op("LeakyReLU_rrelu_bounds", "LeakyReLU",
+       unary(lambda d: mx.sym.LeakyReLU(d, act_type="rrelu", lower_bound=0.2, upper_bound=0.4,
+                                        name="lrelu")[0],
+             gen=lambda r, s: randn(r, s, 2.0)), rrelu_note)
+
+    def prelu(rng):
+        sym = mx.sym.LeakyReLU(V("data"), V("lrelu_gamma"), act_type="prelu", name="lrelu")
+        return sym, OrderedDict(data=randn(rng, (2, 3, 4, 5))), \
+            {"lrelu_gamma": uniform(rng, (3,), 0.05, 0.5)}
+    op("LeakyReLU_prelu", "LeakyReLU", prelu, "per-channel slope on axis 1")
+
+
+def ops_pooling():
+    def pool(name, in_shape, note="", gen=randn, **kw):
+        op("Pooling_" + name, "Pooling",
+           unary(lambda d: mx.sym.Pooling(d, name="pool", **kw), shape=in_shape, gen=gen), note)
+
+    x7, x8 = (2, 3, 7, 7), (2, 3, 8, 8)
+    pool("max_k2_s2", x8, kernel=(2, 2), stride=(2, 2), pool_type="max")
+    pool("max_default_type_k3", x7, "pool_type omitted: max, stride 1", kernel=(3, 3))
+    pool("max_k3_s2_valid", x8, kernel=(3, 3), stride=(2, 2), pool_type="max")
+    pool("max_k3_s2_full", x8, "ceil mode", kernel=(3, 3), stride=(2, 2), pool_type="max",
+         pooling_convention="full")
+    pool("max_k3_s2_pad1", x7, "padding never wins a max", kernel=(3, 3), stride=(2, 2),
+         pad=(1, 1), gen=lambda r, s: randn(r, s) - 5.0)
+    pool("max_k3x2_nonsquare", x7, kernel=(3, 2), stride=(2, 1), pad=(1, 0))
+    # pooling_convention="same" is not generated: MXNet 1.9.1 accepts it only for 1-D max pooling.
+    pool("avg_k2_s2", x8, kernel=(2, 2), stride=(2, 2), pool_type="avg")
+    pool("avg_k3_s2_pad1", x7, "count_include_pad default True", kernel=(3, 3), stride=(2, 2),
+         pad=(1, 1), pool_type="avg")
+    pool("avg_k3_s2_pad1_nopadcount", x7, kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+         pool_type="avg", count_include_pad=False)
+    pool("avg_full", x8, "window clamped to the padded image", kernel=(3, 3), stride=(2, 2),
+         pad=(1, 1), pool_type="avg", pooling_convention="full")
+    pool("avg_full_nopadcount", x8, "resnetv1b-style ceil_mode avg pool", kernel=(3, 3),
+         stride=(2, 2), pad=(1, 1), pool_type="avg", pooling_convention="full",
+         count_include_pad=False)
+    pool("avg_k2_s2_full_nopadcount_nopad", x7, kernel=(2, 2), stride=(2, 2), pool_type="avg",
+         pooling_convention="full", count_include_pad=False)
+    pool("sum_k2_s2", x8, kernel=(2, 2), stride=(2, 2), pool_type="sum")
+    pool("sum_k3_pad1", x7, kernel=(3, 3), pad=(1, 1), pool_type="sum")
+    pool("lp_p2", x8, kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=2)
+    pool("lp_p3", x8, "positive inputs", kernel=(2, 2), stride=(2, 2), pool_type="lp",
+         p_value=3, gen=positive)
+    pool("lp_p3_signed", x8, "signed inputs: MXNet computes cbrt(sum x^3), no |x|",
+         kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=3)
+    pool("global_max", x7, kernel=(1, 1), global_pool=True, pool_type="max")
+    pool("global_avg", x7, "as written by Gluon GlobalAvgPool2D", kernel=(1, 1),
+         global_pool=True, pool_type="avg")
+    pool("global_avg_nokernel", x7, "global pool with no kernel attribute", global_pool=True,
+         pool_type="avg")
+    pool("global_sum", x7, kernel=(1, 1), global_pool=True, pool_type="sum")
+
+
+def ops_fullyconnected():
+    def fc(name, in_shape, k, nh, note="", **kw):
+        def build(rng):
+            sym = mx.sym.FullyConnected(V("data"), num_hidden=nh, name="fc", **kw)
+            params = {"fc_weight": weight(rng, (nh, k))}
+            if not kw.get("no_bias", False):
+                params["fc_bias"] = randn(rng, (nh,), 0.1)
+            return sym, OrderedDict(data=randn(rng, in_shape)), params
+        op("FullyConnected_" + name, "FullyConnected", build, note)
+
+    fc("2d", (4, 10), 10, 6)
+    fc("flatten_4d", (2, 3, 4, 4), 48, 5, "flatten default True: (2, 48) x W^T")
+    fc("flatten_false_3d", (2, 3, 6), 6, 5, "acts on the last axis", flatten=False)
+    fc("no_bias", (4, 10), 10, 6, no_bias=True)
+    fc("no_bias_flatten_false", (2, 3, 6), 6, 4, no_bias=True, flatten=False)
+
+
+def ops_shape():
+    op("Flatten_4d", "Flatten", unary(lambda d: mx.sym.Flatten(d)))
+    op("Flatten_3d", "Flatten", unary(lambda d: mx.sym.Flatten(d), shape=(2, 3, 4)))
+
+    def concat(name, shapes, **kw):
+        def build(rng):
+            ins = inputs_of(rng, *[(s, randn) for s in shapes])
+            return mx.sym.Concat(*[V(n) for n in ins], name="concat", **kw), ins, {}
+        op("Concat_" + name, "Concat", build)
+    concat("dim1", [(2, 3, 4, 4), (2, 5, 4, 4)])
+    concat("default_dim", [(2, 2, 3), (2, 4, 3)])
+    concat("dim0", [(2, 3, 4), (1, 3, 4)], dim=0)
+    concat("dim3", [(2, 3, 4, 2), (2, 3, 4, 5)], dim=3)
+    concat("3inputs", [(2, 1, 3, 3), (2, 2, 3, 3), (2, 3, 3, 3)], dim=1)
+
+    op("Dropout_default", "Dropout", unary(lambda d: mx.sym.Dropout(d, name="drop")),
+       "p=0.5 default; identity at inference")
+    op("Dropout_p0.2", "Dropout", unary(lambda d: mx.sym.Dropout(d, p=0.2, name="drop")))
+    op("_copy", "_copy", unary(lambda d: I._copy(d)))
+
+    def reshape(name, in_shape, note="", **kw):
+        op("Reshape_" + name, "Reshape",
+           unary(lambda d: mx.sym.Reshape(d, **kw), shape=in_shape), note)
+    reshape("explicit", (2, 3, 4, 5), shape=(6, 20))
+    reshape("code0_minus1", (2, 3, 4, 5), "(0, -1) -> (2, 60)", shape=(0, -1))
+    reshape("minus1_first", (2, 3, 4, 5), "(-1, 5) -> (24, 5)", shape=(-1, 5))
+    reshape("minus2", (2, 3, 4, 5), "(0, -2, 1) -> (2, 3, 4, 5, 1)", shape=(0, -2, 1))
+    reshape("minus2_only", (2, 3, 4), "(-2,) copies everything", shape=(-2,))
+    reshape("minus3", (2, 3, 4, 5), "(-3, -3) -> (6, 20)", shape=(-3, -3))
+    reshape("code0_minus3_code0", (2, 3, 4, 5), "(0, -3, 0) -> (2, 12, 5)", shape=(0, -3, 0))
+    reshape("minus4", (2, 12, 5), "(0, -4, 3, 4, 0) -> (2, 3, 4, 5)", shape=(0, -4, 3, 4, 0))
+    reshape("minus4_infer", (2, 12, 5), "(0, -4, 3, -1, 0) -> (2, 3, 4, 5)",
+            shape=(0, -4, 3, -1, 0))
+    reshape("minus4_infer_first", (2, 3, 4, 5), "(-4, -1, 2, -2) -> (1, 2, 3, 4, 5)",
+            shape=(-4, -1, 2, -2))
+    reshape("reverse", (10, 5, 4), "(-1, 0) reverse -> (50, 4)", shape=(-1, 0), reverse=True)
+    reshape("reverse_4d", (2, 3, 4, 5), "(0, -1) reverse -> (24, 5)", shape=(0, -1),
+            reverse=True)
+
+    op("transpose_default", "transpose", unary(lambda d: mx.sym.transpose(d)),
+       "axes omitted: reverse all axes")
+    op("transpose_0231", "transpose", unary(lambda d: mx.sym.transpose(d, axes=(0, 2, 3, 1))))
+    op("transpose_3d_102", "transpose",
+       unary(lambda d: mx.sym.transpose(d, axes=(1, 0, 2)), shape=(2, 3, 4)))
+
+    def slc(name, note="", shape=(4, 5, 6), **kw):
+        op("slice_" + name, "slice", unary(lambda d: mx.sym.slice(d, **kw), shape=shape), note)
+    slc("basic", begin=(1, 0, 2), end=(3, 4, 5))
+    slc("none_entries", begin=(1, None, 0), end=(3, None, None))
+    slc("negative", begin=(-3, 0), end=(-1, -2))
+    slc("step2", begin=(0, None, 1), end=(None, None, None), step=(2, None, 2))
+    slc("reverse_axis0", "negative step with None begin/end", begin=(None,), end=(None,),
+        step=(-1,))
+    slc("negative_step_mixed", begin=(3, None, 4), end=(0, None, None), step=(-1, 2, -2))
+    slc("clamped", "end past the axis is clamped", begin=(1, 2), end=(100, 7))
+
+    def sla(name, note="", shape=(4, 5, 6), **kw):
+        op("slice_axis_" + name, "slice_axis",
+           unary(lambda d: mx.sym.slice_axis(d, **kw), shape=shape), note)
+    sla("axis0", axis=0, begin=1, end=3)
+    sla("end_none", axis=1, begin=1, end=None)
+    sla("negative_begin", axis=-1, begin=-3, end=None)
+    sla("negative_begin_end", axis=2, begin=-4, end=-1)
+
+    op("clip", "clip", unary(lambda d: mx.sym.clip(d, a_min=-0.5, a_max=0.7)))
+    op("clip_relu6", "clip", unary(lambda d: mx.sym.clip(d, a_min=0.0, a_max=6.0),
+                                   gen=lambda r, s: randn(r, s, 5.0)))
+    op("expand_dims_axis0", "expand_dims", unary(lambda d: mx.sym.expand_dims(d, axis=0),
+                                                 shape=(3, 4)))
+    op("expand_dims_axis_minus1", "expand_dims",
+       unary(lambda d: mx.sym.expand_dims(d, axis=-1), shape=(3, 4)))
+    op("expand_dims_axis1", "expand_dims", unary(lambda d: mx.sym.expand_dims(d, axis=1),
+                                                 shape=(2, 3, 4)))
+    op("tile_same_ndim", "tile", unary(lambda d: mx.sym.tile(d, reps=(2, 1, 3)), shape=(2, 3, 4)))
+    op("tile_fewer_reps", "tile", unary(lambda d: mx.sym.tile(d, reps=(2,)), shape=(2, 3, 4)),
+       "reps shorter than ndim: leading 1s")
+    op("tile_more_reps", "tile", unary(lambda d: mx.sym.tile(d, reps=(2, 1, 1, 2)),
+                                       shape=(2, 3, 4)), "reps longer than ndim: new axes")
+    op("repeat_noaxis", "repeat", unary(lambda d: mx.sym.repeat(d, repeats=2), shape=(2, 3, 4)),
+       "axis omitted: flattens")
+    op("repeat_axis1", "repeat", unary(lambda d: mx.sym.repeat(d, repeats=3, axis=1),
+                                       shape=(2, 3, 4)))
+    op("repeat_axis_minus1", "repeat",
+       unary(lambda d: mx.sym.repeat(d, repeats=2, axis=-1), shape=(2, 3, 4)))
+
+    def where(rng):
+        ins = OrderedDict([("data0", (rng.random_sample((2, 3, 4)) < 0.5).astype(np.float32)),
+                           ("data1", randn(rng, (2, 3, 4))), ("data2", randn(rng, (2, 3, 4)))])
+        return mx.sym.where(V("data0"), V("data1"), V("data2")), ins, {}
+    op("where", "where", where, "condition data0 is 0/1, same shape as x and y")
+
+    op("zeros_like", "zeros_like", unary(lambda d: mx.sym.zeros_like(d)))
+    op("ones_like", "ones_like", unary(lambda d: mx.sym.ones_like(d)))
+
+    def arange(name, note="", **kw):
+        op("_arange_" + name, "_arange",
+           lambda rng: (I._arange(name="arange", **kw), OrderedDict(), {}),
+           note or "no inputs: the graph is a constant")
+    arange("stop", start=0, stop=10)
+    arange("start_only", "stop omitted: range(0, start)", start=5)
+    arange("step", start=2, stop=11, step=3)
+    arange("negative_step", start=4, stop=-2, step=-1.5)
+    arange("repeat", start=0, stop=4, repeat=2)
+
+    def arange_plus(rng):
+        sym = mx.sym.broadcast_add(V("data"), I._arange(start=0, stop=6, name="arange"))
+        return sym, OrderedDict(data=randn(rng, (3, 6))), {}
+    op("_arange_plus_data", "_arange", arange_plus, "arange broadcast-added to an input")
+
+
+SCALAR_OPS = [
+    # (op, scalar, input generator): inputs chosen so the op is defined and ties occur
+    ("_plus_scalar", 2.5, randn), ("_minus_scalar", 1.5, randn), ("_rminus_scalar", 1.5, randn),
+    ("_mul_scalar", -3.0, randn), ("_div_scalar", 4.0, randn), ("_rdiv_scalar", 2.0, nonzero),
+    ("_power_scalar", 1.5, positive), ("_rpower_scalar", 2.0, randn),
+    ("_maximum_scalar", 0.5, grid), ("_minimum_scalar", 0.5, grid),
+    ("_greater_scalar", 0.5, grid), ("_greater_equal_scalar", 0.5, grid),
+    ("_lesser_scalar", 0.5, grid), ("_lesser_equal_scalar", 0.5, grid),
+    ("_equal_scalar", 0.5, grid), ("_not_equal_scalar", 0.5, grid),
+]
+
+
+def ops_scalar():
+    for name, scalar, gen in SCALAR_OPS:
+        fn = getattr(I, name)
+        def with_tie(rng, shape, gen=gen, scalar=scalar):
+            x = gen(rng, shape)
+            if gen is grid:
+                x.flat[:2] = scalar  # make sure equality with the scalar occurs
+            return x
+        op(name, name, unary(lambda d, f=fn, s=scalar: f(d, scalar=s), shape=(2, 3, 4),
+                             gen=with_tie), "scalar=%g" % scalar)
+    op("_power_scalar_int", "_power_scalar",
+       unary(lambda d: I._power_scalar(d, scalar=3.0), shape=(2, 3, 4)), "integer power of signed")
+
+
+BROADCAST_OPS = [
+    ("add", randn, randn), ("sub", randn, randn), ("mul", randn, randn), ("div", randn, nonzero),
+    ("maximum", grid, grid), ("minimum", grid, grid), ("power", positive, randn),
+    ("equal", grid, grid), ("not_equal", grid, grid), ("greater", grid, grid),
+    ("greater_equal", grid, grid), ("lesser", grid, grid), ("lesser_equal", grid, grid),
+]
+
+
+def ops_broadcast():
+    pairs = [("c11", (2, 3, 4, 5), (1, 3, 1, 1)), ("lowrank", (4, 5), (2, 3, 4, 5))]
+    for opname, ga, gb in BROADCAST_OPS:
+        full = "broadcast_" + opname
+        fn = getattr(mx.sym, full)
+        for tag, sa, sb in pairs:
+            def build(rng, fn=fn, sa=sa, sb=sb, ga=ga, gb=gb):
+                ins = inputs_of(rng, (sa, ga), (sb, gb))
+                return fn(V("data0"), V("data1")), ins, {}
+            op("%s_%s" % (full, tag), full, build, "%s vs %s" % (sa, sb))
+
+    def both(rng):
+        ins = inputs_of(rng, ((2, 1, 4, 1), randn), ((1, 3, 1, 5), randn))
+        return mx.sym.broadcast_add(V("data0"), V("data1")), ins, {}
+    op("broadcast_add_both_sides", "broadcast_add", both, "(2,1,4,1) vs (1,3,1,5)")
+
+    def se_scale(rng):
+        ins = inputs_of(rng, ((2, 3, 4, 5), randn), ((2, 3, 1, 1), randn))
+        return mx.sym.broadcast_mul(V("data0"), V("data1")), ins, {}
+    op("broadcast_mul_se", "broadcast_mul", se_scale, "squeeze-excite style (N,C,1,1) scale")
+
+
+def ops_elemwise():
+    for name, gen1 in [("add", randn), ("sub", randn), ("mul", randn), ("div", nonzero)]:
+        fn = getattr(mx.sym, "elemwise_" + name)
+
+        def build(rng, fn=fn, gen1=gen1):
+            ins = inputs_of(rng, ((2, 3, 4), randn), ((2, 3, 4), gen1))
+            return fn(V("data0"), V("data1")), ins, {}
+        op("elemwise_" + name, "elemwise_" + name, build)
+
+    def add_n(rng):
+        ins = inputs_of(rng, *[((2, 3, 4), randn)] * 3)
+        return mx.sym.add_n(*[V(n) for n in ins]), ins, {}
+    op("add_n", "add_n", add_n, "ElementWiseSum with 3 inputs")
+
+
+def ops_softmax():
+    x = (2, 3, 4, 5)
+    op("softmax_default", "softmax", unary(lambda d: mx.sym.softmax(d), gen=lambda r, s:
+                                            randn(r, s, 3.0)), "axis -1")
+    op("softmax_axis1", "softmax", unary(lambda d: mx.sym.softmax(d, axis=1), shape=x))
+    op("softmax_temperature", "softmax",
+       unary(lambda d: mx.sym.softmax(d, temperature=2.5), shape=x))
+    op("log_softmax_default", "log_softmax", unary(lambda d: mx.sym.log_softmax(d)))
+    op("log_softmax_axis1", "log_softmax", unary(lambda d: mx.sym.log_softmax(d, axis=1)))
+
+    def smo(name, in_shape, note, **kw):
+        op("SoftmaxOutput_" + name, "SoftmaxOutput",
+           unary(lambda d: mx.sym.SoftmaxOutput(d, name="softmax", **kw), shape=in_shape,
+                 gen=lambda r, s: randn(r, s, 2.0)),
+           note + "; softmax_label is an unbound label variable (not an input)")
+    smo("default_2d", (4, 10), "softmax over axis 1")
+    smo("default_4d", (2, 3, 2, 2), "no multi_output: softmax over the flattened (n, rest) "
+        "(MXNet's own kernel; the oneDNN build normalises over the last axis instead)")
+    smo("multi_output", (2, 3, 2, 2), "softmax over axis 1 per position", multi_output=True)
+    smo("preserve_shape", (2, 3, 5), "softmax over the last axis", preserve_shape=True)
+
+    op("SoftmaxActivation_instance", "SoftmaxActivation",
+       unary(lambda d: mx.sym.SoftmaxActivation(d), shape=(2, 3, 2, 2)),
+       "mode omitted: instance (over the flattened rest)")
+    op("SoftmaxActivation_channel", "SoftmaxActivation",
+       unary(lambda d: mx.sym.SoftmaxActivation(d, mode="channel"), shape=(2, 3, 2, 2)))
+    op("hard_sigmoid_default", "hard_sigmoid",
+       unary(lambda d: mx.sym.hard_sigmoid(d), gen=lambda r, s: randn(r, s, 3.0)),
+       "alpha 0.2, beta 0.5; inputs reach both saturations")
+    op("hard_sigmoid_custom", "hard_sigmoid",
+       unary(lambda d: mx.sym.hard_sigmoid(d, alpha=0.3, beta=0.4),
+             gen=lambda r, s: randn(r, s, 3.0)))
+
+
+def ops_dot():
+    def dot(name, fn, sa, sb, opname, **kw):
+        def build(rng):
+            ins = inputs_of(rng, (sa, randn), (sb, randn))
+            return fn(V("data0"), V("data1"), **kw), ins, {}
+        op("%s_%s" % (opname, name), opname, build)
+
+    dot("plain", mx.sym.dot, (3, 4), (4, 5), "dot")
+    dot("transpose_a", mx.sym.dot, (4, 3), (4, 5), "dot", transpose_a=True)
+    dot("transpose_b", mx.sym.dot, (3, 4), (5, 4), "dot", transpose_b=True)
+    dot("transpose_both", mx.sym.dot, (4, 3), (5, 4), "dot", transpose_a=True, transpose_b=True)
+    dot("3d_lhs", mx.sym.dot, (2, 3, 4), (4, 5), "dot")
+    dot("plain", mx.sym.batch_dot, (2, 3, 4), (2, 4, 5), "batch_dot")
+    dot("transpose_a", mx.sym.batch_dot, (2, 4, 3), (2, 4, 5), "batch_dot", transpose_a=True)
+    dot("transpose_b", mx.sym.batch_dot, (2, 3, 4), (2, 5, 4), "batch_dot", transpose_b=True)
+    dot("transpose_both", mx.sym.batch_dot, (2, 4, 3), (2, 5, 4), "batch_dot",
+        transpose_a=True, transpose_b=True)
+
+    def dot_weight(rng):
+        sym = mx.sym.dot(V("data"), V("w"), transpose_b=True)
+        return sym, OrderedDict(data=randn(rng, (4, 6))), {"w": weight(rng, (3, 6))}
+    op("dot_weight_param", "dot", dot_weight, "rhs is a parameter, as in the seed LeNet")
+
+
+def ops_slicechannel():
+    def split(name, in_shape, note="", **kw):
+        op("SliceChannel_" + name, "SliceChannel",
+           unary(lambda d: mx.sym.SliceChannel(d, name="split", **kw), shape=in_shape),
+           (note + "; " if note else "") + "one output per head")
+    split("default_axis", (2, 6, 4), "axis omitted: 1", num_outputs=3)
+    split("axis2", (2, 3, 4), num_outputs=2, axis=2)
+    split("axis_minus1", (2, 3, 6), num_outputs=3, axis=-1)
+    split("squeeze_axis", (2, 3, 4), num_outputs=3, axis=1, squeeze_axis=True)
+    split("squeeze_axis0", (2, 3, 4), num_outputs=2, axis=0, squeeze_axis=True)
+
+
+def ops_cast():
+    op("Cast_float16", "Cast",
+       unary(lambda d: mx.sym.Cast(d, dtype="float16"), gen=lambda r, s: randn(r, s, 3.0)),
+       "output is float16 in MXNet, stored as float32")
+    op("Cast_int32", "Cast",
+       unary(lambda d: mx.sym.Cast(d, dtype="int32"), gen=lambda r, s: randn(r, s, 10.0)),
+       "truncation toward zero; stored as float32")
+    op("Cast_float16_roundtrip", "Cast",
+       unary(lambda d: mx.sym.Cast(mx.sym.Cast(d, dtype="float16"), dtype="float32"),
+             gen=lambda r, s: randn(r, s, 3.0)), "float32 -> float16 -> float32")
+
+
+UNARY_OPS = [
+    ("sigmoid", lambda r, s: randn(r, s, 3.0)), ("relu", randn),
+    ("tanh", lambda r, s: randn(r, s, 2.0)), ("exp", lambda r, s: randn(r, s, 1.5)),
+    ("log", lambda r, s: uniform(r, s, 0.05, 10.0)), ("sqrt", lambda r, s: uniform(r, s, 0.0, 9.0)),
+    ("square", lambda r, s: randn(r, s, 3.0)), ("abs", randn), ("negative", randn),
+    ("reciprocal", nonzero), ("rsqrt", lambda r, s: uniform(r, s, 0.1, 9.0)),
+    ("floor", lambda r, s: grid(r, s) + randn(r, s, 0.1) * (r.random_sample(s) < 0.5)),
+    ("ceil", lambda r, s: grid(r, s) + randn(r, s, 0.1) * (r.random_sample(s) < 0.5)),
+    ("round", lambda r, s: grid(r, s, -3.0, 3.0)), ("sign", grid),
+    ("erf", lambda r, s: randn(r, s, 1.5)), ("log1p", lambda r, s: uniform(r, s, -0.9, 5.0)),
+    ("expm1", lambda r, s: randn(r, s, 1.5)), ("sin", lambda r, s: randn(r, s, 3.0)),
+    ("cos", lambda r, s: randn(r, s, 3.0)),
+]
+
+
+def ops_unary_math():
+    for name, gen in UNARY_OPS:
+        op(name, name, unary(lambda d, f=getattr(mx.sym, name): f(d),
+                             gen=lambda r, s, g=gen: np.asarray(g(r, s), dtype=np.float32)),
+           "round: halves away from zero" if name == "round" else "")
+
+
+def ops_reduce():
+    variants = [("all", {}), ("axis1", {"axis": 1}), ("axis12_keepdims", {"axis": (1, 2),
+                                                                          "keepdims": True}),
+                ("axis_minus1", {"axis": -1}), ("axis0_keepdims", {"axis": 0, "keepdims": True})]
+    for name in ["mean", "sum", "max", "min"]:
+        fn = getattr(mx.sym, name)
+        for tag, kw in variants:
+            op("%s_%s" % (name, tag), name,
+               unary(lambda d, fn=fn, kw=kw: fn(d, **kw), shape=(2, 3, 4, 5)),
+               "axis omitted: reduce everything to shape (1,)" if tag == "all" else "")
+    for tag, kw, note in [("axis1", {"axis": 1}, ""),
+                          ("axis_minus1_keepdims", {"axis": -1, "keepdims": True}, ""),
+                          ("noaxis", {}, "axis omitted: index into the flattened array")]:
+        op("argmax_" + tag, "argmax",
+           unary(lambda d, kw=kw: mx.sym.argmax(d, **kw), shape=(2, 3, 4)),
+           ("indices as float32; " + note).strip("; "))
+
+
+def register_ops():
+    ops_convolution()
+    ops_batchnorm()
+    ops_activation()
+    ops_leakyrelu()
+    ops_pooling()
+    ops_fullyconnected()
+    ops_shape()
+    ops_scalar()
+    ops_broadcast()
+    ops_elemwise()
+    ops_softmax()
+    ops_dot()
+    ops_slicechannel()
+    ops_cast()
+    ops_unary_math()
+    ops_reduce()
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Legacy (pre-1.0) symbol files, produced by rewriting a fresh Gluon export
+# ---------------------------------------------------------------------------------------------
+
+class LegacyConvBN(gluon.HybridBlock):
+    """conv-BN-relu, a residual add (written `_Plus` in the 0.8 file), pool, dense."""
+
+    def __init__(self, **kwargs):
+        super(LegacyConvBN, self).__init__(**kwargs)
+        with self.name_scope():
+            self.conv0 = nn.Conv2D(4, kernel_size=3, padding=1, in_channels=3)
+            self.bn0 = nn.BatchNorm(in_channels=4)
+            self.conv1 = nn.Conv2D(4, kernel_size=3, padding=1, in_channels=4)
+            self.bn1 = nn.BatchNorm(in_channels=4)
+            self.pool = nn.MaxPool2D(pool_size=2)
+            self.fc = nn.Dense(5, in_units=4 * 3 * 3)
+
+    def hybrid_forward(self, F, x):
+        x = F.relu(self.bn0(self.conv0(x)))
+        x = x + F.relu(self.bn1(self.conv1(x)))
+        return self.fc(self.pool(x))
+
+
+def to_legacy_json(graph, era):
+    """Rewrite a 1.x symbol JSON into the 0.8 ("param"+"attr", no aux variables) or 0.9 ("attr")
+    layout.  Returns (json dict, {old aux param name: new aux param name})."""
+    nodes = graph["nodes"]
+    drop, renames = set(), {}
+    if era == "0.8":
+        # Before 0.9 BatchNorm's moving statistics were not graph nodes; MXNet's loader recreates
+        # them as `{bn node name}_moving_mean/_moving_var`, so the params must use those names.
+        for node in nodes:
+            if node["op"] == "BatchNorm":
+                for idx, suffix in ((3, "_moving_mean"), (4, "_moving_var")):
+                    vid = node["inputs"][idx][0]
+                    drop.add(vid)
+                    renames[nodes[vid]["name"]] = node["name"] + suffix
+    remap, kept = {}, []
+    for i, node in enumerate(nodes):
+        if i not in drop:
+            remap[i] = len(kept)
+            kept.append(node)
+
+    def entry(e):
+        return [remap[e[0]], e[1]] if era == "0.8" else [remap[e[0]], e[1], 0]
+
+    new_nodes = []
+    for node in kept:
+        attrs = node.get("attrs", {})
+        inputs = [entry(e) for e in node["inputs"] if e[0] not in drop]
+        op_name = node["op"]
+        if era == "0.8":
+            if op_name == "elemwise_add":
+                op_name = "_Plus"  # the 0.8 spelling; still registered as an alias
+            out = OrderedDict([("op", op_name),
+                               ("param", {k: v for k, v in attrs.items()
+                                          if not k.startswith("__")}),
+                               ("name", node["name"]), ("inputs", inputs),
+                               ("backward_source_id", -1)])
+            hidden = {k: v for k, v in attrs.items() if k.startswith("__")}
+            if hidden:
+                out["attr"] = hidden
+        else:
+            out = OrderedDict([("op", op_name), ("name", node["name"])])
+            if attrs:
+                out["attr"] = attrs
+            out["inputs"] = inputs
+        new_nodes.append(out)
+    result = OrderedDict([("nodes", new_nodes),
+                          ("arg_nodes", [remap[i] for i in graph["arg_nodes"] if i not in drop]),
+                          ("heads", [entry(h) for h in graph["heads"]])])
+    if era == "0.9":
+        result["attrs"] = {"mxnet_version": ["int", 900]}
+    return result, renames
+
+
+def legacy_builder(era):
+    def build(case, case_dir, rng):
+        net = LegacyConvBN()
+        net.initialize(mx.init.Xavier())
+        randomize_gluon(net, rng)
+        x = randn(rng, (2, 3, 6, 6))
+        live = export_gluon(net, [x], case_dir)
+        sym_path = os.path.join(case_dir, SYMBOL_FILE)
+        par_path = os.path.join(case_dir, PARAMS_FILE)
+        with open(sym_path) as f:
+            graph = json.load(f)
+        legacy, renames = to_legacy_json(graph, era)
+        _atomic_write_text(sym_path, json.dumps(legacy, indent=2) + "\n")
+        params = mx.nd.load(par_path)
+        fixed = OrderedDict()
+        for key, val in params.items():
+            kind, _, name = key.partition(":")
+            fixed["%s:%s" % (kind, renames.get(name, name))] = val
+        mx.nd.save(par_path, fixed)
+        # MXNet must accept the rewritten file and upgrade it to the same network
+        sym = mx.sym.load(sym_path)
+        if era == "0.8":
+            want = sorted(renames.values())
+            if sorted(sym.list_auxiliary_states()) != want:
+                raise RuntimeError("legacy aux names %s != %s"
+                                   % (sym.list_auxiliary_states(), want))
+        inputs = OrderedDict(data=x)
+        outs = run_symbol_files(sym_path, par_path, inputs)
+        check_close(case.name, outs, live)
+        return finish_case(case, case_dir, inputs, outs)
+    return build
+
+
+def register_legacy():
+    register("legacy_convbn", "small", "legacy", legacy_builder("0.8"),
+             note="MXNet 0.8 layout: param+attr keys, [node, index] inputs, backward_source_id, "
+                  "no mxnet_version, BatchNorm moving stats not in the graph "
+                  "(aux:<bn node>_moving_mean/_moving_var), residual add spelled _Plus")
+    register("legacy_attr09", "small", "legacy", legacy_builder("0.9"),
+             note="MXNet 0.9 layout: all attributes under attr, mxnet_version 900, aux variables "
+                  "present")
+
+
+# ---------------------------------------------------------------------------------------------
+# Model zoo (generated at test time into a cache; never committed)
+# ---------------------------------------------------------------------------------------------
+
+ZOO_MODELS = ["resnet18_v1", "resnet50_v1", "resnet18_v2", "mobilenet1.0", "mobilenetv2_1.0",
+              "squeezenet1.1", "densenet121", "inceptionv3"]
+
+
+def smooth_images(rng, shape):
+    """Random images with large-scale structure (blocky low-resolution noise plus pixel noise).
+
+    Pure pixel noise averages out in the global pooling of a randomly initialised network, so
+    every image would give nearly the same logits and a broken kernel could go unnoticed."""
+    n, c, h, w = shape
+    low = rng.standard_normal((n, c, 8, 8))
+    big = np.repeat(np.repeat(low, -(-h // 8), axis=2), -(-w // 8), axis=3)[:, :, :h, :w]
+    return (big + 0.5 * rng.standard_normal(shape)).astype(np.float32)
+
+
+def gluon_blocks(block):
+    yield block
+    for child in block._children.values():
+        for b in gluon_blocks(child):
+            yield b
+
+
+def calibrate_batchnorm(net, x, rng):
+    """Set BN running statistics from one training-mode pass, then perturb them.
+
+    Random running statistics that ignore the real activation statistics make a deep random
+    network collapse (mobilenet's output came out input-independent to 1e-8).  With momentum 0,
+    one training-mode forward + backward stores every layer's batch statistics; the small
+    perturbation keeps them from being exactly those, so a wrong eps or mean/var mix-up shows."""
+    bns = [b for b in gluon_blocks(net) if isinstance(b, nn.BatchNorm)]
+    momenta = [b._kwargs["momentum"] for b in bns]
+    for b in bns:
+        b._kwargs["momentum"] = 0.0
+    with mx.autograd.record(train_mode=True):
+        y = net(mx.nd.array(x))
+    y.backward()  # MXNet's CPU BatchNorm updates the running statistics in its backward pass
+    for b, m in zip(bns, momenta):
+        b._kwargs["momentum"] = m  # exported as written by Gluon (0.9)
+        mean = b.running_mean.data().asnumpy()
+        var = b.running_var.data().asnumpy()
+        # small and symmetric (log-normal for var): deep nets compound a one-sided bias
+        # (var * U(0.7, 1.4) blew resnet50's logits up to 3e4)
+        b.running_mean.set_data(mx.nd.array(mean + randn(rng, mean.shape, 0.1) * np.sqrt(var)))
+        b.running_var.set_data(mx.nd.array(var * np.exp(randn(rng, var.shape, 0.1))))
+
+
+def zoo_builder(model, batch):
+    def build(case, case_dir, rng):
+        # The weights depend only on the model name, so b1 and b4 are the same network.
+        mrng = np.random.RandomState(seed_of("zoo_" + model))
+        size = 299 if model == "inceptionv3" else 224
+        net = mx.gluon.model_zoo.vision.get_model(model, pretrained=False)
+        net.initialize(mx.init.Xavier())
+        x = smooth_images(rng, (batch, 3, size, size))
+        net(mx.nd.array(x[:1]))  # resolves deferred shapes
+        randomize_gluon(net, mrng, xavier=True)
+        calibrate_batchnorm(net, smooth_images(mrng, (2, 3, size, size)), mrng)
+        outs = write_gluon_case(case, case_dir, net, [x])
+        out = outs[0]
+        spread = float(out.std(axis=1).mean())
+        if not spread > 1e-3:
+            raise RuntimeError("%s: degenerate output (std over classes %g)" % (case.name, spread))
+        if batch > 1:
+            ratio = float(out.std(axis=0).mean()) / spread
+            print("  %s: std over batch / std over classes = %.3f" % (case.name, ratio))
+            if ratio < 0.01:  # random nets give ~0.02-0.1; mobilenet once gave 1e-8
+                raise RuntimeError("%s: output barely depends on the input (%.3g)"
+                                   % (case.name, ratio))
+        return outs
+    return build
+
+
+def register_zoo():
+    for model in ZOO_MODELS:
+        for batch in (1, 4):
+            register("zoo_%s_b%d" % (model, batch), "zoo", "zoo", zoo_builder(model, batch),
+                     note="gluon model zoo %s, pretrained=False, Xavier, BN stats calibrated then "
+                          "perturbed, smooth random images, "
+                          "batch %d" % (model, batch))
+
+
+# ---------------------------------------------------------------------------------------------
+# --check-export: validate a model written by hybridinfer's own exporter
+# ---------------------------------------------------------------------------------------------
+
+def find_model_files(path):
+    """Accept a directory (one *-symbol.json, the highest-epoch *-NNNN.params) or a prefix."""
+    if os.path.isdir(path):
+        syms = sorted(f for f in os.listdir(path) if f.endswith("-symbol.json"))
+        if len(syms) != 1:
+            raise RuntimeError("expected one *-symbol.json in %s, found %s" % (path, syms))
+        prefix = os.path.join(path, syms[0][:-len("-symbol.json")])
+    else:
+        prefix = path
+    d, base = os.path.split(prefix)
+    params = sorted(f for f in os.listdir(d or ".")
+                    if f.startswith(base + "-") and f.endswith(".params")
+                    and f[len(base) + 1:-len(".params")].isdigit())
+    if not params:
+        raise RuntimeError("no %s-NNNN.params next to %s-symbol.json" % (prefix, prefix))
+    return prefix + "-symbol.json", os.path.join(d, params[-1])
+
+
+def check_export(args):
+    try:
+        sym_file, par_file = find_model_files(args.check_export)
+        sym = mx.sym.load(sym_file)
+        pargs, pauxs = split_params(mx.nd.load(par_file))
+
+        def resolve(p):
+            return p if os.path.exists(p) or os.path.isabs(p) else \
+                os.path.join(args.check_export, p)
+        arrays = [np.load(resolve(p)).astype(np.float32) for p in args.input]
+        expects = [np.load(resolve(p)).astype(np.float32) for p in args.expect]
+        if args.input_name:
+            names = args.input_name
+        else:
+            free = [n for n in sym.list_arguments() if n not in pargs and not n.endswith("_label")]
+            names = sorted(free) if all(n.startswith("data") for n in free) else free
+        if len(names) != len(arrays):
+            raise RuntimeError("graph inputs %s but %d --input given" % (names, len(arrays)))
+        outs = run_symbol_files(sym_file, par_file, OrderedDict(zip(names, arrays)))
+        if not [n for n in sym.list_arguments() if n not in pargs and n not in names]:
+            # Also the way users load an export: Gluon's SymbolBlock.imports must accept the files
+            # (it is stricter about "arg:"/"aux:" keys and missing parameters) and agree.
+            block = gluon.SymbolBlock.imports(sym_file, names, par_file)
+            res = block(*[mx.nd.array(a) for a in arrays])
+            res = res if isinstance(res, (list, tuple)) else [res]
+            check_close("SymbolBlock.imports", [r.asnumpy().astype(np.float32) for r in res], outs)
+        if len(outs) < len(expects):
+            raise RuntimeError("graph has %d outputs, %d expected" % (len(outs), len(expects)))
+        worst = 0.0
+        for i, (o, e) in enumerate(zip(outs, expects)):
+            if o.shape != e.shape:
+                print("FAIL output%d shape %s, expected %s" % (i, o.shape, e.shape))
+                return 1
+            tol = 1e-4 * max(1.0, float(np.max(np.abs(e))) if e.size else 1.0)
+            diff = float(np.max(np.abs(o - e))) if e.size else 0.0
+            if not diff <= tol:
+                print("FAIL output%d max|diff| %.3g > tol %.3g (%s)" % (i, diff, tol, sym_file))
+                return 1
+            worst = max(worst, diff / tol)
+        print("OK %s: %d output(s) match MXNet %s (worst diff %.3g of tol)"
+              % (sym_file, len(expects), mx.__version__, worst))
+        return 0
+    except Exception as err:  # one line, whatever went wrong
+        print("FAIL %s" % str(err).strip().splitlines()[0] if str(err).strip() else
+              "FAIL %s" % type(err).__name__)
+        return 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------
+
+def selected(args):
+    sets = {"small": {"small"}, "zoo": {"zoo"}, "all": {"small", "zoo"}}[args.set]
+    return [c for c in CASES if c.set in sets and (not args.only or args.only in c.name)]
+
+
+def generate(case, out, force):
+    case_dir = os.path.join(out, case.name)
+    # zoo cases are big and slow: reuse a complete cached one. small cases are always rewritten
+    # (cheap, deterministic) so that editing this script updates the checked-in fixtures.
+    if case.set == "zoo" and not force and case_complete(case_dir):
+        return "cached"
+    seed = seed_of(case.name)
+    rng = np.random.RandomState(seed)
+    np.random.seed(seed)
+    mx.random.seed(seed)
+    case_dir = fresh_case_dir(out, case.name)
+    # A fresh NameManager makes auto-generated node and block names (convolution0, net0_...)
+    # independent of which cases ran before in this process.
+    with mx.name.NameManager():
+        outs = case.build(case, case_dir, rng)
+    return "max|out| " + ", ".join("%.4g" % float(np.max(np.abs(o))) if o.size else "-"
+                                   for o in outs)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", help="output directory (one sub-directory per case)")
+    ap.add_argument("--set", choices=["small", "zoo", "all"], default="small")
+    ap.add_argument("--only", help="only cases whose name contains this substring")
+    ap.add_argument("--force", action="store_true", help="regenerate cached zoo cases")
+    ap.add_argument("--list", action="store_true", help="print the selected case names")
+    ap.add_argument("--onednn", action="store_true",
+                    help="compute with the wheel's oneDNN kernels instead of MXNet's own")
+    ap.add_argument("--check-export", metavar="DIR_OR_PREFIX",
+                    help="check a model written by another writer against expected outputs")
+    ap.add_argument("--input", action="append", default=[], help="(--check-export) input .npy")
+    ap.add_argument("--expect", action="append", default=[],
+                    help="(--check-export) expected output .npy, one per head")
+    ap.add_argument("--input-name", action="append", default=[],
+                    help="(--check-export) graph input names, in --input order")
+    args = ap.parse_args(argv)
+
+    if args.check_export:
+        if not args.expect:  # --input may be absent: a graph can be all constants (_arange)
+            ap.error("--check-export needs --expect")
+        return check_export(args)
+
+    register_seeds()
+    register_ops()
+    register_legacy()
+    register_zoo()
+    cases = selected(args)
+    if args.list:
+        print("\n".join(c.name for c in cases))
+        return 0
+    if not args.out:
+        ap.error("--out is required")
+    if not cases:
+        ap.error("no case matches")
+    os.makedirs(args.out, exist_ok=True)
+    t_all = time.time()
+    failed = []
+    for case in cases:
+        t0 = time.time()
+        try:
+            status = generate(case, args.out, args.force)
+        except Exception as err:  # report and go on: one broken case must not hide the others
+            failed.append(case.name)
+            status = "FAILED: %s" % str(err).strip().splitlines()[0]
+        print("%-48s %6.2fs  %s" % (case.name, time.time() - t0, status), flush=True)
+    print("%d cases, %d failed, %.1fs" % (len(cases), len(failed), time.time() - t_all))
+    if failed:
+        print("failed: " + " ".join(failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
