@@ -1,8 +1,9 @@
 /*
- * hybridinfer.c — the command-line tool: run, inspect.
+ * hybridinfer.c — the command-line tool: run, inspect, export.
  *
  *   hybridinfer run --model M-symbol.json --input data=x.npy --output-dir out
  *   hybridinfer inspect --model M-symbol.json --shape 1x3x224x224 [--json]
+ *   hybridinfer export --model M-symbol.json --prefix out/model [--epoch N]
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,7 @@ typedef struct command {
 static const command commands[] = {
   {"run", hy_cmd_run, "run one forward on .npy inputs, write .npy outputs"},
   {"inspect", hy_cmd_inspect, "show a model's ops, shapes and parameters"},
+  {"export", hy_cmd_export, "write the model as MXNet 1.9.1 export files"},
 };
 
 static int

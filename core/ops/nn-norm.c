@@ -1,0 +1,99 @@
+/*
+ * nn-norm.c — BatchNorm at inference: attributes and shape inference.
+ *
+ * MXNet 1.9.1's own defaults apply when a key is absent, and they differ
+ * from Gluon's: eps 1e-3 and fix_gamma True (gamma read as 1).  Gluon
+ * always writes both, so only Symbol-API graphs rely on them.
+ * use_global_stats and momentum change nothing at inference.
+ *
+ * With output_mean_var MXNet also returns its "mean" and "var" outputs;
+ * at inference those are the moving mean and 1 / sqrt(moving_var + eps)
+ * (it keeps the inverse standard deviation there, not the variance).
+ */
+#include "hybrid.h"
+#include "op.h"
+#include "nn.h"
+#include "nn-common.h"
+
+#define BN_DEFAULT_EPS 1e-3
+
+static gboolean
+bn_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_batch_norm_params *p = params;
+  double eps;
+  gboolean fix_gamma, output_mean_var, unused;
+  int64_t axis;
+  if (!hy_attr_float (attrs, "eps", BN_DEFAULT_EPS, &eps, error)
+      || !hy_attr_bool (attrs, "fix_gamma", TRUE, &fix_gamma, error)
+      || !hy_attr_bool (attrs, "output_mean_var", FALSE, &output_mean_var,
+          error)
+      || !hy_attr_bool (attrs, "use_global_stats", FALSE, &unused, error)
+      || !hy_attr_int (attrs, "axis", 1, &axis, error))
+    return FALSE;
+  /* NaN fails this test too. */
+  if (!(eps >= 0.0)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'eps' = '%s' must be a non-negative number",
+        hy_attr_string (attrs, "eps"));
+    return FALSE;
+  }
+  if (axis < -HY_MAX_DIMS || axis >= HY_MAX_DIMS) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'axis' = '%s' is out of range for tensors of at most %d "
+        "dimensions", hy_attr_string (attrs, "axis"), HY_MAX_DIMS);
+    return FALSE;
+  }
+  p->eps = (float) eps;
+  p->fix_gamma = fix_gamma;
+  p->output_mean_var = output_mean_var;
+  p->axis = (int) axis;
+  return TRUE;
+}
+
+static const char *const bn_inputs[] = {
+  "data", "gamma", "beta", "moving_mean", "moving_var", NULL,
+};
+
+static int
+bn_num_outputs (const void *params)
+{
+  const hy_batch_norm_params *p = params;
+  return p->output_mean_var ? 3 : 1;
+}
+
+static gboolean
+bn_infer_shape (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_batch_norm_params *p = params;
+  const hy_shape *d = &in[0];
+  char buf[HY_SHAPE_STRLEN];
+  int axis;
+
+  if (d->ndim < 1 || !hy_axis_normalize (p->axis, d->ndim, &axis)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "attribute 'axis' = %d is out of range for data of shape %s",
+        p->axis, hy_shape_format (d, buf, sizeof buf));
+    return FALSE;
+  }
+  const hy_shape cshape = { .ndim = 1, .dims = { d->dims[axis] } };
+  for (int i = 1; i < 5; i++)
+    if (!hy_nn_expect_shape (&in[i], &cshape, bn_inputs[i], error))
+      return FALSE;
+
+  out[0] = *d;
+  for (int i = 1; i < n_out; i++)
+    out[i] = cshape;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_batch_norm = {
+  .params_size = sizeof (hy_batch_norm_params),
+  .parse = bn_parse,
+  .input_names = bn_inputs,
+  .num_outputs = bn_num_outputs,
+  .n_aux = 2,
+  .infer_shape = bn_infer_shape,
+  .inplace = TRUE,
+};

@@ -1,0 +1,57 @@
+/*
+ * batch-norm.c — BatchNorm at inference on the CPU:
+ *   y = (x − mean) · gamma / sqrt(var + eps) + beta   along `axis`,
+ * gamma read as 1 under fix_gamma.  The data is walked as (outer, C, inner)
+ * so each channel's scale applies to a contiguous run.  y may be x.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu-kernel.h"
+#include "nn.h"
+
+void hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+void
+hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_batch_norm_params *p = params;
+  const hy_shape *xs = &in[0]->shape;
+  const int axis = p->axis < 0 ? p->axis + xs->ndim : p->axis;
+  const int64_t channels = xs->dims[axis];
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= xs->dims[i];
+  for (int i = axis + 1; i < xs->ndim; i++)
+    inner *= xs->dims[i];
+
+  const float *gamma = in[1]->data, *beta = in[2]->data;
+  const float *mean = in[3]->data, *var = in[4]->data;
+  float *scale = hy_cpu_workspace (ctx, (size_t) channels * sizeof (float));
+  for (int64_t c = 0; c < channels; c++) {
+    const float inv_std = 1.0f / sqrtf (var[c] + p->eps);
+    scale[c] = p->fix_gamma ? inv_std : gamma[c] * inv_std;
+  }
+
+  /* No restrict: the output may be the input (inplace). */
+  const float *x = in[0]->data;
+  float *y = out[0]->data;
+  for (int64_t o = 0; o < outer; o++) {
+    for (int64_t c = 0; c < channels; c++) {
+      const int64_t base = (o * channels + c) * inner;
+      const float m = mean[c], s = scale[c], b = beta[c];
+      for (int64_t i = 0; i < inner; i++)
+        y[base + i] = (x[base + i] - m) * s + b;
+    }
+  }
+
+  if (n_out >= 3) {
+    /* MXNet's inference "mean" and "var" outputs: the moving mean and the
+     * inverse standard deviation. */
+    memcpy (out[1]->data, mean, (size_t) channels * sizeof (float));
+    for (int64_t c = 0; c < channels; c++)
+      out[2]->data[c] = 1.0f / sqrtf (var[c] + p->eps);
+  }
+}

@@ -1,0 +1,557 @@
+/*
+ * elementwise.c — CPU kernels of the elementwise families: unary math,
+ * scalar and binary ops (with numpy broadcasting), add_n, clip,
+ * hard_sigmoid, where, Cast and zeros_like/ones_like.
+ *
+ * Every kernel may run in place (out == in[0]) when the output has input
+ * 0's size: each loop reads an element before it writes the same index.
+ * Loops are plain index loops over contiguous floats so that gcc
+ * vectorises them; gcc's runtime overlap check accepts out == in.
+ *
+ * Numerics follow MXNet 1.9.1's float32 CPU kernels, including its edge
+ * cases: maximum/minimum propagate NaN from either side, x mod 0 is 0,
+ * rint breaks ties toward the lower neighbour, sign(NaN) is 0.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu-kernel.h"
+#include "elementwise.h"
+
+/* The kernels this file defines (cpu-backend.c looks them up weakly). */
+#define HY_CPU_KERNEL(name) \
+  void name (hy_cpu_ctx *ctx, const void *params, \
+      const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+HY_CPU_KERNEL (hy_cpu_unary);
+HY_CPU_KERNEL (hy_cpu_scalar);
+HY_CPU_KERNEL (hy_cpu_binary);
+HY_CPU_KERNEL (hy_cpu_add_n);
+HY_CPU_KERNEL (hy_cpu_clip);
+HY_CPU_KERNEL (hy_cpu_hard_sigmoid);
+HY_CPU_KERNEL (hy_cpu_where);
+HY_CPU_KERNEL (hy_cpu_cast);
+HY_CPU_KERNEL (hy_cpu_fill_like);
+
+/* ---- unary math -------------------------------------------------------- */
+
+static inline float u_relu (float v) { return v < 0.0f ? 0.0f : v; }
+static inline float u_sigmoid (float v) { return 1.0f / (1.0f + expf (-v)); }
+static inline float u_softsign (float v) { return v / (1.0f + fabsf (v)); }
+static inline float u_rsqrt (float v) { return 1.0f / sqrtf (v); }
+static inline float u_square (float v) { return v * v; }
+static inline float u_negative (float v) { return -v; }
+static inline float u_reciprocal (float v) { return 1.0f / v; }
+
+static inline float
+u_sign (float v)
+{
+  return v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : 0.0f;
+}
+
+/* MXNet's rint: the nearer of floor and ceil, floor on a tie (so -2.5
+ * gives -3 and 2.5 gives 2) — not C's ties-to-even. */
+static inline float
+u_rint (float v)
+{
+  const float f = floorf (v), c = ceilf (v);
+  return v - f <= c - v ? f : c;
+}
+
+#define MAP(fn) \
+  do { \
+    for (int64_t i = 0; i < n; i++) \
+      o[i] = fn (x[i]); \
+  } while (0)
+
+void
+hy_cpu_unary (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_unary_params *p = params;
+  const float *x = in[0]->data;
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+
+  switch (p->op) {
+    case HY_OP_RELU: MAP (u_relu); break;
+    case HY_OP_SIGMOID: MAP (u_sigmoid); break;
+    case HY_OP_TANH: MAP (tanhf); break;
+    case HY_OP_SOFTSIGN: MAP (u_softsign); break;
+    case HY_OP_EXP: MAP (expf); break;
+    case HY_OP_LOG: MAP (logf); break;
+    case HY_OP_LOG2: MAP (log2f); break;
+    case HY_OP_LOG10: MAP (log10f); break;
+    case HY_OP_LOG1P: MAP (log1pf); break;
+    case HY_OP_EXPM1: MAP (expm1f); break;
+    case HY_OP_SQRT: MAP (sqrtf); break;
+    case HY_OP_RSQRT: MAP (u_rsqrt); break;
+    case HY_OP_SQUARE: MAP (u_square); break;
+    case HY_OP_ABS: MAP (fabsf); break;
+    case HY_OP_NEGATIVE: MAP (u_negative); break;
+    case HY_OP_RECIPROCAL: MAP (u_reciprocal); break;
+    case HY_OP_FLOOR: MAP (floorf); break;
+    case HY_OP_CEIL: MAP (ceilf); break;
+    case HY_OP_ROUND: MAP (roundf); break;      /* half away from zero */
+    case HY_OP_RINT: MAP (u_rint); break;
+    case HY_OP_TRUNC: MAP (truncf); break;
+    case HY_OP_SIGN: MAP (u_sign); break;
+    case HY_OP_ERF: MAP (erff); break;
+    case HY_OP_SIN: MAP (sinf); break;
+    case HY_OP_COS: MAP (cosf); break;
+    default: break;             /* not a unary op: the core never asks */
+  }
+}
+
+/* ---- binary computations ----------------------------------------------- */
+
+static inline float b_add (float x, float y) { return x + y; }
+static inline float b_sub (float x, float y) { return x - y; }
+static inline float b_mul (float x, float y) { return x * y; }
+static inline float b_div (float x, float y) { return x / y; }
+static inline float b_power (float x, float y) { return powf (x, y); }
+static inline float b_eq (float x, float y) { return x == y ? 1.0f : 0.0f; }
+static inline float b_ne (float x, float y) { return x != y ? 1.0f : 0.0f; }
+static inline float b_gt (float x, float y) { return x > y ? 1.0f : 0.0f; }
+static inline float b_ge (float x, float y) { return x >= y ? 1.0f : 0.0f; }
+static inline float b_lt (float x, float y) { return x < y ? 1.0f : 0.0f; }
+static inline float b_le (float x, float y) { return x <= y ? 1.0f : 0.0f; }
+
+/* NaN wins from either side (x != x is the vectorisable isnan). */
+static inline float
+b_maximum (float x, float y)
+{
+  return x > y || x != x ? x : y;
+}
+
+static inline float
+b_minimum (float x, float y)
+{
+  return x < y || x != x ? x : y;
+}
+
+/* Python's modulo (the result takes the divisor's sign), computed in double
+ * as MXNet does; a zero divisor gives 0, not NaN. */
+static inline float
+b_mod (float x, float y)
+{
+  if (y == 0.0f)
+    return 0.0f;
+  double r = fmod ((double) x, (double) y);
+  if (r != 0.0 && (r < 0.0) != (y < 0.0))
+    r += y;
+  return (float) r;
+}
+
+typedef void (*vv_fn) (int64_t n, const float *a, const float *b, float *o);
+typedef void (*vs_fn) (int64_t n, const float *a, float y, float *o);
+typedef void (*sv_fn) (int64_t n, float x, const float *b, float *o);
+
+typedef struct binary_loops {
+  vv_fn vv;                     /* vector ⊕ vector */
+  vs_fn vs;                     /* vector ⊕ scalar */
+  sv_fn sv;                     /* scalar ⊕ vector */
+} binary_loops;
+
+#define BINARY_LOOPS(fn) \
+  static void \
+  fn##_vv (int64_t n, const float *a, const float *b, float *o) \
+  { \
+    for (int64_t i = 0; i < n; i++) \
+      o[i] = fn (a[i], b[i]); \
+  } \
+  static void \
+  fn##_vs (int64_t n, const float *a, float y, float *o) \
+  { \
+    for (int64_t i = 0; i < n; i++) \
+      o[i] = fn (a[i], y); \
+  } \
+  static void \
+  fn##_sv (int64_t n, float x, const float *b, float *o) \
+  { \
+    for (int64_t i = 0; i < n; i++) \
+      o[i] = fn (x, b[i]); \
+  }
+
+BINARY_LOOPS (b_add)
+BINARY_LOOPS (b_sub)
+BINARY_LOOPS (b_mul)
+BINARY_LOOPS (b_div)
+BINARY_LOOPS (b_mod)
+BINARY_LOOPS (b_power)
+BINARY_LOOPS (b_maximum)
+BINARY_LOOPS (b_minimum)
+BINARY_LOOPS (b_eq)
+BINARY_LOOPS (b_ne)
+BINARY_LOOPS (b_gt)
+BINARY_LOOPS (b_ge)
+BINARY_LOOPS (b_lt)
+BINARY_LOOPS (b_le)
+
+#define LOOPS(fn) { fn##_vv, fn##_vs, fn##_sv }
+
+static const binary_loops binary_table[HY_BINARY_FN_COUNT] = {
+  [HY_BINARY_ADD] = LOOPS (b_add),
+  [HY_BINARY_SUB] = LOOPS (b_sub),
+  [HY_BINARY_MUL] = LOOPS (b_mul),
+  [HY_BINARY_DIV] = LOOPS (b_div),
+  [HY_BINARY_MOD] = LOOPS (b_mod),
+  [HY_BINARY_POWER] = LOOPS (b_power),
+  [HY_BINARY_MAXIMUM] = LOOPS (b_maximum),
+  [HY_BINARY_MINIMUM] = LOOPS (b_minimum),
+  [HY_BINARY_EQUAL] = LOOPS (b_eq),
+  [HY_BINARY_NOT_EQUAL] = LOOPS (b_ne),
+  [HY_BINARY_GREATER] = LOOPS (b_gt),
+  [HY_BINARY_GREATER_EQUAL] = LOOPS (b_ge),
+  [HY_BINARY_LESSER] = LOOPS (b_lt),
+  [HY_BINARY_LESSER_EQUAL] = LOOPS (b_le),
+};
+
+/* ---- scalar ops -------------------------------------------------------- */
+
+void
+hy_cpu_scalar (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_scalar_params *p = params;
+  const float *x = in[0]->data;
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  const float s = p->scalar;
+
+  /* x^2 is the common power (e.g. variance); powf is slow and, for 2,
+   * exactly x * x anyway. */
+  if (p->fn == HY_BINARY_POWER && !p->scalar_first && s == 2.0f) {
+    b_mul_vv (n, x, x, o);
+    return;
+  }
+  if (p->scalar_first)
+    binary_table[p->fn].sv (n, s, x, o);
+  else
+    binary_table[p->fn].vs (n, x, s, o);
+}
+
+/* ---- binary ops with broadcasting -------------------------------------- */
+
+/* The iteration space of a broadcast: the output's axes with size-1 axes
+ * dropped and neighbours merged wherever both operands step through them
+ * as one (contiguous in both, or broadcast in both).  (N, C, H, W) ⊕
+ * (1, C, 1, 1) becomes (N, C, H·W) with rhs strides (0, 1, 0); equal
+ * shapes become a single axis.  The last axis has stride 1 or 0. */
+typedef struct broadcast_plan {
+  int nd;
+  int64_t dims[HY_MAX_DIMS];
+  int64_t sa[HY_MAX_DIMS];      /* element strides; 0 = broadcast */
+  int64_t sb[HY_MAX_DIMS];
+} broadcast_plan;
+
+/* An operand's strides along the output's axes (right-aligned). */
+static void
+operand_strides (const hy_shape *s, const hy_shape *o, int64_t *strides)
+{
+  int64_t step = 1;
+  for (int i = o->ndim - 1; i >= 0; i--) {
+    const int k = s->ndim - o->ndim + i;
+    const int64_t d = k >= 0 ? s->dims[k] : 1;
+    strides[i] = d == 1 ? 0 : step;
+    step *= d;
+  }
+}
+
+static void
+plan_broadcast (const hy_shape *a, const hy_shape *b, const hy_shape *o,
+    broadcast_plan *plan)
+{
+  int64_t sa[HY_MAX_DIMS], sb[HY_MAX_DIMS];
+  operand_strides (a, o, sa);
+  operand_strides (b, o, sb);
+  plan->nd = 0;
+  for (int i = 0; i < o->ndim; i++) {
+    const int64_t d = o->dims[i];
+    if (d == 1)
+      continue;
+    const int last = plan->nd - 1;
+    if (last >= 0 && plan->sa[last] == sa[i] * d
+        && plan->sb[last] == sb[i] * d) {
+      plan->dims[last] *= d;
+      plan->sa[last] = sa[i];
+      plan->sb[last] = sb[i];
+    } else {
+      plan->dims[plan->nd] = d;
+      plan->sa[plan->nd] = sa[i];
+      plan->sb[plan->nd] = sb[i];
+      plan->nd++;
+    }
+  }
+}
+
+static void
+run_broadcast (const binary_loops *loops, const broadcast_plan *plan,
+    const float *a, const float *b, float *o)
+{
+  if (plan->nd == 0) {          /* every axis has size 1 */
+    loops->vv (1, a, b, o);
+    return;
+  }
+  const int inner = plan->nd - 1;
+  const int64_t n = plan->dims[inner];
+  const int64_t ia = plan->sa[inner], ib = plan->sb[inner];
+  int64_t rows = 1;
+  for (int k = 0; k < inner; k++)
+    rows *= plan->dims[k];
+
+  int64_t idx[HY_MAX_DIMS] = { 0 };
+  int64_t oa = 0, ob = 0;
+  for (int64_t r = 0; r < rows; r++, o += n) {
+    if (ia && ib)
+      loops->vv (n, a + oa, b + ob, o);
+    else if (ia)
+      loops->vs (n, a + oa, b[ob], o);
+    else
+      loops->sv (n, a[oa], b + ob, o);
+    /* Step the outer axes like an odometer. */
+    for (int k = inner - 1; k >= 0; k--) {
+      oa += plan->sa[k];
+      ob += plan->sb[k];
+      if (++idx[k] < plan->dims[k])
+        break;
+      oa -= plan->sa[k] * plan->dims[k];
+      ob -= plan->sb[k] * plan->dims[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+void
+hy_cpu_binary (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_binary_params *p = params;
+  const binary_loops *loops = &binary_table[p->fn];
+  const hy_shape *sa = &in[0]->shape, *sb = &in[1]->shape;
+  const hy_shape *so = &out[0]->shape;
+  const float *a = in[0]->data, *b = in[1]->data;
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (so);
+  const int64_t na = hy_shape_numel (sa), nb = hy_shape_numel (sb);
+
+  /* The cases that need no plan: equal sizes, or one operand a single
+   * value. */
+  if (na == n && nb == n) {
+    loops->vv (n, a, b, o);
+  } else if (nb == 1 && na == n) {
+    loops->vs (n, a, b[0], o);
+  } else if (na == 1 && nb == n) {
+    loops->sv (n, a[0], b, o);
+  } else {
+    broadcast_plan plan;
+    plan_broadcast (sa, sb, so, &plan);
+    run_broadcast (loops, &plan, a, b, o);
+  }
+}
+
+/* ---- add_n ------------------------------------------------------------- */
+
+void
+hy_cpu_add_n (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  if (n_in == 1) {
+    if (o != in[0]->data)
+      memcpy (o, in[0]->data, (size_t) n * sizeof (float));
+    return;
+  }
+  /* Left to right, as MXNet's ElementwiseSum adds. */
+  b_add_vv (n, in[0]->data, in[1]->data, o);
+  for (int k = 2; k < n_in; k++)
+    b_add_vv (n, o, in[k]->data, o);
+}
+
+/* ---- clip, hard_sigmoid ------------------------------------------------ */
+
+void
+hy_cpu_clip (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_clip_params *p = params;
+  const float *x = in[0]->data;
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  const float lo = p->a_min, hi = p->a_max;
+  /* Both comparisons fail for NaN, which therefore passes through. */
+  for (int64_t i = 0; i < n; i++) {
+    const float v = x[i];
+    o[i] = v > hi ? hi : v < lo ? lo : v;
+  }
+}
+
+void
+hy_cpu_hard_sigmoid (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_hard_sigmoid_params *p = params;
+  const float *x = in[0]->data;
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  const float alpha = p->alpha, beta = p->beta;
+  for (int64_t i = 0; i < n; i++) {
+    const float v = alpha * x[i] + beta;
+    o[i] = v > 1.0f ? 1.0f : v < 0.0f ? 0.0f : v;
+  }
+}
+
+/* ---- where ------------------------------------------------------------- */
+
+void
+hy_cpu_where (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const float *c = in[0]->data, *x = in[1]->data, *y = in[2]->data;
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  const int64_t nc = hy_shape_numel (&in[0]->shape);
+
+  /* Any nonzero condition, NaN included, picks x. */
+  if (nc == n) {
+    for (int64_t i = 0; i < n; i++)
+      o[i] = c[i] != 0.0f ? x[i] : y[i];
+    return;
+  }
+  /* A 1-D condition picks whole rows. */
+  const int64_t row = nc > 0 ? n / nc : 0;
+  for (int64_t r = 0; r < nc; r++) {
+    const float *src = c[r] != 0.0f ? x : y;
+    memmove (o + r * row, src + r * row, (size_t) row * sizeof (float));
+  }
+}
+
+/* ---- Cast -------------------------------------------------------------- */
+
+static inline uint32_t
+float_bits (float v)
+{
+  uint32_t u;
+  memcpy (&u, &v, sizeof u);
+  return u;
+}
+
+static inline float
+bits_float (uint32_t u)
+{
+  float v;
+  memcpy (&v, &u, sizeof v);
+  return v;
+}
+
+/* The float16 nearest to v (ties to even), back as float32: what
+ * storing into half precision does.  Beyond 65504 (from 65520 on) is inf. */
+static float
+round_to_float16 (float v)
+{
+  const uint32_t u = float_bits (v);
+  const uint32_t sign = u & 0x80000000u, mag = u & 0x7fffffffu;
+  if (mag >= 0x7f800000u)       /* inf, NaN */
+    return v;
+  if (mag >= 0x477ff000u)       /* >= 65520 */
+    return sign ? -INFINITY : INFINITY;
+  if (mag < 0x38800000u) {      /* below 2^-14: half subnormals */
+    /* Subnormal halves are multiples of 2^-24; scaling by a power of two
+     * is exact, rintf rounds ties to even. */
+    const float q = rintf (fabsf (v) * 0x1p24f) * 0x1p-24f;
+    return sign ? -q : q;
+  }
+  /* Normal: keep 10 of the 23 mantissa bits, rounding to nearest even. */
+  const uint32_t lsb = (mag >> 13) & 1u;
+  return bits_float (sign | ((mag + 0x0fffu + lsb) & ~0x1fffu));
+}
+
+/* MXNet's bfloat16 conversion truncates the low 16 bits. */
+static float
+round_to_bfloat16 (float v)
+{
+  if (v != v)
+    return v;                   /* truncating could turn NaN into inf */
+  return bits_float (float_bits (v) & 0xffff0000u);
+}
+
+/* A float converted to int32 as x86 does (cvttss2si): toward zero, and
+ * NaN or out of range gives INT32_MIN.  MXNet's narrower integer casts
+ * go through it and keep the low bits, so 300.7 → uint8 44. */
+static inline int32_t
+to_int32 (float v)
+{
+  if (v >= -2147483648.0f && v < 2147483648.0f)
+    return (int32_t) v;
+  return INT32_MIN;
+}
+
+static inline float
+to_int64 (float v)
+{
+  /* Every float of magnitude >= 2^23 is already an integer. */
+  if (v >= -0x1p63f && v < 0x1p63f)
+    return truncf (v);
+  return -0x1p63f;
+}
+
+void
+hy_cpu_cast (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_cast_params *p = params;
+  const float *x = in[0]->data;
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+
+  switch (p->dtype) {
+    case HY_DTYPE_FLOAT16:
+      for (int64_t i = 0; i < n; i++)
+        o[i] = round_to_float16 (x[i]);
+      break;
+    case HY_DTYPE_BFLOAT16:
+      for (int64_t i = 0; i < n; i++)
+        o[i] = round_to_bfloat16 (x[i]);
+      break;
+    case HY_DTYPE_INT32:
+      for (int64_t i = 0; i < n; i++)
+        o[i] = (float) to_int32 (x[i]);
+      break;
+    case HY_DTYPE_INT64:
+      for (int64_t i = 0; i < n; i++)
+        o[i] = to_int64 (x[i]);
+      break;
+    case HY_DTYPE_UINT8:
+      for (int64_t i = 0; i < n; i++)
+        o[i] = (float) ((uint32_t) to_int32 (x[i]) & 0xffu);
+      break;
+    case HY_DTYPE_INT8:
+      for (int64_t i = 0; i < n; i++) {
+        const int32_t low = (int32_t) ((uint32_t) to_int32 (x[i]) & 0xffu);
+        o[i] = (float) (low >= 128 ? low - 256 : low);
+      }
+      break;
+    case HY_DTYPE_BOOL:
+      for (int64_t i = 0; i < n; i++)
+        o[i] = x[i] != 0.0f ? 1.0f : 0.0f;
+      break;
+    default:                    /* float32, float64: values unchanged */
+      if (o != x)
+        memcpy (o, x, (size_t) n * sizeof (float));
+      break;
+  }
+}
+
+/* ---- zeros_like, ones_like --------------------------------------------- */
+
+void
+hy_cpu_fill_like (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_fill_like_params *p = params;
+  float *o = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  const float v = p->value;
+  for (int64_t i = 0; i < n; i++)
+    o[i] = v;
+}

@@ -1,0 +1,168 @@
+/*
+ * pool.c — Pooling (NCW, NCHW, NCDHW) on the CPU, as MXNet 1.9.1 computes
+ * it:
+ *  - max takes the largest value inside the image: padding never wins;
+ *  - avg divides by the window clipped to the padded image [−pad, in+pad)
+ *    (count_include_pad) or to the image itself;
+ *  - sum adds, lp takes (Σ xᵖ)^(1/p) for p = 1, 2, 3 (no absolute value,
+ *    as in MXNet).
+ * 1-D and 2-D pooling run as 3-D with leading unit axes; global pooling is
+ * a plain reduction over each channel's map.
+ */
+#include <float.h>
+#include <math.h>
+
+#include "cpu-kernel.h"
+#include "nn.h"
+
+void hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+typedef struct pool_geom {
+  int64_t planes;               /* batch · channels */
+  int64_t in[3], out[3], k[3], stride[3], pad[3];
+  int64_t in_size, out_size;
+} pool_geom;
+
+static void
+pool_geom_init (pool_geom *g, const hy_pool_params *p, const hy_shape *x,
+    const hy_shape *y)
+{
+  const int n = x->ndim - 2, lead = 3 - n;
+  g->planes = x->dims[0] * x->dims[1];
+  g->in_size = g->out_size = 1;
+  for (int i = 0; i < 3; i++) {
+    const int s = i - lead;
+    g->in[i] = s >= 0 ? x->dims[2 + s] : 1;
+    g->out[i] = s >= 0 ? y->dims[2 + s] : 1;
+    g->k[i] = s >= 0 ? p->kernel[s] : 1;
+    g->stride[i] = s >= 0 ? p->stride[s] : 1;
+    g->pad[i] = s >= 0 ? p->pad[s] : 0;
+    g->in_size *= g->in[i];
+    g->out_size *= g->out[i];
+  }
+}
+
+static inline float
+pow_p (float x, int p)
+{
+  return p == 1 ? x : p == 2 ? x * x : x * x * x;
+}
+
+static inline float
+root_p (float x, int p)
+{
+  return p == 1 ? x : p == 2 ? sqrtf (x) : cbrtf (x);
+}
+
+static void
+pool_global (const hy_pool_params *p, const pool_geom *g,
+    const float *x, float *y)
+{
+  const int64_t n = g->in_size;
+  for (int64_t c = 0; c < g->planes; c++) {
+    const float *restrict src = x + c * n;
+    float r;
+    if (p->pool_type == HY_POOL_MAX) {
+      r = -FLT_MAX;
+      for (int64_t i = 0; i < n; i++)
+        r = src[i] > r ? src[i] : r;
+    } else if (p->pool_type == HY_POOL_LP) {
+      r = 0.0f;
+      for (int64_t i = 0; i < n; i++)
+        r += pow_p (src[i], p->p_value);
+      r = root_p (r, p->p_value);
+    } else {
+      r = 0.0f;
+      for (int64_t i = 0; i < n; i++)
+        r += src[i];
+      if (p->pool_type == HY_POOL_AVG)
+        r /= (float) n;
+    }
+    y[c] = r;
+  }
+}
+
+/* One window along one axis: [*lo, *hi) inside the image, and its extent
+ * within the padded image for averaging. */
+static inline int64_t
+window (const pool_geom *g, int axis, int64_t o, int64_t *lo, int64_t *hi)
+{
+  int64_t start = o * g->stride[axis] - g->pad[axis];
+  int64_t end = start + g->k[axis];
+  const int64_t padded_end = g->in[axis] + g->pad[axis];
+  if (end > padded_end)
+    end = padded_end;
+  const int64_t padded_len = end - start;
+  *lo = start > 0 ? start : 0;
+  *hi = end < g->in[axis] ? end : g->in[axis];
+  return padded_len;
+}
+
+static void
+pool_windows (const hy_pool_params *p, const pool_geom *g, const float *x,
+    float *y)
+{
+  for (int64_t c = 0; c < g->planes; c++) {
+    const float *plane = x + c * g->in_size;
+    float *dst = y + c * g->out_size;
+    for (int64_t od = 0; od < g->out[0]; od++) {
+      int64_t d0, d1;
+      const int64_t nd = window (g, 0, od, &d0, &d1);
+      for (int64_t oh = 0; oh < g->out[1]; oh++) {
+        int64_t h0, h1;
+        const int64_t nh = window (g, 1, oh, &h0, &h1);
+        for (int64_t ow = 0; ow < g->out[2]; ow++, dst++) {
+          int64_t w0, w1;
+          const int64_t nw = window (g, 2, ow, &w0, &w1);
+          float r = p->pool_type == HY_POOL_MAX ? -FLT_MAX : 0.0f;
+          for (int64_t d = d0; d < d1; d++) {
+            for (int64_t h = h0; h < h1; h++) {
+              const float *row = plane + (d * g->in[1] + h) * g->in[2];
+              switch (p->pool_type) {
+                case HY_POOL_MAX:
+                  for (int64_t w = w0; w < w1; w++)
+                    r = row[w] > r ? row[w] : r;
+                  break;
+                case HY_POOL_LP:
+                  for (int64_t w = w0; w < w1; w++)
+                    r += pow_p (row[w], p->p_value);
+                  break;
+                default:
+                  for (int64_t w = w0; w < w1; w++)
+                    r += row[w];
+                  break;
+              }
+            }
+          }
+          if (p->pool_type == HY_POOL_AVG) {
+            const int64_t count = p->count_include_pad ? nd * nh * nw
+                : (d1 - d0) * (h1 - h0) * (w1 - w0);
+            /* A window wholly in the padding has nothing to average. */
+            r = count > 0 ? r / (float) count : 0.0f;
+          } else if (p->pool_type == HY_POOL_LP) {
+            r = root_p (r, p->p_value);
+          }
+          *dst = r;
+        }
+      }
+    }
+  }
+}
+
+void
+hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_pool_params *p = params;
+  pool_geom g;
+  if (p->global_pool) {
+    const hy_shape *x = &in[0]->shape;
+    g.planes = x->dims[0] * x->dims[1];
+    g.in_size = hy_shape_numel (x) / (g.planes > 0 ? g.planes : 1);
+    pool_global (p, &g, in[0]->data, out[0]->data);
+    return;
+  }
+  pool_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
+  pool_windows (p, &g, in[0]->data, out[0]->data);
+}

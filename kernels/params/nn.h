@@ -1,0 +1,119 @@
+/*
+ * nn.h — parameters of the neural-network layer families (Convolution,
+ * FullyConnected, dot/batch_dot, Pooling, BatchNorm, Activation, LeakyReLU).
+ *
+ * core/ops/nn-*.c fill these from MXNet attributes (with MXNet 1.9.1's
+ * defaults already applied); kernels/cpu/ read them.  Spatial tuples are
+ * stored for up to three dimensions, always as many entries as the kernel
+ * has: a 2-D convolution uses kernel[0..1] = (kh, kw).
+ */
+#ifndef HY_PARAMS_NN_H
+#define HY_PARAMS_NN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hy-ops.h"
+
+#define HY_NN_MAX_SPATIAL 3
+
+/* An activation a fusion pass may fold into the op that feeds it; parse()
+ * always leaves it at NONE. */
+typedef enum hy_fused_act {
+  HY_FUSED_ACT_NONE = 0,
+  HY_FUSED_ACT_RELU,
+} hy_fused_act;
+
+typedef struct hy_conv_params {
+  hy_op_id op;
+  int n_spatial;                /* 1 (NCW), 2 (NCHW) or 3 (NCDHW) */
+  int64_t kernel[HY_NN_MAX_SPATIAL];
+  int64_t stride[HY_NN_MAX_SPATIAL];
+  int64_t dilate[HY_NN_MAX_SPATIAL];
+  int64_t pad[HY_NN_MAX_SPATIAL];
+  int64_t num_filter;
+  int64_t num_group;
+  bool no_bias;
+  hy_fused_act fused_act;
+} hy_conv_params;
+
+typedef struct hy_fc_params {
+  hy_op_id op;
+  int64_t num_hidden;
+  bool no_bias;
+  bool flatten;                 /* data as (d0, rest) instead of (..., K) */
+  hy_fused_act fused_act;
+} hy_fc_params;
+
+/* dot and batch_dot. */
+typedef struct hy_dot_params {
+  hy_op_id op;
+  bool transpose_a;
+  bool transpose_b;
+} hy_dot_params;
+
+typedef enum hy_pool_type {
+  HY_POOL_MAX,
+  HY_POOL_AVG,
+  HY_POOL_SUM,
+  HY_POOL_LP,
+} hy_pool_type;
+
+typedef enum hy_pool_convention {
+  HY_POOL_VALID,                /* floor: windows end inside the padding */
+  HY_POOL_FULL,                 /* ceil: a last partial window is kept */
+  HY_POOL_SAME,                 /* ceil(in / stride), no explicit pad */
+} hy_pool_convention;
+
+typedef struct hy_pool_params {
+  hy_op_id op;
+  hy_pool_type pool_type;
+  hy_pool_convention convention;
+  bool global_pool;             /* kernel = whole map, stride 1, no pad */
+  bool count_include_pad;       /* avg: divide by the padded window */
+  int p_value;                  /* lp: 1, 2 or 3 */
+  int n_spatial;                /* 0 only for global_pool without kernel */
+  int64_t kernel[HY_NN_MAX_SPATIAL];
+  int64_t stride[HY_NN_MAX_SPATIAL];
+  int64_t pad[HY_NN_MAX_SPATIAL];
+} hy_pool_params;
+
+typedef struct hy_batch_norm_params {
+  hy_op_id op;
+  float eps;
+  bool fix_gamma;               /* gamma read as 1 */
+  bool output_mean_var;         /* also output mean and 1/sqrt(var + eps) */
+  int axis;                     /* channel axis; may be negative */
+} hy_batch_norm_params;
+
+typedef enum hy_act_type {
+  HY_ACT_RELU,
+  HY_ACT_SIGMOID,
+  HY_ACT_TANH,
+  HY_ACT_SOFTRELU,
+  HY_ACT_SOFTSIGN,
+} hy_act_type;
+
+typedef struct hy_activation_params {
+  hy_op_id op;
+  hy_act_type act_type;
+} hy_activation_params;
+
+typedef enum hy_leaky_type {
+  HY_LEAKY_LEAKY,
+  HY_LEAKY_PRELU,
+  HY_LEAKY_RRELU,
+  HY_LEAKY_ELU,
+  HY_LEAKY_SELU,
+  HY_LEAKY_GELU,
+} hy_leaky_type;
+
+typedef struct hy_leaky_relu_params {
+  hy_op_id op;
+  hy_leaky_type act_type;
+  float slope;                  /* leaky, elu; rrelu: the inference slope */
+  float lower_bound;            /* rrelu */
+  float upper_bound;            /* rrelu */
+} hy_leaky_relu_params;
+
+#endif /* HY_PARAMS_NN_H */

@@ -1,0 +1,189 @@
+/*
+ * shape.h — params of the data-movement and shape ops (ops.def: identity
+ * … arange), shared by their definitions (core/ops/shape.c, slice.c,
+ * tile.c) and their CPU kernels (kernels/cpu/shape.c, slice.c, tile.c).
+ *
+ * Attributes that depend on the input's rank (negative axes, slice
+ * bounds) are stored as written; both halves resolve them against the
+ * actual shape with the inline helpers below, so the rule lives in one
+ * place.
+ */
+#ifndef HY_PARAMS_SHAPE_H
+#define HY_PARAMS_SHAPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hy-ops.h"
+
+/* The longest tuple attribute these ops accept (Reshape codes, slice
+ * bounds, tile reps); matches the attribute parser's limit. */
+#define HY_SHAPE_PARAM_MAX 16
+
+/* _copy, Dropout, BlockGrad: the output is the input. */
+typedef struct hy_identity_params {
+  hy_op_id op;
+} hy_identity_params;
+
+/* Flatten: (d0, d1 * … * dn). */
+typedef struct hy_flatten_params {
+  hy_op_id op;
+} hy_flatten_params;
+
+/* Reshape.  `codes` is MXNet's `shape` (0 copy, -1 infer, -2 copy the
+ * rest, -3 merge two, -4 split one), or the deprecated `target_shape`
+ * (0 = infer) when `legacy_target` is set. */
+typedef struct hy_reshape_params {
+  hy_op_id op;
+  int n_codes;
+  int64_t codes[HY_SHAPE_PARAM_MAX];
+  bool reverse;
+  bool legacy_target;
+  bool keep_highest;            /* legacy_target only */
+} hy_reshape_params;
+
+typedef struct hy_expand_dims_params {
+  hy_op_id op;
+  int axis;                     /* in [-ndim-1, ndim] */
+} hy_expand_dims_params;
+
+/* squeeze: n_axes -1 drops every axis of length 1. */
+typedef struct hy_squeeze_params {
+  hy_op_id op;
+  int n_axes;
+  int axes[HY_SHAPE_PARAM_MAX];
+} hy_squeeze_params;
+
+/* transpose: output axis i is input axis axes[i]; n_axes 0 reverses. */
+typedef struct hy_transpose_params {
+  hy_op_id op;
+  int n_axes;
+  int axes[HY_SHAPE_PARAM_MAX];
+} hy_transpose_params;
+
+/* slice: per leading axis, begin/end/step with None entries (bit i of a
+ * mask set).  n_step 0: every step is 1. */
+typedef struct hy_slice_params {
+  hy_op_id op;
+  int n;
+  int n_step;
+  int64_t begin[HY_SHAPE_PARAM_MAX];
+  int64_t end[HY_SHAPE_PARAM_MAX];
+  int64_t step[HY_SHAPE_PARAM_MAX];
+  uint32_t begin_none, end_none, step_none;
+} hy_slice_params;
+
+typedef struct hy_slice_axis_params {
+  hy_op_id op;
+  int axis;
+  int64_t begin;
+  int64_t end;
+  bool end_none;                /* to the end of the axis */
+} hy_slice_axis_params;
+
+/* Concat: num_args inputs joined along dim. */
+typedef struct hy_concat_params {
+  hy_op_id op;
+  int num_args;
+  int dim;
+} hy_concat_params;
+
+/* SliceChannel: num_outputs equal parts along axis. */
+typedef struct hy_split_params {
+  hy_op_id op;
+  int num_outputs;
+  int axis;
+  bool squeeze_axis;
+} hy_split_params;
+
+/* tile: reps shorter than the rank are padded with leading 1s; longer
+ * reps prepend axes of length 1 to the input. */
+typedef struct hy_tile_params {
+  hy_op_id op;
+  int n_reps;
+  int64_t reps[HY_SHAPE_PARAM_MAX];
+} hy_tile_params;
+
+/* repeat: each element `repeats` times along axis (none: flattened). */
+typedef struct hy_repeat_params {
+  hy_op_id op;
+  int64_t repeats;
+  int axis;
+  bool axis_none;
+} hy_repeat_params;
+
+/* _arange: start, start+step, … below stop, each value `repeat` times.
+ * `stop` is always set (an omitted stop is resolved as range(0, start)).
+ * integral: the dtype is an integer type, so MXNet truncates start and
+ * step before computing the values. */
+typedef struct hy_arange_params {
+  hy_op_id op;
+  double start;
+  double stop;
+  double step;
+  int64_t repeat;
+  int dtype;
+  bool integral;
+} hy_arange_params;
+
+/* Python's slice rule for one axis of length len: the first index, the
+ * step and how many elements it selects (possibly 0).  MXNet 1.9.1's
+ * slice follows it exactly, clamping out-of-range bounds. */
+static inline void
+hy_slice_resolve (const hy_slice_params *p, int axis, int64_t len,
+    int64_t *first, int64_t *step, int64_t *count)
+{
+  int64_t s = 1;
+  if (axis >= p->n) {
+    *first = 0;
+    *step = 1;
+    *count = len;
+    return;
+  }
+  if (axis < p->n_step && !(p->step_none & (1u << axis)))
+    s = p->step[axis];
+  bool has_b = !(p->begin_none & (1u << axis));
+  bool has_e = !(p->end_none & (1u << axis));
+  int64_t b, e;
+  if (s > 0) {
+    b = has_b ? p->begin[axis] : 0;
+    e = has_e ? p->end[axis] : len;
+    if (b < 0)
+      b = b + len < 0 ? 0 : b + len;
+    else if (b > len)
+      b = len;
+    if (e < 0)
+      e = e + len < 0 ? 0 : e + len;
+    else if (e > len)
+      e = len;
+    *count = b < e ? (e - b - 1) / s + 1 : 0;
+  } else {
+    /* Walking down, -1 stands for "before index 0". */
+    b = has_b ? p->begin[axis] : len - 1;
+    e = has_e ? p->end[axis] : -1;
+    if (has_b && b < 0)
+      b = b + len < 0 ? -1 : b + len;
+    else if (b >= len)
+      b = len - 1;
+    if (has_e && e < 0)
+      e = e + len < 0 ? -1 : e + len;
+    else if (e >= len)
+      e = len - 1;
+    *count = e < b ? (b - e - 1) / (-s) + 1 : 0;
+  }
+  *first = b;
+  *step = s;
+}
+
+/* slice_axis's bounds on an axis of length len, negative ones counted from
+ * the end.  Unlike slice, MXNet does not clamp these: the core rejects
+ * bounds outside [0, len] or begin >= end before any kernel runs. */
+static inline void
+hy_slice_axis_bounds (const hy_slice_axis_params *p, int64_t len,
+    int64_t *begin, int64_t *end)
+{
+  *begin = p->begin < 0 ? p->begin + len : p->begin;
+  *end = p->end_none ? len : p->end < 0 ? p->end + len : p->end;
+}
+
+#endif /* HY_PARAMS_SHAPE_H */

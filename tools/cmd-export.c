@@ -1,0 +1,89 @@
+/*
+ * cmd-export.c — `hybridinfer export`: write a loaded model back out as
+ * MXNet 1.9.1 export files (PREFIX-symbol.json + PREFIX-NNNN.params).
+ *
+ * Reading a file and writing it again upgrades legacy (0.8/0.9-era) symbol
+ * files and params key spellings to what current MXNet and Gluon's
+ * SymbolBlock.imports expect.
+ */
+#include <errno.h>
+
+#include <glib/gstdio.h>
+
+#include "cli.h"
+
+typedef struct export_args {
+  char *model, *params, *prefix;
+  int epoch;
+} export_args;
+
+/* The prefix's folder must exist: hy_model_export writes beside it. */
+static gboolean
+ensure_prefix_dir (const char *prefix, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (prefix);
+  if (g_mkdir_with_parents (dir, 0755) != 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_IO,
+        "cannot create the folder %s for --prefix %s: %s", dir, prefix,
+        g_strerror (errno));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+int
+hy_cmd_export (int argc, char **argv)
+{
+  export_args a = { .epoch = 0 };
+  GOptionEntry entries[] = {
+    {"model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model,
+        "Symbol file (prefix-symbol.json)", "M"},
+    {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
+        "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
+    {"prefix", 'o', 0, G_OPTION_ARG_FILENAME, &a.prefix,
+        "Write OUT-symbol.json and OUT-NNNN.params", "OUT"},
+    {"epoch", 'e', 0, G_OPTION_ARG_INT, &a.epoch,
+        "The NNNN of the params file name (default 0)", "N"},
+    {NULL}
+  };
+  g_autoptr (GOptionContext) ctx =
+      g_option_context_new ("- write the model as MXNet 1.9.1 export files");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  hy_model *model = NULL;
+  int status = HY_EXIT_FAIL;
+
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    status = hy_cli_usage (ctx, "export: %s", error->message);
+    goto out;
+  }
+  if (!a.model || !a.prefix) {
+    status = hy_cli_usage (ctx, "export: --model and --prefix are required");
+    goto out;
+  }
+  if (argc > 1) {
+    status = hy_cli_usage (ctx, "export: unexpected argument '%s'", argv[1]);
+    goto out;
+  }
+  /* MXNet formats the epoch with %04d; past 9999 the name still works but
+   * no longer sorts, and a negative one is surely a typo. */
+  if (a.epoch < 0 || a.epoch > 9999) {
+    status = hy_cli_usage (ctx, "export: --epoch %d is not in 0..9999",
+        a.epoch);
+    goto out;
+  }
+  model = hy_cli_load_model (a.model, a.params, &error);
+  if (!model || !ensure_prefix_dir (a.prefix, &error)
+      || !hy_model_export (model, a.prefix, a.epoch, &error)) {
+    status = hy_cli_fail (error);
+    goto out;
+  }
+  status = HY_EXIT_OK;
+
+out:
+  hy_model_free (model);
+  g_free (a.model);
+  g_free (a.params);
+  g_free (a.prefix);
+  return status;
+}
