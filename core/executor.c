@@ -27,6 +27,8 @@ struct hy_executor {
   const hy_tensor **in_buf;     /* scratch for kernel argument lists */
   hy_tensor **out_buf;
   guint max_args;
+  hy_node_hook hook;
+  void *hook_data;
 };
 
 static void
@@ -167,6 +169,21 @@ value_of (hy_executor *exec, const hy_entry *e,
   return NULL;                  /* an unused input (SoftmaxOutput label) */
 }
 
+static void
+call_hook (hy_executor *exec, guint i, double elapsed_us)
+{
+  hy_node_desc desc;
+  hy_model_node (exec->model, (int) i, &desc);
+  hy_node_event ev = {
+    .index = (int) i,
+    .node = &desc,
+    .outputs = (const hy_tensor *const *) exec->values[i],
+    .n_outputs = desc.n_outputs,
+    .elapsed_us = elapsed_us,
+  };
+  exec->hook (exec->model, &ev, exec->hook_data);
+}
+
 gboolean
 hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
     int n_inputs, GError **error)
@@ -187,6 +204,7 @@ hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
     exec->planned_generation = m->shape_generation;
   }
 
+  gboolean hooked = exec->hook && exec->mode == HY_MODE_IMPERATIVE;
   for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
     hy_node *node = hy_graph_node (g, i);
     if (!node->op)
@@ -195,10 +213,21 @@ hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
       exec->in_buf[k] = value_of (exec, &node->inputs[k], inputs);
     for (guint k = 0; k < node->n_outputs; k++)
       exec->out_buf[k] = exec->values[i][k];
+    gint64 t0 = hooked ? g_get_monotonic_time () : 0;
     exec->kernels[i] (&exec->cpu, node->params, exec->in_buf,
         (int) node->n_inputs, exec->out_buf, (int) node->n_outputs);
+    if (hooked)
+      call_hook (exec, i, (double) (g_get_monotonic_time () - t0));
   }
   return TRUE;
+}
+
+void
+hy_executor_set_node_hook (hy_executor *exec, hy_node_hook hook,
+    void *user_data)
+{
+  exec->hook = hook;
+  exec->hook_data = user_data;
 }
 
 int

@@ -146,6 +146,25 @@ gboolean hy_executor_forward (hy_executor *exec,
 const hy_tensor *hy_executor_output (const hy_executor *exec, int i);
 int hy_executor_n_outputs (const hy_executor *exec);
 
+/* ---- per-node hooks (imperative mode: the debugging path) ------------- */
+
+typedef struct hy_node_event {
+  int index;                    /* node index in the graph (topological) */
+  const hy_node_desc *node;
+  const hy_tensor *const *outputs;  /* valid during the call only */
+  int n_outputs;
+  double elapsed_us;            /* the node's kernel time */
+} hy_node_event;
+
+typedef void (*hy_node_hook) (const hy_model *model,
+    const hy_node_event *event, void *user_data);
+
+/* Calls `hook` after every op node of each imperative forward (hybrid mode
+ * runs fused nodes that have no one-to-one match, and calls nothing).
+ * NULL removes it. */
+void hy_executor_set_node_hook (hy_executor *exec, hy_node_hook hook,
+    void *user_data);
+
 /* ---- CPU tuning -------------------------------------------------------- */
 
 /* Name of the CPU kernel set OpenBLAS runs ("Haswell", "SkylakeX", …). */
