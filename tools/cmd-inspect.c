@@ -216,6 +216,9 @@ hy_cmd_inspect (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- describe a model");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
+  /* Declared before the first goto: a jump past an initialised g_autoptr
+   * would free stack garbage at "out". */
+  g_autoptr (GError) shape_error = NULL;
   char **unsupported = NULL;
   hy_model *model = NULL;
   int status = HY_EXIT_FAIL;
@@ -236,18 +239,18 @@ hy_cmd_inspect (int argc, char **argv)
   }
   /* Shapes are best effort: a model with an unknown op or no input shape
    * is still worth describing. */
-  g_autoptr (GError) shape_error = NULL;
   if (unsupported)
     g_set_error (&shape_error, HY_ERROR, HY_ERROR_UNSUPPORTED,
         "the model has unsupported ops");
   else
     hy_model_infer_shapes (model, &shape_error);
-  const char *shape_msg = shape_error ? shape_error->message : NULL;
   if (a.json) {
-    g_autofree char *text = describe_json (model, unsupported, shape_msg);
+    g_autofree char *text = describe_json (model, unsupported,
+        shape_error ? shape_error->message : NULL);
     printf ("%s\n", text);
   } else {
-    describe_text (model, unsupported, shape_msg);
+    describe_text (model, unsupported,
+        shape_error ? shape_error->message : NULL);
   }
   status = HY_EXIT_OK;
 

@@ -130,6 +130,9 @@ hy_cmd_run (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- run one forward");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
+  /* Declared before the first goto: a jump past an initialised g_autofree
+   * would free stack garbage at "out". */
+  g_autofree char *note = NULL;
   int status = HY_EXIT_FAIL;
   hy_model *model = NULL;
   hy_executor *exec = NULL;
@@ -146,7 +149,6 @@ hy_cmd_run (int argc, char **argv)
   }
   hy_mode mode;
   hy_device device;
-  g_autofree char *note = NULL;
   if (!parse_mode (a.mode, &mode, &error)
       || !hy_device_resolve_auto (a.device ? a.device : "cpu", &device, &note,
           &error)) {

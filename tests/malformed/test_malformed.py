@@ -369,10 +369,22 @@ def params_checks(fx):
     checks.append(Check("array dtype code 99", fx.run(params=p), ["dtype99-0000.params"]))
 
     bad = bytearray(blob)
-    struct.pack_into("<i", bad, 24 + sum(len(x.raw) for x in arrays[:i]) + 4, 1)
-    p = fx.write("sparse-0000.params", bytes(bad))
-    checks.append(Check("array with row_sparse storage", fx.run(params=p),
-                        ["sparse-0000.params"]))
+    struct.pack_into("<i", bad, 24 + sum(len(x.raw) for x in arrays[:i]) + 4, 7)
+    p = fx.write("stype7-0000.params", bytes(bad))
+    checks.append(Check("array with storage type 7", fx.run(params=p),
+                        ["stype7-0000.params", "storage"]))
+
+    # A well-formed row_sparse (6,) bias holding rows 1 and 4, laid out as nd.save writes it.
+    edited = list(arrays)
+    sparse = (struct.pack("<Iii", V2_MAGIC, 1, 1) + struct.pack("<q", 2)   # storage shape
+              + struct.pack("<iq", 1, 6)                                   # shape
+              + struct.pack("<iii", 1, 0, 0)                               # cpu, float32
+              + struct.pack("<iiq", 6, 1, 2)                               # int64 row ids (2,)
+              + struct.pack("<2f", 0.5, -0.5) + struct.pack("<2q", 1, 4))
+    edited[i] = Array(sparse, (6,), 0, len(sparse) - 24)
+    p = fx.write("sparse-0000.params", encode_params(edited, names))
+    checks.append(Check("conv bias stored row_sparse", fx.run(params=p),
+                        ["sparse-0000.params", "seednet0_conv0_bias", "sparse"]))
 
     # Wrong shapes, each a consistent file: MXNet itself would read these arrays.
     w = index["seednet0_conv0_weight"]
