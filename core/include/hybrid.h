@@ -146,6 +146,22 @@ gboolean hy_executor_forward (hy_executor *exec,
 const hy_tensor *hy_executor_output (const hy_executor *exec, int i);
 int hy_executor_n_outputs (const hy_executor *exec);
 
+/* Memory of a hybridized plan: the arena actually used, the naive sum of
+ * every intermediate (what allocating each output separately costs), and
+ * the lower bound (the most bytes live at any one time). */
+typedef struct hy_memory_stats {
+  gint64 arena_bytes;
+  gint64 naive_bytes;
+  gint64 lower_bound_bytes;
+} hy_memory_stats;
+
+/* The memory figures of the plan for the current input shapes (hybrid mode,
+ * after a forward or hy_executor_prepare); FALSE when there is none. */
+gboolean hy_executor_memory (const hy_executor *exec, hy_memory_stats *out);
+
+/* Plans for the model's current input shapes without running (hybrid). */
+gboolean hy_executor_prepare (hy_executor *exec, GError **error);
+
 /* ---- per-node hooks (imperative mode: the debugging path) ------------- */
 
 typedef struct hy_node_event {

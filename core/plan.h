@@ -1,0 +1,32 @@
+/*
+ * plan.h — a hybridized model: the optimised graph (passes.h), its memory
+ * plan (planner.h), and a flat array of kernel calls whose tensors point
+ * into one arena.  Built once per input shape; running it allocates
+ * nothing.
+ */
+#ifndef HY_PLAN_H
+#define HY_PLAN_H
+
+#include "model-impl.h"
+#include "cpu-kernel.h"
+#include "passes.h"
+
+typedef struct hy_plan hy_plan;
+
+/* Plans `model` for its current input shapes (hy_model_infer_shapes must
+ * have succeeded).  The plan keeps pointers into the model: free it
+ * first. */
+hy_plan *hy_plan_new (hy_model *model, GError **error);
+void hy_plan_free (hy_plan *plan);
+
+/* One forward.  inputs[i] feeds model input i and must have the planned
+ * shape (the executor checks).  No allocation, no system call. */
+void hy_plan_run (hy_plan *plan, hy_cpu_ctx *ctx,
+    const hy_tensor *const *inputs, int n_inputs);
+
+const hy_tensor *hy_plan_output (const hy_plan *plan, int i);
+void hy_plan_memory (const hy_plan *plan, hy_memory_stats *out);
+const hy_pass_stats *hy_plan_pass_stats (const hy_plan *plan);
+int hy_plan_n_calls (const hy_plan *plan);
+
+#endif /* HY_PLAN_H */
