@@ -16,6 +16,7 @@ enum { HY_EXIT_OK = 0, HY_EXIT_FAIL = 1, HY_EXIT_USAGE = 2 };
 int hy_cmd_run (int argc, char **argv);
 int hy_cmd_inspect (int argc, char **argv);
 int hy_cmd_export (int argc, char **argv);
+int hy_cmd_diff (int argc, char **argv);
 
 /* Prints one error line (the GError's message) and returns HY_EXIT_FAIL. */
 int hy_cli_fail (const GError *error);

@@ -1,6 +1,7 @@
 /*
  * cmd-run.c — `hybridinfer run`: one forward over .npy inputs, outputs as
- * output0.npy, output1.npy, … (one per graph head, in order).
+ * output0.npy, output1.npy, … (one per graph head, in order).  With
+ * --dump-dir, every layer's output is dumped too (docs/DEBUGGING.md).
  */
 #include <errno.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include "npy.h"
 
 typedef struct run_args {
-  char *model, *params, *output_dir, *device, *mode;
+  char *model, *params, *output_dir, *device, *mode, *dump_dir;
   char **inputs;
 } run_args;
 
@@ -23,6 +24,7 @@ run_args_clear (run_args *a)
   g_free (a->output_dir);
   g_free (a->device);
   g_free (a->mode);
+  g_free (a->dump_dir);
   g_strfreev (a->inputs);
 }
 
@@ -125,6 +127,9 @@ hy_cmd_run (int argc, char **argv)
         "cpu, cuda, cuda:N or auto (default: cpu)", "DEV"},
     {"mode", 0, 0, G_OPTION_ARG_STRING, &a.mode,
         "hybrid (default) or imperative", "MODE"},
+    {"dump-dir", 0, 0, G_OPTION_ARG_FILENAME, &a.dump_dir,
+        "Also write every layer's output and index.json here (implies "
+        "--mode imperative)", "DIR"},
     {NULL}
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- run one forward");
@@ -136,6 +141,7 @@ hy_cmd_run (int argc, char **argv)
   int status = HY_EXIT_FAIL;
   hy_model *model = NULL;
   hy_executor *exec = NULL;
+  hy_dump *dump = NULL;
   hy_tensor **tensors = NULL;
   int n_inputs = 0;
 
@@ -147,9 +153,17 @@ hy_cmd_run (int argc, char **argv)
     status = hy_cli_usage (ctx, "run: --model and --output-dir are required");
     goto out;
   }
+  /* Hybrid mode runs fused nodes with no one-to-one layer: nothing to
+   * dump.  Only an explicit --mode hybrid conflicts. */
+  if (a.dump_dir && a.mode && !strcmp (a.mode, "hybrid")) {
+    status = hy_cli_usage (ctx, "run: --dump-dir needs --mode imperative "
+        "(hybrid mode fuses layers, so they cannot be dumped one by one)");
+    goto out;
+  }
   hy_mode mode;
   hy_device device;
-  if (!parse_mode (a.mode, &mode, &error)
+  if (!parse_mode (a.dump_dir && !a.mode ? "imperative" : a.mode, &mode,
+          &error)
       || !hy_device_resolve_auto (a.device ? a.device : "cpu", &device, &note,
           &error)) {
     status = hy_cli_fail (error);
@@ -167,9 +181,16 @@ hy_cmd_run (int argc, char **argv)
   tensors = g_new0 (hy_tensor *, MAX (n_inputs, 1));
   if (!load_inputs (model, a.inputs, tensors, &error)
       || !(exec = hy_executor_new (model, device, mode, &error))
-      || !hy_executor_forward (exec, (const hy_tensor *const *) tensors,
+      || (a.dump_dir && !(dump = hy_dump_new (a.dump_dir, &error)))) {
+    status = hy_cli_fail (error);
+    goto out;
+  }
+  if (dump)
+    hy_dump_attach (dump, exec);
+  if (!hy_executor_forward (exec, (const hy_tensor *const *) tensors,
           n_inputs, &error)
-      || !write_outputs (exec, a.output_dir, &error)) {
+      || !write_outputs (exec, a.output_dir, &error)
+      || (dump && !hy_dump_finish (dump, &error))) {
     status = hy_cli_fail (error);
     goto out;
   }
@@ -180,6 +201,7 @@ out:
     hy_tensor_free (tensors[i]);
   g_free (tensors);
   hy_executor_free (exec);
+  hy_dump_free (dump);         /* after the executor that calls into it */
   hy_model_free (model);
   run_args_clear (&a);
   return status;

@@ -4,6 +4,7 @@
  *   hybridinfer run --model M-symbol.json --input data=x.npy --output-dir out
  *   hybridinfer inspect --model M-symbol.json --shape 1x3x224x224 [--json]
  *   hybridinfer export --model M-symbol.json --prefix out/model [--epoch N]
+ *   hybridinfer diff DUMP_A DUMP_B [--rtol R] [--atol A] [--json]
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,7 @@ static const command commands[] = {
   {"run", hy_cmd_run, "run one forward on .npy inputs, write .npy outputs"},
   {"inspect", hy_cmd_inspect, "show a model's ops, shapes and parameters"},
   {"export", hy_cmd_export, "write the model as MXNet 1.9.1 export files"},
+  {"diff", hy_cmd_diff, "find the first layer where two layer dumps differ"},
 };
 
 static int

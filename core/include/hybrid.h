@@ -181,6 +181,21 @@ typedef void (*hy_node_hook) (const hy_model *model,
 void hy_executor_set_node_hook (hy_executor *exec, hy_node_hook hook,
     void *user_data);
 
+/* ---- per-layer dumps (core/dump.c; docs/DEBUGGING.md) ------------------- */
+
+typedef struct hy_dump hy_dump;
+
+/* A dump into `dir` (created if needed).  Attached to an executor, every op
+ * node output of each imperative forward is written to
+ * `NNNN_<node>[_outK].npy` (NNNN: the node's graph index); the last forward
+ * wins.  Write errors do not stop the forward: hy_dump_finish reports the
+ * first one.  Free the executor, or remove its hook, before the dump. */
+hy_dump *hy_dump_new (const char *dir, GError **error);
+void hy_dump_attach (hy_dump *dump, hy_executor *exec);
+/* Writes `index.json` (one entry per file, with statistics). */
+gboolean hy_dump_finish (hy_dump *dump, GError **error);
+void hy_dump_free (hy_dump *dump);
+
 /* ---- CPU tuning -------------------------------------------------------- */
 
 /* Name of the CPU kernel set OpenBLAS runs ("Haswell", "SkylakeX", …). */

@@ -132,7 +132,9 @@ parse_shape (header_parser *hp, hy_shape *shape, GError **error)
   gboolean trailing_comma = FALSE;
   for (;;) {
     skip_space (hp);
-    if (hp->p < hp->end && *hp->p == ')') {
+    if (hp->p >= hp->end)
+      return header_error (hp, error, "unterminated shape tuple");
+    if (*hp->p == ')') {
       hp->p++;
       break;
     }

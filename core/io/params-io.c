@@ -232,12 +232,15 @@ read_dense_body (cursor *c, const file_dims *d, array_info *info,
   return TRUE;
 }
 
-/* A row_sparse or CSR array: walked over (its layout is storage shape,
- * shape, context, dtype, aux types and shapes, values, aux data) so the
- * arrays after it and the names can still be read. */
+/* A row_sparse or CSR array: walked over so that the arrays after it and
+ * the names can still be read.  After the context and dtype come the aux
+ * (index) arrays' types and shapes, the values, then the aux data.  As in
+ * MXNet, the number of values follows from the aux shapes (the storage
+ * shape in the file can be stale): CSR holds one value per column index,
+ * row_sparse one row of `shape` per row index. */
 static gboolean
 skip_sparse_body (cursor *c, int stype, const file_dims *shape,
-    const file_dims *storage, array_info *info, GError **error)
+    array_info *info, GError **error)
 {
   int n_aux = stype == STORAGE_CSR ? 2 : 1;
   gint32 dtype;
@@ -249,20 +252,24 @@ skip_sparse_body (cursor *c, int stype, const file_dims *shape,
     if (!read_dtype (c, &aux_type[i], error)
         || !read_shape (c, &aux_shape[i], error))
       return FALSE;
+    if (aux_shape[i].ndim < 1)
+      return array_error (c, error, HY_ERROR_FORMAT,
+          "a sparse index array has no dimensions");
   }
+  file_dims values = *shape;
+  if (stype == STORAGE_CSR)
+    values = aux_shape[1];
+  else
+    values.dims[0] = aux_shape[0].dims[0];
   guint64 nbytes;
-  if (!dims_nbytes (c, storage, hy_dtype_size (dtype), &nbytes, error)
+  if (!dims_nbytes (c, &values, hy_dtype_size (dtype), &nbytes, error)
       || !skip (c, nbytes, error))
     return FALSE;
   for (int i = 0; i < n_aux; i++) {
-    if (aux_shape[i].ndim < 0)
-      return array_error (c, error, HY_ERROR_FORMAT,
-          "a sparse index array has an unknown shape");
     if (!dims_nbytes (c, &aux_shape[i], hy_dtype_size (aux_type[i]), &nbytes,
             error) || !skip (c, nbytes, error))
       return FALSE;
   }
-  (void) shape;
   defer_problem (info, HY_ERROR_UNSUPPORTED, g_strdup_printf ("it is stored "
           "as %s, and only dense arrays are supported; save it after "
           ".tostype('default')", stype == STORAGE_CSR ? "csr" : "row_sparse"));
@@ -295,7 +302,8 @@ read_v2_v3 (cursor *c, gboolean v3, array_info *info, GError **error)
         "byte %" G_GSIZE_FORMAT, stype, c->pos - 4);
     return array_error (c, error, HY_ERROR_FORMAT, msg);
   }
-  file_dims storage = { 0 }, shape;
+  /* The storage shape only matters to MXNet's allocator. */
+  file_dims storage, shape;
   if (stype != STORAGE_DENSE && !read_shape (c, &storage, error))
     return FALSE;
   if (!read_shape (c, &shape, error))
@@ -305,12 +313,8 @@ read_v2_v3 (cursor *c, gboolean v3, array_info *info, GError **error)
   if (shape.ndim < 0)
     return array_error (c, error, HY_ERROR_FORMAT,
         "a V2 array cannot have an unknown number of dimensions");
-  if (stype != STORAGE_DENSE) {
-    if (storage.ndim < 0)
-      return array_error (c, error, HY_ERROR_FORMAT,
-          "a sparse array has an unknown storage shape");
-    return skip_sparse_body (c, stype, &shape, &storage, info, error);
-  }
+  if (stype != STORAGE_DENSE)
+    return skip_sparse_body (c, stype, &shape, info, error);
   return read_dense_body (c, &shape, info, error);
 }
 
@@ -594,8 +598,9 @@ hy_params_parse (const guint8 *data, gsize size, const char *source,
   /* The smallest array (pre-V1, empty) takes 4 bytes. */
   if (count > MAX_ARRAYS || count > (size - c.pos) / 4) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-        "%s: claims %" G_GUINT64_FORMAT " arrays, which %" G_GSIZE_FORMAT
-        " bytes cannot hold", source, count, size - c.pos);
+        "%s: truncated or corrupt: claims %" G_GUINT64_FORMAT " arrays, "
+        "which the %" G_GSIZE_FORMAT " bytes left cannot hold", source, count,
+        size - c.pos);
     return NULL;
   }
 

@@ -160,14 +160,15 @@ binary_infer (const void *params, const hy_shape *in, int n_in,
     return hy_broadcast_shapes (&in[0], &in[1], &out[0], error);
   if (!hy_shape_equal (&in[0], &in[1])) {
     char sa[HY_SHAPE_STRLEN], sb[HY_SHAPE_STRLEN];
+    const char *name = hy_op_info_get (p->op)->name;
+    const char *fix = broadcast_counterpart (p->op);
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-        "lhs %s and rhs %s differ, but %s needs equal shapes: it does not "
-        "broadcast.  Use %s (in Gluon, F.%s) to broadcast; `a + b` on "
-        "NDArrays broadcasts imperatively but becomes %s once hybridized",
+        "lhs %s and rhs %s differ, but %s needs equal shapes (it does not "
+        "broadcast): use %s, e.g. F.%s(lhs, rhs) in hybrid_forward.  Symbol "
+        "arithmetic such as `a + b` is elementwise, so a block that "
+        "broadcasts imperatively fails once hybridized",
         hy_shape_format (&in[0], sa, sizeof sa),
-        hy_shape_format (&in[1], sb, sizeof sb),
-        hy_op_info_get (p->op)->name, broadcast_counterpart (p->op),
-        broadcast_counterpart (p->op), hy_op_info_get (p->op)->name);
+        hy_shape_format (&in[1], sb, sizeof sb), name, fix, fix);
     return FALSE;
   }
   out[0] = in[0];

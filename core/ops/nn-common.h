@@ -12,6 +12,10 @@
 #include "attrs.h"
 #include "nn.h"
 
+/* Bound on kernel, stride, dilate and pad entries: far beyond any real
+ * layer, and small enough that window arithmetic cannot overflow. */
+#define HY_NN_MAX_WINDOW (1 << 30)
+
 /* Reads tuple attribute `key` into out[0..n).  Absent: every entry is
  * `def`.  Present: it must have exactly n entries, each >= min (MXNet
  * indexes these tuples by the kernel's axes, so a shorter one is an
@@ -34,10 +38,11 @@ hy_nn_spatial_attr (GHashTable *attrs, const char *key, int n, int64_t min,
     return FALSE;
   }
   for (int i = 0; i < n; i++) {
-    if (t.v[i] < min) {
+    if (t.v[i] < min || t.v[i] > HY_NN_MAX_WINDOW) {
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-          "attribute '%s' = '%s': entries must be >= %" G_GINT64_FORMAT,
-          key, hy_attr_string (attrs, key), (gint64) min);
+          "attribute '%s' = '%s': entries must be in [%" G_GINT64_FORMAT
+          ", %d]", key, hy_attr_string (attrs, key), (gint64) min,
+          HY_NN_MAX_WINDOW);
       return FALSE;
     }
     out[i] = t.v[i];
@@ -64,10 +69,10 @@ hy_nn_kernel_attr (GHashTable *attrs, int64_t *kernel, GError **error)
     return -1;
   }
   for (int i = 0; i < t.n; i++) {
-    if (t.v[i] < 1) {
+    if (t.v[i] < 1 || t.v[i] > HY_NN_MAX_WINDOW) {
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-          "attribute 'kernel' = '%s': entries must be positive",
-          hy_attr_string (attrs, "kernel"));
+          "attribute 'kernel' = '%s': entries must be in [1, %d]",
+          hy_attr_string (attrs, "kernel"), HY_NN_MAX_WINDOW);
       return -1;
     }
     kernel[i] = t.v[i];

@@ -100,18 +100,22 @@ conv_parse (GHashTable *attrs, void *params, GError **error)
   if (!hy_attr_bool (attrs, "no_bias", FALSE, &no_bias, error))
     return FALSE;
   p->no_bias = no_bias;
-  p->fused_act = HY_FUSED_ACT_NONE;
+  p->fused = (hy_fused_epilogue) { .act = HY_FUSED_ACT_NONE };
 
   return parse_layout (attrs, n, error);
 }
 
-static const char *const conv_inputs[] = { "data", "weight", "bias", NULL };
+/* "residual" only after a fusion pass (hy_fused_epilogue); it comes
+ * right after the weight when there is no bias. */
+static const char *const conv_inputs[] = {
+  "data", "weight", "bias", "residual", NULL,
+};
 
 static int
 conv_num_inputs (const void *params)
 {
   const hy_conv_params *p = params;
-  return p->no_bias ? 2 : 3;
+  return (p->no_bias ? 2 : 3) + (p->fused.residual ? 1 : 0);
 }
 
 static gboolean
@@ -125,7 +129,8 @@ conv_infer_shape (const void *params, const hy_shape *in, int n_in,
   if (in[0].ndim != n + 2) {
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
         "data must have %d dimensions (%s) for a %d-D kernel, got shape %s",
-        n + 2, layout_for_rank[n], n, hy_shape_format (&in[0], buf, sizeof buf));
+        n + 2, layout_for_rank[n], n,
+        hy_shape_format (&in[0], buf, sizeof buf));
     return FALSE;
   }
   const int64_t channels = in[0].dims[1];
@@ -160,6 +165,9 @@ conv_infer_shape (const void *params, const hy_shape *in, int n_in,
       return FALSE;
     o.dims[2 + i] = (size + 2 * p->pad[i] - extent) / p->stride[i] + 1;
   }
+  if (p->fused.residual
+      && !hy_nn_expect_shape (&in[n_in - 1], &o, "residual", error))
+    return FALSE;
   out[0] = o;
   return TRUE;
 }

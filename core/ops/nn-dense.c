@@ -42,17 +42,21 @@ fc_parse (GHashTable *attrs, void *params, GError **error)
   p->num_hidden = num_hidden;
   p->no_bias = no_bias;
   p->flatten = flatten;
-  p->fused_act = HY_FUSED_ACT_NONE;
+  p->fused = (hy_fused_epilogue) { .act = HY_FUSED_ACT_NONE };
   return TRUE;
 }
 
-static const char *const fc_inputs[] = { "data", "weight", "bias", NULL };
+/* "residual" only after a fusion pass (hy_fused_epilogue); it comes
+ * right after the weight when there is no bias. */
+static const char *const fc_inputs[] = {
+  "data", "weight", "bias", "residual", NULL,
+};
 
 static int
 fc_num_inputs (const void *params)
 {
   const hy_fc_params *p = params;
-  return p->no_bias ? 2 : 3;
+  return (p->no_bias ? 2 : 3) + (p->fused.residual ? 1 : 0);
 }
 
 static gboolean
@@ -90,6 +94,9 @@ fc_infer_shape (const void *params, const hy_shape *in, int n_in,
     if (!hy_nn_expect_shape (&in[2], &bshape, "bias", error))
       return FALSE;
   }
+  if (p->fused.residual
+      && !hy_nn_expect_shape (&in[n_in - 1], &o, "residual", error))
+    return FALSE;
   out[0] = o;
   return TRUE;
 }

@@ -186,9 +186,10 @@ reshape_parse (GHashTable *attrs, void *params, GError **error)
   return FALSE;
 }
 
-/* Applies MXNet's shape codes left to right over src; dst gets the
- * result with -1 still unresolved at *infer_at (-1: none).  pos() maps a
- * code index back to its place in the attribute for messages. */
+/* Applies MXNet's shape codes left to right over src.  dst gets the
+ * result with a placeholder 1 for the -1 at infer_at (-1: none).
+ * code_pos() maps a code index back to its place in the attribute, for
+ * messages. */
 typedef struct reshape_walk {
   const int64_t *src;
   int n_src;
@@ -199,6 +200,10 @@ typedef struct reshape_walk {
   int n_dst;
   int infer_at;
   int infer_code;               /* index of the -1 among the codes */
+  /* Where MXNet 1.9.1 stores the inferred size: the -1's index among the
+   * codes, which is not its output axis once -2 or -4 came before it.
+   * Reproduced so that every shape MXNet can run comes out the same. */
+  int infer_slot;
 } reshape_walk;
 
 static int
@@ -207,22 +212,39 @@ code_pos (const reshape_walk *w, int i)
   return w->reversed ? w->n_codes - 1 - i : i;
 }
 
+/* The input axis that walk position k reads, for messages. */
+static int
+input_axis (const reshape_walk *w, int k)
+{
+  return w->reversed ? w->n_src - 1 - k : k;
+}
+
+/* A code that needs more input axes than the earlier codes left it. */
+static gboolean
+out_of_input (const reshape_walk *w, int code_index, const char *what,
+    GError **error)
+{
+  g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+      "'shape' code %" G_GINT64_FORMAT " at position %d %s, but the codes "
+      "before it used up the input's %d axes%s",
+      (gint64) w->codes[code_index], code_pos (w, code_index), what,
+      w->n_src, w->reversed ? " (matching from the right)" : "");
+  return FALSE;
+}
+
 static gboolean
 reshape_apply_codes (reshape_walk *w, GError **error)
 {
   int src = 0;
   w->n_dst = 0;
   w->infer_at = -1;
+  w->infer_slot = -1;
   for (int i = 0; i < w->n_codes; i++) {
     int64_t code = w->codes[i];
     int at = code_pos (w, i);
     if (code == 0) {
-      if (src >= w->n_src) {
-        g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-            "'shape' code 0 at position %d would copy input axis %d, but "
-            "the input has only %d axes", at, src, w->n_src);
-        return FALSE;
-      }
+      if (src >= w->n_src)
+        return out_of_input (w, i, "copies an input axis", error);
       w->dst[w->n_dst++] = w->src[src++];
     } else if (code == -1) {
       if (w->infer_at >= 0) {
@@ -233,18 +255,15 @@ reshape_apply_codes (reshape_walk *w, GError **error)
       }
       w->infer_at = w->n_dst;
       w->infer_code = i;
+      w->infer_slot = i;
       w->dst[w->n_dst++] = 1;
       src++;
     } else if (code == -2) {
       while (src < w->n_src)
         w->dst[w->n_dst++] = w->src[src++];
     } else if (code == -3) {
-      if (src + 1 >= w->n_src) {
-        g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-            "'shape' code -3 at position %d merges input axes %d and %d, "
-            "but the input has only %d axes", at, src, src + 1, w->n_src);
-        return FALSE;
-      }
+      if (src + 1 >= w->n_src)
+        return out_of_input (w, i, "merges two input axes", error);
       if (__builtin_mul_overflow (w->src[src], w->src[src + 1],
               &w->dst[w->n_dst])) {
         g_set_error (error, HY_ERROR, HY_ERROR_SHAPE, "input is too large");
@@ -260,12 +279,8 @@ reshape_apply_codes (reshape_walk *w, GError **error)
             ? " (with reverse=True, in the reversed order)" : "");
         return FALSE;
       }
-      if (src >= w->n_src) {
-        g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-            "'shape' code -4 at position %d would split input axis %d, but "
-            "the input has only %d axes", at, src, w->n_src);
-        return FALSE;
-      }
+      if (src >= w->n_src)
+        return out_of_input (w, i, "splits an input axis", error);
       int64_t d0 = w->src[src++];
       int64_t d1 = w->codes[++i], d2 = w->codes[++i];
       if (d1 == -1 && d2 == -1) {
@@ -284,7 +299,7 @@ reshape_apply_codes (reshape_walk *w, GError **error)
         g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
             "'shape' code -4 at position %d cannot split input axis %d of "
             "length %" G_GINT64_FORMAT " into %" G_GINT64_FORMAT " x %"
-            G_GINT64_FORMAT, at, src - 1, (gint64) d0,
+            G_GINT64_FORMAT, at, input_axis (w, src - 1), (gint64) d0,
             (gint64) w->codes[i - 1], (gint64) w->codes[i]);
         return FALSE;
       }
@@ -333,6 +348,7 @@ reshape_infer (const void *params, const hy_shape *in, int n_in,
     memcpy (w.dst, codes, sizeof codes);
     w.n_dst = p->n_codes;
     w.infer_at = -1;
+    w.infer_slot = -1;
     int first = 0;
     if (p->keep_highest && in[0].ndim > 0) {
       w.dst[0] = in[0].dims[0];
@@ -347,7 +363,7 @@ reshape_infer (const void *params, const hy_shape *in, int n_in,
             "one size can be inferred", w.infer_at, i);
         return FALSE;
       }
-      w.infer_at = i;
+      w.infer_at = w.infer_slot = i;
       w.dst[i] = 1;
     }
   } else {
@@ -374,8 +390,14 @@ reshape_infer (const void *params, const hy_shape *in, int n_in,
           (gint64) numel, (gint64) known);
       return FALSE;
     }
-    w.dst[w.infer_at] = numel / known;
-    known = numel;
+    /* Past the end, MXNet's store is lost and the placeholder 1 stays. */
+    if (w.infer_slot < w.n_dst)
+      w.dst[w.infer_slot] = numel / known;
+    if (!checked_product (w.dst, w.n_dst, &known)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE, "the requested shape "
+          "is too large");
+      return FALSE;
+    }
   }
   if (w.reversed)
     reverse_dims (w.dst, w.n_dst);
@@ -386,6 +408,19 @@ reshape_infer (const void *params, const hy_shape *in, int n_in,
     return FALSE;
   }
   out[0] = hy_shape_make (w.n_dst, w.dst);
+  if (known != numel && w.infer_slot != w.infer_at) {
+    char obuf[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "cannot reshape %s: MXNet 1.9.1 stores the size inferred for the -1 "
+        "at position %d in slot %d of the %d-axis result, not at the -1's "
+        "own axis, giving %s (%" G_GINT64_FORMAT " elements, not %"
+        G_GINT64_FORMAT "); this shape does not work in MXNet either",
+        hy_shape_format (&in[0], ibuf, sizeof ibuf),
+        code_pos (&w, w.infer_code), w.infer_slot, w.n_dst,
+        hy_shape_format (&out[0], obuf, sizeof obuf), (gint64) known,
+        (gint64) numel);
+    return FALSE;
+  }
   if (known != numel) {
     char obuf[HY_SHAPE_STRLEN];
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,

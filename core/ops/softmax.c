@@ -36,7 +36,7 @@ optional_float (GHashTable *attrs, const char *key, double *out,
 }
 
 static gboolean
-softmax_family_parse (GHashTable *attrs, hy_softmax_params *p,
+softmax_axis_parse (GHashTable *attrs, hy_softmax_params *p,
     GError **error)
 {
   int64_t axis;
@@ -58,8 +58,8 @@ softmax_family_parse (GHashTable *attrs, hy_softmax_params *p,
         "dimensions", hy_attr_string (attrs, "axis"), HY_MAX_DIMS);
     return FALSE;
   }
-  /* A zero temperature is not rejected: MXNet answers NaN, and so do we. */
-  /* `dtype` only picks the output's precision: we compute in float32. */
+  /* A zero temperature is not rejected: MXNet answers NaN, and so do we.
+   * `dtype` only picks the output's precision: we compute in float32. */
   p->axis = (int) axis;
   p->temperature = (float) temperature;
   p->log = p->op == HY_OP_LOG_SOFTMAX;
@@ -74,7 +74,7 @@ softmax_parse (GHashTable *attrs, void *params, GError **error)
   p->axis = -1;
 
   if (p->op == HY_OP_SOFTMAX || p->op == HY_OP_LOG_SOFTMAX)
-    return softmax_family_parse (attrs, p, error);
+    return softmax_axis_parse (attrs, p, error);
 
   if (p->op == HY_OP_SOFTMAX_ACTIVATION) {
     static const char *const modes[] = { "instance", "channel", NULL };

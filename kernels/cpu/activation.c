@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu-kernel.h"
+#include "blas.h"
 #include "nn.h"
 
 void hy_cpu_activation (hy_cpu_ctx *ctx, const void *params,
@@ -23,6 +24,20 @@ void hy_cpu_leaky_relu (hy_cpu_ctx *ctx, const void *params,
  * float32 anyway and exp would soon overflow. */
 #define SOFTRELU_LINEAR_ABOVE 20.0f
 
+HY_CPU_VECTOR_CLONES static void
+relu (float *y, const float *x, int64_t n)
+{
+  for (int64_t i = 0; i < n; i++)
+    y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+HY_CPU_VECTOR_CLONES static void
+leaky (float *y, const float *x, int64_t n, float slope)
+{
+  for (int64_t i = 0; i < n; i++)
+    y[i] = x[i] > 0.0f ? x[i] : x[i] * slope;
+}
+
 void
 hy_cpu_activation (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
@@ -34,8 +49,7 @@ hy_cpu_activation (hy_cpu_ctx *ctx, const void *params,
 
   switch (p->act_type) {
     case HY_ACT_RELU:
-      for (int64_t i = 0; i < n; i++)
-        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      relu (y, x, n);
       break;
     case HY_ACT_SIGMOID:
       for (int64_t i = 0; i < n; i++)
@@ -106,8 +120,7 @@ hy_cpu_leaky_relu (hy_cpu_ctx *ctx, const void *params,
   switch (p->act_type) {
     case HY_LEAKY_LEAKY:
     case HY_LEAKY_RRELU:        /* parse() stored the inference slope */
-      for (int64_t i = 0; i < n; i++)
-        y[i] = x[i] > 0.0f ? x[i] : x[i] * slope;
+      leaky (y, x, n, slope);
       if (n_out > 1)            /* the training-only mask */
         memset (out[1]->data, 0, (size_t) n * sizeof (float));
       break;

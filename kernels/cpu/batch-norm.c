@@ -8,10 +8,20 @@
 #include <string.h>
 
 #include "cpu-kernel.h"
+#include "blas.h"
 #include "nn.h"
 
 void hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+/* One channel's contiguous run.  No restrict: y may be x (inplace). */
+HY_CPU_VECTOR_CLONES static void
+normalize_run (float *y, const float *x, int64_t n, float mean, float scale,
+    float shift)
+{
+  for (int64_t i = 0; i < n; i++)
+    y[i] = (x[i] - mean) * scale + shift;
+}
 
 void
 hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,
@@ -35,15 +45,12 @@ hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,
     scale[c] = p->fix_gamma ? inv_std : gamma[c] * inv_std;
   }
 
-  /* No restrict: the output may be the input (inplace). */
   const float *x = in[0]->data;
   float *y = out[0]->data;
   for (int64_t o = 0; o < outer; o++) {
     for (int64_t c = 0; c < channels; c++) {
       const int64_t base = (o * channels + c) * inner;
-      const float m = mean[c], s = scale[c], b = beta[c];
-      for (int64_t i = 0; i < inner; i++)
-        y[base + i] = (x[base + i] - m) * s + b;
+      normalize_run (y + base, x + base, inner, mean[c], scale[c], beta[c]);
     }
   }
 

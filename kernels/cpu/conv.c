@@ -12,12 +12,18 @@
  *    its inner loop a contiguous multiply-add along the output row.
  *
  * 1-D and 2-D convolutions run as 3-D ones with leading unit axes.
+ *
+ * A fused epilogue (bias, residual, activation: epilogue.h) runs on each
+ * block of output right after the GEMM or the depthwise row that wrote
+ * it; without one, the bias is spread into the output before the GEMM.
  */
 #include <stdbool.h>
 #include <string.h>
 
 #include "cpu-kernel.h"
 #include "blas.h"
+#include "epilogue.h"
+#include "window.h"
 #include "nn.h"
 
 void hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
@@ -54,24 +60,6 @@ conv_geom_init (conv_geom *g, const hy_conv_params *p, const hy_shape *x,
   }
 }
 
-/* The output positions o in [0, n_out) whose input o·stride − pad + off
- * falls inside [0, size): [*lo, *hi). */
-static void
-valid_range (int64_t n_out, int64_t stride, int64_t pad, int64_t off,
-    int64_t size, int64_t *lo, int64_t *hi)
-{
-  /* o·stride ≥ pad − off  and  o·stride < size + pad − off */
-  const int64_t a = pad - off, b = size + pad - off;
-  int64_t l = a > 0 ? (a + stride - 1) / stride : 0;
-  int64_t h = b > 0 ? (b + stride - 1) / stride : 0;
-  if (h > n_out)
-    h = n_out;
-  if (l > h)
-    l = h;
-  *lo = l;
-  *hi = h;
-}
-
 /* One output row of the column matrix: src is the input row, or NULL when
  * the row lies in the padding. */
 static void
@@ -93,11 +81,13 @@ im2col_row (float *restrict dst, const float *restrict src, const int64_t ow,
 }
 
 /* Lowers `channels` input channels (contiguous, starting at x) to the
- * (channels·k_size, out_size) column matrix col. */
+ * column matrix of output rows [r0, r1) (rows over (d, h) flattened):
+ * (channels·k_size, (r1 − r0)·out_w). */
 static void
-im2col (const conv_geom *g, const float *x, int64_t channels, float *col)
+im2col (const conv_geom *g, const float *x, int64_t channels, int64_t r0,
+    int64_t r1, float *col)
 {
-  const int64_t od = g->out[0], oh = g->out[1], ow = g->out[2];
+  const int64_t oh = g->out[1], ow = g->out[2];
   float *dst = col;
   for (int64_t c = 0; c < channels; c++) {
     const float *plane = x + c * g->in_size;
@@ -106,20 +96,19 @@ im2col (const conv_geom *g, const float *x, int64_t channels, float *col)
         for (int64_t kw = 0; kw < g->k[2]; kw++) {
           const int64_t off_w = kw * g->dilate[2];
           int64_t lo, hi;
-          valid_range (ow, g->stride[2], g->pad[2], off_w, g->in[2], &lo, &hi);
+          hy_window_valid_range (ow, g->stride[2], g->pad[2], off_w, g->in[2],
+              &lo, &hi);
           /* Input column of output column o is o·stride + first. */
           const int64_t first = off_w - g->pad[2];
-          for (int64_t d = 0; d < od; d++) {
+          for (int64_t r = r0; r < r1; r++, dst += ow) {
+            const int64_t d = r / oh, h = r % oh;
             const int64_t id = d * g->stride[0] - g->pad[0] + kd * g->dilate[0];
-            for (int64_t h = 0; h < oh; h++, dst += ow) {
-              const int64_t ih =
-                  h * g->stride[1] - g->pad[1] + kh * g->dilate[1];
-              const bool inside = id >= 0 && id < g->in[0]
-                  && ih >= 0 && ih < g->in[1];
-              im2col_row (dst,
-                  inside ? plane + (id * g->in[1] + ih) * g->in[2] : NULL,
-                  ow, lo, hi, g->stride[2], first);
-            }
+            const int64_t ih = h * g->stride[1] - g->pad[1] + kh * g->dilate[1];
+            const bool inside = id >= 0 && id < g->in[0]
+                && ih >= 0 && ih < g->in[1];
+            im2col_row (dst,
+                inside ? plane + (id * g->in[1] + ih) * g->in[2] : NULL,
+                ow, lo, hi, g->stride[2], first);
           }
         }
       }
@@ -136,47 +125,136 @@ is_pointwise (const conv_geom *g)
   return true;
 }
 
+/* Floats of lowered input per GEMM.  The input is lowered a block of
+ * output rows at a time: the block is read back (packed by OpenBLAS) while
+ * it is still in cache, and the workspace stays small however large the
+ * image (a 3×3, 64-channel 1080p layer would need 4.8 GB at once).  Wide
+ * enough blocks keep the weights' repacking per block negligible. */
+#define IM2COL_BLOCK_FLOATS (512 * 1024)
+
 static void
 conv_gemm (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
-    const float *w, const float *bias, float *y)
+    const float *w, const float *bias, const hy_fused_epilogue *fused,
+    const float *res, float *y)
 {
+  const bool epilogue = hy_epilogue_is_set (fused);
   const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
-  const int64_t k = cg * g->k_size, n = g->out_size;
+  const int64_t k = cg * g->k_size, n = g->out_size, ow = g->out[2];
+  const int64_t out_rows = g->out[0] * g->out[1];
   const bool pointwise = is_pointwise (g);
-  float *col = pointwise ? NULL
-      : hy_cpu_workspace (ctx, (size_t) (k * n) * sizeof (float));
+  int64_t block_rows = IM2COL_BLOCK_FLOATS / (k * ow);
+  if (block_rows < 1)
+    block_rows = 1;
+  if (block_rows > out_rows)
+    block_rows = out_rows;
+  float *col = pointwise ? NULL : hy_cpu_workspace (ctx,
+      (size_t) (k * block_rows * ow) * sizeof (float));
 
   for (int64_t b = 0; b < g->batch; b++) {
     for (int64_t grp = 0; grp < g->groups; grp++) {
       const float *xg = x + (b * g->channels + grp * cg) * g->in_size;
+      const float *wg = w + grp * fg * k;
       float *yg = y + (b * g->filters + grp * fg) * n;
-      const float *cols = xg;
-      if (!pointwise) {
-        im2col (g, xg, cg, col);
-        cols = col;
+      const float *bg = bias ? bias + grp * fg : NULL;
+      const float *rg = res ? res + (yg - y) : NULL;
+      if (bias && !epilogue)
+        hy_fill_rows (yg, bg, fg, n);
+      const float beta = bias && !epilogue ? 1.0f : 0.0f;
+      if (pointwise) {
+        hy_sgemm (false, false, fg, n, k, wg, xg, beta, yg);
+        if (epilogue)
+          hy_epilogue_apply (fused, yg, bg, false, rg, fg, n, n);
+        continue;
       }
-      if (bias)
-        hy_fill_rows (yg, bias + grp * fg, fg, n);
-      hy_sgemm (false, false, fg, n, k, w + grp * fg * k, cols,
-          bias ? 1.0f : 0.0f, yg);
+      for (int64_t r0 = 0; r0 < out_rows; r0 += block_rows) {
+        const int64_t r1 = r0 + block_rows < out_rows
+            ? r0 + block_rows : out_rows;
+        im2col (g, xg, cg, r0, r1, col);
+        /* This block's columns of the output rows: stride n apart. */
+        hy_sgemm_ldc (false, false, fg, (r1 - r0) * ow, k, wg, col, beta,
+            yg + r0 * ow, n);
+        if (epilogue)
+          hy_epilogue_apply (fused, yg + r0 * ow, bg, false,
+              rg ? rg + r0 * ow : NULL, fg, (r1 - r0) * ow, n);
+      }
+    }
+  }
+}
+
+/* One output row of a depthwise 3×3 convolution without dilation: the
+ * nine taps are summed in registers in one pass over the row.  rows points
+ * at the three padded input rows the output row reads. */
+HY_CPU_VECTOR_CLONES static void
+depthwise_row_3x3 (float *restrict out, const float *restrict r0,
+    const float *restrict r1, const float *restrict r2,
+    const float *restrict w, float bias, int64_t ow, int64_t stride)
+{
+  const float w00 = w[0], w01 = w[1], w02 = w[2];
+  const float w10 = w[3], w11 = w[4], w12 = w[5];
+  const float w20 = w[6], w21 = w[7], w22 = w[8];
+  /* Constant strides let gcc vectorise the loads. */
+  if (stride == 1) {
+    for (int64_t o = 0; o < ow; o++)
+      out[o] = bias + w00 * r0[o] + w01 * r0[o + 1] + w02 * r0[o + 2]
+          + w10 * r1[o] + w11 * r1[o + 1] + w12 * r1[o + 2]
+          + w20 * r2[o] + w21 * r2[o + 1] + w22 * r2[o + 2];
+  } else if (stride == 2) {
+    for (int64_t o = 0; o < ow; o++) {
+      const int64_t i = 2 * o;
+      out[o] = bias + w00 * r0[i] + w01 * r0[i + 1] + w02 * r0[i + 2]
+          + w10 * r1[i] + w11 * r1[i + 1] + w12 * r1[i + 2]
+          + w20 * r2[i] + w21 * r2[i + 1] + w22 * r2[i + 2];
+    }
+  } else {
+    for (int64_t o = 0; o < ow; o++) {
+      const int64_t i = stride * o;
+      out[o] = bias + w00 * r0[i] + w01 * r0[i + 1] + w02 * r0[i + 2]
+          + w10 * r1[i] + w11 * r1[i + 1] + w12 * r1[i + 2]
+          + w20 * r2[i] + w21 * r2[i + 1] + w22 * r2[i + 2];
+    }
+  }
+}
+
+/* One output row of any other depthwise window: one multiply-add pass
+ * along the row per tap. */
+HY_CPU_VECTOR_CLONES static void
+depthwise_row (float *restrict out, const float *padded, int64_t pw,
+    const conv_geom *g, const float *restrict w, float bias, int64_t row)
+{
+  const int64_t ow = g->out[2], sw = g->stride[2];
+  for (int64_t o = 0; o < ow; o++)
+    out[o] = bias;
+  for (int64_t i = 0; i < g->k[1]; i++) {
+    const float *irow = padded + (row * g->stride[1] + i * g->dilate[1]) * pw;
+    for (int64_t j = 0; j < g->k[2]; j++) {
+      const float wv = w[i * g->k[2] + j];
+      const float *restrict src = irow + j * g->dilate[2];
+      if (sw == 1) {
+        for (int64_t o = 0; o < ow; o++)
+          out[o] += wv * src[o];
+      } else {
+        for (int64_t o = 0; o < ow; o++)
+          out[o] += wv * src[o * sw];
+      }
     }
   }
 }
 
 /* Depthwise 1-D/2-D: output channel f reads input channel f / multiplier.
  * Each input plane is copied once into a zero-bordered buffer so that the
- * tap loops need no bounds checks. */
+ * row loops need no bounds checks. */
 static void
 conv_depthwise (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
-    const float *w, const float *bias, float *y)
+    const float *w, const float *bias, const hy_fused_epilogue *fused,
+    const float *res, float *y)
 {
+  const bool epilogue = hy_epilogue_is_set (fused);
   const int64_t mult = g->filters / g->channels;
   const int64_t ih = g->in[1], iw = g->in[2];
   const int64_t ph = ih + 2 * g->pad[1], pw = iw + 2 * g->pad[2];
   const int64_t oh = g->out[1], ow = g->out[2];
-  const int64_t kh = g->k[1], kw = g->k[2];
-  const int64_t sh = g->stride[1], sw = g->stride[2];
-  const int64_t dh = g->dilate[1], dw = g->dilate[2];
+  const bool is_3x3 = g->k[1] == 3 && g->k[2] == 3 && g->dilate[1] == 1
+      && g->dilate[2] == 1;
   float *padded = hy_cpu_workspace (ctx, (size_t) (ph * pw) * sizeof (float));
 
   memset (padded, 0, (size_t) (ph * pw) * sizeof (float));
@@ -194,23 +272,17 @@ conv_depthwise (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
         float *yf = y + (b * g->filters + f) * g->out_size;
         const float b0 = bias ? bias[f] : 0.0f;
         for (int64_t r = 0; r < oh; r++) {
-          float *restrict orow = yf + r * ow;
-          for (int64_t o = 0; o < ow; o++)
-            orow[o] = b0;
-          for (int64_t i = 0; i < kh; i++) {
-            const float *irow = padded + (r * sh + i * dh) * pw;
-            for (int64_t j = 0; j < kw; j++) {
-              const float wv = wf[i * kw + j];
-              const float *restrict src = irow + j * dw;
-              if (sw == 1) {
-                for (int64_t o = 0; o < ow; o++)
-                  orow[o] += wv * src[o];
-              } else {
-                for (int64_t o = 0; o < ow; o++)
-                  orow[o] += wv * src[o * sw];
-              }
-            }
+          if (is_3x3) {
+            const float *r0 = padded + r * g->stride[1] * pw;
+            depthwise_row_3x3 (yf + r * ow, r0, r0 + pw, r0 + 2 * pw, wf, b0,
+                ow, g->stride[2]);
+          } else {
+            depthwise_row (yf + r * ow, padded, pw, g, wf, b0, r);
           }
+          /* The taps started from the bias: only the rest is left. */
+          if (epilogue)
+            hy_epilogue_apply (fused, yf + r * ow, NULL, false,
+                res ? res + (yf - y) + r * ow : NULL, 1, ow, ow);
         }
       }
     }
@@ -225,13 +297,13 @@ hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
   conv_geom g;
   conv_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
   const float *bias = p->no_bias ? NULL : in[2]->data;
+  const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
 
   if (g.groups == g.channels && g.filters % g.channels == 0
       && p->n_spatial <= 2 && !is_pointwise (&g))
-    conv_depthwise (ctx, &g, in[0]->data, in[1]->data, bias, out[0]->data);
+    conv_depthwise (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, res,
+        out[0]->data);
   else
-    conv_gemm (ctx, &g, in[0]->data, in[1]->data, bias, out[0]->data);
-
-  if (p->fused_act == HY_FUSED_ACT_RELU)
-    hy_relu_inplace (out[0]->data, hy_shape_numel (&out[0]->shape));
+    conv_gemm (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, res,
+        out[0]->data);
 }

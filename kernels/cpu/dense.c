@@ -1,9 +1,12 @@
 /*
  * dense.c — FullyConnected, dot and batch_dot on the CPU: each is one
  * SGEMM (per batch entry for batch_dot) over views of its inputs.
+ * FullyConnected's fused epilogue (epilogue.h) adds the bias in the same
+ * pass as the residual and activation, right after the GEMM.
  */
 #include "cpu-kernel.h"
 #include "blas.h"
+#include "epilogue.h"
 #include "nn.h"
 
 void hy_cpu_fully_connected (hy_cpu_ctx *ctx, const void *params,
@@ -29,13 +32,16 @@ hy_cpu_fully_connected (hy_cpu_ctx *ctx, const void *params,
   const int64_t rows = k > 0 ? numel / k
       : hy_shape_numel (&out[0]->shape) / hidden;
   float *y = out[0]->data;
+  const float *bias = p->no_bias ? NULL : in[2]->data;
+  const bool epilogue = hy_epilogue_is_set (&p->fused);
 
-  if (!p->no_bias)
-    hy_fill_cols (y, in[2]->data, rows, hidden);
+  if (bias && !epilogue)
+    hy_fill_cols (y, bias, rows, hidden);
   hy_sgemm (false, true, rows, hidden, k, in[0]->data, in[1]->data,
-      p->no_bias ? 0.0f : 1.0f, y);
-  if (p->fused_act == HY_FUSED_ACT_RELU)
-    hy_relu_inplace (y, rows * hidden);
+      bias && !epilogue ? 1.0f : 0.0f, y);
+  if (epilogue)
+    hy_epilogue_apply (&p->fused, y, bias, true,
+        p->fused.residual ? in[n_in - 1]->data : NULL, rows, hidden, hidden);
 }
 
 /* dot: a is (m, k) — stored (k, m) when transposed — over all its axes but

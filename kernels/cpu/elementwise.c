@@ -6,7 +6,8 @@
  * Every kernel may run in place (out == in[0]) when the output has input
  * 0's size: each loop reads an element before it writes the same index.
  * Loops are plain index loops over contiguous floats so that gcc
- * vectorises them; gcc's runtime overlap check accepts out == in.
+ * vectorises them (hot ones also in AVX2 and AVX-512 clones, see blas.h);
+ * gcc's runtime overlap check accepts out == in.
  *
  * Numerics follow MXNet 1.9.1's float32 CPU kernels, including its edge
  * cases: maximum/minimum propagate NaN from either side, x mod 0 is 0,
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "cpu-kernel.h"
+#include "blas.h"
 #include "elementwise.h"
 
 /* The kernels this file defines (cpu-backend.c looks them up weakly). */
@@ -63,16 +65,10 @@ u_rint (float v)
       o[i] = fn (x[i]); \
   } while (0)
 
-void
-hy_cpu_unary (hy_cpu_ctx *ctx, const void *params,
-    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+HY_CPU_VECTOR_CLONES static void
+unary_map (hy_op_id op, const float *x, float *o, int64_t n)
 {
-  const hy_unary_params *p = params;
-  const float *x = in[0]->data;
-  float *o = out[0]->data;
-  const int64_t n = hy_shape_numel (&out[0]->shape);
-
-  switch (p->op) {
+  switch (op) {
     case HY_OP_RELU: MAP (u_relu); break;
     case HY_OP_SIGMOID: MAP (u_sigmoid); break;
     case HY_OP_TANH: MAP (tanhf); break;
@@ -100,6 +96,15 @@ hy_cpu_unary (hy_cpu_ctx *ctx, const void *params,
     case HY_OP_COS: MAP (cosf); break;
     default: break;             /* not a unary op: the core never asks */
   }
+}
+
+void
+hy_cpu_unary (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_unary_params *p = params;
+  unary_map (p->op, in[0]->data, out[0]->data,
+      hy_shape_numel (&out[0]->shape));
 }
 
 /* ---- binary computations ----------------------------------------------- */
@@ -153,19 +158,19 @@ typedef struct binary_loops {
 } binary_loops;
 
 #define BINARY_LOOPS(fn) \
-  static void \
+  HY_CPU_VECTOR_CLONES static void \
   fn##_vv (int64_t n, const float *a, const float *b, float *o) \
   { \
     for (int64_t i = 0; i < n; i++) \
       o[i] = fn (a[i], b[i]); \
   } \
-  static void \
+  HY_CPU_VECTOR_CLONES static void \
   fn##_vs (int64_t n, const float *a, float y, float *o) \
   { \
     for (int64_t i = 0; i < n; i++) \
       o[i] = fn (a[i], y); \
   } \
-  static void \
+  HY_CPU_VECTOR_CLONES static void \
   fn##_sv (int64_t n, float x, const float *b, float *o) \
   { \
     for (int64_t i = 0; i < n; i++) \
@@ -334,6 +339,8 @@ hy_cpu_binary (hy_cpu_ctx *ctx, const void *params,
   const int64_t n = hy_shape_numel (so);
   const int64_t na = hy_shape_numel (sa), nb = hy_shape_numel (sb);
 
+  if (n == 0)
+    return;                     /* and never read an empty operand */
   /* The cases that need no plan: equal sizes, or one operand a single
    * value. */
   if (na == n && nb == n) {
@@ -368,7 +375,43 @@ hy_cpu_add_n (hy_cpu_ctx *ctx, const void *params,
     b_add_vv (n, o, in[k]->data, o);
 }
 
-/* ---- clip, hard_sigmoid ------------------------------------------------ */
+/* ---- clip, hard_sigmoid, where ---------------------------------------- */
+
+/* min(max(v, lo), hi) for lo <= hi, spelled so that gcc emits minps/maxps,
+ * which keep v when it is NaN (as MXNet's comparisons do). */
+static inline float
+clamp (float v, float lo, float hi)
+{
+  const float t = hi < v ? hi : v;
+  return lo > t ? lo : t;
+}
+
+HY_CPU_VECTOR_CLONES static void
+clamp_loop (const float *x, float *o, int64_t n, float lo, float hi)
+{
+  for (int64_t i = 0; i < n; i++)
+    o[i] = clamp (x[i], lo, hi);
+}
+
+HY_CPU_VECTOR_CLONES static void
+hard_sigmoid_loop (const float *x, float *o, int64_t n, float alpha,
+    float beta)
+{
+  for (int64_t i = 0; i < n; i++)
+    o[i] = clamp (alpha * x[i] + beta, 0.0f, 1.0f);
+}
+
+/* Any nonzero condition, NaN included, picks x.  Both values are loaded
+ * unconditionally so that the select vectorises. */
+HY_CPU_VECTOR_CLONES static void
+select_loop (const float *c, const float *x, const float *y, float *o,
+    int64_t n)
+{
+  for (int64_t i = 0; i < n; i++) {
+    const float xv = x[i], yv = y[i];
+    o[i] = c[i] != 0.0f ? xv : yv;
+  }
+}
 
 void
 hy_cpu_clip (hy_cpu_ctx *ctx, const void *params,
@@ -379,7 +422,11 @@ hy_cpu_clip (hy_cpu_ctx *ctx, const void *params,
   float *o = out[0]->data;
   const int64_t n = hy_shape_numel (&out[0]->shape);
   const float lo = p->a_min, hi = p->a_max;
-  /* Both comparisons fail for NaN, which therefore passes through. */
+  if (lo <= hi) {
+    clamp_loop (x, o, n, lo, hi);
+    return;
+  }
+  /* Crossed bounds: MXNet's order of tests decides. */
   for (int64_t i = 0; i < n; i++) {
     const float v = x[i];
     o[i] = v > hi ? hi : v < lo ? lo : v;
@@ -391,17 +438,9 @@ hy_cpu_hard_sigmoid (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_hard_sigmoid_params *p = params;
-  const float *x = in[0]->data;
-  float *o = out[0]->data;
-  const int64_t n = hy_shape_numel (&out[0]->shape);
-  const float alpha = p->alpha, beta = p->beta;
-  for (int64_t i = 0; i < n; i++) {
-    const float v = alpha * x[i] + beta;
-    o[i] = v > 1.0f ? 1.0f : v < 0.0f ? 0.0f : v;
-  }
+  hard_sigmoid_loop (in[0]->data, out[0]->data,
+      hy_shape_numel (&out[0]->shape), p->alpha, p->beta);
 }
-
-/* ---- where ------------------------------------------------------------- */
 
 void
 hy_cpu_where (hy_cpu_ctx *ctx, const void *params,
@@ -412,10 +451,8 @@ hy_cpu_where (hy_cpu_ctx *ctx, const void *params,
   const int64_t n = hy_shape_numel (&out[0]->shape);
   const int64_t nc = hy_shape_numel (&in[0]->shape);
 
-  /* Any nonzero condition, NaN included, picks x. */
   if (nc == n) {
-    for (int64_t i = 0; i < n; i++)
-      o[i] = c[i] != 0.0f ? x[i] : y[i];
+    select_loop (c, x, y, o, n);
     return;
   }
   /* A 1-D condition picks whole rows. */

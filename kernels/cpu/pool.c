@@ -6,14 +6,18 @@
  *    (count_include_pad) or to the image itself;
  *  - sum adds, lp takes (Σ xᵖ)^(1/p) for p = 1, 2, 3 (no absolute value,
  *    as in MXNet).
- * 1-D and 2-D pooling run as 3-D with leading unit axes; global pooling is
- * a plain reduction over each channel's map.
+ * 1-D and 2-D max/avg/sum pooling slide each kernel column along whole
+ * output rows (vectorised, like a depthwise convolution); 3-D and lp run
+ * window by window with 1-D/2-D as 3-D with leading unit axes.  Global
+ * pooling is a plain reduction over each channel's map.
  */
 #include <float.h>
 #include <math.h>
 
 #include "cpu-kernel.h"
+#include "blas.h"
 #include "nn.h"
+#include "window.h"
 
 void hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
@@ -150,6 +154,89 @@ pool_windows (const hy_pool_params *p, const pool_geom *g, const float *x,
   }
 }
 
+/* out[o] = max(out[o], src[o·stride]) — NaN never wins, as in MXNet. */
+HY_CPU_VECTOR_CLONES static void
+max_into (float *restrict out, const float *restrict src, int64_t n,
+    int64_t stride)
+{
+  /* Constant strides let gcc vectorise the loads. */
+  if (stride == 1) {
+    for (int64_t o = 0; o < n; o++)
+      out[o] = src[o] > out[o] ? src[o] : out[o];
+  } else if (stride == 2) {
+    for (int64_t o = 0; o < n; o++)
+      out[o] = src[2 * o] > out[o] ? src[2 * o] : out[o];
+  } else {
+    for (int64_t o = 0; o < n; o++)
+      out[o] = src[o * stride] > out[o] ? src[o * stride] : out[o];
+  }
+}
+
+HY_CPU_VECTOR_CLONES static void
+sum_into (float *restrict out, const float *restrict src, int64_t n,
+    int64_t stride)
+{
+  if (stride == 1) {
+    for (int64_t o = 0; o < n; o++)
+      out[o] += src[o];
+  } else if (stride == 2) {
+    for (int64_t o = 0; o < n; o++)
+      out[o] += src[2 * o];
+  } else {
+    for (int64_t o = 0; o < n; o++)
+      out[o] += src[o * stride];
+  }
+}
+
+/* 1-D/2-D max, avg and sum: each output row gathers its input rows one
+ * kernel column at a time.  The averaging count factors into a row part
+ * and a column part; the column parts (one per output column) live in
+ * `col_count`. */
+static void
+pool_rows (const hy_pool_params *p, const pool_geom *g, const float *x,
+    float *y, float *col_count)
+{
+  const int64_t ow = g->out[2], sw = g->stride[2], pw = g->pad[2];
+  for (int64_t o = 0; o < ow; o++) {
+    int64_t w0, w1;
+    const int64_t nw = window (g, 2, o, &w0, &w1);
+    col_count[o] = (float) (p->count_include_pad ? nw : w1 - w0);
+  }
+
+  for (int64_t c = 0; c < g->planes; c++) {
+    const float *plane = x + c * g->in_size;
+    for (int64_t oh = 0; oh < g->out[1]; oh++) {
+      float *restrict orow = y + c * g->out_size + oh * ow;
+      int64_t h0, h1;
+      const int64_t nh = window (g, 1, oh, &h0, &h1);
+      const float init = p->pool_type == HY_POOL_MAX ? -FLT_MAX : 0.0f;
+      for (int64_t o = 0; o < ow; o++)
+        orow[o] = init;
+      for (int64_t h = h0; h < h1; h++) {
+        const float *row = plane + h * g->in[2];
+        for (int64_t kw = 0; kw < g->k[2]; kw++) {
+          int64_t lo, hi;
+          hy_window_valid_range (ow, sw, pw, kw, g->in[2], &lo, &hi);
+          const float *src = row + lo * sw + kw - pw;
+          if (p->pool_type == HY_POOL_MAX)
+            max_into (orow + lo, src, hi - lo, sw);
+          else
+            sum_into (orow + lo, src, hi - lo, sw);
+        }
+      }
+      if (p->pool_type == HY_POOL_AVG) {
+        const float row_count =
+            (float) (p->count_include_pad ? nh : h1 - h0);
+        for (int64_t o = 0; o < ow; o++) {
+          const float count = row_count * col_count[o];
+          /* A window wholly in the padding has nothing to average. */
+          orow[o] = count > 0 ? orow[o] / count : 0.0f;
+        }
+      }
+    }
+  }
+}
+
 void
 hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
@@ -164,5 +251,11 @@ hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,
     return;
   }
   pool_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
-  pool_windows (p, &g, in[0]->data, out[0]->data);
+  if (g.in[0] == 1 && g.k[0] == 1 && p->pool_type != HY_POOL_LP) {
+    float *col_count = hy_cpu_workspace (ctx,
+        (size_t) g.out[2] * sizeof (float));
+    pool_rows (p, &g, in[0]->data, out[0]->data, col_count);
+  } else {
+    pool_windows (p, &g, in[0]->data, out[0]->data);
+  }
 }

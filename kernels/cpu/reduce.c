@@ -6,7 +6,8 @@
  * reduced or both kept merge into one, so at most three reduced groups
  * remain (R K R K R K), folded innermost first through the workspace.
  * inner = 1 reduces contiguous rows; inner > 1 adds whole rows of `inner`
- * values into per-position accumulators.  Both are contiguous loops.
+ * values into per-position accumulators.  Both are contiguous loops, built
+ * also for AVX2 and AVX-512 (see blas.h).
  *
  * Sums and products accumulate in double, like MXNet's careful float
  * reduction; max/min propagate NaN.  argmax/argmin return the first
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "cpu-kernel.h"
+#include "blas.h"
 #include "elementwise.h"
 
 void hy_cpu_reduce (hy_cpu_ctx *ctx, const void *params,
@@ -44,7 +46,7 @@ fold_min (float acc, float v)
   return v < acc || v != v ? v : acc;
 }
 
-static double
+HY_CPU_VECTOR_CLONES static double
 sum_row (const float *x, int64_t n)
 {
   double lane[LANES] = { 0 };
@@ -60,7 +62,7 @@ sum_row (const float *x, int64_t n)
   return s;
 }
 
-static double
+HY_CPU_VECTOR_CLONES static double
 prod_row (const float *x, int64_t n)
 {
   double lane[LANES] = { 1, 1, 1, 1, 1, 1, 1, 1 };
@@ -76,7 +78,7 @@ prod_row (const float *x, int64_t n)
   return s;
 }
 
-static float
+HY_CPU_VECTOR_CLONES static float
 extreme_row (const float *x, int64_t n, bool is_max)
 {
   const float start = is_max ? -INFINITY : INFINITY;
@@ -102,7 +104,7 @@ extreme_row (const float *x, int64_t n, bool is_max)
 }
 
 /* (outer, n, inner) → (outer, inner).  acc holds `inner` doubles. */
-static void
+HY_CPU_VECTOR_CLONES static void
 reduce_pass (reduce_kind kind, const float *x, float *o, int64_t outer,
     int64_t n, int64_t inner, double *acc)
 {

@@ -9,6 +9,7 @@
  * merging output axes that stay adjacent in the input), so common layouts
  * reduce to a memcpy of runs or a batch of 2-D transposes.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "cpu-kernel.h"
@@ -110,49 +111,88 @@ transpose_walk (const hy_shape *in, const int *axes)
   return w;
 }
 
-/* dst (rows x cols, dense) = the transpose of src (cols rows of `rows`
- * elements, src_stride apart), in cache-sized tiles. */
+/* dst[r * dst_stride + c] = src[c * src_stride + r] for r < rows,
+ * c < cols.  Cache-sized blocks of 8 x 8 tiles: a tile is read as 8 short
+ * contiguous rows and written as 8, which keeps both sides streaming where
+ * a plain tiled loop touches one element per cache line (and thrashes on
+ * power-of-two strides). */
 static void
-transpose_2d (float *restrict dst, const float *restrict src, int64_t rows,
-    int64_t cols, int64_t src_stride)
+transpose_2d (float *restrict dst, int64_t dst_stride,
+    const float *restrict src, int64_t src_stride, int64_t rows,
+    int64_t cols)
 {
-  enum { TILE = 32 };
-  for (int64_t r0 = 0; r0 < rows; r0 += TILE) {
-    int64_t r1 = r0 + TILE < rows ? r0 + TILE : rows;
-    for (int64_t c0 = 0; c0 < cols; c0 += TILE) {
-      int64_t c1 = c0 + TILE < cols ? c0 + TILE : cols;
-      for (int64_t r = r0; r < r1; r++) {
-        float *restrict d = dst + r * cols;
-        const float *restrict s = src + r;
-        for (int64_t c = c0; c < c1; c++)
-          d[c] = s[c * src_stride];
+  enum { BLOCK = 64, TILE = 8 };
+  if (rows < TILE || cols < TILE) {
+    /* Too thin for tiles (e.g. 3 channels): one pass, writes in order. */
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = 0; c < cols; c++)
+        dst[r * dst_stride + c] = src[c * src_stride + r];
+    return;
+  }
+  for (int64_t r0 = 0; r0 < rows; r0 += BLOCK) {
+    int64_t r1 = r0 + BLOCK < rows ? r0 + BLOCK : rows;
+    for (int64_t c0 = 0; c0 < cols; c0 += BLOCK) {
+      int64_t c1 = c0 + BLOCK < cols ? c0 + BLOCK : cols;
+      for (int64_t rb = r0; rb < r1; rb += TILE) {
+        for (int64_t cb = c0; cb < c1; cb += TILE) {
+          const float *s = src + cb * src_stride + rb;
+          float *d = dst + rb * dst_stride + cb;
+          if (rb + TILE <= r1 && cb + TILE <= c1) {
+            float tile[TILE][TILE];
+            for (int i = 0; i < TILE; i++)
+              for (int j = 0; j < TILE; j++)
+                tile[j][i] = s[i * src_stride + j];
+            for (int j = 0; j < TILE; j++)
+              for (int i = 0; i < TILE; i++)
+                d[j * dst_stride + i] = tile[j][i];
+            continue;
+          }
+          int64_t nr = r1 - rb < TILE ? r1 - rb : TILE;
+          int64_t nc = c1 - cb < TILE ? c1 - cb : TILE;
+          for (int64_t j = 0; j < nr; j++)
+            for (int64_t i = 0; i < nc; i++)
+              d[j * dst_stride + i] = s[i * src_stride + j];
+        }
       }
     }
   }
 }
 
-/* Advances the counters of the first `nd` axes of w like an odometer and
- * returns the input offset of the next position. */
-static int64_t
-walk_next (const strided_walk *w, int nd, int64_t *idx, int64_t offset)
+/* An odometer over some output axes that moves the matching input and
+ * output offsets together. */
+typedef struct axis_loop {
+  int n;
+  int64_t dims[HY_MAX_DIMS];
+  int64_t in_step[HY_MAX_DIMS];
+  int64_t out_step[HY_MAX_DIMS];
+  int64_t idx[HY_MAX_DIMS];
+  int64_t in_off, out_off;
+} axis_loop;
+
+static void
+loop_add_axis (axis_loop *l, int64_t dim, int64_t in_step, int64_t out_step)
 {
-  for (int k = nd - 1; k >= 0; k--) {
-    offset += w->stride[k];
-    if (++idx[k] < w->dims[k])
-      return offset;
-    offset -= w->stride[k] * w->dims[k];
-    idx[k] = 0;
-  }
-  return offset;
+  l->dims[l->n] = dim;
+  l->in_step[l->n] = in_step;
+  l->out_step[l->n] = out_step;
+  l->idx[l->n] = 0;
+  l->n++;
 }
 
-static int64_t
-walk_outer_count (const strided_walk *w, int nd)
+/* Moves to the next position; FALSE after the last one. */
+static bool
+loop_next (axis_loop *l)
 {
-  int64_t n = 1;
-  for (int k = 0; k < nd; k++)
-    n *= w->dims[k];
-  return n;
+  for (int k = l->n - 1; k >= 0; k--) {
+    l->in_off += l->in_step[k];
+    l->out_off += l->out_step[k];
+    if (++l->idx[k] < l->dims[k])
+      return true;
+    l->in_off -= l->in_step[k] * l->dims[k];
+    l->out_off -= l->out_step[k] * l->dims[k];
+    l->idx[k] = 0;
+  }
+  return false;
 }
 
 void
@@ -171,41 +211,40 @@ hy_cpu_transpose (hy_cpu_ctx *ctx, const void *params,
   for (int i = 0; i < s->ndim; i++)
     axes[i] = p->n_axes ? p->axes[i] : s->ndim - 1 - i;
   strided_walk w = transpose_walk (s, axes);
-
   if (w.nd == 0 || (w.nd == 1 && w.stride[0] == 1)) {
     memcpy (dst, src, (size_t) numel * sizeof (float));
     return;
   }
 
-  int64_t idx[HY_MAX_DIMS] = { 0 };
-  int64_t inner = w.dims[w.nd - 1];
-  if (w.stride[w.nd - 1] == 1) {
+  int last = w.nd - 1;
+  int64_t out_stride[HY_MAX_DIMS];
+  out_stride[last] = 1;
+  for (int i = last - 1; i >= 0; i--)
+    out_stride[i] = out_stride[i + 1] * w.dims[i + 1];
+
+  axis_loop loop = { 0 };
+  if (w.stride[last] == 1) {
     /* The innermost axis stays innermost: whole runs are contiguous. */
-    int64_t outer = walk_outer_count (&w, w.nd - 1), off = 0;
-    for (int64_t o = 0; o < outer; o++) {
-      memcpy (dst + o * inner, src + off, (size_t) inner * sizeof (float));
-      off = walk_next (&w, w.nd - 1, idx, off);
-    }
+    for (int i = 0; i < last; i++)
+      loop_add_axis (&loop, w.dims[i], w.stride[i], out_stride[i]);
+    size_t run = (size_t) w.dims[last] * sizeof (float);
+    do
+      memcpy (dst + loop.out_off, src + loop.in_off, run);
+    while (loop_next (&loop));
     return;
   }
-  if (w.nd >= 2 && w.stride[w.nd - 2] == 1) {
-    /* The last two output axes are a 2-D transpose of the input's. */
-    int64_t rows = w.dims[w.nd - 2];
-    int64_t outer = walk_outer_count (&w, w.nd - 2), off = 0;
-    for (int64_t o = 0; o < outer; o++) {
-      transpose_2d (dst + o * rows * inner, src + off, rows, inner,
-          w.stride[w.nd - 1]);
-      off = walk_next (&w, w.nd - 2, idx, off);
-    }
-    return;
-  }
-  int64_t outer = walk_outer_count (&w, w.nd - 1), off = 0;
-  int64_t step = w.stride[w.nd - 1];
-  for (int64_t o = 0; o < outer; o++) {
-    float *restrict d = dst + o * inner;
-    const float *restrict base = src + off;
-    for (int64_t k = 0; k < inner; k++)
-      d[k] = base[k * step];
-    off = walk_next (&w, w.nd - 1, idx, off);
-  }
+
+  /* Otherwise some output axis q reads the input's innermost (stride 1)
+   * axis: each (q, last) plane is a 2-D transpose, e.g. NCHW -> NHWC is
+   * one per image. */
+  int q = 0;
+  while (w.stride[q] != 1)
+    q++;
+  for (int i = 0; i < last; i++)
+    if (i != q)
+      loop_add_axis (&loop, w.dims[i], w.stride[i], out_stride[i]);
+  do
+    transpose_2d (dst + loop.out_off, out_stride[q], src + loop.in_off,
+        w.stride[last], w.dims[q], w.dims[last]);
+  while (loop_next (&loop));
 }

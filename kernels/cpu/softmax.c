@@ -15,12 +15,13 @@
 #include <math.h>
 
 #include "cpu-kernel.h"
+#include "blas.h"
 #include "elementwise.h"
 
 void hy_cpu_softmax (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 
-static void
+HY_CPU_VECTOR_CLONES static void
 softmax_row (const float *x, float *o, int64_t n, float t, bool log)
 {
   float m = x[0];
@@ -46,7 +47,7 @@ softmax_row (const float *x, float *o, int64_t n, float t, bool log)
 }
 
 /* One (n, inner) block; m and sum hold `inner` floats each. */
-static void
+HY_CPU_VECTOR_CLONES static void
 softmax_block (const float *x, float *o, int64_t n, int64_t inner, float t,
     bool log, float *m, float *sum)
 {

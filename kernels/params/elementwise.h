@@ -126,13 +126,13 @@ typedef enum hy_reduce_axes_status {
 
 /* The axes a reduction folds for an input of `ndim` dimensions, as a bit
  * mask.  Shared so that shape inference and the kernel cannot disagree.
- * MXNet 1.9.1: no axis, or an empty tuple without exclude, means every
- * axis; an empty tuple with exclude means none. */
+ * MXNet 1.9.1: no axis or an empty tuple means every axis, even with
+ * exclude (whose oneDNN build disagrees; its reference kernels do not). */
 static inline hy_reduce_axes_status
 hy_reduce_axes_mask (const hy_reduce_params *p, int ndim, uint32_t *mask)
 {
   const uint32_t every = ndim > 0 ? (1u << ndim) - 1 : 0;
-  if (p->all || (p->n_axes == 0 && !p->exclude)) {
+  if (p->all || p->n_axes == 0) {
     *mask = every;
     return HY_REDUCE_AXES_OK;
   }

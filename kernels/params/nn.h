@@ -17,12 +17,28 @@
 
 #define HY_NN_MAX_SPATIAL 3
 
-/* An activation a fusion pass may fold into the op that feeds it; parse()
- * always leaves it at NONE. */
+/* An activation a fusion pass may fold into the Convolution or
+ * FullyConnected that feeds it (see hy_fused_epilogue). */
 typedef enum hy_fused_act {
   HY_FUSED_ACT_NONE = 0,
-  HY_FUSED_ACT_RELU,
+  HY_FUSED_ACT_RELU,            /* max(x, 0) */
+  HY_FUSED_ACT_CLIP,            /* x clamped to [alpha, beta] (relu6: 0, 6) */
+  HY_FUSED_ACT_LEAKY,           /* x > 0 ? x : alpha·x */
+  HY_FUSED_ACT_SIGMOID,
+  HY_FUSED_ACT_TANH,
 } hy_fused_act;
+
+/* What a fusion pass folded into a Convolution or FullyConnected:
+ *   y = act (W·x + bias + residual)
+ * where the residual, when set, is one more input after data, weight and
+ * bias, shaped like the output (a fused residual elemwise_add).  parse()
+ * leaves it all off. */
+typedef struct hy_fused_epilogue {
+  hy_fused_act act;
+  float alpha;                  /* CLIP: lower bound; LEAKY: slope */
+  float beta;                   /* CLIP: upper bound */
+  bool residual;
+} hy_fused_epilogue;
 
 typedef struct hy_conv_params {
   hy_op_id op;
@@ -34,7 +50,7 @@ typedef struct hy_conv_params {
   int64_t num_filter;
   int64_t num_group;
   bool no_bias;
-  hy_fused_act fused_act;
+  hy_fused_epilogue fused;
 } hy_conv_params;
 
 typedef struct hy_fc_params {
@@ -42,7 +58,7 @@ typedef struct hy_fc_params {
   int64_t num_hidden;
   bool no_bias;
   bool flatten;                 /* data as (d0, rest) instead of (..., K) */
-  hy_fused_act fused_act;
+  hy_fused_epilogue fused;
 } hy_fc_params;
 
 /* dot and batch_dot. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End to end through the command line: `hybridinfer run` against MXNet's outputs.
 
-    check_cli.py TOOL CASES_DIR [--mode hybrid|imperative] [--only SUBSTRING]
+    check_cli.py TOOL CASES_DIR [--mode hybrid|imperative] [--device DEV] [--only SUBSTRING]
 
 For every case directory with a case.json (written by gen_fixtures.py with real MXNet 1.9.1),
 runs `TOOL run` on the case's files with its inputs given as NAME=FILE, loads the .npy files the
@@ -57,13 +57,15 @@ def compare(ours, ref):
     return True, text
 
 
-def check_case(tool, case_dir, out_dir, mode):
+def check_case(tool, case_dir, out_dir, mode, device):
     """-> (ok, one-line summary)."""
     with open(os.path.join(case_dir, "case.json")) as f:
         meta = json.load(f)
     argv = [tool, "run", "--model", os.path.join(case_dir, "model-symbol.json"),
             "--params", os.path.join(case_dir, "model-0000.params"),
             "--output-dir", out_dir, "--mode", mode]
+    if device:
+        argv += ["--device", device]
     for spec in meta["inputs"]:
         argv += ["--input", "%s=%s" % (spec["name"], os.path.join(case_dir, spec["file"]))]
     try:
@@ -71,6 +73,8 @@ def check_case(tool, case_dir, out_dir, mode):
                               stderr=subprocess.PIPE, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return False, "no answer within %ds" % TIMEOUT_S
+    except OSError as e:
+        return False, "cannot start the tool: %s" % e
     err = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         last = err.splitlines()[-1] if err else "(no message)"
@@ -99,6 +103,7 @@ def main():
     ap.add_argument("tool")
     ap.add_argument("cases_dir")
     ap.add_argument("--mode", choices=["hybrid", "imperative"], default="hybrid")
+    ap.add_argument("--device", help="passed to `run --device` (default: the tool's, cpu)")
     ap.add_argument("--only", help="only cases whose name contains this")
     args = ap.parse_args()
 
@@ -111,22 +116,24 @@ def main():
         print("1..0 # SKIP no case.json under %s" % args.cases_dir)
         return 0
     print("1..%d" % len(names))
+    setting = args.mode + (" " + args.device if args.device else "")
     work = tempfile.mkdtemp(prefix="hy-check-cli-")
     failed = 0
     try:
         for n, name in enumerate(names, 1):
             out_dir = os.path.join(work, name)
-            ok, text = check_case(tool, os.path.join(args.cases_dir, name), out_dir, args.mode)
+            ok, text = check_case(tool, os.path.join(args.cases_dir, name), out_dir, args.mode,
+                                  args.device)
             shutil.rmtree(out_dir, ignore_errors=True)
             failed += not ok
             # a '#' would start a TAP directive
             text = text.replace("#", "No.")
-            print("%s %d - %s [%s] %s" % ("ok" if ok else "not ok", n, name, args.mode, text))
+            print("%s %d - %s [%s] %s" % ("ok" if ok else "not ok", n, name, setting, text))
             sys.stdout.flush()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("# %d of %d cases match MXNet through `hybridinfer run --mode %s`"
-          % (len(names) - failed, len(names), args.mode))
+    print("# %d of %d cases match MXNet through `hybridinfer run` [%s]"
+          % (len(names) - failed, len(names), setting))
     return 1 if failed else 0
 
 

@@ -32,6 +32,11 @@ import warnings
 import numpy as np
 
 os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")
+# The expected outputs come from MXNet's own CPU kernels (gen_fixtures.py): read our files back
+# the same way, not through the wheel's oneDNN kernels (they differ on SoftmaxOutput over 4-D).
+# The variable is read when mxnet loads.
+os.environ["MXNET_MKLDNN_ENABLED"] = "0"
+os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")  # that mode's noise
 import mxnet as mx  # noqa: E402
 from mxnet import gluon  # noqa: E402
 

@@ -5,7 +5,7 @@
 
 Takes a real MXNet export from FIXTURES_DIR (the `seed_net` case: a Gluon
 LeNet), breaks it one way at a time in a temporary folder and checks that
-`TOOL run` (or `inspect`) fails the way the CLI promises: exit status 1,
+`TOOL run` (or `inspect`, `export`) fails the way the CLI promises: exit status 1,
 exactly one stderr line starting "hybridinfer: error: ", and a message that
 names what is wrong (the file, node, op, attribute or parameter).  A crash
 (a signal, an exit status of 128 or more), a hang or a second stderr line
@@ -16,6 +16,7 @@ engine's own readers and writers, so the two cannot share a mistake.  Plain
 Python 3, no numpy.  Prints TAP.
 """
 
+import ast
 import json
 import os
 import shutil
@@ -123,7 +124,7 @@ def read_npy_f32(path):
         (hlen,) = struct.unpack_from("<I", blob, 8)
         start = 12
     header = blob[start:start + hlen].decode("latin1")
-    meta = eval(header, {"__builtins__": {}})  # a Python dict literal, from our own fixture
+    meta = ast.literal_eval(header)
     if meta["descr"] != "<f4" or meta["fortran_order"]:
         raise ValueError("%s: fixture input is not float32 C order" % path)
     shape = tuple(meta["shape"])
@@ -289,6 +290,31 @@ def symbol_checks(fx):
     checks.append(Check("Convolution without its required kernel", fx.run(symbol=p),
                         ["seednet0_conv0_fwd", "kernel"]))
 
+    g = fx.graph_copy()
+    g["nodes"][idx]["attrs"]["num_filter"] = "99999999999999999999"
+    p = fx.write_graph("hugefilter-symbol.json", g)
+    checks.append(Check("Convolution num_filter 10^20", fx.run(symbol=p),
+                        ["seednet0_conv0_fwd", "num_filter"]))
+
+    g = fx.graph_copy()
+    g["nodes"][idx]["attrs"]["kernel"] = "(0, 0)"
+    p = fx.write_graph("zerokernel-symbol.json", g)
+    checks.append(Check("Convolution kernel '(0, 0)'", fx.run(symbol=p),
+                        ["seednet0_conv0_fwd", "kernel"]))
+
+    g = fx.graph_copy()
+    sidx, _ = fx.node("seednet0_reshape0")
+    g["nodes"][sidx]["attrs"]["shape"] = "(-1, -1)"
+    p = fx.write_graph("twoinfer-symbol.json", g)
+    checks.append(Check("Reshape shape '(-1, -1)': two inferred dims", fx.run(symbol=p),
+                        ["seednet0_reshape0"]))
+
+    g = fx.graph_copy()
+    g["nodes"][sidx]["attrs"]["shape"] = "(0, 7)"
+    p = fx.write_graph("reshape7-symbol.json", g)
+    checks.append(Check("Reshape shape '(0, 7)' of 256 features", fx.run(symbol=p),
+                        ["seednet0_reshape0"]))
+
     # What hybridize(backend="MKLDNN") + export writes: a fused node holding the original
     # Convolution in `subgraphs`.  It must be refused by name, not misread.
     g = fx.graph_copy()
@@ -425,42 +451,55 @@ def input_checks(fx):
     n = len(values)
 
     p = fx.write("f64.npy", npy_bytes("<f8", shape, struct.pack("<%dd" % n, *values)))
-    checks.append(Check("input .npy of float64", fx.run(inputs=["data=" + p]),
+    checks.append(Check("input .npy of float64", fx.run(inputs=[fx.input_name + "=" + p]),
                         [("float64", "<f8", "'f8'")]))
 
     p = fx.write("i64.npy", npy_bytes("<i8", shape, struct.pack("<%dq" % n,
                                                                *[int(v) for v in values])))
-    checks.append(Check("input .npy of int64", fx.run(inputs=["data=" + p]),
+    checks.append(Check("input .npy of int64", fx.run(inputs=[fx.input_name + "=" + p]),
                         [("int64", "<i8", "'i8'")]))
 
     full = npy_f32(shape, values)
     p = fx.write("trunc.npy", full[:len(full) - 100])
-    checks.append(Check("input .npy truncated in its data", fx.run(inputs=["data=" + p]),
+    checks.append(Check("input .npy truncated in its data", fx.run(inputs=[fx.input_name + "=" + p]),
                         ["trunc.npy"]))
     p = fx.write("trunchdr.npy", full[:20])
-    checks.append(Check("input .npy truncated in its header", fx.run(inputs=["data=" + p]),
+    checks.append(Check("input .npy truncated in its header", fx.run(inputs=[fx.input_name + "=" + p]),
                         ["trunchdr.npy"]))
     p = fx.write("text.npy", "1 2 3\n")
-    checks.append(Check("input .npy that is text", fx.run(inputs=["data=" + p]),
+    checks.append(Check("input .npy that is text", fx.run(inputs=[fx.input_name + "=" + p]),
                         ["text.npy"]))
     checks.append(Check("input .npy that does not exist",
-                        fx.run(inputs=["data=" + fx.path("absent.npy")]), ["absent.npy"]))
+                        fx.run(inputs=[fx.input_name + "=" + fx.path("absent.npy")]), ["absent.npy"]))
+
+    # The same values stored another way: refused by name, never misread.
+    fortran = npy_bytes("<f4", shape, b"").replace(b"'fortran_order': False",
+                                                   b"'fortran_order': True ")
+    p = fx.write("fortran.npy", fortran + struct.pack("<%df" % n, *values))
+    checks.append(Check("input .npy in Fortran order", fx.run(inputs=[fx.input_name + "=" + p]),
+                        ["fortran"]))
+    p = fx.write("bigendian.npy", npy_bytes(">f4", shape, struct.pack(">%df" % n, *values)))
+    checks.append(Check("input .npy big-endian float32", fx.run(inputs=[fx.input_name + "=" + p]),
+                        [">f4"]))
+    p = fx.write("empty.npy", npy_f32((0, 1, 28, 28), []))
+    checks.append(Check("input .npy with a zero dimension", fx.run(inputs=[fx.input_name + "=" + p]),
+                        [("'data'", "empty.npy")]))
 
     p = fx.write("c3.npy", npy_f32((1, 3, 5, 5), [0.5] * 75))
     checks.append(Check("input (1,3,5,5) for a one-channel 28x28 LeNet",
-                        fx.run(inputs=["data=" + p]),
+                        fx.run(inputs=[fx.input_name + "=" + p]),
                         [("seednet0_conv0_fwd", "'data'")]))
 
     p = fx.write("s8.npy", npy_f32((1, 1, 8, 8), [0.5] * 64))
     checks.append(Check("input (1,1,8,8): too small for the second conv",
-                        fx.run(inputs=["data=" + p]), ["seednet0_conv1_fwd"]))
+                        fx.run(inputs=[fx.input_name + "=" + p]), ["seednet0_conv1_fwd"]))
 
     p = fx.write("flat.npy", npy_f32((784,), [0.5] * 784))
-    checks.append(Check("input (784,): one dimension", fx.run(inputs=["data=" + p]),
+    checks.append(Check("input (784,): one dimension", fx.run(inputs=[fx.input_name + "=" + p]),
                         [("seednet0_conv0_fwd", "'data'")]))
 
     checks.append(Check("two --input for a one-input model",
-                        fx.run(inputs=["data=" + fx.input, fx.input]), ["input"]))
+                        fx.run(inputs=[fx.input_name + "=" + fx.input, fx.input]), ["input"]))
     checks.append(Check("no --input", fx.run(inputs=[]), ["input", "data"]))
     checks.append(Check("--input NAME= with an unknown name",
                         fx.run(inputs=["image=" + fx.input]), ["image"]))
@@ -468,20 +507,33 @@ def input_checks(fx):
 
 
 def option_checks(fx):
+    plain = fx.write("plainfile", "not a folder\n")  # never the fixture: nothing lands there
     checks = [
         Check("--device tpu", fx.run(extra=["--device", "tpu"]), ["tpu"]),
         Check("--device cuda:x", fx.run(extra=["--device", "cuda:x"]), ["cuda:x"]),
         Check("--device cuda:-1", fx.run(extra=["--device", "cuda:-1"]), ["cuda:-1"]),
+        # No machine has 64 GPUs: a CUDA build says so, a CPU-only build says it has no CUDA.
+        Check("--device cuda:63", fx.run(extra=["--device", "cuda:63"]), [("cuda:63", "63")]),
         Check("--mode fast", fx.run(extra=["--mode", "fast"]), ["fast"]),
         Check("--output-dir below a regular file",
               ["run", "--model", fx.symbol, "--params", fx.params,
-               "--input", "data=" + fx.input, "--output-dir",
-               os.path.join(fx.input, "sub")], ["sub"]),
+               "--input", fx.input_name + "=" + fx.input, "--output-dir",
+               os.path.join(plain, "sub")], ["plainfile"]),
         Check("inspect --shape 1x0x28x28", ["inspect", "--model", fx.symbol, "--shape",
                                            "1x0x28x28"], ["1x0x28x28"]),
         Check("inspect --shape with an unknown input name",
               ["inspect", "--model", fx.symbol, "--shape", "image=1x1x28x28"], ["image"]),
+        Check("export --prefix below a regular file",
+              ["export", "--model", fx.symbol, "--params", fx.params,
+               "--prefix", os.path.join(plain, "sub", "model")], ["plainfile"]),
+        Check("export of a model with a truncated params file",
+              ["export", "--model", fx.symbol, "--params", fx.path("cut3-0000.params"),
+               "--prefix", fx.path("exported/model")], ["cut3-0000.params"]),
         # Usage errors: status 2 and no crash; their wording is GLib's.
+        Check("export without --prefix", ["export", "--model", fx.symbol], [], status=2),
+        Check("export --epoch 10000", ["export", "--model", fx.symbol, "--prefix",
+                                      fx.path("exported/model"), "--epoch", "10000"], [],
+              status=2),
         Check("run without --model", ["run", "--output-dir", fx.out], [], status=2),
         Check("run with an unknown option", fx.run(extra=["--frobnicate"]), [], status=2),
         Check("an unknown command", ["frobnicate"], [], status=2),
@@ -502,6 +554,8 @@ def judge(tool, check):
                               timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return "no answer within %ds" % TIMEOUT_S, ""
+    except OSError as e:
+        return "cannot start the tool: %s" % e, ""
     out = proc.stdout.decode("utf-8", "replace")
     err = proc.stderr.decode("utf-8", "replace")
     lines = [l for l in err.splitlines() if l.strip()]

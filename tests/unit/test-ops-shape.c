@@ -125,7 +125,11 @@ test_reshape_codes (void)
    * axis after it. */
   expect_shape ("Reshape", KV ("shape", "(0, 0, 0, -1)"), x,
       SHAPE (2, 3, 4, 1));
-  expect_shape ("Reshape", KV ("shape", "(-2, -1)"), x, SHAPE (2, 3, 4, 1));
+  /* MXNet stores an inferred size at the -1's index among the codes, not
+   * at its output axis: after a -2 that only works when the axis it lands
+   * on has length 1. */
+  expect_shape ("Reshape", KV ("shape", "(-2, -1)"), SHAPE (2, 1, 3),
+      SHAPE (2, 1, 3, 1));
   expect_shape ("Reshape", KV ("shape", "(-1, -2)"), x, SHAPE (2, 3, 4));
   expect_shape ("Reshape", KV ("shape", "(24, 0)"), SHAPE (24, 1),
       SHAPE (24, 1));
@@ -194,12 +198,22 @@ test_reshape_errors (void)
       "more than one -1 (positions 0 and 1)");
   expect_error ("Reshape", KV ("shape", "(-1, 0, -1)"), &x, 1,
       "more than one -1 (positions 0 and 2)");
+  expect_error ("Reshape", KV ("shape", "(-2, -1)"), &x, 1,
+      "MXNet 1.9.1 stores the size inferred for the -1 at position 1 in "
+      "slot 1 of the 4-axis result, not at the -1's own axis, giving "
+      "(2, 1, 4, 1)");
+  expect_error ("Reshape", KV ("shape", "(-4, 1, 2, -1)"), &x, 1,
+      "in slot 3 of the 3-axis result");
+  /* A slot past the end loses the store: fine when the -1 stands for 1. */
+  expect_shape ("Reshape", KV ("shape", "(0, -2, -1)"), SHAPE (6),
+      SHAPE (6, 1));
   expect_error ("Reshape", KV ("shape", "(5, -1)"), &x, 1,
       "cannot infer the -1 size");
   expect_error ("Reshape", KV ("shape", "(0, 0, 0, 0)"), &x, 1,
-      "code 0 at position 3 would copy input axis 3");
+      "code 0 at position 3 copies an input axis, but the codes before "
+      "it used up the input's 3 axes");
   expect_error ("Reshape", KV ("shape", "(-3, -3)"), &x, 1,
-      "code -3 at position 1 merges input axes 2 and 3");
+      "code -3 at position 1 merges two input axes");
   expect_error ("Reshape", KV ("shape", "(-4, -1, -1, 0, 0)"), &x, 1,
       "cannot both be -1");
   expect_error ("Reshape", KV ("shape", "(-4, 4, 2, 0, 0)"), &x, 1,
@@ -208,6 +222,9 @@ test_reshape_errors (void)
       "cannot split input axis 1 of length 3 into -1 x 2");
   expect_error ("Reshape", KV ("shape", "(2, -4, -1, 0, -2)"), &x, 1,
       "cannot split input axis 1");
+  expect_error ("Reshape", KV ("shape", "(0, 0, 0, 1)", "reverse", "1"),
+      &x, 1, "code 0 at position 0 copies an input axis, but the codes "
+      "before it used up the input's 3 axes (matching from the right)");
   expect_error ("Reshape", KV ("shape", "(-4, 1)"), &x, 1,
       "must be followed by the two sizes");
   expect_error ("Reshape", KV ("shape", "(-5,)"), &x, 1,
@@ -574,6 +591,26 @@ test_transpose_kernel (void)
       (int[]) { 5, 3, 1, 4, 2, 0 });
   check_transpose (SHAPE (3, 4, 5), "(2, 0, 1)", (int[]) { 2, 0, 1 });
   check_transpose (SHAPE (40, 3, 37), "(2, 1, 0)", (int[]) { 2, 1, 0 });
+
+  /* Every permutation of a 4-d shape large enough for whole tiles and
+   * ragged edges, with and without a length-1 axis. */
+  static const int64_t dims[2][4] = { { 9, 10, 17, 3 }, { 9, 1, 17, 12 } };
+  for (int d = 0; d < 2; d++) {
+    for (int code = 0; code < 256; code++) {
+      int axes[4];
+      guint seen = 0;
+      for (int i = 0; i < 4; i++) {
+        axes[i] = (code >> (2 * i)) & 3;
+        seen |= 1u << axes[i];
+      }
+      if (seen != 15)
+        continue;
+      char attr[32];
+      g_snprintf (attr, sizeof attr, "(%d, %d, %d, %d)", axes[0], axes[1],
+          axes[2], axes[3]);
+      check_transpose (hy_shape_make (4, dims[d]), attr, axes);
+    }
+  }
 }
 
 /* The naive slice: output element j of each axis reads input index
