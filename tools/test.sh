@@ -76,11 +76,15 @@ if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
   for target in symbol-json params npy; do
     corpus="$FUZZ_DIR/corpus-$target"
     mkdir -p "$corpus"
+    # Seed corpora: the real fixtures, one file per case (names made unique).
     case "$target" in
-      symbol-json) find tests/fixtures -name '*-symbol.json' -size -64k -exec cp {} "$corpus/" \; ;;
-      params) find tests/fixtures -name '*.params' -size -64k -exec cp --backup=numbered {} "$corpus/" \; ;;
-      npy) find tests/fixtures -name '*.npy' -size -16k -exec cp --backup=numbered {} "$corpus/" \; ;;
+      symbol-json) pattern='*-symbol.json'; limit=64k ;;
+      params) pattern='*.params'; limit=64k ;;
+      npy) pattern='*.npy'; limit=16k ;;
     esac
+    find tests/fixtures -name "$pattern" -size "-$limit" | while read -r f; do
+      cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"
+    done
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       "$FUZZ_DIR/tests/fuzz/fuzz-$target" -max_total_time="$FUZZ_SECONDS" \
       -detect_leaks=1 -rss_limit_mb=2048 -print_final_stats=1 \
