@@ -42,8 +42,8 @@ hy_parse_int (const char *s, int64_t *out)
   }
   /* "2.0" for an integer attribute: accept only exact integers. */
   double d;
-  if (hy_parse_float (t, &d) && d == (double) (int64_t) d
-      && d > -9.2e18 && d < 9.2e18) {
+  if (hy_parse_float (t, &d) && d > -9.2e18 && d < 9.2e18
+      && d == (double) (int64_t) d) {
     *out = (int64_t) d;
     return TRUE;
   }

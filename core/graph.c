@@ -198,10 +198,40 @@ hy_graph_resolve (hy_graph *graph, GPtrArray *unsupported, GError **error)
     remap[i] = order->len;
     g_ptr_array_add (order, node);
   }
+  /* Output counts are only known now that ops are resolved: an entry
+   * naming output 5 of a one-output op would read past its shapes. */
+  for (guint i = 0; i < order->len; i++) {
+    hy_node *node = g_ptr_array_index (order, i);
+    for (guint k = 0; k < node->n_inputs; k++) {
+      const hy_node *src = g_ptr_array_index (order, node->inputs[k].node);
+      if (node->inputs[k].index >= src->n_outputs) {
+        g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+            "node '%s': input %u refers to output %u of '%s', which has %u",
+            node->name, k, node->inputs[k].index, src->name, src->n_outputs);
+        goto bad_entry;
+      }
+    }
+  }
+  for (guint h = 0; h < graph->n_heads; h++) {
+    const hy_node *src = g_ptr_array_index (order, remap[graph->heads[h].node]);
+    if (graph->heads[h].index >= src->n_outputs) {
+      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+          "head %u refers to output %u of '%s', which has %u", h,
+          graph->heads[h].index, src->name, src->n_outputs);
+      goto bad_entry;
+    }
+  }
   for (guint h = 0; h < graph->n_heads; h++)
     graph->heads[h].node = remap[graph->heads[h].node];
   g_ptr_array_set_free_func (graph->nodes, NULL);
   g_ptr_array_unref (graph->nodes);
   graph->nodes = order;
   return TRUE;
+
+bad_entry:
+  /* Every node is in `order` now: it becomes the graph's, for freeing. */
+  g_ptr_array_set_free_func (graph->nodes, NULL);
+  g_ptr_array_unref (graph->nodes);
+  graph->nodes = order;
+  return FALSE;
 }

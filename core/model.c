@@ -138,6 +138,13 @@ bind_variables (hy_model *m, GError **error)
     gboolean complete = FALSE;
     gboolean has_decl = declared_shape (v, &decl, &complete);
 
+    if (p && p->tensor->shape.ndim < 0) {
+      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+          "parameter '%s' is an empty array in %s", v->name,
+          m->params_path);
+      g_array_unref (shapes);
+      return FALSE;
+    }
     if (p) {
       if (has_decl && complete && !hy_shape_equal (&decl, &p->tensor->shape)) {
         char a[HY_SHAPE_STRLEN], b[HY_SHAPE_STRLEN];

@@ -17,7 +17,7 @@
 #define ARRAY_V1_MAGIC 0xF993FAC8u
 #define ARRAY_V2_MAGIC 0xF993FAC9u
 #define ARRAY_V3_MAGIC 0xF993FACAu
-/* MXNet's own limit on dims; more is garbage, not a big tensor. */
+/* More dims than this is garbage, not a big tensor (numpy stops at 32). */
 #define MAX_FILE_DIMS 32
 /* Far beyond any model; stops a header from making us track 2^28
  * four-byte arrays. */
@@ -26,6 +26,26 @@
 enum { STORAGE_DENSE = 0, STORAGE_ROW_SPARSE = 1, STORAGE_CSR = 2 };
 
 /* ---- bounds-checked reading -------------------------------------------- */
+
+/* Little-endian loads from possibly unaligned bytes. */
+static inline guint16
+le16 (const guint8 *p)
+{
+  return (guint16) (p[0] | p[1] << 8);
+}
+
+static inline guint32
+le32 (const guint8 *p)
+{
+  return (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16
+      | (guint32) p[3] << 24;
+}
+
+static inline guint64
+le64 (const guint8 *p)
+{
+  return (guint64) le32 (p + 4) << 32 | le32 (p);
+}
 
 typedef struct cursor {
   const guint8 *data;
@@ -54,9 +74,7 @@ read_u32 (cursor *c, guint32 *out, GError **error)
 {
   if (!need (c, 4, error))
     return FALSE;
-  const guint8 *p = c->data + c->pos;
-  *out = (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16
-      | (guint32) p[3] << 24;
+  *out = le32 (c->data + c->pos);
   c->pos += 4;
   return TRUE;
 }
@@ -74,11 +92,10 @@ read_i32 (cursor *c, gint32 *out, GError **error)
 static gboolean
 read_u64 (cursor *c, guint64 *out, GError **error)
 {
-  guint32 lo, hi;
-  if (!need (c, 8, error) || !read_u32 (c, &lo, error)
-      || !read_u32 (c, &hi, error))
+  if (!need (c, 8, error))
     return FALSE;
-  *out = (guint64) hi << 32 | lo;
+  *out = le64 (c->data + c->pos);
+  c->pos += 8;
   return TRUE;
 }
 
@@ -360,25 +377,6 @@ read_array_header (cursor *c, array_info *info, GError **error)
 }
 
 /* ---- the second pass: conversion to float32 ----------------------------- */
-
-static inline guint16
-le16 (const guint8 *p)
-{
-  return (guint16) (p[0] | p[1] << 8);
-}
-
-static inline guint32
-le32 (const guint8 *p)
-{
-  return (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16
-      | (guint32) p[3] << 24;
-}
-
-static inline guint64
-le64 (const guint8 *p)
-{
-  return (guint64) le32 (p + 4) << 32 | le32 (p);
-}
 
 static inline float
 bits_to_float (guint32 bits)

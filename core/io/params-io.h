@@ -20,10 +20,12 @@ typedef enum hy_param_kind {
 } hy_param_kind;
 
 typedef struct hy_param {
-  char *name;                   /* without the arg:/aux: prefix */
+  char *name;                   /* without the arg:/aux: prefix; "" in a
+                                 * list saved without names */
   hy_param_kind kind;
-  int stored_dtype;             /* dtype in the file, before conversion */
-  hy_tensor *tensor;            /* float32 */
+  int stored_dtype;             /* dtype in the file, before conversion;
+                                 * -1 for an empty ("none") array */
+  hy_tensor *tensor;            /* float32; an empty array's has ndim -1 */
 } hy_param;
 
 typedef struct hy_param_list {

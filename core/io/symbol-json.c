@@ -6,10 +6,13 @@
  * construction) and every failure is a GError naming the file and node.
  * Writing reproduces MXNet 1.9.1's own layout byte for byte (dmlc's JSON
  * writer: ", " then a newline in multi-line scopes, short arrays inline),
- * so an exported file diffs cleanly against one MXNet wrote.
+ * so an exported file diffs cleanly against one MXNet wrote; only
+ * node_row_ptr may differ, as it counts outputs the way our op table does
+ * (MXNet's own count varies with its build, and its loader ignores it).
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,8 +92,8 @@ json_type_name (JsonNode *node)
   return "a number";
 }
 
-/* The shortest decimal that reads back as the same double, as Python's
- * repr() prints it ("1e-05", "0.5"). */
+/* The shortest decimal that reads back as the same double ("1e-05",
+ * "0.5"), the spelling Python would have written into a newer file. */
 static char *
 format_double (double v)
 {
@@ -105,9 +108,9 @@ format_double (double v)
   return g_strdup (buf);
 }
 
-/* Attribute values are strings; files from MXNet's early days sometimes
- * hold bare numbers or booleans, which we turn into the strings MXNet's
- * own parsers would have seen.  NULL for anything else. */
+/* Attribute values are strings, but hand-edited and very old files
+ * sometimes hold bare numbers or booleans; we take them as the strings
+ * they stand for.  NULL for anything else. */
 static char *
 attr_value_string (JsonNode *value)
 {
@@ -223,7 +226,8 @@ get_string_member (const node_ctx *ctx, JsonObject *obj, const char *key,
     node_error (ctx, error, HY_ERROR_FORMAT, "missing \"%s\"", key);
     return FALSE;
   }
-  if (!JSON_NODE_HOLDS_VALUE (m) || json_node_get_value_type (m) != G_TYPE_STRING) {
+  if (!JSON_NODE_HOLDS_VALUE (m)
+      || json_node_get_value_type (m) != G_TYPE_STRING) {
     node_error (ctx, error, HY_ERROR_FORMAT, "\"%s\" must be a string, not %s",
         key, json_type_name (m));
     return FALSE;
@@ -241,14 +245,14 @@ static gboolean
 parse_entry (JsonNode *jn, GPtrArray *nodes, guint n_total, hy_entry *entry,
     const char *what, const node_ctx *ctx, GError **error)
 {
-  JsonArray *arr = JSON_NODE_HOLDS_ARRAY (jn) ? json_node_get_array (jn) : NULL;
-  guint len = arr ? json_array_get_length (arr) : 0;
-  if (!arr) {
+  if (!JSON_NODE_HOLDS_ARRAY (jn)) {
     node_error (ctx, error, HY_ERROR_FORMAT,
         "%s must be [node, output, version], not %s", what,
         json_type_name (jn));
     return FALSE;
   }
+  JsonArray *arr = json_node_get_array (jn);
+  guint len = json_array_get_length (arr);
   if (len < 2 || len > 3) {
     node_error (ctx, error, HY_ERROR_FORMAT,
         "%s must be [node, output, version] or [node, output], not an "
@@ -547,8 +551,22 @@ hy_symbol_json_parse (const char *json, gsize length, const char *source,
   g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   GError *local = NULL;
   if (!json_parser_load_from_data (parser, json, (gssize) length, &local)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON: %s",
-        source, local->message);
+    /* json-glib says "<data>:1:11: Parse error: …"; say where in our
+     * terms instead. */
+    unsigned line, column;
+    int skip = 0;
+    const char *detail = local->message;
+    if (sscanf (detail, "<data>:%u:%u: %n", &line, &column, &skip) == 2
+        && skip > 0) {
+      detail += skip;
+      if (g_str_has_prefix (detail, "Parse error: "))
+        detail += strlen ("Parse error: ");
+      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON at "
+          "line %u, column %u: %s", source, line, column, detail);
+    } else {
+      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON: %s",
+          source, detail);
+    }
     g_error_free (local);
     return NULL;
   }

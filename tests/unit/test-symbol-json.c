@@ -199,7 +199,8 @@ typedef struct bad_case {
 
 static const bad_case bad_cases[] = {
   { "", HY_ERROR_FORMAT, "test.json: " },
-  { "{\"nodes\": [", HY_ERROR_FORMAT, "test.json: not valid JSON" },
+  { "{\"nodes\": [", HY_ERROR_FORMAT, "test.json: not valid JSON at line 1, "
+    "column 11: unexpected end of file" },
   { "[1, 2]", HY_ERROR_FORMAT, "the top level must be an object, not an array" },
   { "\"nodes\"", HY_ERROR_FORMAT, "the top level must be an object" },
   { "{\"arg_nodes\": [], \"heads\": []}", HY_ERROR_FORMAT,
