@@ -5,16 +5,28 @@
  * every output is freshly allocated for that forward, so each layer's value
  * can be looked at on its own.
  *
- * Hybrid mode allocates every node output once per input shape and reuses
- * it on every later forward: steady state allocates nothing.  (The memory
- * planner that packs these into one arena, and the graph passes, build on
- * this.)
+ * Hybrid mode is hybridize(static_alloc=True, static_shape=True): the first
+ * forward with an input shape builds a compiled plan (plan.h: optimised
+ * graph, one arena), and every later forward with that shape runs it
+ * without allocating.  Plans are cached per input shape, so alternating
+ * between a few shapes re-plans each only once.
  */
 #include <string.h>
 #include <time.h>
 
 #include "model-impl.h"
 #include "cpu-kernel.h"
+#include "plan.h"
+
+/* How many input shapes keep a plan; the least recently used goes first.
+ * Each plan holds an arena and its own optimised graph, so this bounds
+ * memory for callers that feed ever-new shapes. */
+#define HY_PLAN_CACHE_SIZE 8
+
+typedef struct cached_plan {
+  hy_plan *plan;
+  hy_shape *input_shapes;       /* the shapes it was built for */
+} cached_plan;
 
 struct hy_executor {
   hy_model *model;
@@ -22,9 +34,10 @@ struct hy_executor {
   hy_mode mode;
   hy_cpu_ctx cpu;
   hy_cpu_kernel_fn *kernels;    /* per node; NULL for variables */
-  hy_tensor ***values;          /* per node, per output */
-  guint64 planned_generation;   /* shape generation `values` was sized for */
-  gboolean planned;
+  hy_tensor ***values;          /* imperative: per node, per output */
+  cached_plan plans[HY_PLAN_CACHE_SIZE];  /* hybrid: most recent first */
+  int n_plans;
+  const hy_plan *last_run;      /* hybrid: the plan the outputs are in */
   const hy_tensor **in_buf;     /* scratch for kernel argument lists */
   hy_tensor **out_buf;
   guint max_args;
@@ -48,7 +61,65 @@ release_values (hy_executor *exec)
     g_free (exec->values[i]);
     exec->values[i] = NULL;
   }
-  exec->planned = FALSE;
+}
+
+static void
+release_plans (hy_executor *exec)
+{
+  for (int i = 0; i < exec->n_plans; i++) {
+    hy_plan_free (exec->plans[i].plan);
+    g_free (exec->plans[i].input_shapes);
+  }
+  exec->n_plans = 0;
+  exec->last_run = NULL;
+}
+
+/* The cached plan for the model's current input shapes, or -1. */
+static int
+find_plan (const hy_executor *exec)
+{
+  const hy_model *m = exec->model;
+  for (int i = 0; i < exec->n_plans; i++) {
+    gboolean same = TRUE;
+    for (int k = 0; k < hy_model_n_inputs (m) && same; k++)
+      same = hy_shape_equal (&exec->plans[i].input_shapes[k],
+          &m->input_shapes[k]);
+    if (same)
+      return i;
+  }
+  return -1;
+}
+
+/* The plan for the current input shapes, built on a miss, and moved to
+ * the front of the cache.  A hit only moves a few structs. */
+static hy_plan *
+use_plan (hy_executor *exec, GError **error)
+{
+  int hit = find_plan (exec);
+  cached_plan entry;
+  if (hit >= 0) {
+    entry = exec->plans[hit];
+  } else {
+    entry.plan = hy_plan_new (exec->model, error);
+    if (!entry.plan)
+      return NULL;
+    int n = hy_model_n_inputs (exec->model);
+    entry.input_shapes = g_new0 (hy_shape, MAX (n, 1));
+    if (n > 0)              /* a model of constants (_arange) has none */
+      memcpy (entry.input_shapes, exec->model->input_shapes,
+          (size_t) n * sizeof (hy_shape));
+    if (exec->n_plans == HY_PLAN_CACHE_SIZE) {
+      cached_plan *old = &exec->plans[--exec->n_plans];
+      if (exec->last_run == old->plan)
+        exec->last_run = NULL;
+      hy_plan_free (old->plan);
+      g_free (old->input_shapes);
+    }
+    hit = exec->n_plans++;
+  }
+  memmove (&exec->plans[1], &exec->plans[0], (size_t) hit * sizeof entry);
+  exec->plans[0] = entry;
+  return entry.plan;
 }
 
 hy_executor *
@@ -94,6 +165,7 @@ hy_executor_free (hy_executor *exec)
   if (!exec)
     return;
   release_values (exec);
+  release_plans (exec);
   g_free (exec->values);
   g_free (exec->kernels);
   g_free (exec->in_buf);
@@ -111,8 +183,10 @@ hy_executor_mode (const hy_executor *exec)
 gboolean
 hy_executor_set_mode (hy_executor *exec, hy_mode mode, GError **error)
 {
+  /* The mode left behind keeps no memory. */
   if (mode != exec->mode) {
     release_values (exec);
+    release_plans (exec);
     exec->mode = mode;
   }
   return TRUE;
@@ -197,23 +271,22 @@ gboolean
 hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
     int n_inputs, GError **error)
 {
-  hy_model *m = exec->model;
-  hy_graph *g = m->graph;
+  hy_graph *g = exec->model->graph;
   if (!bind_inputs (exec, inputs, n_inputs, error))
     return FALSE;
 
-  if (exec->mode == HY_MODE_IMPERATIVE) {
-    release_values (exec);
-    allocate_outputs (exec);
-  } else if (!exec->planned || exec->planned_generation != m->shape_generation) {
-    /* A new input shape: plan once for it, then reuse. */
-    release_values (exec);
-    allocate_outputs (exec);
-    exec->planned = TRUE;
-    exec->planned_generation = m->shape_generation;
+  if (exec->mode == HY_MODE_HYBRID) {
+    hy_plan *plan = use_plan (exec, error);
+    if (!plan)
+      return FALSE;
+    hy_plan_run (plan, &exec->cpu, inputs, n_inputs);
+    exec->last_run = plan;
+    return TRUE;
   }
 
-  gboolean hooked = exec->hook && exec->mode == HY_MODE_IMPERATIVE;
+  release_values (exec);
+  allocate_outputs (exec);
+  gboolean hooked = exec->hook != NULL;
   for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
     hy_node *node = hy_graph_node (g, i);
     if (!node->op)
@@ -239,6 +312,27 @@ hy_executor_set_node_hook (hy_executor *exec, hy_node_hook hook,
   exec->hook_data = user_data;
 }
 
+gboolean
+hy_executor_prepare (hy_executor *exec, GError **error)
+{
+  if (!hy_model_infer_shapes (exec->model, error))
+    return FALSE;
+  if (exec->mode != HY_MODE_HYBRID)
+    return TRUE;                /* imperative allocates per forward */
+  return use_plan (exec, error) != NULL;
+}
+
+gboolean
+hy_executor_memory (const hy_executor *exec, hy_memory_stats *out)
+{
+  int i = exec->mode == HY_MODE_HYBRID && exec->model->shapes_valid
+      ? find_plan (exec) : -1;
+  if (i < 0)
+    return FALSE;
+  hy_plan_memory (exec->plans[i].plan, out);
+  return TRUE;
+}
+
 int
 hy_executor_n_outputs (const hy_executor *exec)
 {
@@ -251,6 +345,8 @@ hy_executor_output (const hy_executor *exec, int i)
   hy_graph *g = exec->model->graph;
   if (i < 0 || i >= (int) g->n_heads)
     return NULL;
+  if (exec->mode == HY_MODE_HYBRID)
+    return exec->last_run ? hy_plan_output (exec->last_run, i) : NULL;
   const hy_entry *e = &g->heads[i];
   hy_node *src = hy_graph_node (g, e->node);
   if (!src->op)

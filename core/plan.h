@@ -26,6 +26,8 @@ void hy_plan_run (hy_plan *plan, hy_cpu_ctx *ctx,
 
 const hy_tensor *hy_plan_output (const hy_plan *plan, int i);
 void hy_plan_memory (const hy_plan *plan, hy_memory_stats *out);
+/* What the passes did; `views` is counted by the plan, which turns those
+ * ops into aliases of their input's memory. */
 const hy_pass_stats *hy_plan_pass_stats (const hy_plan *plan);
 int hy_plan_n_calls (const hy_plan *plan);
 

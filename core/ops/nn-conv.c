@@ -105,17 +105,17 @@ conv_parse (GHashTable *attrs, void *params, GError **error)
   return parse_layout (attrs, n, error);
 }
 
-/* "residual" only after a fusion pass (hy_fused_epilogue); it comes
- * right after the weight when there is no bias. */
+/* The last two only after the fusion passes (hy_fused_epilogue), and
+ * then each comes right after the last input present before it. */
 static const char *const conv_inputs[] = {
-  "data", "weight", "bias", "residual", NULL,
+  "data", "weight", "bias", "batch_norm", "residual", NULL,
 };
 
 static int
 conv_num_inputs (const void *params)
 {
   const hy_conv_params *p = params;
-  return (p->no_bias ? 2 : 3) + (p->fused.residual ? 1 : 0);
+  return (p->no_bias ? 2 : 3) + p->fused.batch_norm + p->fused.residual;
 }
 
 static gboolean
@@ -164,6 +164,12 @@ conv_infer_shape (const void *params, const hy_shape *in, int n_in,
     if (!hy_nn_window_fits (size, p->pad[i], extent, i, error))
       return FALSE;
     o.dims[2 + i] = (size + 2 * p->pad[i] - extent) / p->stride[i] + 1;
+  }
+  if (p->fused.batch_norm) {
+    hy_shape bn = { .ndim = 2, .dims = { 3, p->num_filter } };
+    if (!hy_nn_expect_shape (&in[p->no_bias ? 2 : 3], &bn,
+            "fused batch_norm (mean, scale, shift)", error))
+      return FALSE;
   }
   if (p->fused.residual
       && !hy_nn_expect_shape (&in[n_in - 1], &o, "residual", error))

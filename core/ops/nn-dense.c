@@ -46,17 +46,17 @@ fc_parse (GHashTable *attrs, void *params, GError **error)
   return TRUE;
 }
 
-/* "residual" only after a fusion pass (hy_fused_epilogue); it comes
- * right after the weight when there is no bias. */
+/* The last two only after the fusion passes (hy_fused_epilogue), and
+ * then each comes right after the last input present before it. */
 static const char *const fc_inputs[] = {
-  "data", "weight", "bias", "residual", NULL,
+  "data", "weight", "bias", "batch_norm", "residual", NULL,
 };
 
 static int
 fc_num_inputs (const void *params)
 {
   const hy_fc_params *p = params;
-  return (p->no_bias ? 2 : 3) + (p->fused.residual ? 1 : 0);
+  return (p->no_bias ? 2 : 3) + p->fused.batch_norm + p->fused.residual;
 }
 
 static gboolean
@@ -92,6 +92,12 @@ fc_infer_shape (const void *params, const hy_shape *in, int n_in,
   if (!p->no_bias) {
     hy_shape bshape = { .ndim = 1, .dims = { p->num_hidden } };
     if (!hy_nn_expect_shape (&in[2], &bshape, "bias", error))
+      return FALSE;
+  }
+  if (p->fused.batch_norm) {
+    hy_shape bn = { .ndim = 2, .dims = { 3, p->num_hidden } };
+    if (!hy_nn_expect_shape (&in[p->no_bias ? 2 : 3], &bn,
+            "fused batch_norm (mean, scale, shift)", error))
       return FALSE;
   }
   if (p->fused.residual

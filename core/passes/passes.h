@@ -15,7 +15,7 @@
 typedef struct hy_pass_stats {
   int identities_dropped;       /* Dropout/_copy/BlockGrad removed */
   int views;                    /* Reshape/Flatten/… that became views */
-  int batchnorms_folded;        /* BN folded into conv/FC weights */
+  int batchnorms_folded;        /* BN folded into the conv/FC epilogue */
   int activations_fused;        /* act/clip/leaky fused into conv/FC */
   int adds_fused;               /* residual elemwise_add fused */
   int nodes_const_folded;       /* computed once at plan time */

@@ -13,9 +13,10 @@
  *
  * 1-D and 2-D convolutions run as 3-D ones with leading unit axes.
  *
- * A fused epilogue (bias, residual, activation: epilogue.h) runs on each
- * block of output right after the GEMM or the depthwise row that wrote
- * it; without one, the bias is spread into the output before the GEMM.
+ * A fused epilogue (bias, BatchNorm, residual, activation: epilogue.h) runs
+ * on each block of output right after the GEMM or the depthwise plane that
+ * wrote it; without one, the bias is spread into the output before the
+ * GEMM.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -135,7 +136,7 @@ is_pointwise (const conv_geom *g)
 static void
 conv_gemm (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
     const float *w, const float *bias, const hy_fused_epilogue *fused,
-    const float *res, float *y)
+    const float *bn, const float *res, float *y)
 {
   const bool epilogue = hy_epilogue_is_set (fused);
   const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
@@ -157,13 +158,16 @@ conv_gemm (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
       float *yg = y + (b * g->filters + grp * fg) * n;
       const float *bg = bias ? bias + grp * fg : NULL;
       const float *rg = res ? res + (yg - y) : NULL;
+      const hy_epilogue_channels ch = {
+        bg, bn ? bn + grp * fg : NULL, g->filters,
+      };
       if (bias && !epilogue)
         hy_fill_rows (yg, bg, fg, n);
       const float beta = bias && !epilogue ? 1.0f : 0.0f;
       if (pointwise) {
         hy_sgemm (false, false, fg, n, k, wg, xg, beta, yg);
         if (epilogue)
-          hy_epilogue_apply (fused, yg, bg, false, rg, fg, n, n);
+          hy_epilogue_rows (fused, yg, rg, fg, n, n, &ch);
         continue;
       }
       for (int64_t r0 = 0; r0 < out_rows; r0 += block_rows) {
@@ -174,8 +178,8 @@ conv_gemm (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
         hy_sgemm_ldc (false, false, fg, (r1 - r0) * ow, k, wg, col, beta,
             yg + r0 * ow, n);
         if (epilogue)
-          hy_epilogue_apply (fused, yg + r0 * ow, bg, false,
-              rg ? rg + r0 * ow : NULL, fg, (r1 - r0) * ow, n);
+          hy_epilogue_rows (fused, yg + r0 * ow, rg ? rg + r0 * ow : NULL,
+              fg, (r1 - r0) * ow, n, &ch);
       }
     }
   }
@@ -246,7 +250,7 @@ depthwise_row (float *restrict out, const float *padded, int64_t pw,
 static void
 conv_depthwise (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
     const float *w, const float *bias, const hy_fused_epilogue *fused,
-    const float *res, float *y)
+    const float *bn, const float *res, float *y)
 {
   const bool epilogue = hy_epilogue_is_set (fused);
   const int64_t mult = g->filters / g->channels;
@@ -279,10 +283,15 @@ conv_depthwise (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
           } else {
             depthwise_row (yf + r * ow, padded, pw, g, wf, b0, r);
           }
-          /* The taps started from the bias: only the rest is left. */
-          if (epilogue)
-            hy_epilogue_apply (fused, yf + r * ow, NULL, false,
-                res ? res + (yf - y) + r * ow : NULL, 1, ow, ow);
+        }
+        /* The taps started from the bias: only the rest is left, and the
+         * plane is still in cache. */
+        if (epilogue) {
+          const hy_epilogue_channels ch = {
+            NULL, bn ? bn + f : NULL, g->filters,
+          };
+          hy_epilogue_rows (fused, yf, res ? res + (yf - y) : NULL, 1,
+              g->out_size, g->out_size, &ch);
         }
       }
     }
@@ -297,13 +306,15 @@ hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
   conv_geom g;
   conv_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
   const float *bias = p->no_bias ? NULL : in[2]->data;
+  const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
+      : NULL;
   const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
 
   if (g.groups == g.channels && g.filters % g.channels == 0
       && p->n_spatial <= 2 && !is_pointwise (&g))
-    conv_depthwise (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, res,
-        out[0]->data);
+    conv_depthwise (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, bn,
+        res, out[0]->data);
   else
-    conv_gemm (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, res,
+    conv_gemm (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, bn, res,
         out[0]->data);
 }

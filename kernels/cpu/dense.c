@@ -2,7 +2,7 @@
  * dense.c — FullyConnected, dot and batch_dot on the CPU: each is one
  * SGEMM (per batch entry for batch_dot) over views of its inputs.
  * FullyConnected's fused epilogue (epilogue.h) adds the bias in the same
- * pass as the residual and activation, right after the GEMM.
+ * pass as the BatchNorm, residual and activation, right after the GEMM.
  */
 #include "cpu-kernel.h"
 #include "blas.h"
@@ -39,9 +39,13 @@ hy_cpu_fully_connected (hy_cpu_ctx *ctx, const void *params,
     hy_fill_cols (y, bias, rows, hidden);
   hy_sgemm (false, true, rows, hidden, k, in[0]->data, in[1]->data,
       bias && !epilogue ? 1.0f : 0.0f, y);
-  if (epilogue)
-    hy_epilogue_apply (&p->fused, y, bias, true,
-        p->fused.residual ? in[n_in - 1]->data : NULL, rows, hidden, hidden);
+  if (epilogue) {
+    const hy_epilogue_channels ch = {
+      bias, p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data : NULL, hidden,
+    };
+    hy_epilogue_columns (&p->fused, y,
+        p->fused.residual ? in[n_in - 1]->data : NULL, rows, hidden, &ch);
+  }
 }
 
 /* dot: a is (m, k) — stored (k, m) when transposed — over all its axes but

@@ -1,12 +1,15 @@
 /*
  * epilogue.h — the fused epilogue of Convolution and FullyConnected
- * (hy_fused_epilogue in nn.h):  y = act (y + bias + residual).
+ * (hy_fused_epilogue in nn.h):  y = act (bn (y + bias) + residual).
  *
  * Kernels apply it to each block of the output right after the GEMM (or
  * the direct loop) that wrote it, while the block is still in cache, in a
  * single pass; the bias then need not be spread into the output before the
- * GEMM either.  The additions run in MXNet's order — bias first, as its
- * convolution does, then the residual, as the elemwise_add did.
+ * GEMM either.  Every step repeats the arithmetic of the op it replaces,
+ * in MXNet's order — the bias as the convolution adds it, BatchNorm's
+ * (v − mean)·scale + shift as batch-norm.c computes it, then the residual
+ * as elemwise_add, then the activation as activation.c/elementwise.c — so
+ * a fused graph computes bit for bit what the unfused one does.
  */
 #ifndef HY_CPU_EPILOGUE_H
 #define HY_CPU_EPILOGUE_H
@@ -23,9 +26,18 @@
 #endif
 
 #define HY_EPILOGUE_INLINE static inline __attribute__ ((always_inline))
+/* Each kernel file uses one of the two layouts. */
+#define HY_EPILOGUE_ENTRY static __attribute__ ((unused))
 
-/* The formulas of the standalone ops (activation.c, elementwise.c), so a
- * fused graph computes what the unfused one does. */
+/* Per-channel operands: channel c's bias is bias[c] (bias may be NULL),
+ * its BatchNorm mean, scale and shift bn[c], bn[c + bn_stride] and
+ * bn[c + 2·bn_stride] (bn may be NULL). */
+typedef struct hy_epilogue_channels {
+  const float *bias;
+  const float *bn;
+  int64_t bn_stride;
+} hy_epilogue_channels;
+
 HY_EPILOGUE_INLINE float
 hy_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
 {
@@ -46,53 +58,62 @@ hy_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
   return v;
 }
 
-/* `act` is a constant at every call site below, so each instance compiles
- * to a branch-free loop gcc can vectorise. */
+/* One output channel's row of n values.  Adding a zero bias leaves every
+ * value as it was, so "no bias" needs no loop of its own. */
 HY_EPILOGUE_INLINE void
-hy_epilogue_block_as (hy_fused_act act, const hy_fused_epilogue *e,
-    float *restrict y, const float *restrict bias, bool bias_per_column,
-    const float *restrict res, int64_t rows, int64_t cols, int64_t ld)
+hy_epilogue_row_as (hy_fused_act act, bool bn, const hy_fused_epilogue *e,
+    float *restrict y, const float *restrict res, int64_t n, float bias,
+    float mean, float scale, float shift)
 {
   const float alpha = e->alpha, beta = e->beta;
-  for (int64_t r = 0; r < rows; r++) {
-    float *restrict yr = y + r * ld;
-    const float *restrict rr = res ? res + r * ld : NULL;
-    if (bias_per_column) {
-      if (rr) {
-        for (int64_t c = 0; c < cols; c++)
-          yr[c] = hy_epilogue_act (act, yr[c] + bias[c] + rr[c], alpha, beta);
-      } else {
-        for (int64_t c = 0; c < cols; c++)
-          yr[c] = hy_epilogue_act (act, yr[c] + bias[c], alpha, beta);
-      }
-    } else {
-      const float b = bias ? bias[r] : 0.0f;
-      if (rr) {
-        for (int64_t c = 0; c < cols; c++)
-          yr[c] = hy_epilogue_act (act, yr[c] + b + rr[c], alpha, beta);
-      } else {
-        for (int64_t c = 0; c < cols; c++)
-          yr[c] = hy_epilogue_act (act, yr[c] + b, alpha, beta);
-      }
+  if (res) {
+    for (int64_t i = 0; i < n; i++) {
+      float v = y[i] + bias;
+      if (bn)
+        v = (v - mean) * scale + shift;
+      y[i] = hy_epilogue_act (act, v + res[i], alpha, beta);
+    }
+  } else {
+    for (int64_t i = 0; i < n; i++) {
+      float v = y[i] + bias;
+      if (bn)
+        v = (v - mean) * scale + shift;
+      y[i] = hy_epilogue_act (act, v, alpha, beta);
     }
   }
 }
 
-/* The (rows, cols) block y, rows `ld` floats apart, becomes
- * act (y + bias + res).  bias (may be NULL) holds one value per row (a
- * convolution's channels) or, when bias_per_column, one per column
- * (FullyConnected's units); res (may be NULL) is laid out like y. */
-HY_CPU_VECTOR_CLONES static void
-hy_epilogue_apply (const hy_fused_epilogue *e, float *y, const float *bias,
-    bool bias_per_column, const float *res, int64_t rows, int64_t cols,
-    int64_t ld)
+/* `act` and `bn` are constants at every call site below, so each instance
+ * compiles to branch-free loops gcc can vectorise. */
+HY_EPILOGUE_INLINE void
+hy_epilogue_rows_as (hy_fused_act act, bool bn, const hy_fused_epilogue *e,
+    float *y, const float *res, int64_t rows, int64_t cols, int64_t ld,
+    const hy_epilogue_channels *ch)
 {
-  bias_per_column = bias_per_column && bias;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *b = ch->bn;
+    hy_epilogue_row_as (act, bn, e, y + r * ld, res ? res + r * ld : NULL,
+        cols, ch->bias ? ch->bias[r] : 0.0f, bn ? b[r] : 0.0f,
+        bn ? b[r + ch->bn_stride] : 0.0f,
+        bn ? b[r + 2 * ch->bn_stride] : 0.0f);
+  }
+}
+
+/* The (rows, cols) block y, rows `ld` floats apart, one output channel
+ * per row (a convolution's layout): row r takes channel r's operands from
+ * ch.  res (may be NULL) is laid out like y. */
+HY_CPU_VECTOR_CLONES HY_EPILOGUE_ENTRY void
+hy_epilogue_rows (const hy_fused_epilogue *e, float *y, const float *res,
+    int64_t rows, int64_t cols, int64_t ld, const hy_epilogue_channels *ch)
+{
+  const bool bn = ch->bn != NULL;
   switch (e->act) {
 #define HY_EPILOGUE_CASE(act) \
     case act: \
-      hy_epilogue_block_as (act, e, y, bias, bias_per_column, res, rows, \
-          cols, ld); \
+      if (bn) \
+        hy_epilogue_rows_as (act, true, e, y, res, rows, cols, ld, ch); \
+      else \
+        hy_epilogue_rows_as (act, false, e, y, res, rows, cols, ld, ch); \
       break
     HY_EPILOGUE_CASE (HY_FUSED_ACT_NONE);
     HY_EPILOGUE_CASE (HY_FUSED_ACT_RELU);
@@ -104,11 +125,34 @@ hy_epilogue_apply (const hy_fused_epilogue *e, float *y, const float *bias,
   }
 }
 
+/* The (rows, cols) block y (contiguous rows), one output channel per
+ * column (FullyConnected's layout).  One generic loop: next to a GEMM
+ * whose every output sums a whole row of the input, this pass is small. */
+HY_EPILOGUE_ENTRY void
+hy_epilogue_columns (const hy_fused_epilogue *e, float *y, const float *res,
+    int64_t rows, int64_t cols, const hy_epilogue_channels *ch)
+{
+  const float *bias = ch->bias, *bn = ch->bn;
+  const int64_t s = ch->bn_stride;
+  for (int64_t r = 0; r < rows; r++) {
+    float *yr = y + r * cols;
+    const float *rr = res ? res + r * cols : NULL;
+    for (int64_t c = 0; c < cols; c++) {
+      float v = yr[c] + (bias ? bias[c] : 0.0f);
+      if (bn)
+        v = (v - bn[c]) * bn[c + s] + bn[c + 2 * s];
+      if (rr)
+        v = v + rr[c];
+      yr[c] = hy_epilogue_act (e->act, v, e->alpha, e->beta);
+    }
+  }
+}
+
 /* Whether a kernel must run the epilogue at all. */
 static inline bool
 hy_epilogue_is_set (const hy_fused_epilogue *e)
 {
-  return e->act != HY_FUSED_ACT_NONE || e->residual;
+  return e->act != HY_FUSED_ACT_NONE || e->batch_norm || e->residual;
 }
 
 #endif /* HY_CPU_EPILOGUE_H */

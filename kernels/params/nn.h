@@ -28,15 +28,18 @@ typedef enum hy_fused_act {
   HY_FUSED_ACT_TANH,
 } hy_fused_act;
 
-/* What a fusion pass folded into a Convolution or FullyConnected:
- *   y = act (W·x + bias + residual)
- * where the residual, when set, is one more input after data, weight and
- * bias, shaped like the output (a fused residual elemwise_add).  parse()
- * leaves it all off. */
+/* What the fusion passes moved into a Convolution or FullyConnected:
+ *   y = act (bn (W·x + bias) + residual)
+ * with bn (v) = (v − mean)·scale + shift per output channel, BatchNorm's
+ * own arithmetic.  Each present part is one more input, in this order
+ * after data, weight and bias: the BatchNorm as a (3, channels) tensor of
+ * rows mean, scale, shift; the residual, shaped like the output (a fused
+ * elemwise_add).  parse() leaves it all off. */
 typedef struct hy_fused_epilogue {
   hy_fused_act act;
   float alpha;                  /* CLIP: lower bound; LEAKY: slope */
   float beta;                   /* CLIP: upper bound */
+  bool batch_norm;
   bool residual;
 } hy_fused_epilogue;
 

@@ -70,30 +70,17 @@ run_mode (hy_model *model, hy_mode mode, hy_tensor **inputs, int n_inputs,
   return TRUE;
 }
 
-static case_result
-run_case (const char *dir, JsonObject *spec)
+/* Loads the case's inputs in the model's input order. */
+static gboolean
+load_inputs (const char *dir, JsonObject *spec, hy_model *model,
+    GPtrArray *inputs, GString *detail, GError **error)
 {
-  case_result res = { FALSE, NULL };
-  g_autoptr (GError) error = NULL;
-  g_autofree char *sym = g_build_filename (dir, "model-symbol.json", NULL);
-  g_autofree char *par = g_build_filename (dir, "model-0000.params", NULL);
-  hy_model *model = NULL;
-  hy_executor *imp = NULL, *hyb = NULL;
-  GPtrArray *inputs = g_ptr_array_new_with_free_func (
-      (GDestroyNotify) hy_tensor_free);
-  GString *detail = g_string_new (NULL);
-
-  model = hy_model_load (sym, g_file_test (par, G_FILE_TEST_EXISTS)
-      ? par : NULL, &error);
-  if (!model)
-    goto fail;
-
   JsonArray *in_specs = json_object_get_array_member (spec, "inputs");
   int n_in = hy_model_n_inputs (model);
   if ((int) json_array_get_length (in_specs) != n_in) {
     g_string_printf (detail, "case has %u inputs, model %d",
         json_array_get_length (in_specs), n_in);
-    goto out;
+    return FALSE;
   }
   g_ptr_array_set_size (inputs, n_in);
   for (guint i = 0; i < json_array_get_length (in_specs); i++) {
@@ -102,36 +89,37 @@ run_case (const char *dir, JsonObject *spec)
     int idx = hy_model_input_index (model, name);
     if (idx < 0) {
       g_string_printf (detail, "model has no input '%s'", name);
-      goto out;
+      return FALSE;
     }
     g_autofree char *f = g_build_filename (dir,
         json_object_get_string_member (o, "file"), NULL);
-    hy_tensor *t = hy_npy_load (f, &error);
+    hy_tensor *t = hy_npy_load (f, error);
     if (!t)
-      goto fail;
+      return FALSE;
     g_ptr_array_index (inputs, idx) = t;
   }
+  return TRUE;
+}
 
-  if (!run_mode (model, HY_MODE_IMPERATIVE, (hy_tensor **) inputs->pdata,
-          n_in, &imp, &error)
-      || !run_mode (model, HY_MODE_HYBRID, (hy_tensor **) inputs->pdata,
-          n_in, &hyb, &error))
-    goto fail;
-
+/* Compares both modes' outputs with MXNet's and with each other. */
+static gboolean
+compare_outputs (const char *dir, JsonObject *spec, hy_executor *imp,
+    hy_executor *hyb, GString *detail)
+{
   JsonArray *outs = json_object_get_array_member (spec, "outputs");
   if ((int) json_array_get_length (outs) != hy_executor_n_outputs (imp)) {
     g_string_printf (detail, "MXNet gave %u outputs, we give %d",
         json_array_get_length (outs), hy_executor_n_outputs (imp));
-    goto out;
+    return FALSE;
   }
   gboolean all_ok = TRUE;
   for (guint i = 0; i < json_array_get_length (outs); i++) {
     g_autofree char *f = g_build_filename (dir,
         json_array_get_string_element (outs, i), NULL);
-    g_autoptr (GError) e2 = NULL;
-    hy_tensor *ref = hy_npy_load (f, &e2);
+    g_autoptr (GError) error = NULL;
+    hy_tensor *ref = hy_npy_load (f, &error);
     if (!ref) {
-      g_string_append_printf (detail, "%s ", e2->message);
+      g_string_append_printf (detail, "%s ", error->message);
       all_ok = FALSE;
       continue;
     }
@@ -149,26 +137,43 @@ run_case (const char *dir, JsonObject *spec)
       compare (ours_h, ours, &hdiff, &hmax);
       double tol = MXNET_TOL * MAX (1.0, max_ref);
       double htol = MODE_TOL * MAX (1.0, hmax);
-      gboolean ok = diff <= tol && hdiff <= htol;
       g_string_append_printf (detail,
           "out%u max|d|=%.3g (tol %.3g) hybrid-vs-imperative %.3g; ", i,
           diff, tol, hdiff);
-      all_ok &= ok;
+      all_ok &= diff <= tol && hdiff <= htol;
     }
     hy_tensor_free (ref);
   }
-  res.ok = all_ok;
-  goto out;
+  return all_ok;
+}
 
-fail:
-  g_string_append (detail, error ? error->message : "failed");
-out:
+static case_result
+run_case (const char *dir, JsonObject *spec)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *sym = g_build_filename (dir, "model-symbol.json", NULL);
+  g_autofree char *par = g_build_filename (dir, "model-0000.params", NULL);
+  hy_executor *imp = NULL, *hyb = NULL;
+  g_autoptr (GPtrArray) inputs = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) hy_tensor_free);
+  GString *detail = g_string_new (NULL);
+  gboolean ok = FALSE;
+
+  hy_model *model = hy_model_load (sym, g_file_test (par, G_FILE_TEST_EXISTS)
+      ? par : NULL, &error);
+  if (model && load_inputs (dir, spec, model, inputs, detail, &error)
+      && run_mode (model, HY_MODE_IMPERATIVE, (hy_tensor **) inputs->pdata,
+          (int) inputs->len, &imp, &error)
+      && run_mode (model, HY_MODE_HYBRID, (hy_tensor **) inputs->pdata,
+          (int) inputs->len, &hyb, &error))
+    ok = compare_outputs (dir, spec, imp, hyb, detail);
+  if (error)
+    g_string_append (detail, error->message);
+
   hy_executor_free (imp);
   hy_executor_free (hyb);
   hy_model_free (model);
-  g_ptr_array_unref (inputs);
-  res.detail = g_string_free (detail, FALSE);
-  return res;
+  return (case_result) { ok, g_string_free (detail, FALSE) };
 }
 
 static gint

@@ -1,0 +1,573 @@
+/*
+ * plan.c — a hybridized model: the optimised graph, one arena, and a flat
+ * list of kernel calls whose tensors point into it.
+ *
+ * Building a plan (once per input shape):
+ *
+ *  1. The model's graph is copied and the passes run on the copy.
+ *  2. Every node output (a "value") gets a storage: a bound weight, a
+ *     caller's input, a slot of the arena, or nothing (an input that is
+ *     never read).  Views — Reshape, Flatten, expand_dims, squeeze and the
+ *     identities — share their input's storage and cost no call at all; an
+ *     inplace op writes into input 0's storage when that storage dies at
+ *     this very node.
+ *  3. Each arena storage lives from the step that first writes it to the
+ *     last step that reads any value sharing it (graph outputs: to the
+ *     end), and the planner (planner.h) packs them.
+ *  4. Every value gets a hy_tensor struct pointing into its storage, and
+ *     each call lists those structs.
+ *
+ * Running is then a loop over the calls.  The caller's inputs are not
+ * copied: the structs of input variables, and of views of them, are
+ * re-pointed at the caller's data on each forward.  Graph outputs always
+ * get an arena slot of their own (a copy is appended when an output would
+ * otherwise be an input or a weight), so what the caller reads stays ours.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "planner.h"
+
+typedef enum storage_kind {
+  STORAGE_NONE,                 /* an input nobody reads (a label) */
+  STORAGE_ARENA,
+  STORAGE_INPUT,                /* the caller's data, re-pointed per run */
+  STORAGE_CONST,                /* a weight or folded constant */
+} storage_kind;
+
+typedef struct storage {
+  storage_kind kind;
+  int input;                    /* STORAGE_INPUT: model input index */
+  float *data;                  /* STORAGE_CONST */
+  size_t bytes;                 /* STORAGE_ARENA: */
+  int first;                    /*   the step that writes it first */
+  int last;                     /*   the last step that reads it */
+  size_t offset;
+} storage;
+
+typedef struct plan_call {
+  hy_cpu_kernel_fn fn;
+  const void *params;
+  const hy_tensor *const *in;
+  hy_tensor *const *out;
+  int n_in;
+  int n_out;
+} plan_call;
+
+/* A tensor struct that views caller input `input`. */
+typedef struct input_binding {
+  hy_tensor *tensor;
+  int input;
+} input_binding;
+
+struct hy_plan {
+  hy_graph *graph;              /* the optimised copy */
+  GPtrArray *owned;             /* tensors the passes made */
+  hy_pass_stats pass_stats;
+  hy_memory_stats memory;
+
+  float *arena;
+  hy_tensor *values;            /* per value, then one per output copy */
+  plan_call *calls;
+  int n_calls;
+  const hy_tensor **call_in;    /* every call's argument lists, flat */
+  hy_tensor **call_out;
+  input_binding *bindings;
+  int n_bindings;
+  const hy_tensor **outputs;    /* per graph head */
+  int n_outputs;
+};
+
+/* Sizes as the planner counts them. */
+#define HY_ALIGN_UP(bytes) \
+  (((bytes) + HY_PLANNER_ALIGN - 1) & ~(size_t) (HY_PLANNER_ALIGN - 1))
+
+/* Graph outputs live past the last node; output copies run at `n_nodes`. */
+#define STEP_AFTER_ALL(g) ((int) hy_graph_n_nodes (g) + 1)
+
+/* The state of one build; freed when the plan is done. */
+typedef struct plan_builder {
+  hy_model *model;
+  hy_graph *graph;
+  guint *first_value;           /* per node: index of its output 0 */
+  guint n_values;
+  int *value_last;              /* per value: the last step that reads it */
+  int *value_storage;           /* per value: index into storages */
+  GArray *storages;             /* storage */
+  GArray *call_nodes;           /* guint per call: its node, or G_MAXUINT
+                                 * for an output copy */
+  GArray *copies;               /* output_copy, in call order */
+  int views;
+} plan_builder;
+
+/* A graph output copied into the arena after the last node. */
+typedef struct output_copy {
+  guint source;                 /* the value copied */
+  guint value;                  /* the copy: n_values + its rank */
+  int storage;
+} output_copy;
+
+static guint
+value_of (const plan_builder *b, const hy_entry *e)
+{
+  return b->first_value[e->node] + e->index;
+}
+
+static storage *
+storage_of (const plan_builder *b, guint value)
+{
+  return &g_array_index (b->storages, storage, b->value_storage[value]);
+}
+
+static int
+add_storage (plan_builder *b, storage s)
+{
+  g_array_append_val (b->storages, s);
+  return (int) b->storages->len - 1;
+}
+
+static size_t
+shape_bytes (const hy_shape *s)
+{
+  return (size_t) hy_shape_numel (s) * sizeof (float);
+}
+
+/* Ops whose output is their input's bytes under another shape. */
+static gboolean
+is_view_op (hy_op_id id)
+{
+  switch (id) {
+    case HY_OP_RESHAPE:
+    case HY_OP_FLATTEN:
+    case HY_OP_EXPAND_DIMS:
+    case HY_OP_SQUEEZE:
+    case HY_OP_IDENTITY:
+    case HY_OP_DROPOUT:
+    case HY_OP_BLOCK_GRAD:
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+/* Numbers the values and finds each one's last reader. */
+static void
+compute_liveness (plan_builder *b)
+{
+  hy_graph *g = b->graph;
+  guint n = hy_graph_n_nodes (g);
+  b->first_value = g_new (guint, n);
+  for (guint i = 0; i < n; i++) {
+    b->first_value[i] = b->n_values;
+    b->n_values += hy_graph_node (g, i)->n_outputs;
+  }
+  b->value_last = g_new (int, b->n_values);
+  b->value_storage = g_new (int, b->n_values);
+  for (guint i = 0; i < n; i++)
+    for (guint k = 0; k < hy_graph_node (g, i)->n_outputs; k++)
+      b->value_last[b->first_value[i] + k] = (int) i;
+  for (guint i = 0; i < n; i++) {
+    const hy_node *node = hy_graph_node (g, i);
+    for (guint k = 0; node->op && k < node->n_inputs; k++) {
+      guint v = value_of (b, &node->inputs[k]);
+      b->value_last[v] = MAX (b->value_last[v], (int) i);
+    }
+  }
+  for (guint h = 0; h < g->n_heads; h++)
+    b->value_last[value_of (b, &g->heads[h])] = STEP_AFTER_ALL (g);
+}
+
+static void
+assign_variable (plan_builder *b, guint i, const hy_node *node)
+{
+  storage s = { .kind = STORAGE_NONE };
+  if (node->value) {
+    s.kind = STORAGE_CONST;
+    s.data = node->value->data;
+  } else if (node->var_kind == HY_VAR_INPUT) {
+    s.input = hy_model_input_index (b->model, node->name);
+    s.kind = s.input >= 0 ? STORAGE_INPUT : STORAGE_NONE;
+  }
+  b->value_storage[b->first_value[i]] = add_storage (b, s);
+}
+
+/* An inplace op may write into input 0's storage when nothing reads that
+ * storage after this node, the sizes match, and no other input of the
+ * node reads it too (add_n(x, y, x) would read x after overwriting it). */
+static gboolean
+can_write_in_place (const plan_builder *b, guint i, const hy_node *node)
+{
+  if (!node->op->def->inplace || node->n_inputs < 1)
+    return FALSE;
+  guint in0 = value_of (b, &node->inputs[0]);
+  const storage *s = storage_of (b, in0);
+  if (s->kind != STORAGE_ARENA || s->last != (int) i
+      || s->bytes != shape_bytes (&node->shapes[0]))
+    return FALSE;
+  for (guint k = 1; k < node->n_inputs; k++)
+    if (b->value_storage[value_of (b, &node->inputs[k])]
+        == b->value_storage[in0])
+      return FALSE;
+  return TRUE;
+}
+
+/* Makes `value` share the storage of `source`, extending its life. */
+static void
+alias (plan_builder *b, guint value, guint source)
+{
+  b->value_storage[value] = b->value_storage[source];
+  storage *s = storage_of (b, source);
+  if (s->kind == STORAGE_ARENA)
+    s->last = MAX (s->last, b->value_last[value]);
+}
+
+static void
+assign_op (plan_builder *b, guint i, const hy_node *node)
+{
+  guint out0 = b->first_value[i];
+  if (is_view_op (node->op->id) && node->n_inputs >= 1
+      && node->n_outputs == 1) {
+    guint in0 = value_of (b, &node->inputs[0]);
+    const hy_node *src = hy_graph_node (b->graph, node->inputs[0].node);
+    if (storage_of (b, in0)->kind != STORAGE_NONE
+        && shape_bytes (&src->shapes[node->inputs[0].index])
+        == shape_bytes (&node->shapes[0])) {
+      alias (b, out0, in0);
+      b->views++;
+      return;
+    }
+  }
+
+  for (guint k = 0; k < node->n_outputs; k++) {
+    guint v = out0 + k;
+    if (k == 0 && can_write_in_place (b, i, node)) {
+      alias (b, v, value_of (b, &node->inputs[0]));
+      continue;
+    }
+    storage s = {
+      .kind = STORAGE_ARENA,
+      .bytes = shape_bytes (&node->shapes[k]),
+      .first = (int) i,
+      .last = b->value_last[v],
+    };
+    b->value_storage[v] = add_storage (b, s);
+  }
+  g_array_append_val (b->call_nodes, i);
+}
+
+/* Graph outputs that are not in the arena (an input, a weight, or a view
+ * of one) get an arena copy made after every node. */
+static gboolean
+add_output_copies (plan_builder *b, GError **error)
+{
+  hy_graph *g = b->graph;
+  for (guint h = 0; h < g->n_heads; h++) {
+    guint v = value_of (b, &g->heads[h]);
+    const hy_node *src = hy_graph_node (g, g->heads[h].node);
+    storage_kind kind = storage_of (b, v)->kind;
+    if (kind == STORAGE_ARENA)
+      continue;
+    if (kind == STORAGE_NONE) {
+      g_set_error (error, HY_ERROR, HY_ERROR_MISSING,
+          "output %u is variable '%s', which is neither an input nor a "
+          "parameter", h, src->name);
+      return FALSE;
+    }
+    storage s = {
+      .kind = STORAGE_ARENA,
+      .bytes = shape_bytes (&src->shapes[g->heads[h].index]),
+      .first = (int) hy_graph_n_nodes (g),
+      .last = STEP_AFTER_ALL (g),
+    };
+    output_copy copy = { v, b->n_values + b->copies->len, add_storage (b, s) };
+    g_array_append_val (b->copies, copy);
+    guint none = G_MAXUINT;
+    g_array_append_val (b->call_nodes, none);
+  }
+  return TRUE;
+}
+
+/* The output copies' kernel: plain bytes, never aliased. */
+static void
+copy_output (hy_cpu_ctx *ctx, const void *params, const hy_tensor *const *in,
+    int n_in, hy_tensor *const *out, int n_out)
+{
+  memcpy (out[0]->data, in[0]->data, shape_bytes (&out[0]->shape));
+}
+
+/* What allocating every op output (and output copy) on its own would
+ * take: imperative mode's way, with no views and no in-place writes.  The
+ * planner's own naive figure counts storages, after those merges. */
+static size_t
+naive_bytes (const plan_builder *b)
+{
+  size_t total = 0;
+  for (guint i = 0; i < hy_graph_n_nodes (b->graph); i++) {
+    const hy_node *node = hy_graph_node (b->graph, i);
+    for (guint k = 0; node->op && k < node->n_outputs; k++)
+      total += HY_ALIGN_UP (shape_bytes (&node->shapes[k]));
+  }
+  for (guint c = 0; c < b->copies->len; c++) {
+    const output_copy *copy = &g_array_index (b->copies, output_copy, c);
+    total += HY_ALIGN_UP (g_array_index (b->storages, storage,
+            copy->storage).bytes);
+  }
+  return total;
+}
+
+/* Packs the arena storages and allocates the arena. */
+static void
+place_storages (hy_plan *plan, plan_builder *b)
+{
+  GArray *st = b->storages;
+  hy_buffer_request *req = g_new0 (hy_buffer_request, st->len);
+  size_t *offsets = g_new0 (size_t, st->len);
+  guint n_req = 0;
+  for (guint i = 0; i < st->len; i++) {
+    const storage *s = &g_array_index (st, storage, i);
+    if (s->kind == STORAGE_ARENA)
+      req[n_req++] = (hy_buffer_request) { s->bytes, s->first, s->last };
+  }
+  hy_arena_figures fig;
+  hy_planner_place (req, n_req, offsets, &fig);
+  plan->memory.arena_bytes = (gint64) fig.arena_bytes;
+  plan->memory.naive_bytes = (gint64) naive_bytes (b);
+  plan->memory.lower_bound_bytes = (gint64) fig.lower_bound_bytes;
+
+  size_t arena_bytes = MAX (fig.arena_bytes, (size_t) HY_PLANNER_ALIGN);
+  plan->arena = aligned_alloc (HY_PLANNER_ALIGN, arena_bytes);
+  if (!plan->arena)
+    g_error ("out of memory allocating a %zu-byte arena", arena_bytes);
+  /* Every slot is written before it is read; zeroing only makes a stray
+   * read deterministic. */
+  memset (plan->arena, 0, arena_bytes);
+
+  n_req = 0;
+  for (guint i = 0; i < st->len; i++) {
+    storage *s = &g_array_index (st, storage, i);
+    if (s->kind == STORAGE_ARENA)
+      s->offset = offsets[n_req++];
+  }
+  g_free (req);
+  g_free (offsets);
+}
+
+static hy_tensor *
+tensor_of (hy_plan *plan, plan_builder *b, guint value)
+{
+  return storage_of (b, value)->kind == STORAGE_NONE
+      ? NULL : &plan->values[value];
+}
+
+/* Points every value's tensor struct at its storage. */
+static void
+bind_values (hy_plan *plan, plan_builder *b)
+{
+  hy_graph *g = b->graph;
+  guint n_copies = b->copies->len;
+  plan->values = g_new0 (hy_tensor, b->n_values + n_copies);
+  plan->bindings = g_new0 (input_binding, b->n_values);
+  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
+    const hy_node *node = hy_graph_node (g, i);
+    for (guint k = 0; k < node->n_outputs; k++) {
+      guint v = b->first_value[i] + k;
+      const storage *s = storage_of (b, v);
+      hy_tensor *t = &plan->values[v];
+      t->shape = node->shapes[k];
+      if (s->kind == STORAGE_ARENA)
+        t->data = (float *) ((char *) plan->arena + s->offset);
+      else if (s->kind == STORAGE_CONST)
+        t->data = s->data;
+      else if (s->kind == STORAGE_INPUT)
+        plan->bindings[plan->n_bindings++] = (input_binding) { t, s->input };
+    }
+  }
+  for (guint c = 0; c < n_copies; c++) {
+    const output_copy *copy = &g_array_index (b->copies, output_copy, c);
+    const storage *s = &g_array_index (b->storages, storage, copy->storage);
+    hy_tensor *t = &plan->values[copy->value];
+    t->shape = plan->values[copy->source].shape;
+    t->data = (float *) ((char *) plan->arena + s->offset);
+  }
+}
+
+static gboolean
+build_calls (hy_plan *plan, plan_builder *b, GError **error)
+{
+  hy_graph *g = b->graph;
+  guint n_calls = b->call_nodes->len, n_in = 0, n_out = 0, n_copies = 0;
+  for (guint c = 0; c < n_calls; c++) {
+    guint i = g_array_index (b->call_nodes, guint, c);
+    n_in += i == G_MAXUINT ? 1 : hy_graph_node (g, i)->n_inputs;
+    n_out += i == G_MAXUINT ? 1 : hy_graph_node (g, i)->n_outputs;
+  }
+  plan->calls = g_new0 (plan_call, n_calls);
+  plan->call_in = g_new0 (const hy_tensor *, n_in + 1);
+  plan->call_out = g_new0 (hy_tensor *, n_out + 1);
+  const hy_tensor **in = plan->call_in;
+  hy_tensor **out = plan->call_out;
+
+  for (guint c = 0; c < n_calls; c++) {
+    guint i = g_array_index (b->call_nodes, guint, c);
+    plan_call *call = &plan->calls[c];
+    call->in = in;
+    call->out = out;
+    if (i == G_MAXUINT) {
+      const output_copy *copy = &g_array_index (b->copies, output_copy,
+          n_copies++);
+      call->fn = copy_output;
+      *in++ = &plan->values[copy->source];
+      *out++ = &plan->values[copy->value];
+      call->n_in = call->n_out = 1;
+      continue;
+    }
+    const hy_node *node = hy_graph_node (g, i);
+    call->fn = hy_cpu_kernel_for (node->op->id);
+    if (!call->fn) {
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "node '%s' (op %s): the CPU backend has no kernel for this op",
+          node->name, node->op->name);
+      return FALSE;
+    }
+    call->params = node->params;
+    call->n_in = (int) node->n_inputs;
+    call->n_out = (int) node->n_outputs;
+    for (guint k = 0; k < node->n_inputs; k++)
+      *in++ = tensor_of (plan, b, value_of (b, &node->inputs[k]));
+    for (guint k = 0; k < node->n_outputs; k++)
+      *out++ = &plan->values[b->first_value[i] + k];
+  }
+  plan->n_calls = (int) n_calls;
+
+  plan->n_outputs = (int) g->n_heads;
+  plan->outputs = g_new0 (const hy_tensor *, g->n_heads + 1);
+  for (guint h = 0, c = 0; h < g->n_heads; h++) {
+    guint v = value_of (b, &g->heads[h]);
+    if (storage_of (b, v)->kind == STORAGE_ARENA)
+      plan->outputs[h] = &plan->values[v];
+    else      /* copies were made in head order */
+      plan->outputs[h] = &plan->values[g_array_index (b->copies,
+              output_copy, c++).value];
+  }
+  return TRUE;
+}
+
+static void
+builder_clear (plan_builder *b)
+{
+  g_free (b->first_value);
+  g_free (b->value_last);
+  g_free (b->value_storage);
+  g_array_unref (b->storages);
+  g_array_unref (b->call_nodes);
+  g_array_unref (b->copies);
+}
+
+hy_plan *
+hy_plan_new (hy_model *model, GError **error)
+{
+  if (!model->shapes_valid) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "cannot plan '%s': its shapes are not inferred yet",
+        model->symbol_path);
+    return NULL;
+  }
+  hy_plan *plan = g_new0 (hy_plan, 1);
+  plan->owned = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) hy_tensor_free);
+  plan->graph = hy_graph_copy (model->graph);
+  if (!hy_passes_run (plan->graph, plan->owned, &plan->pass_stats, error)) {
+    hy_plan_free (plan);
+    return NULL;
+  }
+
+  plan_builder b = {
+    .model = model,
+    .graph = plan->graph,
+    .storages = g_array_new (FALSE, TRUE, sizeof (storage)),
+    .call_nodes = g_array_new (FALSE, FALSE, sizeof (guint)),
+    .copies = g_array_new (FALSE, FALSE, sizeof (output_copy)),
+  };
+  compute_liveness (&b);
+  for (guint i = 0; i < hy_graph_n_nodes (b.graph); i++) {
+    const hy_node *node = hy_graph_node (b.graph, i);
+    if (node->op)
+      assign_op (&b, i, node);
+    else
+      assign_variable (&b, i, node);
+  }
+  gboolean ok = add_output_copies (&b, error);
+  plan->pass_stats.views += b.views;
+  if (ok) {
+    place_storages (plan, &b);
+    bind_values (plan, &b);
+    ok = build_calls (plan, &b, error);
+  }
+  builder_clear (&b);
+  if (!ok) {
+    hy_plan_free (plan);
+    return NULL;
+  }
+  return plan;
+}
+
+void
+hy_plan_free (hy_plan *plan)
+{
+  if (!plan)
+    return;
+  hy_graph_free (plan->graph);
+  g_ptr_array_unref (plan->owned);  /* after the graph that points at them */
+  free (plan->arena);
+  g_free (plan->values);
+  g_free (plan->calls);
+  g_free (plan->call_in);
+  g_free (plan->call_out);
+  g_free (plan->bindings);
+  g_free (plan->outputs);
+  g_free (plan);
+}
+
+void
+hy_plan_run (hy_plan *plan, hy_cpu_ctx *ctx, const hy_tensor *const *inputs,
+    int n_inputs)
+{
+  for (int i = 0; i < plan->n_bindings; i++) {
+    const input_binding *bind = &plan->bindings[i];
+    /* Read only: an input's storage is never a call's output. */
+    bind->tensor->data = bind->input < n_inputs
+        ? inputs[bind->input]->data : NULL;
+  }
+  for (int c = 0; c < plan->n_calls; c++) {
+    const plan_call *call = &plan->calls[c];
+    call->fn (ctx, call->params, call->in, call->n_in, call->out,
+        call->n_out);
+  }
+}
+
+const hy_tensor *
+hy_plan_output (const hy_plan *plan, int i)
+{
+  if (i < 0 || i >= plan->n_outputs)
+    return NULL;
+  return plan->outputs[i];
+}
+
+void
+hy_plan_memory (const hy_plan *plan, hy_memory_stats *out)
+{
+  *out = plan->memory;
+}
+
+const hy_pass_stats *
+hy_plan_pass_stats (const hy_plan *plan)
+{
+  return &plan->pass_stats;
+}
+
+int
+hy_plan_n_calls (const hy_plan *plan)
+{
+  return plan->n_calls;
+}

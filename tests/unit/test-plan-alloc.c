@@ -1,0 +1,611 @@
+/*
+ * test-plan-alloc.c — hybrid mode's promises, checked from outside:
+ *
+ *  - after a few warm-up forwards, 100 more forwards allocate nothing (this
+ *    program defines malloc & co. as counting wrappers around glibc's, so
+ *    every allocation in the process is seen: ours, GLib's, OpenBLAS's,
+ *    from any thread).  OpenBLAS's threaded level-3 driver mallocs its job
+ *    array on every call that it splits over threads (builds with many
+ *    CPUs define USE_ALLOC_HEAP, Debian's among them), so those are
+ *    counted apart: with OpenBLAS's default threads nothing but OpenBLAS
+ *    may allocate, and over 20 more forwards with one OpenBLAS thread
+ *    nothing at all may;
+ *  - hybrid outputs equal imperative ones within 1e-5 relative;
+ *  - switching input shapes A → B → A plans twice, not three times (the
+ *    way back allocates nothing and lands in A's arena), and the plan
+ *    cache forgets the least recently used shape beyond its size;
+ *  - the planned arena stays within 5% of the lower bound.
+ *
+ * Models: tests/fixtures/seed_mlp and seed_net, and from the directory in
+ * HY_ZOO_FIXTURES (when set) the zoo models present there.  Under
+ * AddressSanitizer, which owns malloc itself, the counting is skipped and
+ * the rest still runs.
+ */
+#include <errno.h>
+#include <link.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "hybrid.h"
+#include "npy.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HY_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) \
+    || __has_feature(thread_sanitizer)
+#define HY_SANITIZED 1
+#endif
+#endif
+#if defined(__GLIBC__) && !defined(HY_SANITIZED)
+#define HY_COUNT_ALLOCATIONS 1
+#endif
+
+#define WARM_UP_FORWARDS 3
+#define COUNTED_FORWARDS 100
+#define COUNTED_FORWARDS_ONE_THREAD 20
+#define MODE_TOL 1e-5
+#define ARENA_SLACK 1.05
+
+/* ---- counting allocator ------------------------------------------------- */
+
+static gint counting;           /* atomic: count only between start/stop */
+static gint allocations;        /* by anything but OpenBLAS */
+static gint blas_allocations;   /* called from OpenBLAS's own code */
+
+/* Where OpenBLAS is mapped (0, 0 when it is not loaded). */
+static uintptr_t blas_lo, blas_hi;
+
+static int
+find_blas (struct dl_phdr_info *info, size_t size, void *data)
+{
+  if (!info->dlpi_name || !strstr (info->dlpi_name, "openblas"))
+    return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD)
+      continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    uintptr_t hi = lo + ph->p_memsz;
+    blas_lo = blas_lo ? MIN (blas_lo, lo) : lo;
+    blas_hi = MAX (blas_hi, hi);
+  }
+  return 1;
+}
+
+/* OpenBLAS's thread count (weak: the build may link another BLAS). */
+extern void openblas_set_num_threads (int n) __attribute__ ((weak));
+extern int openblas_get_num_threads (void) __attribute__ ((weak));
+
+#ifdef HY_COUNT_ALLOCATIONS
+/* glibc's own entry points: no dlsym, so nothing to bootstrap. */
+extern void *__libc_malloc (size_t size);
+extern void *__libc_calloc (size_t n, size_t size);
+extern void *__libc_realloc (void *ptr, size_t size);
+extern void *__libc_memalign (size_t alignment, size_t size);
+extern void *__libc_valloc (size_t size);
+extern void *__libc_pvalloc (size_t size);
+extern void __libc_free (void *ptr);
+
+void *memalign (size_t alignment, size_t size);
+void *valloc (size_t size);
+void *pvalloc (size_t size);
+
+static inline void
+count_one (void *caller)
+{
+  if (!g_atomic_int_get (&counting))
+    return;
+  uintptr_t c = (uintptr_t) caller;
+  if (c >= blas_lo && c < blas_hi)
+    g_atomic_int_inc (&blas_allocations);
+  else
+    g_atomic_int_inc (&allocations);
+}
+
+#define COUNT_ONE() count_one (__builtin_return_address (0))
+
+void *
+malloc (size_t size)
+{
+  COUNT_ONE ();
+  return __libc_malloc (size);
+}
+
+void *
+calloc (size_t n, size_t size)
+{
+  COUNT_ONE ();
+  return __libc_calloc (n, size);
+}
+
+void *
+realloc (void *ptr, size_t size)
+{
+  COUNT_ONE ();
+  return __libc_realloc (ptr, size);
+}
+
+void
+free (void *ptr)
+{
+  __libc_free (ptr);
+}
+
+void *
+aligned_alloc (size_t alignment, size_t size)
+{
+  COUNT_ONE ();
+  return __libc_memalign (alignment, size);
+}
+
+void *
+memalign (size_t alignment, size_t size)
+{
+  COUNT_ONE ();
+  return __libc_memalign (alignment, size);
+}
+
+void *
+valloc (size_t size)
+{
+  COUNT_ONE ();
+  return __libc_valloc (size);
+}
+
+void *
+pvalloc (size_t size)
+{
+  COUNT_ONE ();
+  return __libc_pvalloc (size);
+}
+
+int
+posix_memalign (void **out, size_t alignment, size_t size)
+{
+  COUNT_ONE ();
+  if (alignment % sizeof (void *) || (alignment & (alignment - 1)))
+    return EINVAL;
+  void *p = __libc_memalign (alignment, size);
+  if (!p)
+    return ENOMEM;
+  *out = p;
+  return 0;
+}
+#endif
+
+static void
+start_counting (void)
+{
+  g_atomic_int_set (&allocations, 0);
+  g_atomic_int_set (&blas_allocations, 0);
+  g_atomic_int_set (&counting, 1);
+}
+
+/* Allocations by anything but OpenBLAS since start_counting; *blas gets
+ * OpenBLAS's own (may be NULL). */
+static int
+stop_counting (int *blas)
+{
+  g_atomic_int_set (&counting, 0);
+  if (blas)
+    *blas = g_atomic_int_get (&blas_allocations);
+  return g_atomic_int_get (&allocations);
+}
+
+static gboolean
+can_count (void)
+{
+#ifdef HY_COUNT_ALLOCATIONS
+  return TRUE;
+#else
+  return FALSE;
+#endif
+}
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+typedef struct loaded_case {
+  char *name;
+  hy_model *model;
+  GPtrArray *inputs;            /* hy_tensor *, in model input order */
+} loaded_case;
+
+static void
+loaded_case_free (loaded_case *c)
+{
+  if (!c)
+    return;
+  g_ptr_array_unref (c->inputs);
+  hy_model_free (c->model);
+  g_free (c->name);
+  g_free (c);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (loaded_case, loaded_case_free)
+
+/* The model and inputs of a fixture directory (as gen_fixtures.py writes
+ * it); NULL when the directory has no case. */
+static loaded_case *
+load_case (const char *dir)
+{
+  g_autofree char *case_path = g_build_filename (dir, "case.json", NULL);
+  if (!g_file_test (case_path, G_FILE_TEST_EXISTS))
+    return NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *sym = g_build_filename (dir, "model-symbol.json", NULL);
+  g_autofree char *par = g_build_filename (dir, "model-0000.params", NULL);
+  loaded_case *c = g_new0 (loaded_case, 1);
+  c->name = g_path_get_basename (dir);
+  c->model = hy_model_load (sym, par, &error);
+  g_assert_no_error (error);
+
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  json_parser_load_from_file (parser, case_path, &error);
+  g_assert_no_error (error);
+  JsonObject *spec = json_node_get_object (json_parser_get_root (parser));
+  JsonArray *ins = json_object_get_array_member (spec, "inputs");
+  int n = hy_model_n_inputs (c->model);
+  g_assert_cmpint ((int) json_array_get_length (ins), ==, n);
+  c->inputs = g_ptr_array_new_full (n, (GDestroyNotify) hy_tensor_free);
+  g_ptr_array_set_size (c->inputs, n);
+  for (int i = 0; i < n; i++) {
+    JsonObject *o = json_array_get_object_element (ins, i);
+    int idx = hy_model_input_index (c->model,
+        json_object_get_string_member (o, "name"));
+    g_assert_cmpint (idx, >=, 0);
+    g_autofree char *f = g_build_filename (dir,
+        json_object_get_string_member (o, "file"), NULL);
+    g_ptr_array_index (c->inputs, idx) = hy_npy_load (f, &error);
+    g_assert_no_error (error);
+  }
+  return c;
+}
+
+static const char *
+fixture_dir (void)
+{
+  const char *d = g_getenv ("HY_SOURCE_DIR");
+  static char *dir;
+  if (!dir)
+    dir = g_build_filename (d ? d : ".", "tests", "fixtures", NULL);
+  return dir;
+}
+
+static hy_executor *
+executor (hy_model *model, hy_mode mode)
+{
+  g_autoptr (GError) error = NULL;
+  hy_device cpu = { HY_DEVICE_CPU, 0 };
+  hy_executor *exec = hy_executor_new (model, cpu, mode, &error);
+  g_assert_no_error (error);
+  return exec;
+}
+
+static void
+forward (hy_executor *exec, GPtrArray *inputs)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean ok = hy_executor_forward (exec,
+      (const hy_tensor *const *) inputs->pdata, (int) inputs->len, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+}
+
+/* max|a − b| ≤ tol · max(1, max|b|) */
+static void
+assert_close (const hy_tensor *a, const hy_tensor *b, double tol,
+    const char *what)
+{
+  g_assert_nonnull (a);
+  g_assert_nonnull (b);
+  g_assert_true (hy_shape_equal (&a->shape, &b->shape));
+  double diff = 0, ref = 0;
+  for (int64_t i = 0; i < hy_shape_numel (&a->shape); i++) {
+    diff = MAX (diff, fabs ((double) a->data[i] - b->data[i]));
+    ref = MAX (ref, fabs ((double) b->data[i]));
+  }
+  if (!(diff <= tol * MAX (1.0, ref)))
+    g_error ("%s: max|diff| %g over tolerance %g", what, diff,
+        tol * MAX (1.0, ref));
+}
+
+static void
+assert_arena_near_bound (hy_executor *exec, const char *name)
+{
+  hy_memory_stats m;
+  g_assert_true (hy_executor_memory (exec, &m));
+  g_test_message ("%s: arena %" G_GINT64_FORMAT " B, lower bound %"
+      G_GINT64_FORMAT " B, naive %" G_GINT64_FORMAT " B (arena/bound %.4f)",
+      name, m.arena_bytes, m.lower_bound_bytes, m.naive_bytes,
+      m.lower_bound_bytes ? (double) m.arena_bytes / m.lower_bound_bytes : 1);
+  g_assert_cmpint (m.arena_bytes, >=, m.lower_bound_bytes);
+  g_assert_cmpint (m.arena_bytes, <=, m.naive_bytes);
+  g_assert_cmpfloat ((double) m.arena_bytes, <=,
+      ARENA_SLACK * (double) m.lower_bound_bytes);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+/* `count` forwards; returns the allocations made by anything but
+ * OpenBLAS, and OpenBLAS's own in *blas. */
+static int
+count_forwards (hy_executor *exec, GPtrArray *inputs, int count, int *blas)
+{
+  start_counting ();
+  for (int r = 0; r < count; r++)
+    forward (exec, inputs);
+  return stop_counting (blas);
+}
+
+/* Warm up, then no allocation over 100 forwards but OpenBLAS's threaded
+ * driver's, and none at all over 20 more with one OpenBLAS thread; and
+ * hybrid agrees with imperative. */
+static void
+check_steady_state (const char *dir)
+{
+  g_autoptr (loaded_case) c = load_case (dir);
+  if (!c) {
+    g_test_skip ("no fixture");
+    return;
+  }
+  hy_executor *imp = executor (c->model, HY_MODE_IMPERATIVE);
+  hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
+  forward (imp, c->inputs);
+  for (int r = 0; r < WARM_UP_FORWARDS; r++)
+    forward (hyb, c->inputs);
+
+  if (can_count ()) {
+    int blas, n = count_forwards (hyb, c->inputs, COUNTED_FORWARDS, &blas);
+    g_test_message ("%s: %d forwards, %d allocations by OpenBLAS's "
+        "threaded driver", c->name, COUNTED_FORWARDS, blas);
+    if (n != 0)
+      g_error ("%s: %d allocations in %d hybrid forwards", c->name, n,
+          COUNTED_FORWARDS);
+    if (openblas_set_num_threads && openblas_get_num_threads) {
+      int threads = openblas_get_num_threads ();
+      openblas_set_num_threads (1);
+      forward (hyb, c->inputs);
+      n = count_forwards (hyb, c->inputs, COUNTED_FORWARDS_ONE_THREAD,
+          &blas);
+      openblas_set_num_threads (threads);
+      if (n + blas != 0)
+        g_error ("%s: %d allocations (%d by OpenBLAS) in %d hybrid "
+            "forwards with one OpenBLAS thread", c->name, n + blas, blas,
+            COUNTED_FORWARDS_ONE_THREAD);
+    }
+  } else {
+    g_test_message ("allocation counting is off under a sanitizer");
+  }
+
+  g_assert_cmpint (hy_executor_n_outputs (hyb), ==,
+      hy_executor_n_outputs (imp));
+  for (int i = 0; i < hy_executor_n_outputs (imp); i++)
+    assert_close (hy_executor_output (hyb, i), hy_executor_output (imp, i),
+        MODE_TOL, c->name);
+  assert_arena_near_bound (hyb, c->name);
+  hy_executor_free (hyb);
+  hy_executor_free (imp);
+}
+
+static void
+test_steady_state_fixture (gconstpointer name)
+{
+  g_autofree char *dir = g_build_filename (fixture_dir (), name, NULL);
+  check_steady_state (dir);
+}
+
+static void
+test_steady_state_zoo (gconstpointer name)
+{
+  const char *zoo = g_getenv ("HY_ZOO_FIXTURES");
+  if (!zoo || !*zoo) {
+    g_test_skip ("HY_ZOO_FIXTURES is not set");
+    return;
+  }
+  g_autofree char *dir = g_build_filename (zoo, name, NULL);
+  check_steady_state (dir);
+}
+
+/* Every zoo model present: the planned arena is within 5% of the bound
+ * (planning only, no forward). */
+static void
+test_zoo_arenas (void)
+{
+  const char *zoo = g_getenv ("HY_ZOO_FIXTURES");
+  g_autoptr (GDir) d = zoo && *zoo ? g_dir_open (zoo, 0, NULL) : NULL;
+  if (!d) {
+    g_test_skip ("HY_ZOO_FIXTURES is not set or not readable");
+    return;
+  }
+  const char *e;
+  int n = 0;
+  while ((e = g_dir_read_name (d))) {
+    g_autofree char *dir = g_build_filename (zoo, e, NULL);
+    g_autoptr (loaded_case) c = load_case (dir);
+    if (!c)
+      continue;
+    g_autoptr (GError) error = NULL;
+    for (int i = 0; i < hy_model_n_inputs (c->model); i++) {
+      hy_tensor *t = g_ptr_array_index (c->inputs, i);
+      hy_model_set_input_shape (c->model, hy_model_input_name (c->model, i),
+          &t->shape, &error);
+      g_assert_no_error (error);
+    }
+    hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
+    g_assert_false (hy_executor_memory (hyb, &(hy_memory_stats) { 0 }));
+    hy_executor_prepare (hyb, &error);
+    g_assert_no_error (error);
+    assert_arena_near_bound (hyb, c->name);
+    hy_executor_free (hyb);
+    n++;
+  }
+  if (n == 0)
+    g_test_skip ("no zoo fixtures in HY_ZOO_FIXTURES");
+}
+
+/* `src` with its batch (axis 0) repeated to `batch` rows. */
+static hy_tensor *
+with_batch (const hy_tensor *src, int64_t batch)
+{
+  hy_shape s = src->shape;
+  s.dims[0] = batch;
+  hy_tensor *t = hy_tensor_new (&s);
+  size_t row = hy_tensor_nbytes (src) / (size_t) src->shape.dims[0];
+  for (int64_t b = 0; b < batch; b++)
+    memcpy ((char *) t->data + b * row,
+        (char *) src->data + (b % src->shape.dims[0]) * row, row);
+  return t;
+}
+
+static GPtrArray *
+inputs_with_batch (loaded_case *c, int64_t batch)
+{
+  GPtrArray *a = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) hy_tensor_free);
+  for (guint i = 0; i < c->inputs->len; i++)
+    g_ptr_array_add (a, with_batch (g_ptr_array_index (c->inputs, i),
+            batch));
+  return a;
+}
+
+/* One forward; returns how many allocations it made outside OpenBLAS
+ * (-1: not counted). */
+static int
+counted_forward (hy_executor *exec, GPtrArray *inputs)
+{
+  if (!can_count ()) {
+    forward (exec, inputs);
+    return -1;
+  }
+  return count_forwards (exec, inputs, 1, NULL);
+}
+
+/* A → B → A plans twice: the way back to A reuses A's plan (its arena,
+ * and no allocation), and B again reuses B's. */
+static void
+test_shape_switch (void)
+{
+  g_autofree char *dir = g_build_filename (fixture_dir (), "seed_net",
+      NULL);
+  g_autoptr (loaded_case) c = load_case (dir);
+  g_autoptr (GPtrArray) a = inputs_with_batch (c, 2);
+  g_autoptr (GPtrArray) b = inputs_with_batch (c, 5);
+  hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
+  hy_executor *imp = executor (c->model, HY_MODE_IMPERATIVE);
+
+  forward (hyb, a);
+  forward (hyb, a);             /* the workspace has grown for A now */
+  const float *arena_a = hy_executor_output (hyb, 0)->data;
+  hy_tensor *first_a = hy_tensor_copy (hy_executor_output (hyb, 0));
+
+  int n_b = counted_forward (hyb, b);
+  const float *arena_b = hy_executor_output (hyb, 0)->data;
+  g_assert_true (arena_b != arena_a);
+  g_assert_cmpint (hy_executor_output (hyb, 0)->shape.dims[0], ==, 5);
+  if (n_b >= 0)
+    g_assert_cmpint (n_b, >, 0);        /* B was planned */
+  forward (imp, b);
+  assert_close (hy_executor_output (hyb, 0), hy_executor_output (imp, 0),
+      MODE_TOL, "shape B");
+
+  int n_a = counted_forward (hyb, a);
+  g_assert_true (hy_executor_output (hyb, 0)->data == arena_a);
+  if (n_a >= 0)
+    g_assert_cmpint (n_a, ==, 0);
+  assert_close (hy_executor_output (hyb, 0), first_a, 0, "A again");
+
+  int n_b2 = counted_forward (hyb, b);
+  g_assert_true (hy_executor_output (hyb, 0)->data == arena_b);
+  if (n_b2 >= 0)
+    g_assert_cmpint (n_b2, ==, 0);
+
+  hy_tensor_free (first_a);
+  hy_executor_free (imp);
+  hy_executor_free (hyb);
+}
+
+/* Nine shapes through a cache of eight: the first one is forgotten (and
+ * planned again), the second and the last are still there. */
+static void
+test_plan_cache_bound (void)
+{
+  g_autofree char *dir = g_build_filename (fixture_dir (), "seed_mlp",
+      NULL);
+  g_autoptr (loaded_case) c = load_case (dir);
+  hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
+  GPtrArray *batches[10] = { NULL };
+  for (int i = 1; i <= 9; i++) {
+    batches[i] = inputs_with_batch (c, i);
+    forward (hyb, batches[i]);
+    forward (hyb, batches[i]);
+  }
+  if (can_count ()) {
+    g_assert_cmpint (counted_forward (hyb, batches[9]), ==, 0);
+    g_assert_cmpint (counted_forward (hyb, batches[2]), ==, 0);
+    g_assert_cmpint (counted_forward (hyb, batches[1]), >, 0);
+  } else {
+    g_test_message ("allocation counting is off under a sanitizer");
+  }
+  for (int i = 1; i <= 9; i++)
+    g_ptr_array_unref (batches[i]);
+  hy_executor_free (hyb);
+}
+
+/* prepare plans without running; memory is known then, and only in
+ * hybrid mode. */
+static void
+test_prepare_and_memory (void)
+{
+  g_autofree char *dir = g_build_filename (fixture_dir (), "seed_net",
+      NULL);
+  g_autoptr (loaded_case) c = load_case (dir);
+  g_autoptr (GError) error = NULL;
+  hy_memory_stats m;
+  hy_tensor *in = g_ptr_array_index (c->inputs, 0);
+  hy_model_set_input_shape (c->model, "data", &in->shape, &error);
+  g_assert_no_error (error);
+
+  hy_executor *imp = executor (c->model, HY_MODE_IMPERATIVE);
+  g_assert_true (hy_executor_prepare (imp, &error));
+  g_assert_false (hy_executor_memory (imp, &m));
+  hy_executor_free (imp);
+
+  hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
+  g_assert_false (hy_executor_memory (hyb, &m));
+  g_assert_null (hy_executor_output (hyb, 0));
+  g_assert_true (hy_executor_prepare (hyb, &error));
+  g_assert_no_error (error);
+  g_assert_true (hy_executor_memory (hyb, &m));
+  g_assert_cmpint (m.arena_bytes, >, 0);
+  g_assert_cmpint (m.arena_bytes, <, m.naive_bytes);
+
+  /* Switching mode drops the plans. */
+  g_assert_true (hy_executor_set_mode (hyb, HY_MODE_IMPERATIVE, &error));
+  g_assert_false (hy_executor_memory (hyb, &m));
+  hy_executor_free (hyb);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  dl_iterate_phdr (find_blas, NULL);
+  g_test_add_data_func ("/plan-alloc/steady-state/seed_mlp", "seed_mlp",
+      test_steady_state_fixture);
+  g_test_add_data_func ("/plan-alloc/steady-state/seed_net", "seed_net",
+      test_steady_state_fixture);
+  g_test_add_data_func ("/plan-alloc/steady-state/zoo_resnet18_v1_b1",
+      "zoo_resnet18_v1_b1", test_steady_state_zoo);
+  g_test_add_data_func ("/plan-alloc/steady-state/zoo_mobilenetv2_1.0_b1",
+      "zoo_mobilenetv2_1.0_b1", test_steady_state_zoo);
+  g_test_add_func ("/plan-alloc/shape-switch", test_shape_switch);
+  g_test_add_func ("/plan-alloc/plan-cache-bound", test_plan_cache_bound);
+  g_test_add_func ("/plan-alloc/prepare-and-memory", test_prepare_and_memory);
+  g_test_add_func ("/plan-alloc/zoo-arenas", test_zoo_arenas);
+  return g_test_run ();
+}
