@@ -138,6 +138,43 @@ hy_attr_has (GHashTable *attrs, const char *key)
   return hy_attr_string (attrs, key) != NULL;
 }
 
+gboolean
+hy_attr_require (GHashTable *attrs, const char *key, GError **error)
+{
+  if (hy_attr_has (attrs, key))
+    return TRUE;
+  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+      "attribute '%s' is required", key);
+  return FALSE;
+}
+
+gboolean
+hy_attr_is_none (GHashTable *attrs, const char *key)
+{
+  const char *v = hy_attr_string (attrs, key);
+  if (!v)
+    return FALSE;
+  g_autofree char *t = strip_dup (v);
+  return strcmp (t, "None") == 0;
+}
+
+gboolean
+hy_attr_int_in (GHashTable *attrs, const char *key, int64_t def, int64_t lo,
+    int64_t hi, int *out, GError **error)
+{
+  int64_t v;
+  if (!hy_attr_int (attrs, key, def, &v, error))
+    return FALSE;
+  if (v < lo || v > hi) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute '%s' = %" G_GINT64_FORMAT " is not in [%" G_GINT64_FORMAT
+        ", %" G_GINT64_FORMAT "]", key, (gint64) v, (gint64) lo, (gint64) hi);
+    return FALSE;
+  }
+  *out = (int) v;
+  return TRUE;
+}
+
 static gboolean
 bad_value (GError **error, const char *key, const char *value,
     const char *expected)

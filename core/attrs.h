@@ -46,6 +46,13 @@ gboolean hy_attr_dtype (GHashTable *attrs, const char *key, int def,
     int *out, GError **error);
 const char *hy_attr_string (GHashTable *attrs, const char *key);
 gboolean hy_attr_has (GHashTable *attrs, const char *key);
+/* FALSE + "attribute 'key' is required" when the key is absent. */
+gboolean hy_attr_require (GHashTable *attrs, const char *key, GError **error);
+/* The value is MXNet's "None" (an empty optional). */
+gboolean hy_attr_is_none (GHashTable *attrs, const char *key);
+/* An integer attribute that must lie in [lo, hi]. */
+gboolean hy_attr_int_in (GHashTable *attrs, const char *key, int64_t def,
+    int64_t lo, int64_t hi, int *out, GError **error);
 
 /* The parsers behind the getters, for callers holding a bare string. */
 gboolean hy_parse_int (const char *s, int64_t *out);

@@ -533,7 +533,9 @@ def read_attributes(root, ops, consts):
     info = {}
     for path in sources:
         src = CSource(path)
-        functions = {}
+        # The shared attribute helpers (hy_attr_require, …) first, so a
+        # family file's own helpers of the same name win.
+        functions = dict(find_functions(CSource(root / "core" / "attrs.c")))
         for inc in re.findall(r'#\s*include\s+"([^"]+)"', src.text):
             local = path.parent / inc
             if local.exists():

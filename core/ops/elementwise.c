@@ -30,12 +30,8 @@ static gboolean
 required_float (GHashTable *attrs, const char *key, double *out,
     GError **error)
 {
-  if (!hy_attr_has (attrs, key)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "attribute '%s' is required", key);
-    return FALSE;
-  }
-  return hy_attr_float (attrs, key, 0.0, out, error);
+  return hy_attr_require (attrs, key, error)
+      && hy_attr_float (attrs, key, 0.0, out, error);
 }
 
 /* ---- unary math -------------------------------------------------------- */

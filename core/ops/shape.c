@@ -14,28 +14,7 @@
 
 static const char *const data_input[] = { "data", NULL };
 
-static gboolean
-require_attr (GHashTable *attrs, const char *key, GError **error)
-{
-  if (hy_attr_has (attrs, key))
-    return TRUE;
-  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-      "attribute '%s' is required", key);
-  return FALSE;
-}
-
 /* Product of dims[0..n) into *out; FALSE if it overflows int64. */
-/* An optional attribute written as "None" (MXNet's empty optional). */
-static gboolean
-attr_is_none (GHashTable *attrs, const char *key)
-{
-  const char *v = hy_attr_string (attrs, key);
-  if (!v)
-    return FALSE;
-  g_autofree char *t = g_strstrip (g_strdup (v));
-  return strcmp (t, "None") == 0;
-}
-
 static gboolean
 checked_product (const int64_t *dims, int n, int64_t *out)
 {
@@ -74,7 +53,7 @@ identity_parse (GHashTable *attrs, void *params, GError **error)
     return FALSE;
   /* cudnn_off is "boolean or None"; it only picks a training kernel. */
   gboolean ignored;
-  if (!attr_is_none (attrs, "cudnn_off")
+  if (!hy_attr_is_none (attrs, "cudnn_off")
       && !hy_attr_bool (attrs, "cudnn_off", FALSE, &ignored, error))
     return FALSE;
   if (!(prob >= 0.0 && prob <= 1.0)) {
@@ -448,7 +427,7 @@ expand_dims_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_expand_dims_params *p = params;
   int64_t axis;
-  if (!require_attr (attrs, "axis", error)
+  if (!hy_attr_require (attrs, "axis", error)
       || !hy_attr_int (attrs, "axis", 0, &axis, error))
     return FALSE;
   if (axis < -HY_MAX_DIMS - 1 || axis > HY_MAX_DIMS) {
@@ -502,7 +481,7 @@ squeeze_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_squeeze_params *p = params;
   p->n_axes = -1;
-  if (!hy_attr_has (attrs, "axis") || attr_is_none (attrs, "axis"))
+  if (!hy_attr_has (attrs, "axis") || hy_attr_is_none (attrs, "axis"))
     return TRUE;
   hy_tuple axes = { 0 };
   if (!hy_attr_tuple (attrs, "axis", &axes, FALSE, error))

@@ -16,34 +16,6 @@
 static const char *const data_input[] = { "data", NULL };
 
 static gboolean
-require_attr (GHashTable *attrs, const char *key, GError **error)
-{
-  if (hy_attr_has (attrs, key))
-    return TRUE;
-  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-      "attribute '%s' is required", key);
-  return FALSE;
-}
-
-/* An integer attribute that must lie in [lo, hi]. */
-static gboolean
-attr_int_in (GHashTable *attrs, const char *key, int64_t def, int64_t lo,
-    int64_t hi, int *out, GError **error)
-{
-  int64_t v;
-  if (!hy_attr_int (attrs, key, def, &v, error))
-    return FALSE;
-  if (v < lo || v > hi) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "attribute '%s' = %" G_GINT64_FORMAT " is not in [%" G_GINT64_FORMAT
-        ", %" G_GINT64_FORMAT "]", key, (gint64) v, (gint64) lo, (gint64) hi);
-    return FALSE;
-  }
-  *out = (int) v;
-  return TRUE;
-}
-
-static gboolean
 axis_error (GError **error, const char *key, int axis, const hy_shape *s)
 {
   char buf[HY_SHAPE_STRLEN];
@@ -60,8 +32,8 @@ slice_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_slice_params *p = params;
   hy_tuple begin = { 0 }, end = { 0 }, step = { 0 };
-  if (!require_attr (attrs, "begin", error)
-      || !require_attr (attrs, "end", error)
+  if (!hy_attr_require (attrs, "begin", error)
+      || !hy_attr_require (attrs, "end", error)
       || !hy_attr_tuple (attrs, "begin", &begin, TRUE, error)
       || !hy_attr_tuple (attrs, "end", &end, TRUE, error)
       || !hy_attr_tuple (attrs, "step", &step, TRUE, error))
@@ -133,10 +105,10 @@ slice_axis_parse (GHashTable *attrs, void *params, GError **error)
   hy_slice_axis_params *p = params;
   int64_t begin, end;
   gboolean begin_none, end_none;
-  if (!require_attr (attrs, "axis", error)
-      || !require_attr (attrs, "begin", error)
-      || !require_attr (attrs, "end", error)
-      || !attr_int_in (attrs, "axis", 0, -HY_MAX_DIMS, HY_MAX_DIMS - 1,
+  if (!hy_attr_require (attrs, "axis", error)
+      || !hy_attr_require (attrs, "begin", error)
+      || !hy_attr_require (attrs, "end", error)
+      || !hy_attr_int_in (attrs, "axis", 0, -HY_MAX_DIMS, HY_MAX_DIMS - 1,
           &p->axis, error)
       /* MXNet requires an integer begin; None (from the start) costs
        * nothing to accept. */
@@ -200,9 +172,9 @@ concat_parse (GHashTable *attrs, void *params, GError **error)
         "attribute 'num_args' (the number of inputs) is required");
     return FALSE;
   }
-  return attr_int_in (attrs, "num_args", 1, 1, MAX_PARTS, &p->num_args,
+  return hy_attr_int_in (attrs, "num_args", 1, 1, MAX_PARTS, &p->num_args,
       error)
-      && attr_int_in (attrs, "dim", 1, -HY_MAX_DIMS, HY_MAX_DIMS - 1,
+      && hy_attr_int_in (attrs, "dim", 1, -HY_MAX_DIMS, HY_MAX_DIMS - 1,
       &p->dim, error);
 }
 
@@ -260,10 +232,10 @@ split_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_split_params *p = params;
   gboolean squeeze;
-  if (!require_attr (attrs, "num_outputs", error)
-      || !attr_int_in (attrs, "num_outputs", 1, 1, MAX_PARTS,
+  if (!hy_attr_require (attrs, "num_outputs", error)
+      || !hy_attr_int_in (attrs, "num_outputs", 1, 1, MAX_PARTS,
           &p->num_outputs, error)
-      || !attr_int_in (attrs, "axis", 1, -HY_MAX_DIMS, HY_MAX_DIMS - 1,
+      || !hy_attr_int_in (attrs, "axis", 1, -HY_MAX_DIMS, HY_MAX_DIMS - 1,
           &p->axis, error)
       || !hy_attr_bool (attrs, "squeeze_axis", FALSE, &squeeze, error))
     return FALSE;

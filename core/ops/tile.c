@@ -16,16 +16,6 @@
 static const char *const data_input[] = { "data", NULL };
 
 static gboolean
-require_attr (GHashTable *attrs, const char *key, GError **error)
-{
-  if (hy_attr_has (attrs, key))
-    return TRUE;
-  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-      "attribute '%s' is required", key);
-  return FALSE;
-}
-
-static gboolean
 too_large (GError **error, const hy_shape *in)
 {
   char buf[HY_SHAPE_STRLEN];
@@ -42,7 +32,7 @@ tile_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_tile_params *p = params;
   hy_tuple reps = { 0 };
-  if (!require_attr (attrs, "reps", error)
+  if (!hy_attr_require (attrs, "reps", error)
       || !hy_attr_tuple (attrs, "reps", &reps, FALSE, error))
     return FALSE;
   for (int i = 0; i < reps.n; i++) {
@@ -102,7 +92,7 @@ repeat_parse (GHashTable *attrs, void *params, GError **error)
   hy_repeat_params *p = params;
   int64_t axis;
   gboolean axis_none;
-  if (!require_attr (attrs, "repeats", error)
+  if (!hy_attr_require (attrs, "repeats", error)
       || !hy_attr_int (attrs, "repeats", 1, &p->repeats, error)
       || !hy_attr_opt_int (attrs, "axis", 0, &axis, &axis_none, error))
     return FALSE;
@@ -194,7 +184,7 @@ arange_parse (GHashTable *attrs, void *params, GError **error)
                 "stop")));
     stop_none = strcmp (v, "None") == 0;
   }
-  if (!require_attr (attrs, "start", error)
+  if (!hy_attr_require (attrs, "start", error)
       || !hy_attr_float (attrs, "start", 0.0, &p->start, error)
       || (!stop_none && !hy_attr_float (attrs, "stop", 0.0, &stop, error))
       || !hy_attr_float (attrs, "step", 1.0, &p->step, error)
