@@ -20,6 +20,12 @@ struct hy_model {
   guint64 shape_generation;     /* bumped whenever shapes are re-inferred */
 };
 
+/* A model over a resolved graph built in memory (a hybridized block's
+ * trace), taking both: variables named in `params` are bound, the rest
+ * become inputs, as hy_model_load does.  `source` names it in errors. */
+hy_model *hy_model_new_from_graph (hy_graph *graph, hy_param_list *params,
+    const char *source, GError **error);
+
 /* Infers every node's output shapes (graph->nodes[i]->shapes) from bound
  * parameter shapes and the given input shapes.  Errors name the node. */
 gboolean hy_graph_infer_shapes (hy_graph *graph, GError **error);

@@ -228,6 +228,22 @@ hy_model_load (const char *symbol_path, const char *params_path,
 }
 
 hy_model *
+hy_model_new_from_graph (hy_graph *graph, hy_param_list *params,
+    const char *source, GError **error)
+{
+  hy_model *m = g_new0 (hy_model, 1);
+  m->symbol_path = g_strdup (source);
+  m->graph = graph;
+  m->params = params;
+  if (!bind_variables (m, error)) {
+    g_prefix_error (error, "%s: ", source);
+    hy_model_free (m);
+    return NULL;
+  }
+  return m;
+}
+
+hy_model *
 hy_model_load_for_inspection (const char *symbol_path,
     const char *params_path, char ***unsupported, GError **error)
 {
