@@ -1,0 +1,1311 @@
+/*
+ * gsthybridinfer.c — the hybridinfer element.
+ *
+ * SECTION:element-hybridinfer
+ * @title: hybridinfer
+ *
+ * Runs every video frame (or every Nth) through an MXNet Gluon export
+ * (`prefix-symbol.json` + `prefix-NNNN.params`), hybridized: planned once,
+ * one arena, no allocation per forward.  Frames pass through untouched;
+ * the results ride on the buffer as a GstHybridTensorMeta (every output
+ * head) plus GstVideoRegionOfInterestMeta for detections, and each
+ * inferred frame posts a "hybridinfer" element message on the bus.
+ *
+ * `mode` switches to imperative execution while playing (node by node);
+ * with `dump-dir` set, the frames listed in `dump-frames` then get every
+ * layer's output written as .npy files, for `hybridinfer diff`.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 -m videotestsrc num-buffers=30 ! videoconvert ! \
+ *     hybridinfer model=resnet18_v1-symbol.json labels=imagenet.txt \
+ *     scale=0-1 mean="<0.485,0.456,0.406>" std="<0.229,0.224,0.225>" ! \
+ *     hybridoverlay ! videoconvert ! autovideosink
+ * ]|
+ *
+ * See docs/ELEMENT.md for every property, the message and the meta.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include <gst/base/gstqueuearray.h>
+#include <gst/video/video.h>
+
+#include "gsthybridinfer.h"
+#include "gsthybridinfer-enums.h"
+#include "gsthybridmeta.h"
+#include "gsthybridresult.h"
+#include "infer-session.h"
+#include "property-parse.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_hybrid_infer_debug);
+#define GST_CAT_DEFAULT gst_hybrid_infer_debug
+
+/* ---- properties ------------------------------------------------------------ */
+
+enum
+{
+  PROP_0,
+  PROP_MODEL,
+  PROP_PARAMS,
+  PROP_LABELS,
+  PROP_DEVICE,
+  PROP_MODE,
+  PROP_DUMP_DIR,
+  PROP_DUMP_FRAMES,
+  PROP_INPUT_NAME,
+  PROP_INPUT_SIZE,
+  PROP_COLOR_ORDER,
+  PROP_MEAN,
+  PROP_STD,
+  PROP_SCALE,
+  PROP_RESIZE,
+  PROP_INTERPOLATION,
+  PROP_INTERVAL,
+  PROP_BATCH_SIZE,
+  PROP_OUTPUT,
+  PROP_TOP_K,
+  PROP_THRESHOLD,
+  PROP_POST_MESSAGES,
+  PROP_FRAMES_INFERRED,
+  PROP_MEAN_LATENCY_US,
+  PROP_LAST_LATENCY_US,
+  PROP_ARENA_BYTES,
+};
+
+#define DEFAULT_DEVICE "auto"
+#define DEFAULT_MODE HY_MODE_HYBRID
+#define DEFAULT_COLOR_ORDER GST_HYBRID_INFER_COLOR_ORDER_RGB
+#define DEFAULT_SCALE GST_HYBRID_INFER_SCALE_BYTE
+#define DEFAULT_RESIZE HY_RESIZE_STRETCH
+#define DEFAULT_INTERPOLATION HY_INTERP_BILINEAR
+#define DEFAULT_INTERVAL 1
+#define DEFAULT_BATCH_SIZE 1
+#define MAX_BATCH_SIZE 256
+#define DEFAULT_OUTPUT GST_HYBRID_OUTPUT_AUTO
+#define DEFAULT_TOP_K 5
+#define MAX_TOP_K 1000
+#define DEFAULT_THRESHOLD 0.5f
+#define DEFAULT_POST_MESSAGES TRUE
+#define MAX_CHANNEL_VALUES 3
+
+/* What the properties say; guarded by the object lock. */
+typedef struct {
+  gchar *model;
+  gchar *params;
+  gchar *labels;
+  gchar *device;
+  hy_mode mode;
+  gchar *dump_dir;
+  gchar *dump_frames;
+  hy_frame_set *dump_set;       /* NULL: dump_frames does not parse */
+  gchar *input_name;
+  gchar *input_size;
+  GstHybridInferColorOrder color_order;
+  GArray *mean, *std;           /* gdouble */
+  GstHybridInferScale scale;
+  hy_resize_mode resize;
+  hy_interpolation interpolation;
+  guint interval;
+  guint batch_size;
+  GstHybridOutput output;
+  guint top_k;
+  gfloat threshold;
+  gboolean post_messages;
+} GstHybridInferSettings;
+
+/* A frame waiting for its batch to fill (batch-size > 1). */
+typedef struct {
+  GstBuffer *buffer;
+  guint64 frame_number;
+  gint slot;                    /* -1: not inferred (interval) */
+  gint64 start_us;
+} PendingFrame;
+
+struct _GstHybridInfer
+{
+  GstBaseTransform parent;
+
+  GstHybridInferSettings settings;
+
+  /* of the current caps, for latency queries; object lock */
+  GstClockTime frame_duration;
+
+  /* statistics; object lock */
+  guint64 frames_inferred;
+  gdouble total_latency_us;
+  gdouble last_latency_us;
+  gint64 arena_bytes;
+
+  /* runtime state: start() to stop(), streaming thread */
+  hy_session *session;
+  GstVideoInfo info;            /* of the current caps */
+  guint64 frame_count;
+  GstHybridResult *last;        /* for the frames interval skips */
+  GstQueueArray *pending;       /* PendingFrame, in order */
+  GstQueueArray *ready;         /* GstBuffer *, results attached */
+  gint filled;                  /* batch slots holding a frame */
+  gboolean warned_device;
+  gboolean warned_dump_frames;
+};
+
+#define gst_hybrid_infer_parent_class parent_class
+G_DEFINE_TYPE (GstHybridInfer, gst_hybrid_infer, GST_TYPE_BASE_TRANSFORM);
+GST_ELEMENT_REGISTER_DEFINE (hybridinfer, "hybridinfer", GST_RANK_NONE,
+    GST_TYPE_HYBRID_INFER);
+
+#define VIDEO_FORMATS \
+  "{ RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, NV12, I420, GRAY8 }"
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+
+static void gst_hybrid_infer_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_hybrid_infer_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static void gst_hybrid_infer_finalize (GObject * object);
+static gboolean gst_hybrid_infer_start (GstBaseTransform * trans);
+static gboolean gst_hybrid_infer_stop (GstBaseTransform * trans);
+static gboolean gst_hybrid_infer_set_caps (GstBaseTransform * trans,
+    GstCaps * incaps, GstCaps * outcaps);
+static gboolean gst_hybrid_infer_sink_event (GstBaseTransform * trans,
+    GstEvent * event);
+static gboolean gst_hybrid_infer_propose_allocation (GstBaseTransform * trans,
+    GstQuery * decide_query, GstQuery * query);
+static gboolean gst_hybrid_infer_query (GstBaseTransform * trans,
+    GstPadDirection direction, GstQuery * query);
+static GstFlowReturn gst_hybrid_infer_transform_ip (GstBaseTransform * trans,
+    GstBuffer * buf);
+static GstFlowReturn gst_hybrid_infer_generate_output (GstBaseTransform *
+    trans, GstBuffer ** outbuf);
+
+static GParamSpec *
+channel_values_spec (const gchar * name, const gchar * nick,
+    const gchar * blurb, gdouble fallback)
+{
+  return gst_param_spec_array (name, nick, blurb,
+      g_param_spec_double ("value", "Value", "One channel's value",
+          -G_MAXDOUBLE, G_MAXDOUBLE, fallback,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+}
+
+static void
+gst_hybrid_infer_class_init (GstHybridInferClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+  const GParamFlags ready = rw | GST_PARAM_MUTABLE_READY;
+  const GParamFlags playing = rw | GST_PARAM_MUTABLE_PLAYING;
+  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+
+  gobject_class->set_property = gst_hybrid_infer_set_property;
+  gobject_class->get_property = gst_hybrid_infer_get_property;
+  gobject_class->finalize = gst_hybrid_infer_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_MODEL,
+      g_param_spec_string ("model", "Model",
+          "The Gluon export's symbol file (prefix-symbol.json)", NULL,
+          ready));
+  g_object_class_install_property (gobject_class, PROP_PARAMS,
+      g_param_spec_string ("params", "Parameters",
+          "The parameters file (default: the newest prefix-NNNN.params "
+          "beside the model)", NULL, ready));
+  g_object_class_install_property (gobject_class, PROP_LABELS,
+      g_param_spec_string ("labels", "Labels",
+          "Text file with one class label per line (line N is class N)",
+          NULL, ready));
+  g_object_class_install_property (gobject_class, PROP_DEVICE,
+      g_param_spec_string ("device", "Device",
+          "Where to run: auto (GPU when one works, else CPU with a warning), "
+          "cpu, cuda or cuda:N", DEFAULT_DEVICE, ready));
+  g_object_class_install_property (gobject_class, PROP_MODE,
+      g_param_spec_enum ("mode", "Mode",
+          "Execution mode; may change while playing and takes effect at the "
+          "next frame", GST_TYPE_HYBRID_INFER_MODE, DEFAULT_MODE, playing));
+  g_object_class_install_property (gobject_class, PROP_DUMP_DIR,
+      g_param_spec_string ("dump-dir", "Dump directory",
+          "In imperative mode, write every layer's output of the frames in "
+          "dump-frames to DIR/frame-NNNNNN/ as .npy files", NULL, playing));
+  g_object_class_install_property (gobject_class, PROP_DUMP_FRAMES,
+      g_param_spec_string ("dump-frames", "Frames to dump",
+          "Frame numbers to dump, e.g. \"0-9,100,250-\" (empty: every "
+          "frame inferred in imperative mode)", NULL, playing));
+  g_object_class_install_property (gobject_class, PROP_INPUT_NAME,
+      g_param_spec_string ("input-name", "Input name",
+          "The model input the frames feed (default: its only input)", NULL,
+          ready));
+  g_object_class_install_property (gobject_class, PROP_INPUT_SIZE,
+      g_param_spec_string ("input-size", "Input size",
+          "Model input WxH, or \"frame\" to follow the video size (default: "
+          "the model's __shape__, else 224x224)", NULL, ready));
+  g_object_class_install_property (gobject_class, PROP_COLOR_ORDER,
+      g_param_spec_enum ("color-order", "Color order",
+          "Channel order of the input tensor",
+          GST_TYPE_HYBRID_INFER_COLOR_ORDER, DEFAULT_COLOR_ORDER, ready));
+  g_object_class_install_property (gobject_class, PROP_MEAN,
+      channel_values_spec ("mean", "Mean",
+          "Subtracted per tensor channel after scaling, e.g. "
+          "\"<0.485,0.456,0.406>\" (one value, or one per channel; "
+          "default 0)", 0.0));
+  g_object_class_install_property (gobject_class, PROP_STD,
+      channel_values_spec ("std", "Standard deviation",
+          "Divides each tensor channel after the mean, e.g. "
+          "\"<0.229,0.224,0.225>\" (one value, or one per channel; "
+          "default 1)", 1.0));
+  g_object_class_install_property (gobject_class, PROP_SCALE,
+      g_param_spec_enum ("scale", "Scale",
+          "Range of pixel values before mean and std",
+          GST_TYPE_HYBRID_INFER_SCALE, DEFAULT_SCALE, ready));
+  g_object_class_install_property (gobject_class, PROP_RESIZE,
+      g_param_spec_enum ("resize", "Resize",
+          "How frames are fitted to the input size",
+          GST_TYPE_HYBRID_INFER_RESIZE, DEFAULT_RESIZE, ready));
+  g_object_class_install_property (gobject_class, PROP_INTERPOLATION,
+      g_param_spec_enum ("interpolation", "Interpolation",
+          "How the resize samples the frame",
+          GST_TYPE_HYBRID_INFER_INTERPOLATION, DEFAULT_INTERPOLATION, ready));
+  g_object_class_install_property (gobject_class, PROP_INTERVAL,
+      g_param_spec_uint ("interval", "Interval",
+          "Infer every Nth frame; the frames between carry the last result",
+          1, G_MAXUINT, DEFAULT_INTERVAL, playing));
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint ("batch-size", "Batch size",
+          "Frames per forward; above 1, frames are held until their batch "
+          "is full (latency of batch-size inferred frames)", 1,
+          MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE, ready));
+  g_object_class_install_property (gobject_class, PROP_OUTPUT,
+      g_param_spec_enum ("output", "Output",
+          "How the model's outputs are read", GST_TYPE_HYBRID_INFER_OUTPUT,
+          DEFAULT_OUTPUT, ready));
+  g_object_class_install_property (gobject_class, PROP_TOP_K,
+      g_param_spec_uint ("top-k", "Top k",
+          "Classification: how many of the best classes to report", 1,
+          MAX_TOP_K, DEFAULT_TOP_K, playing));
+  g_object_class_install_property (gobject_class, PROP_THRESHOLD,
+      g_param_spec_float ("threshold", "Threshold",
+          "Detection: the lowest score a box is reported with", -G_MAXFLOAT,
+          G_MAXFLOAT, DEFAULT_THRESHOLD, playing));
+  g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean ("post-messages", "Post messages",
+          "Post a \"hybridinfer\" element message per inferred frame",
+          DEFAULT_POST_MESSAGES, playing));
+  g_object_class_install_property (gobject_class, PROP_FRAMES_INFERRED,
+      g_param_spec_uint64 ("frames-inferred", "Frames inferred",
+          "Frames run through the model since the element started", 0,
+          G_MAXUINT64, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_MEAN_LATENCY_US,
+      g_param_spec_double ("mean-latency-us", "Mean latency",
+          "Mean time from a frame's pre-processing to its result, in "
+          "microseconds", 0, G_MAXDOUBLE, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_LAST_LATENCY_US,
+      g_param_spec_double ("last-latency-us", "Last latency",
+          "The last inferred frame's latency, in microseconds", 0,
+          G_MAXDOUBLE, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_ARENA_BYTES,
+      g_param_spec_int64 ("arena-bytes", "Arena bytes",
+          "Memory of the hybridized plan's arena (0 in imperative mode)", 0,
+          G_MAXINT64, 0, ro));
+
+  gst_element_class_set_static_metadata (element_class,
+      "Hybrid inference", "Filter/Analyzer/Video",
+      "Runs video frames through a hybridized MXNet Gluon model and "
+      "attaches the results as metadata", "hybridinfer authors");
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_hybrid_infer_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (gst_hybrid_infer_stop);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_hybrid_infer_set_caps);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_hybrid_infer_sink_event);
+  trans_class->propose_allocation =
+      GST_DEBUG_FUNCPTR (gst_hybrid_infer_propose_allocation);
+  trans_class->query = GST_DEBUG_FUNCPTR (gst_hybrid_infer_query);
+  trans_class->transform_ip = GST_DEBUG_FUNCPTR (gst_hybrid_infer_transform_ip);
+  trans_class->generate_output =
+      GST_DEBUG_FUNCPTR (gst_hybrid_infer_generate_output);
+  trans_class->passthrough_on_same_caps = FALSE;
+
+  gst_type_mark_as_plugin_api (GST_TYPE_HYBRID_INFER_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_HYBRID_INFER_COLOR_ORDER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_HYBRID_INFER_SCALE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_HYBRID_INFER_RESIZE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_HYBRID_INFER_INTERPOLATION, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_HYBRID_INFER_OUTPUT, 0);
+  GST_DEBUG_CATEGORY_INIT (gst_hybrid_infer_debug, "hybridinfer", 0,
+      "hybridinfer element");
+}
+
+static void
+gst_hybrid_infer_init (GstHybridInfer * self)
+{
+  GstHybridInferSettings *s = &self->settings;
+  s->device = g_strdup (DEFAULT_DEVICE);
+  s->mode = DEFAULT_MODE;
+  s->dump_set = hy_frame_set_parse (NULL, NULL);
+  s->color_order = DEFAULT_COLOR_ORDER;
+  s->mean = g_array_new (FALSE, FALSE, sizeof (gdouble));
+  s->std = g_array_new (FALSE, FALSE, sizeof (gdouble));
+  s->scale = DEFAULT_SCALE;
+  s->resize = DEFAULT_RESIZE;
+  s->interpolation = DEFAULT_INTERPOLATION;
+  s->interval = DEFAULT_INTERVAL;
+  s->batch_size = DEFAULT_BATCH_SIZE;
+  s->output = DEFAULT_OUTPUT;
+  s->top_k = DEFAULT_TOP_K;
+  s->threshold = DEFAULT_THRESHOLD;
+  s->post_messages = DEFAULT_POST_MESSAGES;
+  gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
+  gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), FALSE);
+}
+
+static void
+gst_hybrid_infer_finalize (GObject * object)
+{
+  GstHybridInferSettings *s = &GST_HYBRID_INFER (object)->settings;
+  g_free (s->model);
+  g_free (s->params);
+  g_free (s->labels);
+  g_free (s->device);
+  g_free (s->dump_dir);
+  g_free (s->dump_frames);
+  hy_frame_set_free (s->dump_set);
+  g_free (s->input_name);
+  g_free (s->input_size);
+  g_array_unref (s->mean);
+  g_array_unref (s->std);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* ---- property access ------------------------------------------------------ */
+
+static void
+channel_values_set (GArray * out, const GValue * value)
+{
+  g_array_set_size (out, 0);
+  for (guint i = 0; i < gst_value_array_get_size (value); i++) {
+    const GValue *v = gst_value_array_get_value (value, i);
+    GValue d = G_VALUE_INIT;
+    gdouble x = 0.0;
+    g_value_init (&d, G_TYPE_DOUBLE);
+    if (g_value_transform (v, &d))
+      x = g_value_get_double (&d);
+    g_value_unset (&d);
+    g_array_append_val (out, x);
+  }
+}
+
+static void
+channel_values_get (GArray * in, GValue * value)
+{
+  for (guint i = 0; i < in->len; i++) {
+    GValue d = G_VALUE_INIT;
+    g_value_init (&d, G_TYPE_DOUBLE);
+    g_value_set_double (&d, g_array_index (in, gdouble, i));
+    gst_value_array_append_and_take_value (value, &d);
+  }
+}
+
+/* dump-frames parses when set; start() reports a bad value as an error,
+ * and while running a bad value stops dumps until it is fixed. */
+static void
+set_dump_frames (GstHybridInfer * self, const gchar * text)
+{
+  GstHybridInferSettings *s = &self->settings;
+  g_free (s->dump_frames);
+  s->dump_frames = g_strdup (text);
+  hy_frame_set_free (s->dump_set);
+  s->dump_set = hy_frame_set_parse (text, NULL);
+  self->warned_dump_frames = FALSE;
+}
+
+static void
+gst_hybrid_infer_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (object);
+  GstHybridInferSettings *s = &self->settings;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_MODEL:
+      g_free (s->model);
+      s->model = g_value_dup_string (value);
+      break;
+    case PROP_PARAMS:
+      g_free (s->params);
+      s->params = g_value_dup_string (value);
+      break;
+    case PROP_LABELS:
+      g_free (s->labels);
+      s->labels = g_value_dup_string (value);
+      break;
+    case PROP_DEVICE:
+      g_free (s->device);
+      s->device = g_value_dup_string (value);
+      break;
+    case PROP_MODE:
+      s->mode = g_value_get_enum (value);
+      break;
+    case PROP_DUMP_DIR:
+      g_free (s->dump_dir);
+      s->dump_dir = g_value_dup_string (value);
+      break;
+    case PROP_DUMP_FRAMES:
+      set_dump_frames (self, g_value_get_string (value));
+      break;
+    case PROP_INPUT_NAME:
+      g_free (s->input_name);
+      s->input_name = g_value_dup_string (value);
+      break;
+    case PROP_INPUT_SIZE:
+      g_free (s->input_size);
+      s->input_size = g_value_dup_string (value);
+      break;
+    case PROP_COLOR_ORDER:
+      s->color_order = g_value_get_enum (value);
+      break;
+    case PROP_MEAN:
+      channel_values_set (s->mean, value);
+      break;
+    case PROP_STD:
+      channel_values_set (s->std, value);
+      break;
+    case PROP_SCALE:
+      s->scale = g_value_get_enum (value);
+      break;
+    case PROP_RESIZE:
+      s->resize = g_value_get_enum (value);
+      break;
+    case PROP_INTERPOLATION:
+      s->interpolation = g_value_get_enum (value);
+      break;
+    case PROP_INTERVAL:
+      s->interval = g_value_get_uint (value);
+      break;
+    case PROP_BATCH_SIZE:
+      s->batch_size = g_value_get_uint (value);
+      break;
+    case PROP_OUTPUT:
+      s->output = g_value_get_enum (value);
+      break;
+    case PROP_TOP_K:
+      s->top_k = g_value_get_uint (value);
+      break;
+    case PROP_THRESHOLD:
+      s->threshold = g_value_get_float (value);
+      break;
+    case PROP_POST_MESSAGES:
+      s->post_messages = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_hybrid_infer_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (object);
+  GstHybridInferSettings *s = &self->settings;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_MODEL:
+      g_value_set_string (value, s->model);
+      break;
+    case PROP_PARAMS:
+      g_value_set_string (value, s->params);
+      break;
+    case PROP_LABELS:
+      g_value_set_string (value, s->labels);
+      break;
+    case PROP_DEVICE:
+      g_value_set_string (value, s->device);
+      break;
+    case PROP_MODE:
+      g_value_set_enum (value, s->mode);
+      break;
+    case PROP_DUMP_DIR:
+      g_value_set_string (value, s->dump_dir);
+      break;
+    case PROP_DUMP_FRAMES:
+      g_value_set_string (value, s->dump_frames);
+      break;
+    case PROP_INPUT_NAME:
+      g_value_set_string (value, s->input_name);
+      break;
+    case PROP_INPUT_SIZE:
+      g_value_set_string (value, s->input_size);
+      break;
+    case PROP_COLOR_ORDER:
+      g_value_set_enum (value, s->color_order);
+      break;
+    case PROP_MEAN:
+      channel_values_get (s->mean, value);
+      break;
+    case PROP_STD:
+      channel_values_get (s->std, value);
+      break;
+    case PROP_SCALE:
+      g_value_set_enum (value, s->scale);
+      break;
+    case PROP_RESIZE:
+      g_value_set_enum (value, s->resize);
+      break;
+    case PROP_INTERPOLATION:
+      g_value_set_enum (value, s->interpolation);
+      break;
+    case PROP_INTERVAL:
+      g_value_set_uint (value, s->interval);
+      break;
+    case PROP_BATCH_SIZE:
+      g_value_set_uint (value, s->batch_size);
+      break;
+    case PROP_OUTPUT:
+      g_value_set_enum (value, s->output);
+      break;
+    case PROP_TOP_K:
+      g_value_set_uint (value, s->top_k);
+      break;
+    case PROP_THRESHOLD:
+      g_value_set_float (value, s->threshold);
+      break;
+    case PROP_POST_MESSAGES:
+      g_value_set_boolean (value, s->post_messages);
+      break;
+    case PROP_FRAMES_INFERRED:
+      g_value_set_uint64 (value, self->frames_inferred);
+      break;
+    case PROP_MEAN_LATENCY_US:
+      g_value_set_double (value, self->frames_inferred ?
+          self->total_latency_us / self->frames_inferred : 0.0);
+      break;
+    case PROP_LAST_LATENCY_US:
+      g_value_set_double (value, self->last_latency_us);
+      break;
+    case PROP_ARENA_BYTES:
+      g_value_set_int64 (value, self->arena_bytes);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+/* Posts `error` (the core's message) in the GStreamer domain that fits;
+ * `what` (the debug detail) says what was being done. */
+#define post_error(self, error, what) \
+  post_error_at (self, error, what, __FILE__, GST_FUNCTION, __LINE__)
+
+static void
+post_error_at (GstHybridInfer * self, const GError * error,
+    const gchar * what, const gchar * file, const gchar * function, gint line)
+{
+  GQuark domain = GST_RESOURCE_ERROR;
+  gint code = GST_RESOURCE_ERROR_SETTINGS;
+  if (error->domain == HY_ERROR) {
+    switch (error->code) {
+      case HY_ERROR_IO:
+        code = GST_RESOURCE_ERROR_OPEN_READ;
+        break;
+      case HY_ERROR_FORMAT:
+      case HY_ERROR_MISSING:
+        code = GST_RESOURCE_ERROR_READ;
+        break;
+      case HY_ERROR_UNSUPPORTED:
+        domain = GST_LIBRARY_ERROR;
+        code = GST_LIBRARY_ERROR_FAILED;
+        break;
+      case HY_ERROR_SHAPE:
+        domain = GST_STREAM_ERROR;
+        code = GST_STREAM_ERROR_FORMAT;
+        break;
+      default:
+        break;
+    }
+  }
+  gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR, domain,
+      code, g_strdup (error->message), g_strdup (what), file, function, line);
+}
+
+/* ---- start / stop -------------------------------------------------------- */
+
+/* Reads the settings into a session configuration; the strings stay owned
+ * by `copy` (a snapshot taken under the lock). */
+static gboolean
+make_config (GstHybridInfer * self, GstHybridInferSettings * copy,
+    hy_session_config * c, GError ** error)
+{
+  memset (c, 0, sizeof *c);
+  if (!copy->model || !*copy->model) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "no model: set the 'model' property to a prefix-symbol.json file");
+    return FALSE;
+  }
+  if (copy->mean->len > MAX_CHANNEL_VALUES
+      || copy->std->len > MAX_CHANNEL_VALUES) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "mean and std take 1 to %d values (got %u and %u)",
+        MAX_CHANNEL_VALUES, copy->mean->len, copy->std->len);
+    return FALSE;
+  }
+  hy_frame_set *frames = hy_frame_set_parse (copy->dump_frames, error);
+  if (!frames)
+    return FALSE;
+  hy_frame_set_free (frames);
+  c->model_path = copy->model;
+  c->params_path = copy->params && *copy->params ? copy->params : NULL;
+  c->labels_path = copy->labels && *copy->labels ? copy->labels : NULL;
+  c->device = copy->device ? copy->device : DEFAULT_DEVICE;
+  c->mode = copy->mode;
+  c->input_name = copy->input_name && *copy->input_name
+      ? copy->input_name : NULL;
+  c->input_width = c->input_height = HY_SESSION_SIZE_FROM_MODEL;
+  if (copy->input_size && !g_ascii_strcasecmp (copy->input_size, "frame"))
+    c->input_width = c->input_height = HY_SESSION_SIZE_FROM_FRAME;
+  else if (copy->input_size && *copy->input_size
+      && !hy_parse_size (copy->input_size, &c->input_width,
+          &c->input_height, error))
+    return FALSE;
+  c->batch = (int) copy->batch_size;
+  c->output = copy->output;
+  c->bgr = copy->color_order == GST_HYBRID_INFER_COLOR_ORDER_BGR;
+  c->resize = copy->resize;
+  c->interpolation = copy->interpolation;
+  c->scale = copy->scale == GST_HYBRID_INFER_SCALE_UNIT ? 1.0f / 255.0f : 1.0f;
+  c->mean = (const double *) copy->mean->data;
+  c->n_mean = (int) copy->mean->len;
+  c->std = (const double *) copy->std->data;
+  c->n_std = (int) copy->std->len;
+  return TRUE;
+}
+
+static void
+snapshot_settings (GstHybridInfer * self, GstHybridInferSettings * copy)
+{
+  GstHybridInferSettings *s = &self->settings;
+  GST_OBJECT_LOCK (self);
+  *copy = *s;
+  copy->model = g_strdup (s->model);
+  copy->params = g_strdup (s->params);
+  copy->labels = g_strdup (s->labels);
+  copy->device = g_strdup (s->device);
+  copy->dump_dir = NULL;
+  copy->dump_frames = g_strdup (s->dump_frames);
+  copy->dump_set = NULL;
+  copy->input_name = g_strdup (s->input_name);
+  copy->input_size = g_strdup (s->input_size);
+  copy->mean = g_array_copy (s->mean);
+  copy->std = g_array_copy (s->std);
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+snapshot_clear (GstHybridInferSettings * copy)
+{
+  g_free (copy->model);
+  g_free (copy->params);
+  g_free (copy->labels);
+  g_free (copy->device);
+  g_free (copy->dump_frames);
+  hy_frame_set_free (copy->dump_set);
+  g_free (copy->input_name);
+  g_free (copy->input_size);
+  g_array_unref (copy->mean);
+  g_array_unref (copy->std);
+}
+
+/* Tells about a labels file that does not match the classes, once. */
+static void
+check_labels (GstHybridInfer * self)
+{
+  guint n_labels;
+  const char *const *labels = hy_session_labels (self->session, &n_labels);
+  if (!labels || hy_session_output (self->session)
+      != GST_HYBRID_OUTPUT_CLASSIFICATION)
+    return;
+  hy_shape head = hy_model_output_shape (hy_session_model (self->session), 0);
+  gint64 classes = hy_shape_numel (&head) / MAX (head.dims[0], 1);
+  if (classes != (gint64) n_labels)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("The labels file has %u labels but the model has %" G_GINT64_FORMAT
+            " classes", n_labels, classes), (NULL));
+}
+
+/* What "auto" chose: a GPU is said in the log, a fallback to the CPU
+ * with one warning per element, however often it restarts. */
+static void
+report_device (GstHybridInfer * self, const char *note)
+{
+  const char *coretype = hy_blas_suggested_coretype ();
+  gboolean on_cpu = hy_session_device (self->session).kind == HY_DEVICE_CPU;
+  if (note && !on_cpu) {
+    GST_INFO_OBJECT (self, "%s", note);
+  } else if (note && !self->warned_device) {
+    self->warned_device = TRUE;
+    GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS, ("%s", note), (NULL));
+  }
+  if (coretype && !g_getenv ("OPENBLAS_CORETYPE"))
+    GST_INFO_OBJECT (self, "OpenBLAS runs %s kernels; exporting "
+        "OPENBLAS_CORETYPE=%s before starting would be faster",
+        hy_blas_core_name (), coretype);
+}
+
+static gboolean
+gst_hybrid_infer_start (GstBaseTransform * trans)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  GstHybridInferSettings copy;
+  hy_session_config config;
+  GError *error = NULL;
+  char *note = NULL;
+
+  snapshot_settings (self, &copy);
+  if (!make_config (self, &copy, &config, &error))
+    goto config_failed;
+  self->session = hy_session_new (&config, &note, &error);
+  if (!self->session)
+    goto session_failed;
+  snapshot_clear (&copy);
+  report_device (self, note);
+  g_free (note);
+  check_labels (self);
+
+  self->frame_count = 0;
+  self->filled = 0;
+  self->pending = gst_queue_array_new_for_struct (sizeof (PendingFrame),
+      2 * config.batch);
+  self->ready = gst_queue_array_new (2 * config.batch);
+  GST_OBJECT_LOCK (self);
+  self->frame_duration = 0;
+  self->frames_inferred = 0;
+  self->total_latency_us = 0;
+  self->last_latency_us = 0;
+  self->arena_bytes = hy_session_arena_bytes (self->session);
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+
+  /* ERRORS */
+config_failed:
+  {
+    post_error (self, error, "invalid property value");
+    g_error_free (error);
+    snapshot_clear (&copy);
+    return FALSE;
+  }
+session_failed:
+  {
+    gchar *what = g_strdup_printf ("model %s", config.model_path);
+    post_error (self, error, what);
+    g_free (what);
+    g_error_free (error);
+    g_free (note);
+    snapshot_clear (&copy);
+    return FALSE;
+  }
+}
+
+static void
+drop_pending (GstHybridInfer * self)
+{
+  if (self->pending) {
+    while (!gst_queue_array_is_empty (self->pending)) {
+      PendingFrame *p = gst_queue_array_pop_head_struct (self->pending);
+      gst_buffer_unref (p->buffer);
+    }
+  }
+  if (self->ready) {
+    while (!gst_queue_array_is_empty (self->ready))
+      gst_buffer_unref (gst_queue_array_pop_head (self->ready));
+  }
+  self->filled = 0;
+}
+
+static gboolean
+gst_hybrid_infer_stop (GstBaseTransform * trans)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  drop_pending (self);
+  g_clear_pointer (&self->pending, gst_queue_array_free);
+  g_clear_pointer (&self->ready, gst_queue_array_free);
+  g_clear_pointer (&self->last, gst_hybrid_result_unref);
+  g_clear_pointer (&self->session, hy_session_free);
+  return TRUE;
+}
+
+/* ---- caps ---------------------------------------------------------------------- */
+
+static gboolean
+layout_for_format (GstVideoFormat format, hy_pixel_layout * layout)
+{
+  static const struct {
+    GstVideoFormat format;
+    hy_pixel_layout layout;
+  } map[] = {
+    {GST_VIDEO_FORMAT_RGB, HY_PIXEL_RGB},
+    {GST_VIDEO_FORMAT_BGR, HY_PIXEL_BGR},
+    {GST_VIDEO_FORMAT_RGBx, HY_PIXEL_RGBX},
+    {GST_VIDEO_FORMAT_BGRx, HY_PIXEL_BGRX},
+    {GST_VIDEO_FORMAT_xRGB, HY_PIXEL_XRGB},
+    {GST_VIDEO_FORMAT_xBGR, HY_PIXEL_XBGR},
+    {GST_VIDEO_FORMAT_RGBA, HY_PIXEL_RGBA},
+    {GST_VIDEO_FORMAT_BGRA, HY_PIXEL_BGRA},
+    {GST_VIDEO_FORMAT_GRAY8, HY_PIXEL_GRAY8},
+    {GST_VIDEO_FORMAT_NV12, HY_PIXEL_NV12},
+    {GST_VIDEO_FORMAT_I420, HY_PIXEL_I420},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (map); i++) {
+    if (map[i].format == format) {
+      *layout = map[i].layout;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* Batching holds frames for a time that depends on the frame rate: a new
+ * rate is a new latency. */
+static void
+update_frame_duration (GstHybridInfer * self, const GstVideoInfo * info)
+{
+  GstClockTime duration = GST_VIDEO_INFO_FPS_N (info) > 0
+      ? gst_util_uint64_scale_int (GST_SECOND, GST_VIDEO_INFO_FPS_D (info),
+      GST_VIDEO_INFO_FPS_N (info)) : 0;
+  gboolean changed;
+  GST_OBJECT_LOCK (self);
+  changed = self->frame_duration != duration
+      && self->settings.batch_size > 1;
+  self->frame_duration = duration;
+  GST_OBJECT_UNLOCK (self);
+  if (changed)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_latency (GST_OBJECT (self)));
+}
+
+static gboolean
+gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
+    GstCaps * outcaps)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  GstVideoInfo info;
+  hy_pixel_layout layout;
+  gdouble kr = 0.299, kb = 0.114;
+  GError *error = NULL;
+
+  if (!gst_video_info_from_caps (&info, incaps)
+      || !layout_for_format (GST_VIDEO_INFO_FORMAT (&info), &layout))
+    goto invalid_caps;
+  if (GST_VIDEO_INFO_IS_YUV (&info)
+      && !gst_video_color_matrix_get_Kr_Kb (info.colorimetry.matrix, &kr,
+          &kb)) {
+    kr = 0.299;                 /* unknown matrix: BT.601 */
+    kb = 0.114;
+  }
+  if (!hy_session_set_frame (self->session, layout,
+          GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
+          (float) kr, (float) kb,
+          info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, &error))
+    goto plan_failed;
+  self->info = info;
+  update_frame_duration (self, &info);
+  GST_OBJECT_LOCK (self);
+  self->arena_bytes = hy_session_arena_bytes (self->session);
+  GST_OBJECT_UNLOCK (self);
+  GST_DEBUG_OBJECT (self, "frames %" GST_PTR_FORMAT, incaps);
+  return TRUE;
+
+  /* ERRORS */
+invalid_caps:
+  {
+    GST_ERROR_OBJECT (self, "caps not usable: %" GST_PTR_FORMAT, incaps);
+    return FALSE;
+  }
+plan_failed:
+  {
+    gchar *what = g_strdup_printf ("frames of %dx%d",
+        GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info));
+    post_error (self, error, what);
+    g_free (what);
+    g_error_free (error);
+    return FALSE;
+  }
+}
+
+static gboolean
+gst_hybrid_infer_propose_allocation (GstBaseTransform * trans,
+    GstQuery * decide_query, GstQuery * query)
+{
+  if (!GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans,
+          decide_query, query))
+    return FALSE;
+  /* Frames are read through GstVideoFrame: any strides and offsets do. */
+  if (!gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL))
+    gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  return TRUE;
+}
+
+/* Frames held for a batch add latency: up to batch-size - 1 more inferred
+ * frames, each `interval` frames apart. */
+static gboolean
+gst_hybrid_infer_query (GstBaseTransform * trans, GstPadDirection direction,
+    GstQuery * query)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  if (!GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
+          query))
+    return FALSE;
+  if (direction == GST_PAD_SRC && GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    GstClockTime held, min, max;
+    gboolean live;
+    GST_OBJECT_LOCK (self);
+    held = (GstClockTime) (self->settings.batch_size - 1)
+        * self->settings.interval * self->frame_duration;
+    GST_OBJECT_UNLOCK (self);
+    gst_query_parse_latency (query, &live, &min, &max);
+    if (GST_CLOCK_TIME_IS_VALID (max))
+      max += held;
+    gst_query_set_latency (query, live, min + held, max);
+    GST_DEBUG_OBJECT (self, "batching adds %" GST_TIME_FORMAT,
+        GST_TIME_ARGS (held));
+  }
+  return TRUE;
+}
+
+/* ---- per frame ------------------------------------------------------------------ */
+
+static gboolean
+wants_inference (GstHybridInfer * self, guint64 frame)
+{
+  guint interval;
+  GST_OBJECT_LOCK (self);
+  interval = self->settings.interval;
+  GST_OBJECT_UNLOCK (self);
+  return frame % interval == 0;
+}
+
+static gboolean
+load_frame (GstHybridInfer * self, GstBuffer * buf, gint slot)
+{
+  GstVideoFrame frame;
+  const uint8_t *planes[3] = { NULL };
+  int strides[3] = { 0 };
+
+  if (!hy_session_has_frame (self->session)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("a buffer arrived before its caps"));
+    return FALSE;
+  }
+  if (!gst_video_frame_map (&frame, &self->info, buf, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL),
+        ("could not map frame %" G_GUINT64_FORMAT, self->frame_count));
+    return FALSE;
+  }
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES (&frame) && i < 3; i++) {
+    planes[i] = GST_VIDEO_FRAME_PLANE_DATA (&frame, i);
+    strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i);
+  }
+  hy_session_load (self->session, slot, planes, strides);
+  gst_video_frame_unmap (&frame);
+  return TRUE;
+}
+
+/* The directory for this forward's dump, or NULL for none. */
+static gchar *
+dump_dir_for (GstHybridInfer * self, hy_mode mode, guint64 first,
+    guint64 last)
+{
+  GstHybridInferSettings *s = &self->settings;
+  gchar *dir = NULL;
+  gboolean bad_frames = FALSE;
+  GST_OBJECT_LOCK (self);
+  if (mode == HY_MODE_IMPERATIVE && s->dump_dir && *s->dump_dir) {
+    if (!s->dump_set) {
+      bad_frames = !self->warned_dump_frames;
+      self->warned_dump_frames = TRUE;
+    } else {
+      for (guint64 f = first; f <= last && !dir; f++)
+        if (hy_frame_set_contains (s->dump_set, f)) {
+          gchar *name = g_strdup_printf ("frame-%06" G_GUINT64_FORMAT, f);
+          dir = g_build_filename (s->dump_dir, name, NULL);
+          g_free (name);
+        }
+    }
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (bad_frames)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("dump-frames is not a list of frames and ranges: no dumps"), (NULL));
+  return dir;
+}
+
+/* One forward; frames first..last are the ones in the batch. */
+static gboolean
+run_forward (GstHybridInfer * self, guint64 first, guint64 last)
+{
+  hy_mode mode;
+  GError *error = NULL, *dump_error = NULL;
+  GST_OBJECT_LOCK (self);
+  mode = self->settings.mode;
+  GST_OBJECT_UNLOCK (self);
+
+  gchar *dump_dir = dump_dir_for (self, mode, first, last);
+  gboolean ok = hy_session_forward (self->session, mode, dump_dir,
+      &dump_error, &error);
+  if (dump_error) {
+    GST_ELEMENT_WARNING (self, RESOURCE, WRITE, ("%s", dump_error->message),
+        ("dump of frame %" G_GUINT64_FORMAT, first));
+    g_error_free (dump_error);
+  } else if (dump_dir && ok) {
+    GST_INFO_OBJECT (self, "dumped frame %" G_GUINT64_FORMAT " to %s", first,
+        dump_dir);
+  }
+  g_free (dump_dir);
+  if (!ok) {
+    gchar *what = g_strdup_printf ("forward of frame %" G_GUINT64_FORMAT,
+        first);
+    post_error (self, error, what);
+    g_free (what);
+    g_error_free (error);
+    return FALSE;
+  }
+  gint64 arena = hy_session_arena_bytes (self->session);
+  GST_OBJECT_LOCK (self);
+  self->arena_bytes = arena;
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+/* Results travel as metas: the tensors, and a ROI per detection box. */
+static void
+attach_result (GstBuffer * buf, GstHybridResult * result, gboolean inferred)
+{
+  gst_buffer_add_hybrid_tensor_meta (buf, result, inferred);
+  for (guint i = 0; i < result->n_detections; i++) {
+    const GstHybridDetection *d = &result->detections[i];
+    /* Round the corners, not the size, so that boxes stay in the frame. */
+    guint x = (guint) (d->x + 0.5f), y = (guint) (d->y + 0.5f);
+    guint x2 = (guint) (d->x + d->w + 0.5f), y2 = (guint) (d->y + d->h + 0.5f);
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta (buf, d->label, x, y,
+        x2 - x, y2 - y);
+    roi->id = (gint) i;
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("detection",
+            "label", G_TYPE_STRING, d->label,
+            "class-id", G_TYPE_INT, d->class_id,
+            "confidence", G_TYPE_DOUBLE, (gdouble) d->score, NULL));
+  }
+}
+
+static void
+carry_last (GstHybridInfer * self, GstBuffer * buf)
+{
+  if (self->last)
+    attach_result (buf, self->last, FALSE);
+}
+
+/* Reads batch slot `slot` into a result, attaches it to `buf`, posts it
+ * and accounts for it. */
+static void
+finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
+    gint slot, gint64 start_us)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  GstHybridResultSpec spec = { 0 };
+  GstClockTime pts = GST_BUFFER_PTS (buf);
+  GstClockTime running_time = GST_CLOCK_TIME_NONE;
+  gboolean post;
+  gdouble latency = (gdouble) (g_get_monotonic_time () - start_us);
+  hy_mode mode = hy_executor_mode (hy_session_executor (self->session));
+
+  if (trans->segment.format == GST_FORMAT_TIME)
+    running_time = gst_segment_to_running_time (&trans->segment,
+        GST_FORMAT_TIME, pts);
+  GST_OBJECT_LOCK (self);
+  spec.top_k = self->settings.top_k;
+  spec.threshold = self->settings.threshold;
+  post = self->settings.post_messages;
+  GST_OBJECT_UNLOCK (self);
+  spec.output = hy_session_output (self->session);
+  spec.labels = hy_session_labels (self->session, &spec.n_labels);
+  spec.pp = hy_session_preprocess (self->session);
+
+  GstStructure *s = gst_structure_new ("hybridinfer",
+      "frame-number", G_TYPE_UINT64, frame,
+      "timestamp", G_TYPE_UINT64, pts,
+      "running-time", G_TYPE_UINT64, running_time,
+      "latency-us", G_TYPE_DOUBLE, latency,
+      "mode", G_TYPE_STRING, mode == HY_MODE_HYBRID ? "hybrid" : "imperative",
+      NULL);
+  GstHybridResult *result = gst_hybrid_result_new (hy_session_executor
+      (self->session), hy_session_model (self->session),
+      hy_session_batch (self->session), slot, frame, &spec, s);
+  attach_result (buf, result, TRUE);
+  if (post)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self),
+            gst_structure_copy (result->results)));
+  if (self->last)
+    gst_hybrid_result_unref (self->last);
+  self->last = result;
+
+  GST_OBJECT_LOCK (self);
+  self->frames_inferred++;
+  self->total_latency_us += latency;
+  self->last_latency_us = latency;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstFlowReturn
+gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  guint64 frame = self->frame_count++;
+
+  if (!wants_inference (self, frame)) {
+    carry_last (self, buf);
+    return GST_FLOW_OK;
+  }
+  gint64 start = g_get_monotonic_time ();
+  if (!load_frame (self, buf, 0) || !run_forward (self, frame, frame))
+    return GST_FLOW_ERROR;
+  finish_frame (self, buf, frame, 0, start);
+  return GST_FLOW_OK;
+}
+
+/* ---- batches ------------------------------------------------------------------- */
+
+/* Runs the batch (full, or partial when draining) and moves every pending
+ * frame, results attached, to the ready queue. */
+static gboolean
+complete_batch (GstHybridInfer * self)
+{
+  guint n = gst_queue_array_get_length (self->pending);
+  if (self->filled > 0) {
+    guint64 first = G_MAXUINT64, last = 0;
+    for (guint i = 0; i < n; i++) {
+      PendingFrame *p = gst_queue_array_peek_nth_struct (self->pending, i);
+      if (p->slot >= 0) {
+        first = MIN (first, p->frame_number);
+        last = MAX (last, p->frame_number);
+      }
+    }
+    if (!run_forward (self, first, last))
+      return FALSE;
+  }
+  while (!gst_queue_array_is_empty (self->pending)) {
+    PendingFrame *p = gst_queue_array_pop_head_struct (self->pending);
+    if (p->slot >= 0)
+      finish_frame (self, p->buffer, p->frame_number, p->slot, p->start_us);
+    else
+      carry_last (self, p->buffer);
+    gst_queue_array_push_tail (self->ready, p->buffer);
+  }
+  self->filled = 0;
+  return TRUE;
+}
+
+static GstFlowReturn
+queue_frame (GstHybridInfer * self, GstBuffer * buf)
+{
+  PendingFrame p = {
+    .buffer = gst_buffer_make_writable (buf),
+    .frame_number = self->frame_count++,
+    .slot = -1,
+    .start_us = g_get_monotonic_time (),
+  };
+  if (wants_inference (self, p.frame_number)) {
+    p.slot = self->filled;
+    if (!load_frame (self, p.buffer, p.slot)) {
+      gst_buffer_unref (p.buffer);
+      return GST_FLOW_ERROR;
+    }
+    self->filled++;
+  }
+  gst_queue_array_push_tail_struct (self->pending, &p);
+  if (self->filled == hy_session_batch (self->session)
+      && !complete_batch (self))
+    return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}
+
+/* Batch size 1 is the plain in-place path (transform_ip); above 1 frames
+ * wait in `pending` and leave, in order, once their batch has run. */
+static GstFlowReturn
+gst_hybrid_infer_generate_output (GstBaseTransform * trans,
+    GstBuffer ** outbuf)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+
+  if (!self->session || hy_session_batch (self->session) == 1)
+    return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
+        outbuf);
+  *outbuf = NULL;
+  if (trans->queued_buf) {
+    GstBuffer *buf = trans->queued_buf;
+    trans->queued_buf = NULL;
+    GstFlowReturn ret = queue_frame (self, buf);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+  if (!gst_queue_array_is_empty (self->ready))
+    *outbuf = gst_queue_array_pop_head (self->ready);
+  return GST_FLOW_OK;
+}
+
+/* Runs a partial batch and pushes what waited, so that a serialized event
+ * (caps, segment, EOS…) stays behind the frames that came before it. */
+static void
+drain (GstHybridInfer * self)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  if (!self->pending || gst_queue_array_is_empty (self->pending))
+    return;
+  if (!complete_batch (self)) {
+    drop_pending (self);
+    return;
+  }
+  while (!gst_queue_array_is_empty (self->ready)) {
+    GstFlowReturn ret = gst_pad_push (trans->srcpad,
+        gst_queue_array_pop_head (self->ready));
+    if (ret != GST_FLOW_OK) {
+      GST_DEBUG_OBJECT (self, "drain push: %s", gst_flow_get_name (ret));
+      drop_pending (self);
+      return;
+    }
+  }
+}
+
+static gboolean
+gst_hybrid_infer_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_STOP:
+      drop_pending (self);
+      break;
+    default:
+      if (GST_EVENT_IS_SERIALIZED (event))
+        drain (self);
+      break;
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+}

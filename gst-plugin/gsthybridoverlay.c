@@ -1,0 +1,405 @@
+/*
+ * gsthybridoverlay.c — the hybridoverlay element.
+ *
+ * SECTION:element-hybridoverlay
+ * @title: hybridoverlay
+ *
+ * Draws what hybridinfer found onto the frames: a box with its label and
+ * confidence for every GstVideoRegionOfInterestMeta (any element's), and
+ * the top classes of a classification in the top-left corner.  Text uses a
+ * built-in 5x7 bitmap font, so there is no Cairo or Pango dependency.
+ * Frames without results pass untouched (and unmapped).
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=RGBx ! \
+ *     hybridinfer model=model-symbol.json labels=labels.txt ! \
+ *     hybridoverlay ! videoconvert ! autovideosink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/video/video.h>
+
+#include "gsthybridmeta.h"
+#include "gsthybridoverlay.h"
+#include "overlay-draw.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_hybrid_overlay_debug);
+#define GST_CAT_DEFAULT gst_hybrid_overlay_debug
+
+enum
+{
+  PROP_0,
+  PROP_DRAW_BOXES,
+  PROP_DRAW_LABELS,
+  PROP_DRAW_CLASSES,
+  PROP_LINE_WIDTH,
+  PROP_FONT_SCALE,
+  PROP_BOX_COLOR,
+  PROP_TEXT_COLOR,
+};
+
+#define DEFAULT_DRAW_BOXES TRUE
+#define DEFAULT_DRAW_LABELS TRUE
+#define DEFAULT_DRAW_CLASSES TRUE
+#define DEFAULT_LINE_WIDTH 0    /* auto */
+#define DEFAULT_FONT_SCALE 0    /* auto */
+#define DEFAULT_BOX_COLOR 0xff00ff00
+#define DEFAULT_TEXT_COLOR 0xff000000
+#define MAX_CLASS_LINES 5
+/* Auto sizes grow one step per this many lines of picture. */
+#define AUTO_STEP_LINES 240
+
+struct _GstHybridOverlay
+{
+  GstVideoFilter parent;
+
+  /* properties; object lock */
+  gboolean draw_boxes;
+  gboolean draw_labels;
+  gboolean draw_classes;
+  guint line_width;
+  guint font_scale;
+  guint box_color;
+  guint text_color;
+};
+
+#define gst_hybrid_overlay_parent_class parent_class
+G_DEFINE_TYPE (GstHybridOverlay, gst_hybrid_overlay, GST_TYPE_VIDEO_FILTER);
+GST_ELEMENT_REGISTER_DEFINE (hybridoverlay, "hybridoverlay", GST_RANK_NONE,
+    GST_TYPE_HYBRID_OVERLAY);
+
+#define VIDEO_FORMATS \
+  "{ RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, NV12, I420, GRAY8 }"
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+
+static void gst_hybrid_overlay_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_hybrid_overlay_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static GstFlowReturn gst_hybrid_overlay_transform_ip (GstBaseTransform *
+    trans, GstBuffer * buf);
+static GstFlowReturn gst_hybrid_overlay_transform_frame_ip (GstVideoFilter *
+    filter, GstVideoFrame * frame);
+
+static void
+gst_hybrid_overlay_class_init (GstHybridOverlayClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  GstVideoFilterClass *filter_class = GST_VIDEO_FILTER_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+      | GST_PARAM_MUTABLE_PLAYING;
+
+  gobject_class->set_property = gst_hybrid_overlay_set_property;
+  gobject_class->get_property = gst_hybrid_overlay_get_property;
+
+  g_object_class_install_property (gobject_class, PROP_DRAW_BOXES,
+      g_param_spec_boolean ("draw-boxes", "Draw boxes",
+          "Outline every region of interest (detection box)",
+          DEFAULT_DRAW_BOXES, flags));
+  g_object_class_install_property (gobject_class, PROP_DRAW_LABELS,
+      g_param_spec_boolean ("draw-labels", "Draw labels",
+          "Write each box's label and confidence above it",
+          DEFAULT_DRAW_LABELS, flags));
+  g_object_class_install_property (gobject_class, PROP_DRAW_CLASSES,
+      g_param_spec_boolean ("draw-classes", "Draw classes",
+          "Write a classification's top classes and scores top-left",
+          DEFAULT_DRAW_CLASSES, flags));
+  g_object_class_install_property (gobject_class, PROP_LINE_WIDTH,
+      g_param_spec_uint ("line-width", "Line width",
+          "Box outline width in pixels (0: one per 240 lines of picture, "
+          "at least 2)", 0, 64, DEFAULT_LINE_WIDTH, flags));
+  g_object_class_install_property (gobject_class, PROP_FONT_SCALE,
+      g_param_spec_uint ("font-scale", "Font scale",
+          "Pixels per font dot; the font is 5x7 dots (0: one per 240 lines "
+          "of picture, at least 1)", 0, 32, DEFAULT_FONT_SCALE, flags));
+  g_object_class_install_property (gobject_class, PROP_BOX_COLOR,
+      g_param_spec_uint ("box-color", "Box color",
+          "Colour of boxes and label backgrounds, as 0xAARRGGBB (alpha "
+          "ignored)", 0, G_MAXUINT32, DEFAULT_BOX_COLOR, flags));
+  g_object_class_install_property (gobject_class, PROP_TEXT_COLOR,
+      g_param_spec_uint ("text-color", "Text color",
+          "Colour of the text, as 0xAARRGGBB (alpha ignored)", 0,
+          G_MAXUINT32, DEFAULT_TEXT_COLOR, flags));
+
+  gst_element_class_set_static_metadata (element_class,
+      "Hybrid inference overlay", "Filter/Effect/Video",
+      "Draws hybridinfer's detections and classes onto the video",
+      "hybridinfer authors");
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+
+  trans_class->transform_ip =
+      GST_DEBUG_FUNCPTR (gst_hybrid_overlay_transform_ip);
+  filter_class->transform_frame_ip =
+      GST_DEBUG_FUNCPTR (gst_hybrid_overlay_transform_frame_ip);
+  GST_DEBUG_CATEGORY_INIT (gst_hybrid_overlay_debug, "hybridoverlay", 0,
+      "hybridoverlay element");
+}
+
+static void
+gst_hybrid_overlay_init (GstHybridOverlay * self)
+{
+  self->draw_boxes = DEFAULT_DRAW_BOXES;
+  self->draw_labels = DEFAULT_DRAW_LABELS;
+  self->draw_classes = DEFAULT_DRAW_CLASSES;
+  self->line_width = DEFAULT_LINE_WIDTH;
+  self->font_scale = DEFAULT_FONT_SCALE;
+  self->box_color = DEFAULT_BOX_COLOR;
+  self->text_color = DEFAULT_TEXT_COLOR;
+  gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
+}
+
+static void
+gst_hybrid_overlay_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstHybridOverlay *self = GST_HYBRID_OVERLAY (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_DRAW_BOXES:
+      self->draw_boxes = g_value_get_boolean (value);
+      break;
+    case PROP_DRAW_LABELS:
+      self->draw_labels = g_value_get_boolean (value);
+      break;
+    case PROP_DRAW_CLASSES:
+      self->draw_classes = g_value_get_boolean (value);
+      break;
+    case PROP_LINE_WIDTH:
+      self->line_width = g_value_get_uint (value);
+      break;
+    case PROP_FONT_SCALE:
+      self->font_scale = g_value_get_uint (value);
+      break;
+    case PROP_BOX_COLOR:
+      self->box_color = g_value_get_uint (value);
+      break;
+    case PROP_TEXT_COLOR:
+      self->text_color = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_hybrid_overlay_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstHybridOverlay *self = GST_HYBRID_OVERLAY (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_DRAW_BOXES:
+      g_value_set_boolean (value, self->draw_boxes);
+      break;
+    case PROP_DRAW_LABELS:
+      g_value_set_boolean (value, self->draw_labels);
+      break;
+    case PROP_DRAW_CLASSES:
+      g_value_set_boolean (value, self->draw_classes);
+      break;
+    case PROP_LINE_WIDTH:
+      g_value_set_uint (value, self->line_width);
+      break;
+    case PROP_FONT_SCALE:
+      g_value_set_uint (value, self->font_scale);
+      break;
+    case PROP_BOX_COLOR:
+      g_value_set_uint (value, self->box_color);
+      break;
+    case PROP_TEXT_COLOR:
+      g_value_set_uint (value, self->text_color);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* What one frame is drawn with: a snapshot of the properties. */
+typedef struct {
+  gboolean boxes, labels, classes;
+  int line, scale;
+  hy_color box, text;
+} DrawStyle;
+
+static hy_color
+rgb_of (guint argb)
+{
+  return (hy_color) {
+  (argb >> 16) & 0xff, (argb >> 8) & 0xff, argb & 0xff};
+}
+
+static DrawStyle
+style_for (GstHybridOverlay * self, int height)
+{
+  DrawStyle st;
+  int step = height / AUTO_STEP_LINES;
+  GST_OBJECT_LOCK (self);
+  st.boxes = self->draw_boxes;
+  st.labels = self->draw_labels;
+  st.classes = self->draw_classes;
+  st.line = self->line_width ? (int) self->line_width : MAX (2, step);
+  st.scale = self->font_scale ? (int) self->font_scale : MAX (1, step);
+  st.box = rgb_of (self->box_color);
+  st.text = rgb_of (self->text_color);
+  GST_OBJECT_UNLOCK (self);
+  return st;
+}
+
+static const GstStructure *
+classification_of (GstBuffer * buf)
+{
+  GstHybridTensorMeta *meta = (GstHybridTensorMeta *)
+      gst_buffer_get_meta (buf, gst_hybrid_tensor_meta_api_get_type ());
+  if (!meta || !meta->results
+      || g_strcmp0 (gst_structure_get_string (meta->results, "type"),
+          "classification"))
+    return NULL;
+  return meta->results;
+}
+
+/* Frames with nothing to draw are not mapped, so never copied. */
+static GstFlowReturn
+gst_hybrid_overlay_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+{
+  if (!gst_buffer_get_meta (buf, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)
+      && !classification_of (buf))
+    return GST_FLOW_OK;
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->transform_ip (trans, buf);
+}
+
+static gboolean
+layout_for_format (GstVideoFormat format, hy_pixel_layout * layout)
+{
+  switch (format) {
+    case GST_VIDEO_FORMAT_RGB:
+      *layout = HY_PIXEL_RGB;
+      break;
+    case GST_VIDEO_FORMAT_BGR:
+      *layout = HY_PIXEL_BGR;
+      break;
+    case GST_VIDEO_FORMAT_RGBx:
+      *layout = HY_PIXEL_RGBX;
+      break;
+    case GST_VIDEO_FORMAT_BGRx:
+      *layout = HY_PIXEL_BGRX;
+      break;
+    case GST_VIDEO_FORMAT_xRGB:
+      *layout = HY_PIXEL_XRGB;
+      break;
+    case GST_VIDEO_FORMAT_xBGR:
+      *layout = HY_PIXEL_XBGR;
+      break;
+    case GST_VIDEO_FORMAT_RGBA:
+      *layout = HY_PIXEL_RGBA;
+      break;
+    case GST_VIDEO_FORMAT_BGRA:
+      *layout = HY_PIXEL_BGRA;
+      break;
+    case GST_VIDEO_FORMAT_GRAY8:
+      *layout = HY_PIXEL_GRAY8;
+      break;
+    case GST_VIDEO_FORMAT_NV12:
+      *layout = HY_PIXEL_NV12;
+      break;
+    case GST_VIDEO_FORMAT_I420:
+      *layout = HY_PIXEL_I420;
+      break;
+    default:
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+draw_box (const hy_canvas * canvas, const DrawStyle * st,
+    GstVideoRegionOfInterestMeta * roi)
+{
+  int x = (int) roi->x, y = (int) roi->y, w = (int) roi->w, h = (int) roi->h;
+  if (st->boxes)
+    hy_canvas_stroke_rect (canvas, x, y, w, h, st->line, st->box);
+  if (!st->labels)
+    return;
+  GstStructure *det = gst_video_region_of_interest_meta_get_param (roi,
+      "detection");
+  const gchar *label = roi->roi_type ? g_quark_to_string (roi->roi_type) : "";
+  gdouble confidence;
+  gchar *text = det && gst_structure_get_double (det, "confidence",
+      &confidence) ? g_strdup_printf ("%s %.2f", label, confidence)
+      : g_strdup (label);
+  int label_h = hy_canvas_text_height (st->scale) + 2 * st->scale;
+  /* Above the box when it fits, else just inside its top edge. */
+  int ty = y - label_h >= 0 ? y - label_h : y;
+  hy_canvas_draw_label (canvas, x, ty, text, st->scale, st->box, st->text);
+  g_free (text);
+}
+
+static void
+draw_classes (const hy_canvas * canvas, const DrawStyle * st,
+    const GstStructure * results)
+{
+  const GValue *labels = gst_structure_get_value (results, "labels");
+  const GValue *scores = gst_structure_get_value (results, "scores");
+  if (!labels || !scores || !GST_VALUE_HOLDS_ARRAY (labels)
+      || !GST_VALUE_HOLDS_ARRAY (scores))
+    return;
+  guint n = MIN (gst_value_array_get_size (labels),
+      gst_value_array_get_size (scores));
+  int y = st->scale;
+  for (guint i = 0; i < MIN (n, MAX_CLASS_LINES); i++) {
+    const GValue *l = gst_value_array_get_value (labels, i);
+    const GValue *s = gst_value_array_get_value (scores, i);
+    if (!G_VALUE_HOLDS_STRING (l) || !G_VALUE_HOLDS_FLOAT (s))
+      continue;
+    gchar *text = g_strdup_printf ("%s %.2f", g_value_get_string (l),
+        g_value_get_float (s));
+    y += hy_canvas_draw_label (canvas, st->scale, y, text, st->scale,
+        st->box, st->text);
+    g_free (text);
+  }
+}
+
+static GstFlowReturn
+gst_hybrid_overlay_transform_frame_ip (GstVideoFilter * filter,
+    GstVideoFrame * frame)
+{
+  GstHybridOverlay *self = GST_HYBRID_OVERLAY (filter);
+  hy_canvas canvas = {
+    .width = GST_VIDEO_FRAME_WIDTH (frame),
+    .height = GST_VIDEO_FRAME_HEIGHT (frame),
+  };
+  if (!layout_for_format (GST_VIDEO_FRAME_FORMAT (frame), &canvas.layout))
+    return GST_FLOW_NOT_NEGOTIATED;
+  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES (frame) && i < 3; i++) {
+    canvas.planes[i] = GST_VIDEO_FRAME_PLANE_DATA (frame, i);
+    canvas.strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (frame, i);
+  }
+  DrawStyle st = style_for (self, canvas.height);
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered (frame->buffer, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)))
+    draw_box (&canvas, &st, (GstVideoRegionOfInterestMeta *) meta);
+  const GstStructure *classes = classification_of (frame->buffer);
+  if (classes && st.classes)
+    draw_classes (&canvas, &st, classes);
+  return GST_FLOW_OK;
+}

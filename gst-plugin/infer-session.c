@@ -1,0 +1,378 @@
+/*
+ * infer-session.c — model, executor, input tensor and frame plan.
+ */
+#include <string.h>
+
+#include "infer-session.h"
+#include "property-parse.h"
+
+#define DEFAULT_SIDE 224
+
+struct hy_session {
+  hy_model *model;
+  hy_executor *exec;
+  hy_device device;
+  char **labels;
+  guint n_labels;
+  char *input_name;
+  gboolean follow_frame;
+  gboolean channels_known;
+  hy_shape shape;               /* (B, C, H, W); ndim -1 until planned */
+  hy_tensor *input;
+  GstHybridOutput requested, output;
+  hy_preprocess *pp;
+  /* pre-processing settings */
+  bool bgr;
+  hy_resize_mode resize;
+  hy_interpolation interpolation;
+  float scale;
+  double mean[3], std[3];
+  int n_mean, n_std;
+};
+
+static char *
+input_names (const hy_model *model)
+{
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < hy_model_n_inputs (model); i++)
+    g_string_append_printf (s, "%s'%s'", i ? ", " : "",
+        hy_model_input_name (model, i));
+  return g_string_free (s, FALSE);
+}
+
+/* The one input hybridinfer feeds, checked against input-name. */
+static gboolean
+choose_input (hy_session *s, const char *wanted, GError **error)
+{
+  int n = hy_model_n_inputs (s->model);
+  if (wanted && hy_model_input_index (s->model, wanted) < 0) {
+    char *names = input_names (s->model);
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "input-name '%s': the model has no such input (its inputs: %s)",
+        wanted, n ? names : "none");
+    g_free (names);
+    return FALSE;
+  }
+  if (n != 1) {
+    char *names = input_names (s->model);
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "the model has %d data inputs (%s): hybridinfer feeds exactly one "
+        "image input", n, n ? names : "none");
+    g_free (names);
+    return FALSE;
+  }
+  s->input_name = g_strdup (hy_model_input_name (s->model, 0));
+  return TRUE;
+}
+
+static gboolean
+check_values (const char *what, int n, int channels, GError **error)
+{
+  if (n == 0 || n == 1 || n == channels)
+    return TRUE;
+  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+      "%s has %d values: give one, or one per input channel (%d)", what, n,
+      channels);
+  return FALSE;
+}
+
+/* Sets the input shape and plans for it; an unknown channel count is tried
+ * as 3 (colour), then 1 (gray). */
+static gboolean
+try_plan (hy_session *s, int channels, int width, int height, GError **error)
+{
+  hy_shape shape = {.ndim = 4,.dims = {s->shape.dims[0], channels, height,
+          width}
+  };
+  if (!hy_model_set_input_shape (s->model, s->input_name, &shape, error)
+      || !hy_executor_prepare (s->exec, error))
+    return FALSE;
+  s->shape = shape;
+  return TRUE;
+}
+
+static gboolean
+resolve_output (hy_session *s, GError **error)
+{
+  int n = hy_model_n_outputs (s->model);
+  hy_shape *shapes = g_new (hy_shape, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    shapes[i] = hy_model_output_shape (s->model, i);
+  gboolean ok = gst_hybrid_output_resolve (s->requested, shapes, (guint) n,
+      s->shape.dims[0], &s->output, error);
+  g_free (shapes);
+  return ok;
+}
+
+static gboolean
+plan_input (hy_session *s, int width, int height, GError **error)
+{
+  gint64 before = hy_shape_numel (&s->shape);
+  if (s->channels_known) {
+    if (!try_plan (s, (int) s->shape.dims[1], width, height, error))
+      return FALSE;
+  } else {
+    GError *colour_error = NULL;
+    if (try_plan (s, 3, width, height, &colour_error)) {
+      s->channels_known = TRUE;
+    } else if (try_plan (s, 1, width, height, NULL)) {
+      s->channels_known = TRUE;
+      g_clear_error (&colour_error);
+    } else {
+      g_propagate_error (error, colour_error);
+      return FALSE;
+    }
+  }
+  if (!check_values ("mean", s->n_mean, (int) s->shape.dims[1], error)
+      || !check_values ("std", s->n_std, (int) s->shape.dims[1], error)
+      || !resolve_output (s, error))
+    return FALSE;
+  if (!s->input || hy_shape_numel (&s->shape) != before) {
+    hy_tensor_free (s->input);
+    s->input = hy_tensor_new (&s->shape);
+  } else {
+    s->input->shape = s->shape;
+  }
+  return TRUE;
+}
+
+/* Where the input's size and channel count come from. */
+static gboolean
+initial_shape (hy_session *s, const hy_session_config *c, int *width,
+    int *height, GError **error)
+{
+  hy_shape declared = hy_model_input_shape (s->model, 0);
+  s->shape = (hy_shape) {.ndim = -1,.dims = {c->batch, 3} };
+  *width = *height = DEFAULT_SIDE;
+  if (declared.ndim >= 0 && declared.ndim != 4) {
+    char buf[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "input '%s' is declared %s: hybridinfer feeds images as "
+        "(N, C, H, W)", s->input_name,
+        hy_shape_format (&declared, buf, sizeof buf));
+    return FALSE;
+  }
+  if (declared.ndim == 4) {
+    s->shape.dims[1] = declared.dims[1];
+    s->channels_known = TRUE;
+    *width = (int) declared.dims[3];
+    *height = (int) declared.dims[2];
+  }
+  if (c->input_width > 0) {
+    *width = c->input_width;
+    *height = c->input_height;
+  }
+  s->follow_frame = c->input_width == HY_SESSION_SIZE_FROM_FRAME;
+  return TRUE;
+}
+
+hy_session *
+hy_session_new (const hy_session_config *c, char **device_note,
+    GError **error)
+{
+  hy_session *s = g_new0 (hy_session, 1);
+  int width, height;
+  *device_note = NULL;
+  s->shape.ndim = -1;
+  s->requested = c->output;
+  s->bgr = c->bgr;
+  s->resize = c->resize;
+  s->interpolation = c->interpolation;
+  s->scale = c->scale;
+  s->n_mean = c->n_mean;
+  s->n_std = c->n_std;
+  if (!check_values ("mean", c->n_mean, 3, error)
+      || !check_values ("std", c->n_std, 3, error))
+    goto fail;
+  for (int i = 0; i < c->n_mean; i++)
+    s->mean[i] = c->mean[i];
+  for (int i = 0; i < c->n_std; i++)
+    s->std[i] = c->std[i];
+  for (int i = 0; i < c->n_std; i++) {
+    if (s->std[i] == 0.0) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "std value %d is 0: every std must be non-zero", i);
+      goto fail;
+    }
+  }
+
+  s->model = hy_model_load (c->model_path, c->params_path, error);
+  if (!s->model)
+    goto fail;
+  if (c->labels_path) {
+    s->labels = hy_labels_load (c->labels_path, &s->n_labels, error);
+    if (!s->labels)
+      goto fail;
+  }
+  if (!hy_device_resolve_auto (c->device ? c->device : "auto", &s->device,
+          device_note, error))
+    goto fail;
+  s->exec = hy_executor_new (s->model, s->device, c->mode, error);
+  if (!s->exec || !choose_input (s, c->input_name, error)
+      || !initial_shape (s, c, &width, &height, error))
+    goto fail;
+  if (!s->follow_frame && !plan_input (s, width, height, error))
+    goto fail;
+  return s;
+
+fail:
+  hy_session_free (s);
+  return NULL;
+}
+
+void
+hy_session_free (hy_session *s)
+{
+  if (!s)
+    return;
+  hy_preprocess_free (s->pp);
+  hy_tensor_free (s->input);
+  hy_executor_free (s->exec);
+  hy_model_free (s->model);
+  g_strfreev (s->labels);
+  g_free (s->input_name);
+  g_free (s);
+}
+
+/* One value per channel from what the property gave (none, one, each). */
+static float
+channel_value (const double *values, int n, int channel, float fallback)
+{
+  if (n == 0)
+    return fallback;
+  return (float) values[n == 1 ? 0 : channel];
+}
+
+gboolean
+hy_session_set_frame (hy_session *s, hy_pixel_layout layout, int width,
+    int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
+    GError **error)
+{
+  if (s->follow_frame && !plan_input (s, width, height, error))
+    return FALSE;
+  int channels = (int) s->shape.dims[1];
+  hy_preprocess_config pc = {
+    .layout = layout,
+    .src_width = width,
+    .src_height = height,
+    .dst_width = (int) s->shape.dims[3],
+    .dst_height = (int) s->shape.dims[2],
+    .dst_channels = channels,
+    .bgr = s->bgr,
+    .resize = s->resize,
+    .interpolation = s->interpolation,
+    .scale = s->scale,
+    .yuv_kr = yuv_kr,
+    .yuv_kb = yuv_kb,
+    .yuv_full_range = yuv_full_range,
+  };
+  for (int i = 0; i < 3; i++) {
+    pc.mean[i] = channel_value (s->mean, s->n_mean, MIN (i, channels - 1),
+        0.0f);
+    pc.std[i] = channel_value (s->std, s->n_std, MIN (i, channels - 1),
+        1.0f);
+  }
+  hy_preprocess *pp = hy_preprocess_new (&pc, error);
+  if (!pp)
+    return FALSE;
+  hy_preprocess_free (s->pp);
+  s->pp = pp;
+  return TRUE;
+}
+
+gboolean
+hy_session_has_frame (const hy_session *s)
+{
+  return s->pp != NULL;
+}
+
+void
+hy_session_load (hy_session *s, int slot, const uint8_t *const planes[3],
+    const int strides[3])
+{
+  gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
+  hy_preprocess_run (s->pp, planes, strides,
+      s->input->data + (gint64) slot * per_slot);
+}
+
+gboolean
+hy_session_forward (hy_session *s, hy_mode mode, const char *dump_dir,
+    GError **dump_error, GError **error)
+{
+  const hy_tensor *inputs[1] = { s->input };
+  if (hy_executor_mode (s->exec) != mode
+      && !hy_executor_set_mode (s->exec, mode, error))
+    return FALSE;
+  hy_dump *dump = NULL;
+  if (dump_dir && mode == HY_MODE_IMPERATIVE) {
+    dump = hy_dump_new (dump_dir, dump_error);
+    if (dump)
+      hy_dump_attach (dump, s->exec);
+  }
+  gboolean ok = hy_executor_forward (s->exec, inputs, 1, error);
+  if (dump) {
+    hy_executor_set_node_hook (s->exec, NULL, NULL);
+    if (ok)
+      hy_dump_finish (dump, dump_error);
+    hy_dump_free (dump);
+  }
+  return ok;
+}
+
+const hy_executor *
+hy_session_executor (const hy_session *s)
+{
+  return s->exec;
+}
+
+const hy_model *
+hy_session_model (const hy_session *s)
+{
+  return s->model;
+}
+
+GstHybridOutput
+hy_session_output (const hy_session *s)
+{
+  return s->output;
+}
+
+const hy_preprocess *
+hy_session_preprocess (const hy_session *s)
+{
+  return s->pp;
+}
+
+const char *const *
+hy_session_labels (const hy_session *s, guint *n_labels)
+{
+  *n_labels = s->n_labels;
+  return (const char *const *) s->labels;
+}
+
+hy_device
+hy_session_device (const hy_session *s)
+{
+  return s->device;
+}
+
+int
+hy_session_batch (const hy_session *s)
+{
+  return (int) s->shape.dims[0];
+}
+
+hy_shape
+hy_session_input_shape (const hy_session *s)
+{
+  return s->shape;
+}
+
+gint64
+hy_session_arena_bytes (const hy_session *s)
+{
+  hy_memory_stats m;
+  if (!hy_executor_memory (s->exec, &m))
+    return 0;
+  return m.arena_bytes;
+}

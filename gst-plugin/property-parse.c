@@ -1,0 +1,177 @@
+/*
+ * property-parse.c — parsing hybridinfer's text property values.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hybrid.h"
+#include "property-parse.h"
+
+#define MAX_SIDE 16384
+
+static gboolean
+parse_side (const char *s, char **end, int *out)
+{
+  while (g_ascii_isspace (*s))
+    s++;
+  if (!g_ascii_isdigit (*s))
+    return FALSE;
+  errno = 0;
+  guint64 v = g_ascii_strtoull (s, end, 10);
+  if (errno || v < 1 || v > MAX_SIDE)
+    return FALSE;
+  *out = (int) v;
+  return TRUE;
+}
+
+gboolean
+hy_parse_size (const char *text, int *width, int *height, GError **error)
+{
+  char *end = NULL;
+  int w, h;
+  const char *s = text ? text : "";
+  if (!parse_side (s, &end, &w))
+    goto bad;
+  s = end;
+  while (g_ascii_isspace (*s))
+    s++;
+  if (*s == 'x' || *s == 'X')
+    s++;
+  else if (g_str_has_prefix (s, "\xc3\x97"))      /* U+00D7 × */
+    s += 2;
+  else
+    goto bad;
+  if (!parse_side (s, &end, &h))
+    goto bad;
+  s = end;
+  while (g_ascii_isspace (*s))
+    s++;
+  if (*s)
+    goto bad;
+  *width = w;
+  *height = h;
+  return TRUE;
+
+bad:
+  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+      "input-size '%s' is not WxH with W and H from 1 to %d (e.g. 224x224)",
+      text ? text : "", MAX_SIDE);
+  return FALSE;
+}
+
+typedef struct frame_range {
+  guint64 first, last;          /* inclusive */
+} frame_range;
+
+struct hy_frame_set {
+  GArray *ranges;               /* empty: every frame */
+};
+
+static gboolean
+parse_number (const char **s, guint64 *out)
+{
+  char *end = NULL;
+  while (g_ascii_isspace (**s))
+    (*s)++;
+  if (!g_ascii_isdigit (**s))
+    return FALSE;
+  errno = 0;
+  *out = g_ascii_strtoull (*s, &end, 10);
+  if (errno)
+    return FALSE;
+  *s = end;
+  while (g_ascii_isspace (**s))
+    (*s)++;
+  return TRUE;
+}
+
+hy_frame_set *
+hy_frame_set_parse (const char *text, GError **error)
+{
+  hy_frame_set *set = g_new0 (hy_frame_set, 1);
+  set->ranges = g_array_new (FALSE, FALSE, sizeof (frame_range));
+  if (!text || !*text)
+    return set;
+  const char *s = text;
+  for (;;) {
+    frame_range r;
+    if (!parse_number (&s, &r.first))
+      goto bad;
+    r.last = r.first;
+    if (*s == '-') {
+      s++;
+      while (g_ascii_isspace (*s))
+        s++;
+      if (*s == ',' || !*s)
+        r.last = G_MAXUINT64;
+      else if (!parse_number (&s, &r.last) || r.last < r.first)
+        goto bad;
+    }
+    g_array_append_val (set->ranges, r);
+    if (!*s)
+      return set;
+    if (*s != ',')
+      goto bad;
+    s++;
+  }
+
+bad:
+  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+      "dump-frames '%s' is not a list of frame numbers and ranges "
+      "(e.g. 0-9,100,250-)", text);
+  hy_frame_set_free (set);
+  return NULL;
+}
+
+gboolean
+hy_frame_set_contains (const hy_frame_set *set, guint64 frame)
+{
+  if (set->ranges->len == 0)
+    return TRUE;
+  for (guint i = 0; i < set->ranges->len; i++) {
+    const frame_range *r = &g_array_index (set->ranges, frame_range, i);
+    if (frame >= r->first && frame <= r->last)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+void
+hy_frame_set_free (hy_frame_set *set)
+{
+  if (!set)
+    return;
+  g_array_unref (set->ranges);
+  g_free (set);
+}
+
+char **
+hy_labels_load (const char *path, guint *n_labels, GError **error)
+{
+  char *text = NULL;
+  gsize len = 0;
+  GError *local = NULL;
+  if (!g_file_get_contents (path, &text, &len, &local)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_IO, "labels file: %s",
+        local->message);
+    g_error_free (local);
+    return NULL;
+  }
+  if (!g_utf8_validate (text, (gssize) len, NULL)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+        "labels file %s is not UTF-8 text", path);
+    g_free (text);
+    return NULL;
+  }
+  /* A final newline ends the last label rather than starting one more. */
+  if (len && text[len - 1] == '\n')
+    text[--len] = '\0';
+  char **lines = len ? g_strsplit (text, "\n", -1) : g_new0 (char *, 1);
+  g_free (text);
+  guint n = 0;
+  for (; lines[n]; n++)
+    g_strchomp (lines[n]);      /* also drops the \r of CRLF files */
+  *n_labels = n;
+  return lines;
+}

@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+"""hybridinfer's results against real MXNet 1.9.1, on frames GStreamer makes.
+
+For each case, gst-launch-1.0 runs videotestsrc through hybridinfer into a
+filesink: the raw frames land in a file (the element passes them through
+unchanged) and `-m` prints the element's "hybridinfer" bus messages.  This
+script then pre-processes the same frames in numpy, following the
+conventions documented in gst-plugin/preprocess.h, runs MXNet on them and
+compares every reported score (classification: all classes, top-k = 9;
+detection: every row, threshold -1, boxes mapped back to the frame) within
+1e-4 * max(1, max |mxnet|).
+
+The environment must point GStreamer at the plugin (meson's element tests
+do: GST_PLUGIN_PATH_1_0, GST_PLUGIN_SYSTEM_PATH_1_0, GST_REGISTRY_1_0).
+Prints TAP.
+"""
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import mxnet as mx
+
+TOL = 1e-4
+N_FRAMES = 3
+
+# A moving coloured ball: YUV cases need colour to test the matrix.
+BALL = "ball foreground-color=0xffff8000 background-color=0xff2040c0"
+
+# name, model, pattern (and videotestsrc options), format, width, height, colorimetry, element options
+CASES = [
+    ("rgb-stretch", "colors-shaped", "smpte", "RGB", 64, 48, None, ""),
+    ("bgrx-odd-nearest", "colors-shaped", "snow", "BGRx", 33, 17, None,
+     "interpolation=nearest"),
+    ("i420-bt601-default-size", "colors", BALL, "I420", 320, 240, "bt601",
+     ""),
+    ("nv12-bt709-letterbox", "colors", "smpte100", "NV12", 100, 75, "bt709",
+     "resize=letterbox"),
+    ("rgb-pinwheel", "colors-shaped", "pinwheel", "RGB", 60, 60, None, ""),
+    ("gray8-odd", "colors-shaped", "zone-plate", "GRAY8", 45, 31, None, ""),
+    ("xrgb-bgr-imagenet", "colors-shaped", "gradient", "xRGB", 64, 64, None,
+     "color-order=bgr scale=0-1 mean=\"<0.485,0.456,0.406>\" "
+     "std=\"<0.229,0.224,0.225>\""),
+    ("rgba-letterbox-nearest", "colors", "checkers-8", "RGBA", 50, 50, None,
+     "input-size=40x24 resize=letterbox interpolation=nearest"),
+    ("i420-full-range", "colors", "colors", "I420", 96, 54, "1:4:0:0", ""),
+    ("bgr-one-mean", "colors-shaped", "spokes", "BGR", 31, 29, None,
+     "scale=0-1 mean=\"<0.5>\" std=\"<0.25>\""),
+    ("xbgr-input-follows-frame", "colors", "circular", "xBGR", 70, 40, None,
+     "input-size=frame"),
+    ("bgra-smpte75", "colors-shaped", "smpte75", "BGRA", 64, 36, None, ""),
+    ("nv12-odd", "colors", "smpte", "NV12", 35, 21, "bt601", ""),
+    ("detect-rgb", "quadrants", "smpte", "RGB", 160, 120, None,
+     "input-size=64x64 threshold=-1"),
+    ("detect3-nv12-letterbox", "quadrants3", "smpte", "NV12", 200, 100,
+     "bt601", "input-size=64x64 threshold=-1 resize=letterbox"),
+    ("detect-bgrx-nearest", "quadrants", "colors", "BGRx", 128, 128, None,
+     "input-size=64x64 threshold=-1 interpolation=nearest"),
+    ("detect3-i420-bt709", "quadrants3", BALL, "I420", 90, 70, "bt709",
+     "input-size=64x64 threshold=-1"),
+]
+
+# ---- frames as GStreamer lays them out (GstVideoInfo defaults) -------------
+
+PACKED = {  # bytes per pixel, offsets of R, G, B
+    "RGB": (3, 0, 1, 2), "BGR": (3, 2, 1, 0),
+    "RGBx": (4, 0, 1, 2), "BGRx": (4, 2, 1, 0),
+    "xRGB": (4, 1, 2, 3), "xBGR": (4, 3, 2, 1),
+    "RGBA": (4, 0, 1, 2), "BGRA": (4, 2, 1, 0),
+}
+
+# colorimetry -> (Kr, Kb, full range)
+COLORIMETRY = {
+    "bt601": (0.299, 0.114, False),
+    "bt709": (0.2126, 0.0722, False),
+    "1:4:0:0": (0.299, 0.114, True),
+}
+
+
+def up(x, n):
+    return (x + n - 1) // n * n
+
+
+def frame_size(fmt, w, h):
+    if fmt in PACKED:
+        return up(w * PACKED[fmt][0], 4) * h
+    if fmt == "GRAY8":
+        return up(w, 4) * h
+    if fmt == "I420":
+        s0, s1, ch = up(w, 4), up(up(w, 2) // 2, 4), up(h, 2) // 2
+        return s0 * up(h, 2) + 2 * s1 * ch
+    if fmt == "NV12":
+        s0 = up(w, 4)
+        return s0 * up(h, 2) + s0 * (up(h, 2) // 2)
+    raise ValueError(fmt)
+
+
+def planes(raw, fmt, w, h):
+    """The frame's planes as 2-D (rows, bytes) arrays."""
+    if fmt in PACKED:
+        s = up(w * PACKED[fmt][0], 4)
+        return [raw[:s * h].reshape(h, s)]
+    if fmt == "GRAY8":
+        s = up(w, 4)
+        return [raw[:s * h].reshape(h, s)]
+    hh, ch = up(h, 2), up(h, 2) // 2
+    if fmt == "I420":
+        s0, s1 = up(w, 4), up(up(w, 2) // 2, 4)
+        o1 = s0 * hh
+        o2 = o1 + s1 * ch
+        return [raw[:s0 * h].reshape(h, s0),
+                raw[o1:o1 + s1 * ch].reshape(ch, s1),
+                raw[o2:o2 + s1 * ch].reshape(ch, s1)]
+    s0 = up(w, 4)
+    o1 = s0 * hh
+    return [raw[:s0 * h].reshape(h, s0), raw[o1:o1 + s0 * ch].reshape(ch, s0)]
+
+
+# ---- the pre-processing of preprocess.h, in numpy -------------------------
+
+def table(n, src, ratio, nearest):
+    """Per output index: low and high source index and the high weight."""
+    centre = (np.arange(n) + 0.5) * ratio
+    if nearest:
+        lo = np.minimum(np.floor(centre).astype(int), src - 1)
+        return lo, lo, np.zeros(n)
+    s = np.clip(centre - 0.5, 0, src - 1)
+    lo = np.floor(s).astype(int)
+    return lo, np.minimum(lo + 1, src - 1), s - lo
+
+
+def sample(plane, rows, cols):
+    """Bilinear sampling of a 2-D array at the tables' positions."""
+    (y0, y1, wy), (x0, x1, wx) = rows, cols
+    wy, wx = wy[:, None], wx[None, :]
+    a, b = plane[np.ix_(y0, x0)], plane[np.ix_(y0, x1)]
+    c, d = plane[np.ix_(y1, x0)], plane[np.ix_(y1, x1)]
+    top = a + (b - a) * wx
+    bottom = c + (d - c) * wx
+    return top + (bottom - top) * wy
+
+
+def picture_area(w, h, dw, dh, letterbox):
+    rw, rh = dw, dh
+    if letterbox:
+        s = min(dw / w, dh / h)
+        rw = min(max(int(math.floor(w * s + 0.5)), 1), dw)
+        rh = min(max(int(math.floor(h * s + 0.5)), 1), dh)
+    return (dw - rw) // 2, (dh - rh) // 2, rw, rh
+
+
+def to_rgb(raw, fmt, w, h, area, nearest, colorimetry):
+    """R, G, B (float64, 0..255) of the picture area, as the element samples."""
+    ox, oy, rw, rh = area
+    p = [q.astype(np.float64) for q in planes(raw, fmt, w, h)]
+    rows = table(rh, h, h / rh, nearest)
+    if fmt in PACKED:
+        bpp, r, g, b = PACKED[fmt]
+        return [sample(p[0][:, off::bpp][:, :w], rows,
+                       table(rw, w, w / rw, nearest)) for off in (r, g, b)]
+    cols = table(rw, w, w / rw, nearest)
+    y = sample(p[0][:, :w], rows, cols)
+    if fmt == "GRAY8":
+        return [y, y, y]
+    cw, chh = (w + 1) // 2, (h + 1) // 2
+    crows = table(rh, chh, h / rh / 2, nearest)
+    ccols = table(rw, cw, w / rw / 2, nearest)
+    if fmt == "NV12":
+        u = sample(p[1][:, 0::2][:chh, :cw], crows, ccols)
+        v = sample(p[1][:, 1::2][:chh, :cw], crows, ccols)
+    else:
+        u = sample(p[1][:chh, :cw], crows, ccols)
+        v = sample(p[2][:chh, :cw], crows, ccols)
+    kr, kb, full = COLORIMETRY[colorimetry]
+    kg = 1 - kr - kb
+    if full:
+        u, v = u - 128, v - 128
+    else:
+        y = (y - 16) * 255 / 219
+        u, v = (u - 128) * 255 / 224, (v - 128) * 255 / 224
+    r = y + 2 * (1 - kr) * v
+    b = y + 2 * (1 - kb) * u
+    g = y - 2 * kb * (1 - kb) / kg * u - 2 * kr * (1 - kr) / kg * v
+    return [np.clip(c, 0, 255) for c in (r, g, b)]
+
+
+def options(text):
+    """Element options as a dict (values with quotes and brackets kept)."""
+    return dict(re.findall(r'([\w-]+)=("[^"]*"|\S+)', text))
+
+
+def values(text):
+    return [float(v) for v in text.strip('"<> ').split(",")]
+
+
+def tensor(raw, fmt, w, h, opts, shape, colorimetry):
+    """The input tensor (1, C, H, W) hybridinfer makes from this frame."""
+    _, c, dh, dw = shape
+    letterbox = opts.get("resize") == "letterbox"
+    nearest = opts.get("interpolation") == "nearest"
+    area = picture_area(w, h, dw, dh, letterbox)
+    rgb = to_rgb(raw, fmt, w, h, area, nearest, colorimetry)
+    scale = 1 / 255 if opts.get("scale") == "0-1" else 1.0
+    mean = values(opts["mean"]) if "mean" in opts else [0.0]
+    std = values(opts["std"]) if "std" in opts else [1.0]
+    mean = mean * 3 if len(mean) == 1 else mean
+    std = std * 3 if len(std) == 1 else std
+    order = [2, 1, 0] if opts.get("color-order") == "bgr" else [0, 1, 2]
+    out = np.zeros((1, c, dh, dw))
+    ox, oy, rw, rh = area
+    for ch in range(c):
+        picture = np.zeros((dh, dw))       # black padding
+        picture[oy:oy + rh, ox:ox + rw] = rgb[order[ch]]
+        out[0, ch] = (picture * scale - mean[ch]) / std[ch]
+    return out.astype(np.float32), area
+
+
+# ---- the element's messages -------------------------------------------------
+
+def field(msg, name, kind):
+    m = re.search(r"(?:^|[ ,])%s=\(%s\)([^,;<]+|<[^;]*?>)(?=[,;])"
+                  % (re.escape(name), kind), msg)
+    return m.group(1) if m else None
+
+
+def array(msg, name, kind):
+    m = re.search(r"%s=\(%s\)<([^<>]*)>" % (re.escape(name), kind), msg)
+    if not m:
+        return []
+    return [x.strip().strip('"') for x in m.group(1).split(",") if x.strip()]
+
+
+def boxes(msg):
+    m = re.search(r"boxes=\(float\)<(.*)>;", msg)
+    if not m:
+        return []
+    return [[float(v) for v in re.findall(r"\(float\)([-\d.e+]+)", b)]
+            for b in re.findall(r"<([^<>]*)>", m.group(1))]
+
+
+def run_pipeline(gst_launch, models, case, raw_path):
+    name, model, pattern, fmt, w, h, colorimetry, opts = case
+    caps = "video/x-raw,format=%s,width=%d,height=%d" % (fmt, w, h)
+    if colorimetry:
+        caps += ",colorimetry=%s" % colorimetry
+    prefix = os.path.join(models, model)
+    labels = os.path.join(models, model.rstrip("3").replace("-shaped", "")
+                          + ".txt")
+    cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
+           "caps=\"%s\" ! hybridinfer model=%s-symbol.json labels=%s "
+           "device=cpu top-k=9 %s ! filesink location=%s"
+           % (gst_launch, N_FRAMES, pattern, caps, prefix, labels, opts,
+              raw_path))
+    out = subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                         timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError("gst-launch failed:\n%s%s" % (out.stdout,
+                                                       out.stderr))
+    msgs = [line.split("(element): ", 1)[1] for line in
+            out.stdout.splitlines() if "(element): hybridinfer," in line]
+    return msgs
+
+
+class Model:
+    def __init__(self, models, name):
+        prefix = os.path.join(models, name)
+        self.net = mx.gluon.SymbolBlock.imports(
+            prefix + "-symbol.json", ["data"], prefix + "-0000.params")
+        self.name = name
+
+    def __call__(self, x):
+        out = self.net(mx.nd.array(x))
+        if isinstance(out, (list, tuple)):
+            return [o.asnumpy() for o in out]
+        return [out.asnumpy()]
+
+
+def input_shape(case):
+    name, model, pattern, fmt, w, h, colorimetry, opts = case
+    o = options(opts)
+    size = o.get("input-size")
+    if size == "frame":
+        dw, dh = w, h
+    elif size:
+        dw, dh = (int(v) for v in size.split("x"))
+    elif model == "colors-shaped":
+        dw, dh = 32, 32
+    else:
+        dw, dh = 224, 224
+    return (1, 3, dh, dw)
+
+
+def close(ours, ref):
+    tol = TOL * max(1.0, float(np.max(np.abs(ref))))
+    return float(np.max(np.abs(np.asarray(ours) - ref))), tol
+
+
+def check_classification(msg, ref, labels):
+    ids = [int(v) for v in array(msg, "class-ids", "int")]
+    scores = [float(v) for v in array(msg, "scores", "float")]
+    names = array(msg, "labels", "string")
+    if sorted(ids) != list(range(ref.size)):
+        return "class-ids %s: expected every class" % ids
+    ours = np.zeros(ref.size)
+    ours[ids] = scores
+    err, tol = close(ours, ref.ravel())
+    if err > tol:
+        return "scores off by %g (tolerance %g)" % (err, tol)
+    best = int(np.argmax(ref))
+    if ref.ravel()[best] - np.sort(ref.ravel())[-2] > tol and ids[0] != best:
+        return "top class %d, MXNet's is %d" % (ids[0], best)
+    if names[0] != labels[ids[0]]:
+        return "label %s for class %d" % (names[0], ids[0])
+    return None
+
+
+def check_detection(msg, outs, area, w, h):
+    if len(outs) == 3:
+        rows = np.concatenate([outs[0][0], outs[1][0], outs[2][0]], axis=1)
+    else:
+        rows = outs[0][0]
+    ids = [int(v) for v in array(msg, "class-ids", "int")]
+    scores = [float(v) for v in array(msg, "scores", "float")]
+    got = boxes(msg)
+    if len(ids) != rows.shape[0] or len(got) != rows.shape[0]:
+        return "%d rows reported, MXNet has %d" % (len(ids), rows.shape[0])
+    if ids != [int(r[0] + 0.5) for r in rows]:
+        return "class ids %s, MXNet %s" % (ids, rows[:, 0])
+    err, tol = close(scores, rows[:, 1])
+    if err > tol:
+        return "scores off by %g" % err
+    ox, oy, rw, rh = area
+    for k, r in enumerate(rows):
+        x1 = min(max((r[2] - ox) * w / rw, 0), w)
+        y1 = min(max((r[3] - oy) * h / rh, 0), h)
+        x2 = min(max((r[4] - ox) * w / rw, x1), w)
+        y2 = min(max((r[5] - oy) * h / rh, y1), h)
+        want = np.array([x1, y1, x2 - x1, y2 - y1])
+        if np.max(np.abs(np.array(got[k]) - want)) > 1e-3 * max(w, h):
+            return "box %d is %s, expected %s" % (k, got[k], want)
+    return None
+
+
+def check_case(args, case, tmp):
+    name, model, pattern, fmt, w, h, colorimetry, opts = case
+    raw_path = os.path.join(tmp, name + ".raw")
+    msgs = run_pipeline(args.gst_launch, args.models, case, raw_path)
+    if len(msgs) != N_FRAMES:
+        return "%d messages for %d frames" % (len(msgs), N_FRAMES)
+    raw = np.fromfile(raw_path, np.uint8)
+    size = frame_size(fmt, w, h)
+    if raw.size != N_FRAMES * size:
+        return "%d bytes of frames, expected %d x %d" % (raw.size, N_FRAMES,
+                                                         size)
+    net = Model(args.models, model)
+    base = model.rstrip("3").replace("-shaped", "")
+    with open(os.path.join(args.models, base + ".txt")) as f:
+        labels = f.read().splitlines()
+    o = options(opts)
+    for i, msg in enumerate(msgs):
+        if field(msg, "frame-number", "guint64") != str(i):
+            return "message %d is for frame %s" % (
+                i, field(msg, "frame-number", "guint64"))
+        x, area = tensor(raw[i * size:(i + 1) * size], fmt, w, h, o,
+                         input_shape(case), colorimetry)
+        outs = net(x)
+        if model.startswith("quadrants"):
+            problem = check_detection(msg, outs, area, w, h)
+        else:
+            problem = check_classification(msg, outs[0], labels)
+        if problem:
+            return "frame %d: %s" % (i, problem)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gst-launch", default="gst-launch-1.0")
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--case", action="append",
+                    help="run only the cases with this name")
+    args = ap.parse_args()
+    cases = [c for c in CASES if not args.case or c[0] in args.case]
+    print("1..%d" % len(cases))
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="hy-vs-mxnet-") as tmp:
+        for n, case in enumerate(cases, 1):
+            try:
+                problem = check_case(args, case, tmp)
+            except Exception as e:          # report, go on with the rest
+                problem = "%s: %s" % (type(e).__name__, e)
+            if problem:
+                failed += 1
+                print("not ok %d - %s: %s" % (n, case[0],
+                                              problem.replace("\n", "\n# ")))
+            else:
+                print("ok %d - %s" % (n, case[0]))
+            sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1046 @@
+/*
+ * test-hybridinfer.c — the hybridinfer element through GstHarness.
+ *
+ * Caps, every property (defaults, round trips, type errors GObject warns
+ * about, semantic errors the element reports on the bus), classification
+ * and detection results, the tensor meta and its lifetime, bus messages,
+ * interval and batch-size, mode switched while playing (with dumps only
+ * for the requested frames), renegotiation, statistics and warnings.
+ * Results are checked here for their meaning (a red frame is "red");
+ * check_mxnet.py compares the numbers with real MXNet.
+ */
+#include <math.h>
+
+#include <glib/gstdio.h>
+
+#include "element-util.h"
+
+/* ---- registration and caps ---------------------------------------------- */
+
+GST_START_TEST (test_registered_from_build_tree)
+{
+  const gchar *dir = g_getenv ("HY_PLUGIN_DIR");
+  fail_unless (dir != NULL);
+  for (guint i = 0; i < 2; i++) {
+    const gchar *name = i ? "hybridoverlay" : "hybridinfer";
+    GstElementFactory *f = gst_element_factory_find (name);
+    fail_unless (f != NULL, "%s not registered", name);
+    GstPlugin *plugin = gst_plugin_feature_get_plugin (GST_PLUGIN_FEATURE (f));
+    fail_unless (g_str_has_prefix (gst_plugin_get_filename (plugin), dir),
+        "%s comes from %s", name, gst_plugin_get_filename (plugin));
+    gst_object_unref (plugin);
+    gst_object_unref (f);
+  }
+}
+
+GST_END_TEST;
+
+static const gchar *all_formats[] = {
+  "RGB", "BGR", "RGBx", "BGRx", "xRGB", "xBGR", "RGBA", "BGRA", "NV12",
+  "I420", "GRAY8",
+};
+
+GST_START_TEST (test_caps_accepts_video_formats)
+{
+  GstElement *e = infer_new ("colors-shaped");
+  GstHarness *h = harness_for (e, NULL);
+  GstPad *sink = gst_element_get_static_pad (h->element, "sink");
+  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++) {
+    gchar *s = caps_string (all_formats[i], 37, 21);
+    GstCaps *caps = gst_caps_from_string (s);
+    fail_unless (gst_pad_query_accept_caps (sink, caps), "%s refused", s);
+    gst_caps_unref (caps);
+    g_free (s);
+  }
+  GstCaps *yuy2 = gst_caps_from_string ("video/x-raw,format=YUY2,"
+      "width=32,height=32,framerate=30/1");
+  fail_if (gst_pad_query_accept_caps (sink, yuy2));
+  gst_caps_unref (yuy2);
+  GstCaps *audio = gst_caps_from_string ("audio/x-raw");
+  fail_if (gst_pad_query_accept_caps (sink, audio));
+  gst_caps_unref (audio);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* Every format runs, frames leave unchanged, results come with them. */
+GST_START_TEST (test_every_format_passes_through)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++) {
+    GstElement *e = infer_new ("colors-shaped");
+    GstHarness *h = harness_for (e, NULL);
+    gchar *src = g_strdup_printf ("videotestsrc is-live=true pattern=red ! "
+        "capsfilter caps=\"video/x-raw,format=%s,width=45,height=31\"",
+        all_formats[i]);
+    gst_harness_add_src_parse (h, src, TRUE);
+    fail_unless_equals_int (gst_harness_push_from_src (h), GST_FLOW_OK);
+    GstBuffer *out = gst_harness_pull (h);
+    /* red turns gray once only its luma is left */
+    const gchar *expected = strcmp (all_formats[i], "GRAY8") ? "red" : "gray";
+    fail_unless_equals_string (top_label (out), expected);
+    gst_buffer_unref (out);
+    g_free (src);
+    gst_harness_teardown (h);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_buffer_data_untouched)
+{
+  GstElement *e = infer_new ("colors-shaped");
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGBx", 40, 30);
+  GstBuffer *in = frame_new ("RGBx", 40, 30, pick_quadrants, 0);
+  GstMapInfo map;
+  gst_buffer_map (in, &map, GST_MAP_READ);
+  gpointer before = g_memdup2 (map.data, map.size);
+  gsize size = map.size;
+  gst_buffer_unmap (in, &map);
+  GstBuffer *out = gst_harness_push_and_pull (h, in);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  fail_unless_equals_int (map.size, size);
+  fail_unless (memcmp (map.data, before, size) == 0);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  g_free (before);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* ---- properties -------------------------------------------------------------- */
+
+GST_START_TEST (test_property_defaults)
+{
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  gchar *model, *params, *labels, *device, *dump_dir, *dump_frames,
+      *input_name, *input_size;
+  gint mode, order, scale, resize, interp, output;
+  guint interval, batch, top_k;
+  gfloat threshold;
+  gboolean post;
+  guint64 inferred;
+  gdouble mean_latency, last_latency;
+  gint64 arena;
+  g_object_get (e, "model", &model, "params", &params, "labels", &labels,
+      "device", &device, "mode", &mode, "dump-dir", &dump_dir,
+      "dump-frames", &dump_frames, "input-name", &input_name,
+      "input-size", &input_size, "color-order", &order, "scale", &scale,
+      "resize", &resize, "interpolation", &interp, "interval", &interval,
+      "batch-size", &batch, "output", &output, "top-k", &top_k,
+      "threshold", &threshold, "post-messages", &post,
+      "frames-inferred", &inferred, "mean-latency-us", &mean_latency,
+      "last-latency-us", &last_latency, "arena-bytes", &arena, NULL);
+  fail_unless (model == NULL && params == NULL && labels == NULL);
+  fail_unless_equals_string (device, "auto");
+  fail_unless (dump_dir == NULL && dump_frames == NULL);
+  fail_unless (input_name == NULL && input_size == NULL);
+  fail_unless_equals_int (mode, 0);     /* hybrid */
+  fail_unless_equals_int (order, 0);    /* rgb */
+  fail_unless_equals_int (scale, 0);    /* 0-255 */
+  fail_unless_equals_int (resize, 0);   /* stretch */
+  fail_unless_equals_int (interp, 0);   /* bilinear */
+  fail_unless_equals_int (output, 0);   /* auto */
+  fail_unless_equals_int (interval, 1);
+  fail_unless_equals_int (batch, 1);
+  fail_unless_equals_int (top_k, 5);
+  fail_unless_equals_float (threshold, 0.5f);
+  fail_unless (post);
+  fail_unless (inferred == 0 && mean_latency == 0 && last_latency == 0
+      && arena == 0);
+  GValue mean = G_VALUE_INIT;
+  g_value_init (&mean, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "mean", &mean);
+  fail_unless_equals_int (gst_value_array_get_size (&mean), 0);
+  g_value_unset (&mean);
+  g_free (device);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+/* What gst-launch does: each property from text, read back as text. */
+GST_START_TEST (test_property_round_trip)
+{
+  static const struct {
+    const gchar *name, *text, *expect;
+  } cases[] = {
+    {"model", "/x/m-symbol.json", NULL}, {"params", "/x/m-0003.params", NULL},
+    {"labels", "/x/l.txt", NULL}, {"device", "cuda:1", NULL},
+    {"mode", "imperative", NULL}, {"dump-dir", "/tmp/d", NULL},
+    {"dump-frames", "0-9,100", NULL}, {"input-name", "data", NULL},
+    {"input-size", "320x240", NULL}, {"color-order", "bgr", NULL},
+    {"scale", "0-1", NULL}, {"resize", "letterbox", NULL},
+    {"interpolation", "nearest", NULL}, {"interval", "5", NULL},
+    {"batch-size", "8", NULL}, {"output", "detection", NULL},
+    {"top-k", "3", NULL}, {"threshold", "0.25", NULL},
+    {"post-messages", "false", NULL},
+    {"mean", "<0.485,0.456,0.406>", "< (double)0.48499999999999999, "
+          "(double)0.45600000000000002, (double)0.40600000000000003 >"},
+    {"std", "<58>", "< (double)58 >"},
+  };
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    GParamSpec *spec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+        cases[i].name);
+    fail_unless (spec != NULL, "no property %s", cases[i].name);
+    fail_unless (g_param_spec_get_blurb (spec)
+        && strlen (g_param_spec_get_blurb (spec)) > 10,
+        "%s has no description", cases[i].name);
+    gst_util_set_object_arg (G_OBJECT (e), cases[i].name, cases[i].text);
+    GValue v = G_VALUE_INIT;
+    g_value_init (&v, spec->value_type);
+    g_object_get_property (G_OBJECT (e), cases[i].name, &v);
+    gchar *text;
+    if (G_VALUE_HOLDS_STRING (&v))
+      text = g_value_dup_string (&v);
+    else if (G_VALUE_HOLDS_ENUM (&v))
+      text = g_strdup (g_enum_get_value (g_type_class_peek (spec->value_type),
+              g_value_get_enum (&v))->value_nick);
+    else
+      text = gst_value_serialize (&v);
+    const gchar *expect = cases[i].expect ? cases[i].expect : cases[i].text;
+    if (spec->value_type == G_TYPE_FLOAT) {
+      fail_unless_equals_float (g_value_get_float (&v), 0.25f);
+    } else {
+      fail_unless_equals_string (text, expect);
+    }
+    g_free (text);
+    g_value_unset (&v);
+  }
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+/* Values of the wrong type or range: GObject warns and keeps the value. */
+GST_START_TEST (test_property_type_errors)
+{
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  guint interval, batch, top_k;
+  ASSERT_WARNING (g_object_set (e, "interval", 0u, NULL));
+  ASSERT_WARNING (g_object_set (e, "batch-size", 1000u, NULL));
+  ASSERT_WARNING (g_object_set (e, "batch-size", 0u, NULL));
+  ASSERT_WARNING (g_object_set (e, "top-k", 0u, NULL));
+  ASSERT_WARNING (g_object_set (e, "mode", 7, NULL));
+  ASSERT_WARNING (g_object_set (e, "frames-inferred", (guint64) 3, NULL));
+  ASSERT_WARNING (g_object_set (e, "no-such-property", 1, NULL));
+  g_object_get (e, "interval", &interval, "batch-size", &batch, "top-k",
+      &top_k, NULL);
+  fail_unless_equals_int (interval, 1);
+  fail_unless_equals_int (batch, 1);
+  fail_unless_equals_int (top_k, 5);
+  gst_object_unref (e);
+
+  /* gst-launch warns about a value out of range, as GObject does... */
+  GstElement *p = NULL;
+  ASSERT_WARNING (p = gst_parse_launch ("fakesrc ! hybridinfer interval=0 ! "
+          "fakesink", NULL));
+  gst_object_unref (p);
+  /* ...and refuses what does not parse */
+  static const gchar *bad[] = { "mode=sideways", "scale=0-2", "batch-size=x", "threshold=high", "resize=crop",
+    "mean=0.5,0.5",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    GError *error = NULL;
+    gchar *desc = g_strdup_printf ("fakesrc ! hybridinfer %s ! fakesink",
+        bad[i]);
+    p = gst_parse_launch (desc, &error);
+    fail_unless (error != NULL, "'%s' was accepted", bad[i]);
+    g_clear_error (&error);
+    if (p)
+      gst_object_unref (p);
+    g_free (desc);
+  }
+}
+
+GST_END_TEST;
+
+/* Runs `props` on a few frames; returns the error posted, or NULL when
+ * the pipeline reached EOS. */
+static GError *
+pipeline_error (const gchar * props, const gchar * caps)
+{
+  GError *error = NULL;
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=3 ! %s ! "
+      "hybridinfer name=h device=cpu %s ! fakesink", caps, props);
+  GstElement *p = gst_parse_launch (desc, &error);
+  fail_unless (p != NULL && error == NULL, "%s: %s", desc,
+      error ? error->message : "");
+  g_free (desc);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  GstBus *bus = gst_element_get_bus (p);
+  GstMessage *msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND,
+      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  fail_unless (msg != NULL, "neither EOS nor an error");
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    gst_message_parse_error (msg, &error, NULL);
+    GstElement *h = gst_bin_get_by_name (GST_BIN (p), "h");
+    fail_unless (GST_MESSAGE_SRC (msg) == GST_OBJECT (h));
+    gst_object_unref (h);
+  }
+  gst_message_unref (msg);
+  /* errors must leave a pipeline that stops cleanly */
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+  return error;
+}
+
+#define SETTINGS GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS
+#define OPEN_READ GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ
+#define READ GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ
+#define UNSUPPORTED GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED
+#define SHAPE GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT
+
+GST_START_TEST (test_semantic_errors)
+{
+  gchar *dir = g_dir_make_tmp ("hy-errors-XXXXXX", NULL);
+  gchar *broken = g_build_filename (dir, "broken-symbol.json", NULL);
+  g_file_set_contents (broken, "{ \"nodes\": [ {\"op\": ", -1, NULL);
+  gchar *colors = model_path ("colors");
+  gchar *quadrants = model_path ("quadrants");
+  gchar *lrn = model_path ("lrn");
+  const gchar *small = "video/x-raw,width=64,height=48";
+  struct {
+    gchar *props;
+    const gchar *caps, *message;
+    GQuark domain;
+    gint code;
+  } cases[] = {
+    {g_strdup (""), small, "no model", SETTINGS},
+    {g_strdup ("model=/nonexistent/m-symbol.json"), small, "nonexistent",
+        OPEN_READ},
+    {g_strdup_printf ("model=%s", broken), small, "broken-symbol.json", READ},
+    {g_strdup_printf ("model=%s", lrn), small, "LRN", UNSUPPORTED},
+    {g_strdup_printf ("model=%s device=tpu", colors), small, "device 'tpu'",
+        SETTINGS},
+    {g_strdup_printf ("model=%s device=cuda", colors), small, "CUDA",
+        UNSUPPORTED},
+    {g_strdup_printf ("model=%s input-size=0x5", colors), small,
+        "input-size '0x5'", SETTINGS},
+    {g_strdup_printf ("model=%s input-size=big", colors), small,
+        "input-size 'big'", SETTINGS},
+    {g_strdup_printf ("model=%s dump-frames=x-3", colors), small,
+        "dump-frames 'x-3'", SETTINGS},
+    {g_strdup_printf ("model=%s mean=\"<1,2,3,4>\"", colors), small,
+        "mean and std", SETTINGS},
+    {g_strdup_printf ("model=%s mean=\"<1,2>\"", colors), small,
+        "mean has 2 values", SETTINGS},
+    {g_strdup_printf ("model=%s std=\"<0>\"", colors), small,
+        "std value 0 is 0", SETTINGS},
+    {g_strdup_printf ("model=%s input-name=image", colors), small,
+        "input-name 'image'", SETTINGS},
+    {g_strdup_printf ("model=%s output=detection", colors), small,
+        "output=detection needs", SHAPE},
+    {g_strdup_printf ("model=%s labels=/nonexistent/l.txt", colors), small,
+        "labels file", OPEN_READ},
+    /* sizes the model cannot take: at start, and when caps arrive */
+    {g_strdup_printf ("model=%s", quadrants), small, "quadrants_concat0",
+        SHAPE},
+    {g_strdup_printf ("model=%s input-size=frame", quadrants),
+        "video/x-raw,width=100,height=100", "quadrants_concat0", SHAPE},
+    {g_strdup_printf ("model=%s input-size=1x1", colors), small, NULL, 0, 0},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    GError *error = pipeline_error (cases[i].props, cases[i].caps);
+    if (cases[i].message) {
+      fail_unless (error != NULL, "%s: no error", cases[i].props);
+      fail_unless (strstr (error->message, cases[i].message) != NULL,
+          "%s: error '%s' does not say '%s'", cases[i].props, error->message,
+          cases[i].message);
+      fail_unless (error->domain == cases[i].domain
+          && error->code == cases[i].code, "%s: error %s %d",
+          cases[i].props, g_quark_to_string (error->domain), error->code);
+    } else {
+      fail_unless (error == NULL, "%s: %s", cases[i].props, error->message);
+    }
+    g_clear_error (&error);
+    g_free (cases[i].props);
+  }
+  g_unlink (broken);
+  g_rmdir (dir);
+  g_free (broken);
+  g_free (dir);
+  g_free (colors);
+  g_free (quadrants);
+  g_free (lrn);
+}
+
+GST_END_TEST;
+
+/* ---- results ------------------------------------------------------------------ */
+
+GST_START_TEST (test_classification_patterns)
+{
+  static const gchar *patterns[] = { "red", "green", "blue", "white",
+    "black"
+  };
+  static const gchar *formats[] = { "RGB", "I420", "NV12", "BGRx" };
+  static const int sizes[][2] = { {64, 48}, {320, 240}, {17, 9} };
+  static const gchar *models[] = { "colors", "colors-shaped" };
+  for (guint m = 0; m < G_N_ELEMENTS (models); m++)
+    for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+      for (guint s = 0; s < G_N_ELEMENTS (sizes); s++) {
+        GstElement *e = infer_new (models[m]);
+        g_object_set (e, "interpolation", s % 2, NULL);
+        GstHarness *h = harness_for (e, NULL);
+        for (guint p = 0; p < G_N_ELEMENTS (patterns); p++) {
+          gchar *src = g_strdup_printf ("videotestsrc is-live=true pattern=%s ! "
+              "capsfilter caps=\"video/x-raw,format=%s,width=%d,height=%d\"",
+              patterns[p], formats[f], sizes[s][0], sizes[s][1]);
+          gst_harness_add_src_parse (h, src, TRUE);
+          fail_unless_equals_int (gst_harness_push_from_src (h), GST_FLOW_OK);
+          GstBuffer *out = gst_harness_pull (h);
+          if (strcmp (top_label (out), patterns[p]))
+            fail ("%s %s %dx%d %s: recognised as %s", models[m], formats[f],
+                sizes[s][0], sizes[s][1], patterns[p], top_label (out));
+          gst_buffer_unref (out);
+          g_free (src);
+        }
+        gst_harness_teardown (h);
+      }
+}
+
+GST_END_TEST;
+
+static void
+check_quadrant_rois (GstBuffer * buf, int w, int h, guint expected)
+{
+  static const gchar *labels[] = { "red", "green", "blue" };
+  guint n = 0;
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) meta;
+    GstStructure *det = gst_video_region_of_interest_meta_get_param (roi,
+        "detection");
+    gdouble confidence;
+    gint class_id;
+    fail_unless (det != NULL);
+    fail_unless (gst_structure_get_double (det, "confidence", &confidence));
+    fail_unless (gst_structure_get_int (det, "class-id", &class_id));
+    fail_unless (roi->x + roi->w <= (guint) w && roi->y + roi->h <= (guint) h);
+    if (n < 3) {
+      /* quadrant n: its colour, its place, nearly certain */
+      fail_unless_equals_string (g_quark_to_string (roi->roi_type),
+          labels[n]);
+      fail_unless_equals_int (class_id, (gint) n);
+      fail_unless (confidence > 0.99, "confidence %g", confidence);
+      fail_unless_equals_int (roi->x, (n % 2) * (w / 2));
+      fail_unless_equals_int (roi->y, (n / 2) * (h / 2));
+      fail_unless_equals_int (roi->w, w / 2);
+      fail_unless_equals_int (roi->h, h / 2);
+    } else {
+      fail_unless (confidence < 0.01);  /* the black quadrant */
+    }
+    n++;
+  }
+  fail_unless_equals_int (n, expected);
+}
+
+GST_START_TEST (test_detection_meta)
+{
+  static const gchar *models[] = { "quadrants", "quadrants3" };
+  for (guint m = 0; m < G_N_ELEMENTS (models); m++) {
+    GstElement *e = infer_new (models[m]);
+    g_object_set (e, "input-size", "64x64", NULL);
+    GstHarness *h = harness_for (e, NULL);
+    set_caps (h, "RGBA", 128, 96);
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        frame_new ("RGBA", 128, 96, pick_quadrants, 0));
+    check_quadrant_rois (out, 128, 96, 3);
+    const GstStructure *s = results_of (out);
+    fail_unless_equals_string (gst_structure_get_string (s, "type"),
+        "detection");
+    gint count;
+    fail_unless (gst_structure_get_int (s, "count", &count));
+    fail_unless_equals_int (count, 3);
+    GstHybridTensorMeta *tm = gst_buffer_get_hybrid_tensor_meta (out);
+    fail_unless_equals_int (tm->n_tensors, m ? 3 : 1);
+    fail_unless_equals_int (tm->tensors[m ? 2 : 0].dims[2], m ? 4 : 6);
+    gst_buffer_unref (out);
+
+    /* threshold: the black quadrant comes in too */
+    g_object_set (h->element, "threshold", 0.0f, NULL);
+    out = gst_harness_push_and_pull (h,
+        frame_new ("RGBA", 128, 96, pick_quadrants, 1));
+    check_quadrant_rois (out, 128, 96, 4);
+    gst_buffer_unref (out);
+    gst_harness_teardown (h);
+  }
+}
+
+GST_END_TEST;
+
+/* Letterboxed, boxes map back through the padding to the frame. */
+GST_START_TEST (test_detection_letterbox)
+{
+  GstElement *e = infer_new ("quadrants");
+  g_object_set (e, "input-size", "64x64", NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "resize", "letterbox");
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGB", 128, 64);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 128, 64, pick_red, 0));
+  gpointer state = NULL;
+  GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *)
+      gst_buffer_iterate_meta_filtered (out, &state,
+      GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE);
+  /* the top-left quadrant of the tensor is half padding */
+  fail_unless (roi != NULL);
+  fail_unless_equals_int (roi->x, 0);
+  fail_unless_equals_int (roi->y, 0);
+  fail_unless_equals_int (roi->w, 64);
+  fail_unless_equals_int (roi->h, 32);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bus_messages)
+{
+  GstBus *bus;
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "top-k", 3u, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 32, 24);
+  for (guint i = 0; i < 5; i++)
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 32, 24, i % 2 ? pick_green : pick_red,
+                i * GST_SECOND / 30)));
+  for (guint i = 0; i < 5; i++) {
+    GstMessage *msg = next_result_message (bus);
+    fail_unless (msg != NULL, "message %u missing", i);
+    const GstStructure *s = gst_message_get_structure (msg);
+    guint64 frame, pts, running_time;
+    gdouble latency;
+    fail_unless (gst_structure_get_uint64 (s, "frame-number", &frame));
+    fail_unless (gst_structure_get_uint64 (s, "timestamp", &pts));
+    fail_unless (gst_structure_get_uint64 (s, "running-time", &running_time));
+    fail_unless (gst_structure_get_double (s, "latency-us", &latency));
+    fail_unless_equals_uint64 (frame, i);
+    fail_unless_equals_uint64 (pts, i * GST_SECOND / 30);
+    fail_unless_equals_uint64 (running_time, pts);
+    fail_unless (latency > 0);
+    fail_unless_equals_string (gst_structure_get_string (s, "mode"),
+        "hybrid");
+    fail_unless_equals_string (gst_structure_get_string (s, "type"),
+        "classification");
+    fail_unless_equals_string (gst_structure_get_string (s, "label"),
+        i % 2 ? "green" : "red");
+    const GValue *labels = gst_structure_get_value (s, "labels");
+    const GValue *scores = gst_structure_get_value (s, "scores");
+    const GValue *ids = gst_structure_get_value (s, "class-ids");
+    fail_unless_equals_int (gst_value_array_get_size (labels), 3);
+    fail_unless_equals_int (gst_value_array_get_size (ids), 3);
+    fail_unless_equals_int (gst_value_array_get_size (scores), 3);
+    for (guint k = 1; k < 3; k++)
+      fail_unless (g_value_get_float (gst_value_array_get_value (scores,
+                  k)) <= g_value_get_float (gst_value_array_get_value (scores,
+                  k - 1)));
+    gst_message_unref (msg);
+  }
+  fail_unless (next_result_message (bus) == NULL);
+
+  /* top-k beyond the class count: every class, once */
+  g_object_set (h->element, "top-k", 1000u, NULL);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 32, 24, pick_red, 0));
+  const GValue *ids = gst_structure_get_value (results_of (out), "class-ids");
+  fail_unless_equals_int (gst_value_array_get_size (ids), 9);
+  gint seen = 0;
+  for (guint k = 0; k < 9; k++)
+    seen |= 1 << g_value_get_int (gst_value_array_get_value (ids, k));
+  fail_unless_equals_int (seen, 0x1ff);
+  gst_buffer_unref (out);
+  gst_message_unref (next_result_message (bus));
+
+  g_object_set (h->element, "post-messages", FALSE, NULL);
+  gst_buffer_unref (gst_harness_push_and_pull (h,
+          frame_new ("RGB", 32, 24, pick_red, 0)));
+  fail_unless (next_result_message (bus) == NULL);
+  teardown_with_bus (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_raw_output)
+{
+  GstBus *bus;
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "output", 3 /* raw */ , NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 32, 24);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 32, 24, pick_red, 0));
+  const GstStructure *s = results_of (out);
+  fail_unless_equals_string (gst_structure_get_string (s, "type"), "raw");
+  fail_if (gst_structure_has_field (s, "label"));
+  const GValue *outputs = gst_structure_get_value (s, "outputs");
+  fail_unless_equals_string (g_value_get_string (gst_value_array_get_value
+          (outputs, 0)), "colors_softmax0 (1, 9)");
+  gst_buffer_unref (out);
+  teardown_with_bus (h, bus);
+}
+
+GST_END_TEST;
+
+/* The meta outlives the element: it holds the data, not the element. */
+GST_START_TEST (test_tensor_meta_lifetime)
+{
+  GstElement *e = infer_new ("colors-shaped");
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "BGR", 32, 24);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("BGR", 32, 24, pick_blue, 0));
+  GstBuffer *copy = gst_buffer_copy (out);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+
+  GstHybridTensorMeta *meta = gst_buffer_get_hybrid_tensor_meta (copy);
+  fail_unless (meta != NULL);
+  fail_unless (meta->inferred);
+  fail_unless_equals_uint64 (meta->frame_number, 0);
+  fail_unless_equals_int (meta->n_tensors, 1);
+  const GstHybridTensor *t = &meta->tensors[0];
+  fail_unless_equals_string (t->name, "colors_softmax0");
+  fail_unless_equals_int (t->ndim, 2);
+  fail_unless (t->dims[0] == 1 && t->dims[1] == 9);
+  fail_unless_equals_int (t->n_elements, 9);
+  gdouble sum = 0;
+  for (gsize i = 0; i < t->n_elements; i++)
+    sum += t->data[i];
+  fail_unless (fabs (sum - 1.0) < 1e-5, "softmax sums to %g", sum);
+  fail_unless (t->data[5] > 0.99);      /* blue */
+  fail_unless_equals_string (gst_structure_get_string (meta->results,
+          "label"), "blue");
+  gst_buffer_unref (copy);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_interval)
+{
+  static const guint64 source[] = { 0, 0, 0, 3, 3, 3, 6 };
+  GstBus *bus;
+  GstElement *e = infer_new ("quadrants");
+  g_object_set (e, "input-size", "64x64", "interval", 3u, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 64, 48);
+  for (guint i = 0; i < G_N_ELEMENTS (source); i++) {
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        frame_new ("RGB", 64, 48, pick_quadrants, i));
+    GstHybridTensorMeta *meta = gst_buffer_get_hybrid_tensor_meta (out);
+    fail_unless (meta != NULL, "frame %u has no result", i);
+    fail_unless_equals_uint64 (meta->frame_number, source[i]);
+    fail_unless_equals_int (meta->inferred, source[i] == i);
+    check_quadrant_rois (out, 64, 48, 3);
+    gst_buffer_unref (out);
+  }
+  for (guint i = 0; i < 7; i += 3) {
+    GstMessage *msg = next_result_message (bus);
+    guint64 frame;
+    fail_unless (msg != NULL);
+    gst_structure_get_uint64 (gst_message_get_structure (msg),
+        "frame-number", &frame);
+    fail_unless_equals_uint64 (frame, i);
+    gst_message_unref (msg);
+  }
+  fail_unless (next_result_message (bus) == NULL);
+  guint64 inferred;
+  g_object_get (h->element, "frames-inferred", &inferred, NULL);
+  fail_unless_equals_uint64 (inferred, 3);
+  teardown_with_bus (h, bus);
+}
+
+GST_END_TEST;
+
+static pixel_func batch_colours[] = { pick_red, pick_green, pick_blue,
+  pick_white, pick_green, pick_red
+};
+
+static const gchar *batch_labels[] = { "red", "green", "blue", "white",
+  "green", "red"
+};
+
+GST_START_TEST (test_batch)
+{
+  GstBus *bus;
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "batch-size", 4u, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 32, 24);
+  /* holding 3 frames at 30/s adds 100 ms */
+  fail_unless_equals_uint64 (gst_harness_query_latency (h),
+      3 * gst_util_uint64_scale_int (GST_SECOND, 1, 30));
+  /* frames wait until their batch is full */
+  for (guint i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_harness_push (h, frame_new ("RGB", 32, 24,
+                batch_colours[i], i)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 0);
+  fail_unless_equals_int (gst_harness_push (h, frame_new ("RGB", 32, 24,
+              batch_colours[3], 3)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 4);
+  /* the rest leaves at EOS, a partial batch */
+  for (guint i = 4; i < 6; i++)
+    gst_harness_push (h, frame_new ("RGB", 32, 24, batch_colours[i], i));
+  fail_unless_equals_int (gst_harness_buffers_received (h), 4);
+  gst_harness_push_event (h, gst_event_new_eos ());
+  fail_unless_equals_int (gst_harness_buffers_received (h), 6);
+
+  for (guint i = 0; i < 6; i++) {
+    GstBuffer *out = gst_harness_pull (h);
+    GstHybridTensorMeta *meta = gst_buffer_get_hybrid_tensor_meta (out);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), i);
+    fail_unless_equals_uint64 (meta->frame_number, i);
+    fail_unless_equals_int (meta->tensors[0].dims[0], 1);
+    fail_unless_equals_int (meta->tensors[0].n_elements, 9);
+    fail_unless_equals_string (top_label (out), batch_labels[i]);
+    gst_buffer_unref (out);
+    GstMessage *msg = next_result_message (bus);
+    fail_unless (msg != NULL);
+    gst_message_unref (msg);
+  }
+  /* EOS came after the frames */
+  GstEvent *ev;
+  gboolean saw_eos = FALSE;
+  while ((ev = gst_harness_try_pull_event (h))) {
+    saw_eos |= GST_EVENT_TYPE (ev) == GST_EVENT_EOS;
+    gst_event_unref (ev);
+  }
+  fail_unless (saw_eos);
+  teardown_with_bus (h, bus);
+}
+
+GST_END_TEST;
+
+/* A batch gives each frame what a forward of that frame alone gives. */
+GST_START_TEST (test_batch_matches_single)
+{
+  gfloat single[6][9];
+  for (guint b = 1; b <= 3; b += 2) {
+    GstElement *e = infer_new ("colors");
+    g_object_set (e, "batch-size", b, "interval", 1u, NULL);
+    GstHarness *h = harness_for (e, NULL);
+    set_caps (h, "RGB", 40, 30);
+    for (guint i = 0; i < 6; i++)
+      gst_harness_push (h, frame_new ("RGB", 40, 30, i % 3 ? pick_quadrants :
+              batch_colours[i], i));
+    for (guint i = 0; i < 6; i++) {
+      GstBuffer *out = gst_harness_pull (h);
+      const GstHybridTensor *t =
+          &gst_buffer_get_hybrid_tensor_meta (out)->tensors[0];
+      for (guint k = 0; k < 9; k++) {
+        if (b == 1)
+          single[i][k] = t->data[k];
+        else
+          fail_unless (fabs (single[i][k] - t->data[k]) < 1e-5,
+              "frame %u class %u: %g in a batch, %g alone", i, k,
+              t->data[k], single[i][k]);
+      }
+      gst_buffer_unref (out);
+    }
+    gst_harness_teardown (h);
+  }
+}
+
+GST_END_TEST;
+
+/* ---- mode, dumps, renegotiation, statistics --------------------------------- */
+
+static gboolean
+dir_has (const gchar * dir, const gchar * name)
+{
+  gchar *p = g_build_filename (dir, name, NULL);
+  gboolean yes = g_file_test (p, G_FILE_TEST_IS_DIR);
+  g_free (p);
+  return yes;
+}
+
+static guint
+count_entries (const gchar * dir)
+{
+  guint n = 0;
+  GDir *d = g_dir_open (dir, 0, NULL);
+  if (!d)
+    return 0;
+  while (g_dir_read_name (d))
+    n++;
+  g_dir_close (d);
+  return n;
+}
+
+static void
+remove_tree (const gchar * path)
+{
+  GDir *d = g_dir_open (path, 0, NULL);
+  if (d) {
+    const gchar *name;
+    while ((name = g_dir_read_name (d))) {
+      gchar *p = g_build_filename (path, name, NULL);
+      remove_tree (p);
+      g_free (p);
+    }
+    g_dir_close (d);
+    g_rmdir (path);
+  } else {
+    g_unlink (path);
+  }
+}
+
+GST_START_TEST (test_mode_switch_while_playing)
+{
+  GstBus *bus;
+  gchar *dir = g_dir_make_tmp ("hy-dumps-XXXXXX", NULL);
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "dump-dir", dir, "dump-frames", "1,3-4,7", NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 32, 24);
+  gint64 arena;
+
+  /* frames 0-2 hybrid: nothing dumped, frame 1 included */
+  for (guint i = 0; i < 3; i++)
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 32, 24, pick_red, i)));
+  fail_unless_equals_int (count_entries (dir), 0);
+  g_object_get (h->element, "arena-bytes", &arena, NULL);
+  fail_unless (arena > 0);
+
+  /* switched while playing: from the next frame on */
+  g_object_set (h->element, "mode", 1 /* imperative */ , NULL);
+  for (guint i = 3; i < 9; i++) {
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        frame_new ("RGB", 32, 24, pick_red, i));
+    fail_unless_equals_string (top_label (out), "red");
+    gst_buffer_unref (out);
+  }
+  fail_unless_equals_int (count_entries (dir), 3);
+  fail_unless (dir_has (dir, "frame-000003"));
+  fail_unless (dir_has (dir, "frame-000004"));
+  fail_unless (dir_has (dir, "frame-000007"));
+  gchar *frame3 = g_build_filename (dir, "frame-000003", NULL);
+  gchar *index = g_build_filename (frame3, "index.json", NULL);
+  fail_unless (g_file_test (index, G_FILE_TEST_EXISTS));
+  /* every op node: conv, relu, pool, flatten, dense, softmax + index */
+  fail_unless (count_entries (frame3) >= 7, "%u files",
+      count_entries (frame3));
+  g_object_get (h->element, "arena-bytes", &arena, NULL);
+  fail_unless_equals_int64 (arena, 0);
+
+  /* and back */
+  g_object_set (h->element, "mode", 0, NULL);
+  gst_buffer_unref (gst_harness_push_and_pull (h,
+          frame_new ("RGB", 32, 24, pick_red, 9)));
+  g_object_get (h->element, "arena-bytes", &arena, NULL);
+  fail_unless (arena > 0);
+
+  GstMessage *msg;
+  guint n = 0;
+  while ((msg = next_result_message (bus))) {
+    const gchar *mode = gst_structure_get_string (gst_message_get_structure
+        (msg), "mode");
+    fail_unless_equals_string (mode, n >= 3 && n < 9 ? "imperative" :
+        "hybrid");
+    gst_message_unref (msg);
+    n++;
+  }
+  fail_unless_equals_int (n, 10);
+  teardown_with_bus (h, bus);
+  remove_tree (dir);
+  g_free (index);
+  g_free (frame3);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* A bad dump-frames set while playing: one warning, no dumps, no stop. */
+GST_START_TEST (test_bad_dump_frames_while_playing)
+{
+  GstBus *bus;
+  gchar *dir = g_dir_make_tmp ("hy-dumps-XXXXXX", NULL);
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "dump-dir", dir, "mode", 1, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 32, 24);
+  g_object_set (h->element, "dump-frames", "three", NULL);
+  for (guint i = 0; i < 3; i++)
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 32, 24, pick_red, i)));
+  fail_unless_equals_int (count_entries (dir), 0);
+  fail_unless_equals_int (count_messages (bus, GST_MESSAGE_WARNING), 1);
+  g_object_set (h->element, "dump-frames", "3", NULL);
+  gst_buffer_unref (gst_harness_push_and_pull (h,
+          frame_new ("RGB", 32, 24, pick_red, 3)));
+  fail_unless (dir_has (dir, "frame-000003"));
+  teardown_with_bus (h, bus);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_renegotiation)
+{
+  GstElement *e = infer_new ("colors-shaped");
+  GstHarness *h = harness_for (e, NULL);
+  gint64 arena, arena2;
+  set_caps (h, "RGB", 64, 48);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 64, 48, pick_red, 0));
+  fail_unless_equals_string (top_label (out), "red");
+  gst_buffer_unref (out);
+  g_object_get (h->element, "arena-bytes", &arena, NULL);
+  /* a new size and format mid-stream */
+  set_caps (h, "BGRx", 100, 50);
+  out = gst_harness_push_and_pull (h,
+      frame_new ("BGRx", 100, 50, pick_blue, 1));
+  fail_unless_equals_string (top_label (out), "blue");
+  gst_buffer_unref (out);
+  g_object_get (h->element, "arena-bytes", &arena2, NULL);
+  fail_unless_equals_int64 (arena, arena2);     /* same input size */
+  gst_harness_teardown (h);
+
+  /* the input follows the frame: a new plan per size, kept */
+  e = infer_new ("colors");
+  g_object_set (e, "input-size", "frame", NULL);
+  h = harness_for (e, NULL);
+  static const int sizes[][2] = { {32, 32}, {96, 64}, {32, 32}, {96, 64} };
+  gint64 seen[4];
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    set_caps (h, "RGB", sizes[i][0], sizes[i][1]);
+    for (guint k = 0; k < 3; k++) {
+      out = gst_harness_push_and_pull (h, frame_new ("RGB", sizes[i][0],
+              sizes[i][1], k ? pick_green : pick_white, k));
+      fail_unless_equals_string (top_label (out), k ? "green" : "white");
+      gst_buffer_unref (out);
+    }
+    g_object_get (h->element, "arena-bytes", &seen[i], NULL);
+  }
+  fail_unless (seen[1] > seen[0]);
+  fail_unless_equals_int64 (seen[2], seen[0]);
+  fail_unless_equals_int64 (seen[3], seen[1]);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_statistics)
+{
+  GstElement *e = infer_new ("colors-shaped");
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGB", 32, 24);
+  guint64 inferred;
+  gdouble mean, last;
+  gint64 arena;
+  for (guint i = 0; i < 4; i++)
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 32, 24, pick_red, i)));
+  g_object_get (h->element, "frames-inferred", &inferred, "mean-latency-us",
+      &mean, "last-latency-us", &last, "arena-bytes", &arena, NULL);
+  fail_unless_equals_uint64 (inferred, 4);
+  fail_unless (mean > 0 && last > 0 && arena > 0);
+  /* a restart starts counting again */
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* device=auto without a GPU: one warning, however often it restarts. */
+GST_START_TEST (test_device_auto_warns_once)
+{
+  GstBus *bus;
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "device", "auto", NULL);
+  gst_object_ref (e);
+  GstHarness *h = harness_for (e, &bus);
+  for (guint i = 0; i < 3; i++) {
+    gst_element_set_state (e, GST_STATE_NULL);
+    gst_element_set_state (e, GST_STATE_PLAYING);
+  }
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  GError *err = NULL;
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, "CPU") != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  fail_unless_equals_int (count_messages (bus, GST_MESSAGE_WARNING), 0);
+  teardown_with_bus (h, bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_labels_mismatch_warns)
+{
+  GstBus *bus;
+  gchar *path = NULL;
+  int fd = g_file_open_tmp ("hy-labels-XXXXXX.txt", &path, NULL);
+  close (fd);
+  g_file_set_contents (path, "a\nb\nc\n", -1, NULL);
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "labels", path, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  GError *err = NULL;
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, "3 labels") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  /* classes past the labels get a made-up name */
+  set_caps (h, "RGB", 32, 24);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 32, 24, pick_red, 0));
+  fail_unless_equals_string (top_label (out), "class-3");
+  gst_buffer_unref (out);
+  teardown_with_bus (h, bus);
+  g_unlink (path);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+static Suite *
+hybridinfer_suite (void)
+{
+  Suite *s = suite_create ("hybridinfer");
+  TCase *tc = tcase_create ("general");
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_registered_from_build_tree);
+  tcase_add_test (tc, test_caps_accepts_video_formats);
+  tcase_add_test (tc, test_every_format_passes_through);
+  tcase_add_test (tc, test_buffer_data_untouched);
+  tcase_add_test (tc, test_property_defaults);
+  tcase_add_test (tc, test_property_round_trip);
+  tcase_add_test (tc, test_property_type_errors);
+  tcase_add_test (tc, test_semantic_errors);
+  tcase_add_test (tc, test_classification_patterns);
+  tcase_add_test (tc, test_detection_meta);
+  tcase_add_test (tc, test_detection_letterbox);
+  tcase_add_test (tc, test_bus_messages);
+  tcase_add_test (tc, test_raw_output);
+  tcase_add_test (tc, test_tensor_meta_lifetime);
+  tcase_add_test (tc, test_interval);
+  tcase_add_test (tc, test_batch);
+  tcase_add_test (tc, test_batch_matches_single);
+  tcase_add_test (tc, test_mode_switch_while_playing);
+  tcase_add_test (tc, test_bad_dump_frames_while_playing);
+  tcase_add_test (tc, test_renegotiation);
+  tcase_add_test (tc, test_statistics);
+  tcase_add_test (tc, test_device_auto_warns_once);
+  tcase_add_test (tc, test_labels_mismatch_warns);
+  return s;
+}
+
+GST_CHECK_MAIN (hybridinfer);

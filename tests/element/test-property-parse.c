@@ -1,0 +1,145 @@
+/*
+ * test-property-parse.c — the text values of hybridinfer's properties
+ * (gst-plugin/property-parse.c): input-size, dump-frames, labels files.
+ */
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "hybrid.h"
+#include "property-parse.h"
+
+static void
+test_size (void)
+{
+  static const struct {
+    const char *text;
+    int w, h;
+  } good[] = {
+    {"224x224", 224, 224}, {"320X240", 320, 240}, {" 64 x 48 ", 64, 48},
+    {"1x1", 1, 1}, {"16384x2", 16384, 2}, {"300\xc3\x97" "200", 300, 200},
+  };
+  static const char *bad[] = {
+    "0x5", "5x0", "x5", "5x", "224", "-3x4", "3x-4", "abc", "", "16385x2",
+    "2x3x4", "2.5x3", "99999999999999999999x2",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (good); i++) {
+    int w = 0, h = 0;
+    GError *error = NULL;
+    g_assert_true (hy_parse_size (good[i].text, &w, &h, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (w, ==, good[i].w);
+    g_assert_cmpint (h, ==, good[i].h);
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    int w = -1, h = -1;
+    GError *error = NULL;
+    g_assert_false (hy_parse_size (bad[i], &w, &h, &error));
+    g_assert_error (error, HY_ERROR, HY_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "input-size"));
+    g_assert_cmpint (w, ==, -1);
+    g_error_free (error);
+  }
+}
+
+static void
+test_frame_set (void)
+{
+  GError *error = NULL;
+  hy_frame_set *all = hy_frame_set_parse (NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (hy_frame_set_contains (all, 0));
+  g_assert_true (hy_frame_set_contains (all, G_MAXUINT64));
+  hy_frame_set_free (all);
+
+  hy_frame_set *s = hy_frame_set_parse ("0-9, 100 ,250-", &error);
+  g_assert_no_error (error);
+  for (guint64 f = 0; f < 10; f++)
+    g_assert_true (hy_frame_set_contains (s, f));
+  g_assert_false (hy_frame_set_contains (s, 10));
+  g_assert_false (hy_frame_set_contains (s, 99));
+  g_assert_true (hy_frame_set_contains (s, 100));
+  g_assert_false (hy_frame_set_contains (s, 249));
+  g_assert_true (hy_frame_set_contains (s, 250));
+  g_assert_true (hy_frame_set_contains (s, 1000000));
+  hy_frame_set_free (s);
+
+  static const char *bad[] = { "x", "1-", "-3", "5-2", "1,,2", "1 2", "1,",
+    "0-9;3", "18446744073709551616"
+  };
+  /* "1-" is open-ended and valid: check it apart. */
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    if (!strcmp (bad[i], "1-"))
+      continue;
+    s = hy_frame_set_parse (bad[i], &error);
+    if (s)
+      g_error ("dump-frames '%s' parsed", bad[i]);
+    g_assert_error (error, HY_ERROR, HY_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "dump-frames"));
+    g_clear_error (&error);
+  }
+  s = hy_frame_set_parse ("1-", &error);
+  g_assert_no_error (error);
+  g_assert_false (hy_frame_set_contains (s, 0));
+  g_assert_true (hy_frame_set_contains (s, 1));
+  hy_frame_set_free (s);
+}
+
+static char *
+write_temp (const char *contents, gssize len)
+{
+  char *path = NULL;
+  int fd = g_file_open_tmp ("hy-labels-XXXXXX.txt", &path, NULL);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  g_assert_true (g_file_set_contents (path, contents, len, NULL));
+  return path;
+}
+
+static void
+test_labels (void)
+{
+  GError *error = NULL;
+  guint n = 0;
+  char *path = write_temp ("cat\r\ndog \n\nbird\n", -1);
+  char **labels = hy_labels_load (path, &n, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (n, ==, 4);
+  g_assert_cmpstr (labels[0], ==, "cat");
+  g_assert_cmpstr (labels[1], ==, "dog");
+  g_assert_cmpstr (labels[2], ==, "");
+  g_assert_cmpstr (labels[3], ==, "bird");
+  g_strfreev (labels);
+  g_unlink (path);
+  g_free (path);
+
+  path = write_temp ("", 0);
+  labels = hy_labels_load (path, &n, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (n, ==, 0);
+  g_strfreev (labels);
+  g_unlink (path);
+  g_free (path);
+
+  path = write_temp ("ok\n\xff\xfe\n", -1);
+  g_assert_null (hy_labels_load (path, &n, &error));
+  g_assert_error (error, HY_ERROR, HY_ERROR_FORMAT);
+  g_clear_error (&error);
+  g_unlink (path);
+  g_free (path);
+
+  g_assert_null (hy_labels_load ("/nonexistent/labels.txt", &n, &error));
+  g_assert_error (error, HY_ERROR, HY_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "labels"));
+  g_clear_error (&error);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/property-parse/size", test_size);
+  g_test_add_func ("/property-parse/frame-set", test_frame_set);
+  g_test_add_func ("/property-parse/labels", test_labels);
+  return g_test_run ();
+}
