@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Check the shipped patterns model three ways against MXNet 1.9.1.
+
+For a set of videotestsrc frames (every class, several sizes, RGB and I420):
+  1. MXNet runs the exported files on frames preprocessed in numpy
+     (patterns_frames.py, the training preprocessing);
+  2. `hybridinfer run` runs the same tensors: outputs must match MXNet's
+     within 1e-4 and give the same labels;
+  3. with --element, gst-launch runs the same frames through the hybridinfer
+     element (imperative mode, dumping every layer): its bus message must
+     give MXNet's label and score, and its first convolution's and dense
+     layer's outputs must match MXNet's on the numpy tensor (1e-4 relative):
+     that checks the element's own resize, YUV conversion and normalisation
+     against the training preprocessing.
+
+  ~/.cache/hybridinfer/venv/bin/python pipelines/verify_patterns.py [--element]
+Exits 1 on any mismatch.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import patterns_frames as pf  # noqa: E402
+import train_patterns as tp  # noqa: E402
+
+MODELS = os.path.join(HERE, "models")
+SIZES = [(320, 240), (1280, 720)]
+CASES = [(patterns[0], w, h, fmt)
+         for _, patterns in tp.CLASSES for w, h in SIZES for fmt in ("RGB", "I420")]
+EXTRA = {"zone-plate": ["kx2=20", "ky2=20", "kt=1"],
+         "chroma-zone-plate": ["kx2=20", "ky2=20", "kt=1"]}
+
+
+def frames(cases):
+    """The first frame of each case, as the model's input tensor."""
+    pixels = []
+    for pattern, w, h, fmt in cases:
+        raw = pf.capture([f"pattern={pattern}"] + EXTRA.get(pattern, []), w, h, fmt, 1)[0]
+        pixels.append(pf.resample(raw, fmt, w, h, tp.INPUT_W, tp.INPUT_H))
+    return pf.normalise(np.stack(pixels), tp.MEAN, tp.STD, tp.SCALE)
+
+
+def mxnet_probs(x):
+    import mxnet as mx
+    net = mx.gluon.SymbolBlock.imports(
+        os.path.join(MODELS, "patterns-symbol.json"), ["data"],
+        os.path.join(MODELS, "patterns-0000.params"))
+    return net(mx.nd.array(x)).asnumpy()
+
+
+def cli_probs(tool, x):
+    with tempfile.TemporaryDirectory() as tmp:
+        np.save(os.path.join(tmp, "x.npy"), x)
+        subprocess.run([tool, "run", "--model", os.path.join(MODELS, "patterns-symbol.json"),
+                        "--input", "data=" + os.path.join(tmp, "x.npy"),
+                        "--output-dir", os.path.join(tmp, "out")], check=True)
+        return np.load(os.path.join(tmp, "out", "output0.npy"))
+
+
+MESSAGE = re.compile(r"\(element\): hybridinfer, .* label=\(string\)\"?([^,\"]*)\"?, "
+                     r"class-id=\(int\)(-?\d+), score=\(float\)([0-9.e+-]+)")
+
+
+# Layers compared between the element's dump and MXNet: the first sees the
+# input tensor through one linear map, the second is the logits.
+PROBES = ["patterns_conv0_fwd", "patterns_dense0_fwd"]
+
+
+def mxnet_probes(x):
+    import mxnet as mx
+    internals = mx.sym.load(os.path.join(MODELS, "patterns-symbol.json")).get_internals()
+    outputs = {}
+    for name in PROBES:
+        net = mx.gluon.SymbolBlock(internals[name + "_output"], mx.sym.var("data"))
+        net.collect_params().load(os.path.join(MODELS, "patterns-0000.params"),
+                                  ignore_extra=True)
+        outputs[name] = net(mx.nd.array(x)).asnumpy()
+    return outputs
+
+
+def element_result(case, plugin_dir, dump_dir):
+    """(class id, score, {probe: output}) of the element on the first frame."""
+    pattern, w, h, fmt = case
+    env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir)
+    cmd = (["gst-launch-1.0", "-m", "videotestsrc", f"pattern={pattern}", "num-buffers=1"]
+           + EXTRA.get(pattern, [])
+           + ["!", f"video/x-raw,format={fmt},width={w},height={h}", "!", "hybridinfer",
+              "model=" + os.path.join(MODELS, "patterns-symbol.json"),
+              "labels=" + os.path.join(MODELS, "patterns-labels.txt"),
+              f"input-size={tp.INPUT_W}x{tp.INPUT_H}", "color-order=rgb", "scale=0-1",
+              "mean=<%s>" % ",".join(map(str, tp.MEAN)),
+              "std=<%s>" % ",".join(map(str, tp.STD)),
+              "resize=stretch", "device=cpu", "top-k=1", "mode=imperative",
+              "dump-dir=" + dump_dir, "dump-frames=0", "!", "fakesink"])
+    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True).stdout
+    m = MESSAGE.search(out)
+    if not m:
+        raise RuntimeError(f"no hybridinfer message from: {' '.join(cmd)}\n{out[-2000:]}")
+    frame_dir = os.path.join(dump_dir, "frame-000000")
+    probes = {}
+    for name in PROBES:
+        found = [f for f in os.listdir(frame_dir) if f.endswith("_" + name + ".npy")]
+        if len(found) != 1:
+            raise RuntimeError(f"{frame_dir}: no single dump of {name}")
+        probes[name] = np.load(os.path.join(frame_dir, found[0]))
+    return int(m.group(2)), float(m.group(3)), probes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--element", action="store_true",
+                    help="also run every frame through the GStreamer element")
+    args = ap.parse_args()
+    labels = [c[0] for c in tp.CLASSES]
+    expected = [next(i for i, (_, ps) in enumerate(tp.CLASSES) if c[0] in ps) for c in CASES]
+
+    x = frames(CASES)
+    ref = mxnet_probs(x)
+    ours = cli_probs(os.path.join(args.build, "tools", "hybridinfer"), x)
+    err = float(np.abs(ours - ref).max())
+    ok = err <= 1e-4 and (ours.argmax(1) == ref.argmax(1)).all()
+    print(f"hybridinfer run vs MXNet on {len(x)} frames: max |diff| {err:.2e}, "
+          f"labels {'identical' if (ours.argmax(1) == ref.argmax(1)).all() else 'DIFFER'}")
+
+    element_ok = True
+    probes = mxnet_probes(x) if args.element else {}
+    for i, case in enumerate(CASES):
+        pattern, w, h, fmt = case
+        line = (f"  {pattern:18s} {w}x{h} {fmt:4s}  mxnet {labels[ref[i].argmax()]:18s} "
+                f"{ref[i].max():.4f}")
+        if ref[i].argmax() != expected[i]:
+            line += f"  (pattern is {labels[expected[i]]})"
+        if args.element:
+            with tempfile.TemporaryDirectory() as dump:
+                cid, score, dumped = element_result(
+                    case, os.path.join(args.build, "gst-plugin"), dump)
+            worst = max(float(np.abs(dumped[k] - probes[k][i:i + 1]).max())
+                        / max(1.0, float(np.abs(probes[k][i]).max())) for k in PROBES)
+            same = (cid == ref[i].argmax() and abs(score - ref[i].max()) <= 1e-4
+                    and worst <= 1e-4)
+            element_ok &= same
+            line += (f"  element {labels[cid]:18s} {score:.4f}  layers {worst:.1e}"
+                     + ("" if same else "  MISMATCH"))
+        print(line)
+    right = int((ref.argmax(1) == np.array(expected)).sum())
+    print(f"{right}/{len(CASES)} frames labelled as their pattern")
+    if args.element:
+        print("element vs MXNet: " + ("all match" if element_ok else "MISMATCH"))
+    sys.exit(0 if ok and element_ok else 1)
+
+
+if __name__ == "__main__":
+    main()
