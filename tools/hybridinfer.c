@@ -5,6 +5,7 @@
  *   hybridinfer inspect --model M-symbol.json --shape 1x3x224x224 [--json]
  *   hybridinfer export --model M-symbol.json --prefix out/model [--epoch N]
  *   hybridinfer diff DUMP_A DUMP_B [--rtol R] [--atol A] [--json]
+ *   hybridinfer bench --model M-symbol.json --shape 1x3x224x224 [--json]
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@ static const command commands[] = {
   {"inspect", hy_cmd_inspect, "show a model's ops, shapes and parameters"},
   {"export", hy_cmd_export, "write the model as MXNet 1.9.1 export files"},
   {"diff", hy_cmd_diff, "find the first layer where two layer dumps differ"},
+  {"bench", hy_cmd_bench, "time forwards: latency, throughput, memory"},
 };
 
 static int

@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""Benchmark hybridinfer against MXNet 1.9.1 and ONNX Runtime on the same models.
+
+    compare.py [--threads N] [--quick] [--repeat R] [--only SUBSTRING] [--markdown FILE]
+
+Run it with the MXNet reference venv's Python (~/.cache/hybridinfer/venv/bin/python: mxnet
+1.9.1, numpy, onnx, onnxruntime) after building (build/tools/hybridinfer).
+
+Workloads: the seeds' 512-256-128-2 MLP at batch 1, and ResNet-18 v1, ResNet-50 v1 and
+MobileNetV2 1.0 from the Gluon model zoo (pretrained=False, Xavier init, seeded) at batch 1
+and 8 on 224x224 inputs.  Each is exported once into the cache ($HYBRIDINFER_CACHE/bench or
+~/.cache/hybridinfer/bench; never into the repository) as Gluon export files, Gluon
+parameters and ONNX (mx.onnx.export_model).
+
+Engines, each timed in its own subprocess so that thread settings apply cleanly:
+  ours-hybrid, ours-imperative  `hybridinfer bench --json` on the export files
+  mxnet-imperative              the Gluon block as built (not hybridized)
+  mxnet-hybrid                  hybridize(static_alloc=True, static_shape=True)
+  onnxruntime                   CPU execution provider, all graph optimisations
+Every engine gets the same thread count: --threads for our OpenBLAS, OMP_NUM_THREADS for
+MXNet (with one engine worker thread, MXNET_CPU_WORKER_NTHREADS=1, so it never runs more
+compute threads than that) and intra_op_num_threads for ONNX Runtime.
+
+Latency is per forward, synchronous (MXNet waits on each output), after a warm-up; the table
+gives the median.  Speed-ups are "peer median / ours-hybrid median": above 1 means ours is
+faster.  For the MLP, the tutorial's own measure (1000 x net(x), then waitall) is also
+reported for MXNet, before and after hybridize().
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SEED = 20261122
+WORKER_TIMEOUT_S = 3600
+
+MODELS = {
+    # name: (constructor, input shape without the batch)
+    "mlp": ("mlp", (512,)),
+    "resnet18_v1": ("zoo", (3, 224, 224)),
+    "resnet50_v1": ("zoo", (3, 224, 224)),
+    "mobilenetv2_1.0": ("zoo", (3, 224, 224)),
+}
+WORKLOADS = [("mlp", 1), ("resnet18_v1", 1), ("resnet18_v1", 8),
+             ("resnet50_v1", 1), ("resnet50_v1", 8),
+             ("mobilenetv2_1.0", 1), ("mobilenetv2_1.0", 8)]
+ENGINES = ["ours-hybrid", "ours-imperative", "mxnet-hybrid", "mxnet-imperative",
+           "onnxruntime"]
+
+
+# ---- worker side: runs inside a fresh subprocess ----------------------------------------
+
+def build_net(model):
+    import mxnet as mx
+    from mxnet.gluon import nn
+    if MODELS[model][0] == "mlp":
+        net = nn.HybridSequential()
+        net.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"),
+                nn.Dense(2))
+        return net
+    return mx.gluon.model_zoo.vision.get_model(model, pretrained=False)
+
+
+def random_input(shape):
+    import numpy as np
+    rng = np.random.default_rng(SEED)
+    return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+
+def patch_onnx_mapping():
+    """MXNet 1.9.1's exporter imports onnx.mapping, which onnx 1.15 removed; the helper
+    functions that replaced it answer the same questions."""
+    import types
+    import numpy as np
+    import onnx
+    from onnx import helper
+    if hasattr(onnx, "mapping"):
+        return
+
+    class NpToTensor(dict):
+        def __missing__(self, key):
+            return helper.np_dtype_to_tensor_dtype(np.dtype(key))
+
+    class TensorToNp(dict):
+        def __missing__(self, key):
+            return helper.tensor_dtype_to_np_dtype(key)
+
+    mapping = types.ModuleType("onnx.mapping")
+    mapping.NP_TYPE_TO_TENSOR_TYPE = NpToTensor()
+    mapping.TENSOR_TYPE_TO_NP_TYPE = TensorToNp()
+    sys.modules["onnx.mapping"] = mapping
+    onnx.mapping = mapping
+
+
+def export_onnx(prefix, shape, path):
+    """-> None, or why the export failed."""
+    import numpy as np
+    try:
+        patch_onnx_mapping()
+        import mxnet as mx
+        import onnx
+        mx.onnx.export_model(prefix + "-symbol.json", prefix + "-0000.params", [shape],
+                             [np.float32], path)
+        m = onnx.load(path)
+        # The exporter stamps the installed onnx's newest IR and opset, which ONNX Runtime
+        # may not read yet; its op translations only go up to opset 13.
+        m.ir_version = 8
+        for op in m.opset_import:
+            if op.domain in ("", "ai.onnx"):
+                op.version = min(op.version, 13)
+        # Weights listed as graph inputs could be overridden at run time, so ONNX Runtime
+        # will not fold them (no BatchNorm folding): keep them initializers only.
+        inits = {i.name for i in m.graph.initializer}
+        keep = [i for i in m.graph.input if i.name not in inits]
+        del m.graph.input[:]
+        m.graph.input.extend(keep)
+        onnx.checker.check_model(m)
+        onnx.save(m, path)
+        return None
+    except Exception as e:  # noqa: BLE001 — any failure is a table entry, not a crash
+        if os.path.exists(path):
+            os.remove(path)
+        return "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+
+
+def worker_export(args):
+    import mxnet as mx
+    import numpy as np
+    model, d = args["model"], args["dir"]
+    os.makedirs(d, exist_ok=True)
+    mx.random.seed(SEED)
+    np.random.seed(SEED)
+    net = build_net(model)
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    net(mx.nd.array(random_input((1,) + MODELS[model][1])))
+    prefix = os.path.join(d, "model")
+    net.export(prefix, epoch=0)
+    net.save_parameters(os.path.join(d, "gluon.params"))
+    onnx_errors = {}
+    for batch in args["batches"]:
+        err = export_onnx(prefix, (batch,) + MODELS[model][1],
+                          os.path.join(d, "model-b%d.onnx" % batch))
+        if err:
+            onnx_errors[str(batch)] = err
+    return {"mxnet": mx.__version__, "seed": SEED, "onnx_errors": onnx_errors}
+
+
+def summarize(times_s):
+    ms = sorted(t * 1e3 for t in times_s)
+    n = len(ms)
+    return {"min": ms[0], "median": statistics.median(ms),
+            "p90": ms[max(0, -(-9 * n // 10) - 1)], "mean": sum(ms) / n}
+
+
+def time_forwards(forward, n):
+    """Wall and process CPU time (every thread) of each of n forwards, like
+    `hybridinfer bench`: on a busy machine a one-thread run's CPU time still
+    tells how long the forward takes on an idle one."""
+    wall, cpu = [], []
+    for _ in range(n):
+        c0, t0 = time.process_time(), time.perf_counter()
+        forward()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return {"latency_ms": summarize(wall), "cpu_ms": summarize(cpu)}
+
+
+def worker_mxnet(args):
+    import mxnet as mx
+    net = build_net(args["model"])
+    net.load_parameters(os.path.join(args["dir"], "gluon.params"))
+    if args["mode"] == "hybrid":
+        net.hybridize(static_alloc=True, static_shape=True)
+    x = mx.nd.array(random_input(tuple(args["shape"])))
+    for _ in range(args["warmup"]):
+        net(x).wait_to_read()
+    return time_forwards(lambda: net(x).wait_to_read(), args["iterations"])
+
+
+def worker_tutorial(args):
+    """The seeds' benchmark as written: 1000 x net(x), waitall, before and after a plain
+    hybridize() on one net."""
+    import mxnet as mx
+    net = build_net(args["model"])
+    net.load_parameters(os.path.join(args["dir"], "gluon.params"))
+    x = mx.nd.array(random_input(tuple(args["shape"])))
+    n = args["iterations"]
+
+    def bench():
+        start = time.perf_counter()
+        for _ in range(n):
+            net(x)
+        mx.nd.waitall()
+        return time.perf_counter() - start
+
+    net(x).wait_to_read()
+    before = bench()
+    net.hybridize()
+    net(x).wait_to_read()
+    after = bench()
+    return {"imperative_s": before, "hybrid_s": after, "iterations": n}
+
+
+def worker_onnxruntime(args):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args["threads"]
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(args["onnx"], so, providers=["CPUExecutionProvider"])
+    feed = {sess.get_inputs()[0].name: random_input(tuple(args["shape"]))}
+    for _ in range(args["warmup"]):
+        sess.run(None, feed)
+    res = time_forwards(lambda: sess.run(None, feed), args["iterations"])
+    res["ort"] = ort.__version__
+    return res
+
+
+WORKERS = {"export": worker_export, "mxnet": worker_mxnet, "tutorial": worker_tutorial,
+           "onnxruntime": worker_onnxruntime}
+
+
+# ---- driver side ---------------------------------------------------------------------
+
+def cache_dir():
+    base = os.environ.get("HYBRIDINFER_CACHE") or os.path.expanduser("~/.cache/hybridinfer")
+    return os.path.join(base, "bench")
+
+
+def blas_coretype():
+    """What tools/setup.sh exports: SkylakeX kernels on any CPU with the AVX-512 subsets
+    they use (OpenBLAS 0.3.21 does not know Zen 4/5)."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return os.environ["OPENBLAS_CORETYPE"]
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return None
+    need = ("avx512f", "avx512bw", "avx512vl", "avx512dq")
+    return "SkylakeX" if all(re.search(r"\b%s\b" % f, flags) for f in need) else None
+
+
+def thread_env(threads):
+    env = dict(os.environ)
+    env.update({"OMP_NUM_THREADS": str(threads), "MXNET_CPU_WORKER_NTHREADS": "1",
+                "OPENBLAS_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+                "PYTHONWARNINGS": "ignore"})
+    return env
+
+
+def loadavg():
+    try:
+        return float(open("/proc/loadavg").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def run_json(cmd, env):
+    """Runs cmd; -> (its last stdout line as JSON, None) or (None, why it failed)."""
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                           timeout=WORKER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %d s" % WORKER_TIMEOUT_S
+    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[-1]
+        return None, tail[:200]
+    try:
+        return json.loads(lines[-1]), None
+    except json.JSONDecodeError:
+        return None, "unreadable output: " + lines[-1][:200]
+
+
+def run_worker(python, kind, args, env):
+    return run_json([python, os.path.abspath(__file__), "--worker", kind, json.dumps(args)],
+                    env)
+
+
+def ensure_exported(python, model, batches, reexport):
+    d = os.path.join(cache_dir(), model)
+    stamp = os.path.join(d, "export.json")
+    if not reexport and os.path.exists(stamp):
+        info = json.load(open(stamp))
+        if info.get("seed") == SEED and all(
+                str(b) in info.get("onnx_errors", {})
+                or os.path.exists(os.path.join(d, "model-b%d.onnx" % b)) for b in batches):
+            return d, info
+    print("exporting %s into %s" % (model, d), file=sys.stderr)
+    info, err = run_worker(python, "export", {"model": model, "dir": d, "batches": batches},
+                           thread_env(1))
+    if err:
+        raise SystemExit("export of %s failed: %s" % (model, err))
+    json.dump(info, open(stamp, "w"), indent=1)
+    return d, info
+
+
+def measure(engine, ctx):
+    """-> result dict (latency_ms, ...) or {"error": why}."""
+    shape = [ctx["batch"]] + list(MODELS[ctx["model"]][1])
+    env = thread_env(ctx["threads"])
+    if engine.startswith("ours-"):
+        coretype = blas_coretype()
+        if coretype:
+            env["OPENBLAS_CORETYPE"] = coretype
+        cmd = [ctx["tool"], "bench", "--model", os.path.join(ctx["dir"], "model-symbol.json"),
+               "--shape", "x".join(str(s) for s in shape),
+               "--mode", engine[len("ours-"):], "--iterations", str(ctx["iterations"]),
+               "--warmup", str(ctx["warmup"]), "--threads", str(ctx["threads"]), "--json"]
+        res, err = run_json(cmd, env)
+    elif engine.startswith("mxnet-"):
+        res, err = run_worker(ctx["python"], "mxnet", {
+            "model": ctx["model"], "dir": ctx["dir"], "shape": shape,
+            "mode": engine[len("mxnet-"):], "iterations": ctx["iterations"],
+            "warmup": ctx["warmup"]}, env)
+    else:
+        onnx_err = ctx["onnx_errors"].get(str(ctx["batch"]))
+        if onnx_err:
+            return {"error": "ONNX export failed: " + onnx_err}
+        res, err = run_worker(ctx["python"], "onnxruntime", {
+            "onnx": os.path.join(ctx["dir"], "model-b%d.onnx" % ctx["batch"]),
+            "shape": shape, "threads": ctx["threads"], "iterations": ctx["iterations"],
+            "warmup": ctx["warmup"]}, env)
+    return res if res else {"error": err}
+
+
+# Which time the table compares: "latency_ms" (wall) or "cpu_ms" (--metric cpu).
+METRIC = "latency_ms"
+
+
+def median_of(res):
+    return None if not res or "error" in res or METRIC not in res else res[METRIC]["median"]
+
+
+def better(a, b):
+    """The run with the lower median (best of --repeat); errors lose."""
+    if median_of(a) is None:
+        return b
+    if median_of(b) is None:
+        return a
+    return b if median_of(b) < median_of(a) else a
+
+
+def fmt_ms(v):
+    return "—" if v is None else ("%.3f" % v if v < 1 else "%.2f" % v if v < 100 else "%.1f" % v)
+
+
+def fmt_ratio(num, den):
+    return "—" if num is None or den is None or den == 0 else "%.2f×" % (num / den)
+
+
+def fmt_mib(v):
+    return "—" if v is None else "%.3g" % (v / 1048576.0)
+
+
+def markdown_table(rows):
+    head = ("| workload | ours hybrid | ours imperative | MXNet hybrid | MXNet imperative "
+            "| ORT | ours hyb vs ours imp | ours hyb vs MXNet hyb | ours hyb vs MXNet imp "
+            "| ours hyb vs ORT | MXNet hyb vs MXNet imp | arena / naive / lower bound (MiB) "
+            "| load |")
+    out = [head, "|" + "|".join(["---"] + ["---:"] * 10 + ["---", "---"]) + "|"]
+    notes = []
+    for row in rows:
+        r = row["results"]
+        m = {e: median_of(r.get(e)) for e in ENGINES}
+        hyb = m["ours-hybrid"]
+        cells = [fmt_ms(m[e]) for e in ENGINES]
+        for e in ENGINES:
+            if r.get(e) and "error" in r[e]:
+                notes.append("%s, %s: %s" % (row["label"], e, r[e]["error"]))
+        oh = r.get("ours-hybrid") or {}
+        mem = "%s / %s / %s" % (fmt_mib(oh.get("arena_bytes")), fmt_mib(oh.get("naive_bytes")),
+                                fmt_mib(oh.get("lower_bound_bytes")))
+        loads = [res.get("load_before") for res in r.values()]
+        loads = [l for l in loads if l is not None]
+        load = "%.1f–%.1f" % (min(loads), max(loads)) if loads else "?"
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["label"], " | ".join(cells),
+            fmt_ratio(m["ours-imperative"], hyb), fmt_ratio(m["mxnet-hybrid"], hyb),
+            fmt_ratio(m["mxnet-imperative"], hyb), fmt_ratio(m["onnxruntime"], hyb),
+            fmt_ratio(m["mxnet-imperative"], m["mxnet-hybrid"]), mem, load))
+    return out, notes
+
+
+def report(rows, meta):
+    what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
+            "Median process CPU time (all threads)")
+    lines = [what + " per forward in ms (lower is better).  Ratios are speed-ups: "
+             "the second engine's median over the first's (above 1: the first is faster).  "
+             "Load: the 1-minute load average when the kept runs started (the machine has "
+             "%d CPUs)." % (os.cpu_count() or 1), ""]
+    table, notes = markdown_table(rows)
+    lines += table
+    for row in rows:
+        t = row.get("tutorial")
+        if t and "error" not in t:
+            lines += ["", "MXNet, the tutorial's own measure on %s (%d × net(x), then waitall, "
+                      "one process): %.4f s before hybridize(), %.4f s after: %.2f× faster."
+                      % (row["label"], t["iterations"], t["imperative_s"], t["hybrid_s"],
+                         t["imperative_s"] / t["hybrid_s"])]
+        elif t:
+            notes.append("%s, MXNet tutorial measure: %s" % (row["label"], t["error"]))
+    if notes:
+        lines += ["", "Not measured:"] + ["- " + n for n in notes]
+    lines += ["", "Threads: %d for every engine.  Iterations: %d (MLP %d), warm-up %d, "
+              "best median of %d run(s).  1-minute load average during the run: %s."
+              % (meta["threads"], meta["iterations"], meta["mlp_iterations"], meta["warmup"],
+                 meta["repeat"], meta["load"])]
+    return "\n".join(lines)
+
+
+def git_revision():
+    try:
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return rev + (" with uncommitted work" if dirty else "")
+    except OSError:
+        return "unknown"
+
+
+def default_python():
+    base = os.environ.get("HYBRIDINFER_CACHE") or os.path.expanduser("~/.cache/hybridinfer")
+    venv = os.path.join(base, "venv", "bin", "python")
+    return venv if os.path.exists(venv) else sys.executable
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
+        print(json.dumps(WORKERS[sys.argv[2]](json.loads(sys.argv[3]))))
+        return 0
+    # A plain SIGTERM would leave the running engine behind: as SystemExit, it
+    # unwinds through subprocess.run, which kills its child.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="compute threads for every engine (default: the machine's cores)")
+    ap.add_argument("--iterations", type=int, help="timed forwards per model (default 100)")
+    ap.add_argument("--mlp-iterations", type=int, help="timed forwards of the MLP "
+                    "(default 1000, as in the seeds' tutorial)")
+    ap.add_argument("--warmup", type=int, help="untimed forwards first (default 10)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run every measurement R times, interleaved; keep the best median")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: 5 forwards per model, 100 of the MLP, 2 warm-up")
+    ap.add_argument("--only", help="only workloads whose label contains this")
+    ap.add_argument("--engines", default=",".join(ENGINES),
+                    help="comma-separated subset of " + ",".join(ENGINES))
+    ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tools", "hybridinfer"))
+    ap.add_argument("--python", default=default_python(),
+                    help="Python with mxnet, onnx and onnxruntime for the peers")
+    ap.add_argument("--reexport", action="store_true", help="export the models again")
+    ap.add_argument("--metric", choices=["wall", "cpu"], default="wall",
+                    help="compare wall-clock latency (default) or process CPU time per "
+                    "forward (steadier on a busy machine; with --threads 1 it is the "
+                    "latency an idle machine would show)")
+    ap.add_argument("--markdown", help="also write the report here")
+    ap.add_argument("--json", help="also write every raw result here")
+    a = ap.parse_args()
+    global METRIC
+    METRIC = "latency_ms" if a.metric == "wall" else "cpu_ms"
+    iterations = a.iterations or (5 if a.quick else 100)
+    mlp_iterations = a.mlp_iterations or (100 if a.quick else 1000)
+    warmup = a.warmup if a.warmup is not None else (2 if a.quick else 10)
+    engines = [e for e in a.engines.split(",") if e]
+    unknown = set(engines) - set(ENGINES)
+    if unknown:
+        ap.error("unknown engine(s): " + ", ".join(sorted(unknown)))
+    if any(e.startswith("ours-") for e in engines) and not os.access(a.tool, os.X_OK):
+        ap.error("%s is not built (ninja -C build)" % a.tool)
+
+    revision = git_revision()   # now: the tree may move on during a long run
+    workloads = [(m, b) for m, b in WORKLOADS
+                 if not a.only or a.only in "%s b%d" % (m, b)]
+    batches = {}
+    for m, b in workloads:
+        batches.setdefault(m, []).append(b)
+    exported = {m: ensure_exported(a.python, m, bs, a.reexport) for m, bs in batches.items()}
+
+    rows, loads = [], []
+    for m, b in workloads:
+        d, info = exported[m]
+        ctx = {"model": m, "batch": b, "dir": d, "threads": a.threads, "tool": a.tool,
+               "python": a.python, "onnx_errors": info.get("onnx_errors", {}),
+               "iterations": mlp_iterations if m == "mlp" else iterations, "warmup": warmup}
+        row = {"label": "%s b%d" % (m, b), "results": {}}
+        for rep in range(a.repeat):
+            for e in engines:
+                loads.append(loadavg())
+                t0 = time.time()
+                res = measure(e, ctx)
+                res["load_before"] = loads[-1]
+                row["results"][e] = better(row["results"].get(e), res)
+                if "error" in res:
+                    got = res["error"]
+                else:
+                    got = "wall %s ms, cpu %s ms" % tuple(
+                        fmt_ms(res.get(k, {}).get("median")) for k in ("latency_ms", "cpu_ms"))
+                print("%-20s %-17s run %d: %s (%.0f s, load %s)" % (
+                    row["label"], e, rep + 1, got, time.time() - t0, loads[-1]),
+                    file=sys.stderr)
+        if m == "mlp" and "mxnet-imperative" in engines:
+            res, err = run_worker(a.python, "tutorial", {
+                "model": m, "dir": d, "shape": [b] + list(MODELS[m][1]),
+                "iterations": mlp_iterations}, thread_env(a.threads))
+            row["tutorial"] = res if res else {"error": err}
+        rows.append(row)
+
+    seen = [l for l in loads if l is not None]
+    meta = {"threads": a.threads, "iterations": iterations, "mlp_iterations": mlp_iterations,
+            "warmup": warmup, "repeat": a.repeat,
+            "load": "%.1f to %.1f" % (min(seen), max(seen)) if seen else "unknown"}
+    text = report(rows, meta)
+    cmd = shlex.join(["tests/bench/compare.py"] + sys.argv[1:])
+    header = ["Measured %s on %s (%s), commit %s." % (
+        datetime.date.today().isoformat(), platform.node() or "this machine",
+        platform.machine(), revision), "Command: `%s`" % cmd, ""]
+    print("\n".join(header) + text)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write("\n".join(header) + text + "\n")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
