@@ -156,6 +156,9 @@ hy_executor_new (hy_model *model, hy_device device, hy_mode mode,
   }
   exec->in_buf = g_new0 (const hy_tensor *, exec->max_args + 1);
   exec->out_buf = g_new0 (hy_tensor *, exec->max_args + 1);
+  /* The kernels' threads start here, once, never per forward
+   * (HYBRIDINFER_THREADS overrides the CPU count). */
+  hy_cpu_ctx_set_threads (&exec->cpu, 0);
   return exec;
 }
 

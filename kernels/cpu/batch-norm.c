@@ -2,7 +2,8 @@
  * batch-norm.c — BatchNorm at inference on the CPU:
  *   y = (x − mean) · gamma / sqrt(var + eps) + beta   along `axis`,
  * gamma read as 1 under fix_gamma.  The data is walked as (outer, C, inner)
- * so each channel's scale applies to a contiguous run.  y may be x.
+ * so each channel's scale applies to a contiguous run, runs in parallel.
+ * y may be x.
  */
 #include <math.h>
 #include <string.h>
@@ -21,6 +22,24 @@ normalize_run (float *y, const float *x, int64_t n, float mean, float scale,
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = (x[i] - mean) * scale + shift;
+}
+
+typedef struct batch_norm_job {
+  const float *x, *mean, *scale, *shift;
+  float *y;
+  int64_t channels, inner;
+} batch_norm_job;
+
+/* Runs [begin, end) of (outer · channels). */
+static void
+normalize_runs (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const batch_norm_job *j = arg;
+  for (int64_t r = begin; r < end; r++) {
+    const int64_t c = r % j->channels, base = r * j->inner;
+    normalize_run (j->y + base, j->x + base, j->inner, j->mean[c],
+        j->scale[c], j->shift[c]);
+  }
 }
 
 void
@@ -45,14 +64,11 @@ hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,
     scale[c] = p->fix_gamma ? inv_std : gamma[c] * inv_std;
   }
 
-  const float *x = in[0]->data;
-  float *y = out[0]->data;
-  for (int64_t o = 0; o < outer; o++) {
-    for (int64_t c = 0; c < channels; c++) {
-      const int64_t base = (o * channels + c) * inner;
-      normalize_run (y + base, x + base, inner, mean[c], scale[c], beta[c]);
-    }
-  }
+  const batch_norm_job j = {
+    in[0]->data, mean, scale, beta, out[0]->data, channels, inner,
+  };
+  hy_cpu_parallel_for (ctx, outer * channels, hy_cpu_grain (inner),
+      normalize_runs, (void *) &j);
 
   if (n_out >= 3) {
     /* MXNet's inference "mean" and "var" outputs: the moving mean and the

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cpu-kernel.h"
+
 /* Hot loops that gcc vectorises get AVX-512 (x86-64-v4) and AVX2 + FMA
  * (x86-64-v3) builds beside the baseline one, picked once at load time:
  * the library is built for generic x86-64 but runs on wider machines. */
@@ -22,20 +24,56 @@
 #define HY_CPU_VECTOR_CLONES
 #endif
 
-/* C = A·B + beta·C.  Uses a matrix-vector product when m or n is 1 (which
- * OpenBLAS runs much faster than a degenerate GEMM) and tolerates empty
- * sizes, which cblas would reject. */
-void hy_sgemm (bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-    const float *a, const float *b, float beta, float *c);
+/* The least multiply-adds worth handing to a thread of their own (a
+ * spinning worker takes a loop in about a microsecond). */
+#define HY_PARALLEL_MIN_MACS (64 * 1024)
 
-/* The same with C's rows ldc floats apart (C a block of a wider matrix). */
-void hy_sgemm_ldc (bool trans_a, bool trans_b, int64_t m, int64_t n,
-    int64_t k, const float *a, const float *b, float beta, float *c,
-    int64_t ldc);
+/* Products from this size on are split over the threads by hy_gemm_run;
+ * a GEMM block much smaller loses more to packing than it gains. */
+#define HY_GEMM_SPLIT_MIN_MACS (256 * 1024)
 
-/* Row r of the (rows, cols) matrix c becomes values[r] everywhere:
- * a per-output-channel bias before a GEMM with beta = 1. */
-void hy_fill_rows (float *c, const float *values, int64_t rows, int64_t cols);
+/* One product C = A·B + beta·C, C's rows ldc floats apart (C may be a
+ * block of a wider matrix). */
+typedef struct hy_gemm {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  const float *a, *b;
+  float beta;
+  float *c;
+  int64_t ldc;
+  /* Optional: runs on each block of C right after the product wrote it,
+   * on the thread that wrote it, while the block is still in cache (a
+   * fused epilogue): rows [row0, row0 + rows), columns [col0, col0 +
+   * cols).  Serially it runs once, on the whole of C. */
+  void (*then) (void *arg, int64_t row0, int64_t rows, int64_t col0,
+      int64_t cols);
+  void *then_arg;
+} hy_gemm;
+
+/* Runs the product on ctx's threads when it is big enough to pay for
+ * them: the larger of C's dimensions is split into one block per thread,
+ * each a single-threaded OpenBLAS call, so no output's sum is ever split
+ * (OpenBLAS may still round a block in the last bit unlike the whole: it
+ * picks its kernels by shape).  A single row or column of C is a
+ * matrix-vector product, much faster than a degenerate GEMM.  Empty sizes
+ * are fine (cblas would reject them). */
+void hy_gemm_run (hy_cpu_ctx *ctx, const hy_gemm *g);
+
+/* C = A·B + beta·C on contiguous matrices. */
+void hy_sgemm (hy_cpu_ctx *ctx, bool trans_a, bool trans_b, int64_t m,
+    int64_t n, int64_t k, const float *a, const float *b, float beta,
+    float *c);
+
+/* y[i·incy] = (row i of the (rows, k) matrix a, rows lda floats apart)
+ * · x + beta·y[i·incy] (gemv.c).  beta = 0 ignores what y held. */
+void hy_gemv_rows (int64_t rows, int64_t k, const float *a, int64_t lda,
+    const float *x, float beta, float *y, int64_t incy);
+
+/* Makes OpenBLAS run every call on the calling thread: the kernels split
+ * products over their own threads.  Its threaded driver would also
+ * allocate on each call it splits, and its heuristics slow small products
+ * down.  Does nothing when the BLAS is not OpenBLAS. */
+void hy_blas_use_one_thread (void);
 
 /* Every row of the (rows, cols) matrix c becomes a copy of values[0..cols):
  * a per-column bias before a GEMM with beta = 1. */

@@ -17,6 +17,11 @@
  * on each block of output right after the GEMM or the depthwise plane that
  * wrote it; without one, the bias is spread into the output before the
  * GEMM.
+ *
+ * Threads split independent outputs only (blocks of output positions or of
+ * filters, depthwise planes), never a sum.  (OpenBLAS picks its kernels by
+ * the shape of each call, so a block's products may still round in the
+ * last bit unlike the whole's.)
  */
 #include <stdbool.h>
 #include <string.h>
@@ -133,56 +138,181 @@ is_pointwise (const conv_geom *g)
  * enough blocks keep the weights' repacking per block negligible. */
 #define IM2COL_BLOCK_FLOATS (512 * 1024)
 
+/* Narrower blocks than this many output columns are not worth a thread
+ * each: splitting the filters of one product shares the work better. */
+#define MIN_THREAD_BLOCK_COLS 64
+
+/* A convolution lowered to GEMMs: one per (image, group, block of output
+ * rows) — an "item".  Items run in parallel, each on its thread's slice of
+ * the im2col workspace, when there are enough of them to share out
+ * evenly; otherwise one at a time, each product split over the threads. */
+typedef struct conv_job {
+  hy_cpu_ctx *ctx;
+  const conv_geom *g;
+  const float *x, *w, *bias, *bn, *res;
+  const hy_fused_epilogue *fused;
+  float *y;
+  bool epilogue, pointwise;
+  int64_t cg, fg, k, n, ow, out_rows;
+  int64_t block_rows, n_blocks;         /* per image and group */
+  float *col;
+  size_t col_stride;                    /* bytes between threads' slices */
+} conv_job;
+
+/* The fused epilogue on one block of a product's output. */
+typedef struct conv_epilogue {
+  const hy_fused_epilogue *fused;
+  float *c;
+  const float *res;
+  int64_t ldc;
+  hy_epilogue_channels ch;
+} conv_epilogue;
+
+static void
+conv_epilogue_block (void *arg, int64_t row0, int64_t rows, int64_t col0,
+    int64_t cols)
+{
+  const conv_epilogue *e = arg;
+  const int64_t off = row0 * e->ldc + col0;
+  const hy_epilogue_channels ch = hy_epilogue_channels_from (&e->ch, row0);
+  hy_epilogue_rows (e->fused, e->c + off, e->res ? e->res + off : NULL,
+      rows, cols, e->ldc, &ch);
+}
+
+/* Lowers channels [begin, end) of one block (see im2col). */
+typedef struct im2col_job {
+  const conv_geom *g;
+  const float *x;
+  int64_t r0, r1;
+  float *col;
+} im2col_job;
+
+static void
+im2col_channels (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const im2col_job *j = arg;
+  const int64_t rows_per_channel = j->g->k_size * (j->r1 - j->r0)
+      * j->g->out[2];
+  im2col (j->g, j->x + begin * j->g->in_size, end - begin, j->r0, j->r1,
+      j->col + begin * rows_per_channel);
+}
+
+/* One item.  Outside a parallel loop its lowering and its product use
+ * every thread; inside one, both run on the calling thread. */
+static void
+conv_item (const conv_job *j, int64_t item, float *col)
+{
+  const conv_geom *g = j->g;
+  const int64_t image = item / j->n_blocks, block = item % j->n_blocks;
+  const int64_t b = image / g->groups, grp = image % g->groups;
+  const float *xg = j->x + (b * g->channels + grp * j->cg) * g->in_size;
+  float *yg = j->y + (b * g->filters + grp * j->fg) * j->n;
+  const float *bg = j->bias ? j->bias + grp * j->fg : NULL;
+  const int64_t r0 = block * j->block_rows;
+  const int64_t r1 = r0 + j->block_rows < j->out_rows
+      ? r0 + j->block_rows : j->out_rows;
+  const int64_t cols = (r1 - r0) * j->ow;
+  /* This block's columns of the output rows: stride n apart. */
+  float *c = yg + r0 * j->ow;
+
+  /* The bias first, for a GEMM with beta = 1. */
+  if (bg && !j->epilogue)
+    for (int64_t f = 0; f < j->fg; f++)
+      for (int64_t i = 0; i < cols; i++)
+        c[f * j->n + i] = bg[f];
+  const float *lowered = xg;
+  if (!j->pointwise) {
+    const im2col_job ij = { g, xg, r0, r1, col };
+    hy_cpu_parallel_for (j->ctx, j->cg,
+        hy_cpu_grain (g->k_size * cols), im2col_channels, (void *) &ij);
+    lowered = col;
+  }
+  const conv_epilogue e = {
+    j->fused, c, j->res ? j->res + (c - j->y) : NULL, j->n,
+    { bg, j->bn ? j->bn + grp * j->fg : NULL, g->filters },
+  };
+  const hy_gemm gm = {
+    .m = j->fg, .n = cols, .k = j->k, .a = j->w + grp * j->fg * j->k,
+    .b = lowered, .beta = bg && !j->epilogue ? 1.0f : 0.0f, .c = c,
+    .ldc = j->n, .then = j->epilogue ? conv_epilogue_block : NULL,
+    .then_arg = (void *) &e,
+  };
+  hy_gemm_run (j->ctx, &gm);
+}
+
+static void
+conv_items (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const conv_job *j = arg;
+  float *col = j->col ? (float *) ((char *) j->col + thread * j->col_stride)
+      : NULL;
+  for (int64_t i = begin; i < end; i++)
+    conv_item (j, i, col);
+}
+
+/* Whether `n_items` items share out evenly enough over the threads. */
+static bool
+items_share_out (int64_t n_items, int threads)
+{
+  return n_items % threads == 0 || n_items >= 4 * threads;
+}
+
 static void
 conv_gemm (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
     const float *w, const float *bias, const hy_fused_epilogue *fused,
     const float *bn, const float *res, float *y)
 {
-  const bool epilogue = hy_epilogue_is_set (fused);
   const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
-  const int64_t k = cg * g->k_size, n = g->out_size, ow = g->out[2];
-  const int64_t out_rows = g->out[0] * g->out[1];
-  const bool pointwise = is_pointwise (g);
-  int64_t block_rows = IM2COL_BLOCK_FLOATS / (k * ow);
-  if (block_rows < 1)
-    block_rows = 1;
-  if (block_rows > out_rows)
-    block_rows = out_rows;
-  float *col = pointwise ? NULL : hy_cpu_workspace (ctx,
-      (size_t) (k * block_rows * ow) * sizeof (float));
+  conv_job j = {
+    .ctx = ctx, .g = g, .x = x, .w = w, .bias = bias, .bn = bn, .res = res,
+    .fused = fused, .y = y, .epilogue = hy_epilogue_is_set (fused),
+    .pointwise = is_pointwise (g), .cg = cg, .fg = fg,
+    .k = cg * g->k_size, .n = g->out_size, .ow = g->out[2],
+    .out_rows = g->out[0] * g->out[1],
+  };
+  if (j.out_rows == 0 || j.ow == 0 || fg == 0)
+    return;
+  const int threads = hy_cpu_n_threads (ctx);
+  const int64_t images = g->batch * g->groups;
+  const int64_t macs = images * fg * j.n * j.k;
 
-  for (int64_t b = 0; b < g->batch; b++) {
-    for (int64_t grp = 0; grp < g->groups; grp++) {
-      const float *xg = x + (b * g->channels + grp * cg) * g->in_size;
-      const float *wg = w + grp * fg * k;
-      float *yg = y + (b * g->filters + grp * fg) * n;
-      const float *bg = bias ? bias + grp * fg : NULL;
-      const float *rg = res ? res + (yg - y) : NULL;
-      const hy_epilogue_channels ch = {
-        bg, bn ? bn + grp * fg : NULL, g->filters,
-      };
-      if (bias && !epilogue)
-        hy_fill_rows (yg, bg, fg, n);
-      const float beta = bias && !epilogue ? 1.0f : 0.0f;
-      if (pointwise) {
-        hy_sgemm (false, false, fg, n, k, wg, xg, beta, yg);
-        if (epilogue)
-          hy_epilogue_rows (fused, yg, rg, fg, n, n, &ch);
-        continue;
-      }
-      for (int64_t r0 = 0; r0 < out_rows; r0 += block_rows) {
-        const int64_t r1 = r0 + block_rows < out_rows
-            ? r0 + block_rows : out_rows;
-        im2col (g, xg, cg, r0, r1, col);
-        /* This block's columns of the output rows: stride n apart. */
-        hy_sgemm_ldc (false, false, fg, (r1 - r0) * ow, k, wg, col, beta,
-            yg + r0 * ow, n);
-        if (epilogue)
-          hy_epilogue_rows (fused, yg + r0 * ow, rg ? rg + r0 * ow : NULL,
-              fg, (r1 - r0) * ow, n, &ch);
-      }
+  /* The input already is the column matrix of a pointwise convolution:
+   * one item per image and group. */
+  int64_t max_rows = j.pointwise ? j.out_rows
+      : IM2COL_BLOCK_FLOATS / (j.k * j.ow);
+  max_rows = max_rows < 1 ? 1 : max_rows > j.out_rows ? j.out_rows : max_rows;
+  j.n_blocks = (j.out_rows + max_rows - 1) / max_rows;
+  bool parallel_items = false;
+  if (threads > 1 && macs >= HY_GEMM_SPLIT_MIN_MACS) {
+    int64_t blocks = j.n_blocks;
+    /* Cut the rows finer until the items share out evenly. */
+    while (!j.pointwise && !items_share_out (images * blocks, threads)
+        && blocks < j.out_rows)
+      blocks++;
+    const int64_t cols = (j.out_rows + blocks - 1) / blocks * j.ow;
+    if (items_share_out (images * blocks, threads)
+        && (cols >= MIN_THREAD_BLOCK_COLS || images >= threads)) {
+      parallel_items = true;
+      j.n_blocks = blocks;
     }
   }
+  j.block_rows = (j.out_rows + j.n_blocks - 1) / j.n_blocks;
+  j.n_blocks = (j.out_rows + j.block_rows - 1) / j.block_rows;
+
+  const size_t col_bytes = (size_t) (j.k * j.block_rows * j.ow)
+      * sizeof (float);
+  if (j.pointwise)
+    j.col = NULL;
+  else if (parallel_items)
+    j.col = hy_cpu_workspace_per_thread (ctx, col_bytes, &j.col_stride);
+  else
+    j.col = hy_cpu_workspace (ctx, col_bytes);
+
+  const int64_t n_items = images * j.n_blocks;
+  if (parallel_items)
+    hy_cpu_parallel_each (ctx, n_items, conv_items, &j);
+  else
+    conv_items (&j, 0, n_items, 0);
 }
 
 /* One output row of a depthwise 3×3 convolution without dilation: the
@@ -246,56 +376,86 @@ depthwise_row (float *restrict out, const float *padded, int64_t pw,
 
 /* Depthwise 1-D/2-D: output channel f reads input channel f / multiplier.
  * Each input plane is copied once into a zero-bordered buffer so that the
- * row loops need no bounds checks. */
+ * row loops need no bounds checks.  Planes run in parallel, each thread
+ * with its own buffer. */
+typedef struct depthwise_job {
+  const conv_geom *g;
+  const float *x, *w, *bias, *bn, *res;
+  const hy_fused_epilogue *fused;
+  float *y;
+  float *padded;
+  size_t padded_stride;         /* bytes between threads' buffers */
+} depthwise_job;
+
+/* Input planes [begin, end) of (batch · channels). */
 static void
-conv_depthwise (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
-    const float *w, const float *bias, const hy_fused_epilogue *fused,
-    const float *bn, const float *res, float *y)
+depthwise_planes (void *arg, int64_t begin, int64_t end, int thread)
 {
-  const bool epilogue = hy_epilogue_is_set (fused);
+  const depthwise_job *j = arg;
+  const conv_geom *g = j->g;
+  const bool epilogue = hy_epilogue_is_set (j->fused);
   const int64_t mult = g->filters / g->channels;
   const int64_t ih = g->in[1], iw = g->in[2];
   const int64_t ph = ih + 2 * g->pad[1], pw = iw + 2 * g->pad[2];
   const int64_t oh = g->out[1], ow = g->out[2];
   const bool is_3x3 = g->k[1] == 3 && g->k[2] == 3 && g->dilate[1] == 1
       && g->dilate[2] == 1;
-  float *padded = hy_cpu_workspace (ctx, (size_t) (ph * pw) * sizeof (float));
+  float *padded = (float *) ((char *) j->padded
+      + (size_t) thread * j->padded_stride);
 
+  /* Borders stay zero from here on: only the interior changes. */
   memset (padded, 0, (size_t) (ph * pw) * sizeof (float));
-  for (int64_t b = 0; b < g->batch; b++) {
-    for (int64_t c = 0; c < g->channels; c++) {
-      const float *plane = x + (b * g->channels + c) * g->in_size;
-      /* Borders stay zero from the memset: only the interior changes. */
-      for (int64_t r = 0; r < ih; r++)
-        memcpy (padded + (r + g->pad[1]) * pw + g->pad[2], plane + r * iw,
-            (size_t) iw * sizeof (float));
+  for (int64_t p = begin; p < end; p++) {
+    const int64_t b = p / g->channels, c = p % g->channels;
+    const float *plane = j->x + p * g->in_size;
+    for (int64_t r = 0; r < ih; r++)
+      memcpy (padded + (r + g->pad[1]) * pw + g->pad[2], plane + r * iw,
+          (size_t) iw * sizeof (float));
 
-      for (int64_t m = 0; m < mult; m++) {
-        const int64_t f = c * mult + m;
-        const float *wf = w + f * g->k_size;
-        float *yf = y + (b * g->filters + f) * g->out_size;
-        const float b0 = bias ? bias[f] : 0.0f;
-        for (int64_t r = 0; r < oh; r++) {
-          if (is_3x3) {
-            const float *r0 = padded + r * g->stride[1] * pw;
-            depthwise_row_3x3 (yf + r * ow, r0, r0 + pw, r0 + 2 * pw, wf, b0,
-                ow, g->stride[2]);
-          } else {
-            depthwise_row (yf + r * ow, padded, pw, g, wf, b0, r);
-          }
+    for (int64_t m = 0; m < mult; m++) {
+      const int64_t f = c * mult + m;
+      const float *wf = j->w + f * g->k_size;
+      float *yf = j->y + (b * g->filters + f) * g->out_size;
+      const float b0 = j->bias ? j->bias[f] : 0.0f;
+      for (int64_t r = 0; r < oh; r++) {
+        if (is_3x3) {
+          const float *r0 = padded + r * g->stride[1] * pw;
+          depthwise_row_3x3 (yf + r * ow, r0, r0 + pw, r0 + 2 * pw, wf, b0,
+              ow, g->stride[2]);
+        } else {
+          depthwise_row (yf + r * ow, padded, pw, g, wf, b0, r);
         }
-        /* The taps started from the bias: only the rest is left, and the
-         * plane is still in cache. */
-        if (epilogue) {
-          const hy_epilogue_channels ch = {
-            NULL, bn ? bn + f : NULL, g->filters,
-          };
-          hy_epilogue_rows (fused, yf, res ? res + (yf - y) : NULL, 1,
-              g->out_size, g->out_size, &ch);
-        }
+      }
+      /* The taps started from the bias: only the rest is left, and the
+       * plane is still in cache. */
+      if (epilogue) {
+        const hy_epilogue_channels ch = {
+          NULL, j->bn ? j->bn + f : NULL, g->filters,
+        };
+        hy_epilogue_rows (j->fused, yf, j->res ? j->res + (yf - j->y) : NULL,
+            1, g->out_size, g->out_size, &ch);
       }
     }
   }
+}
+
+static void
+conv_depthwise (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
+    const float *w, const float *bias, const hy_fused_epilogue *fused,
+    const float *bn, const float *res, float *y)
+{
+  const int64_t ph = g->in[1] + 2 * g->pad[1], pw = g->in[2] + 2 * g->pad[2];
+  depthwise_job j = {
+    g, x, w, bias, bn, res, fused, y, NULL, 0,
+  };
+  j.padded = hy_cpu_workspace_per_thread (ctx,
+      (size_t) (ph * pw) * sizeof (float), &j.padded_stride);
+  /* A plane's work: every output of its filters, one multiply-add per
+   * tap. */
+  const int64_t plane_macs = g->filters / g->channels * g->out_size
+      * g->k_size;
+  hy_cpu_parallel_for (ctx, g->batch * g->channels,
+      hy_cpu_grain (plane_macs), depthwise_planes, &j);
 }
 
 void

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu-kernel.h"
+#include "blas.h"
 
 #define HY_OP(id, family, name, aliases) \
   extern void hy_cpu_##family (hy_cpu_ctx *, const void *, \
@@ -56,6 +57,50 @@ hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size)
 void
 hy_cpu_ctx_clear (hy_cpu_ctx *ctx)
 {
+  hy_threadpool_free (ctx->pool);
   free (ctx->workspace);
   memset (ctx, 0, sizeof *ctx);
+}
+
+void
+hy_cpu_ctx_set_threads (hy_cpu_ctx *ctx, int n_threads)
+{
+  hy_blas_use_one_thread ();
+  hy_threadpool_free (ctx->pool);
+  ctx->pool = hy_threadpool_new (n_threads > 0 ? n_threads
+      : hy_threadpool_default_threads ());
+}
+
+int
+hy_cpu_n_threads (const hy_cpu_ctx *ctx)
+{
+  return hy_threadpool_in_loop () ? 1 : hy_threadpool_n_threads (ctx->pool);
+}
+
+void
+hy_cpu_parallel_for (hy_cpu_ctx *ctx, int64_t n, int64_t grain,
+    hy_parallel_fn fn, void *arg)
+{
+  int64_t chunks = n / (grain > 1 ? grain : 1);
+  const int threads = hy_cpu_n_threads (ctx);
+  if (chunks > threads)
+    chunks = threads;
+  if (chunks < 1)
+    chunks = 1;
+  /* One chunk runs on the caller, with its own thread index. */
+  hy_threadpool_run (ctx->pool, n, (n + chunks - 1) / chunks, fn, arg);
+}
+
+void
+hy_cpu_parallel_each (hy_cpu_ctx *ctx, int64_t n, hy_parallel_fn fn,
+    void *arg)
+{
+  hy_threadpool_run (ctx->pool, n, 1, fn, arg);
+}
+
+void *
+hy_cpu_workspace_per_thread (hy_cpu_ctx *ctx, size_t size, size_t *stride)
+{
+  *stride = (size + 63) & ~(size_t) 63;
+  return hy_cpu_workspace (ctx, *stride * (size_t) hy_cpu_n_threads (ctx));
 }

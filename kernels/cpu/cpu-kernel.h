@@ -9,6 +9,11 @@
  * Scratch memory comes from the context's workspace, never from malloc on
  * the hot path: a compiled plan sizes the workspace once and every later
  * forward reuses it.
+ *
+ * A context may own a thread pool (threadpool.h), made once when its owner
+ * is set up: kernels split their heavy loops over independent outputs with
+ * hy_cpu_parallel_for, so results do not depend on the thread count.  A
+ * zeroed context has no pool and runs everything on the calling thread.
  */
 #ifndef HY_CPU_KERNEL_H
 #define HY_CPU_KERNEL_H
@@ -17,17 +22,61 @@
 
 #include "hybrid-tensor.h"
 #include "hy-ops.h"
+#include "threadpool.h"
 
 typedef struct hy_cpu_ctx {
   void *workspace;
   size_t workspace_size;
-  int n_threads;                /* 0 = library default */
+  hy_threadpool *pool;          /* NULL: one thread */
 } hy_cpu_ctx;
 
 /* Returns at least `size` bytes of 64-byte aligned scratch, valid until the
- * next call.  Grows (allocates) only when a bigger size is asked for. */
+ * next call.  Grows (allocates) only when a bigger size is asked for.
+ * Never from inside a parallel loop: ask before it, for every thread. */
 void *hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size);
 void hy_cpu_ctx_clear (hy_cpu_ctx *ctx);
+
+/* Gives ctx n_threads threads in all, the caller's included (<= 0: the
+ * default, hy_threadpool_default_threads; 1: no pool), replacing its pool.
+ * Starts threads: call it when setting up, never per forward.  Also makes
+ * OpenBLAS single-threaded (blas.h). */
+void hy_cpu_ctx_set_threads (hy_cpu_ctx *ctx, int n_threads);
+
+/* The threads a loop started now would run on: 1 without a pool, and
+ * inside a loop (loops do not nest). */
+int hy_cpu_n_threads (const hy_cpu_ctx *ctx);
+
+/* Runs fn over items [0, n) on ctx's threads, in min(threads, n / grain)
+ * contiguous chunks of about equal size: a loop of fewer than 2·grain
+ * items runs serially on the caller.  grain is the least work worth
+ * handing to a thread (e.g. 16K floats of a cheap elementwise loop). */
+void hy_cpu_parallel_for (hy_cpu_ctx *ctx, int64_t n, int64_t grain,
+    hy_parallel_fn fn, void *arg);
+
+/* The same with one chunk per item, claimed by whichever thread is free:
+ * for a few heavy items of uneven cost (GEMM blocks). */
+void hy_cpu_parallel_each (hy_cpu_ctx *ctx, int64_t n, hy_parallel_fn fn,
+    void *arg);
+
+/* The least floats of memory-bound work (a copy, an elementwise pass)
+ * worth handing to a thread of its own: about 10 µs, next to the
+ * microsecond a spinning worker takes to pick a loop up. */
+#define HY_CPU_MIN_THREAD_FLOATS (16 * 1024)
+
+/* The grain for hy_cpu_parallel_for over items of `floats` floats of
+ * work each. */
+static inline int64_t
+hy_cpu_grain (int64_t floats)
+{
+  return floats >= HY_CPU_MIN_THREAD_FLOATS ? 1 : floats <= 0
+      ? HY_CPU_MIN_THREAD_FLOATS
+      : (HY_CPU_MIN_THREAD_FLOATS + floats - 1) / floats;
+}
+
+/* `size` bytes of scratch for every thread of a loop started now: thread
+ * t's slice starts at (char *) base + t·*stride. */
+void *hy_cpu_workspace_per_thread (hy_cpu_ctx *ctx, size_t size,
+    size_t *stride);
 
 typedef void (*hy_cpu_kernel_fn) (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

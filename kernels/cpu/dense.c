@@ -1,8 +1,10 @@
 /*
  * dense.c — FullyConnected, dot and batch_dot on the CPU: each is one
- * SGEMM (per batch entry for batch_dot) over views of its inputs.
+ * SGEMM (per batch entry for batch_dot) over views of its inputs, split
+ * over the threads by hy_gemm_run (or, for batch_dot, over the batch).
  * FullyConnected's fused epilogue (epilogue.h) adds the bias in the same
- * pass as the BatchNorm, residual and activation, right after the GEMM.
+ * pass as the BatchNorm, residual and activation, on each block of the
+ * output right after the GEMM wrote it.
  */
 #include "cpu-kernel.h"
 #include "blas.h"
@@ -13,6 +15,26 @@ void hy_cpu_fully_connected (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 void hy_cpu_dot (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+/* FullyConnected's epilogue on one block of the output. */
+typedef struct fc_epilogue {
+  const hy_fused_epilogue *fused;
+  float *y;
+  const float *res;
+  int64_t ld;
+  hy_epilogue_channels ch;
+} fc_epilogue;
+
+static void
+fc_epilogue_block (void *arg, int64_t row0, int64_t rows, int64_t col0,
+    int64_t cols)
+{
+  const fc_epilogue *f = arg;
+  const int64_t off = row0 * f->ld + col0;
+  const hy_epilogue_channels ch = hy_epilogue_channels_from (&f->ch, col0);
+  hy_epilogue_columns (f->fused, f->y + off, f->res ? f->res + off : NULL,
+      rows, cols, f->ld, &ch);
+}
 
 void
 hy_cpu_fully_connected (hy_cpu_ctx *ctx, const void *params,
@@ -37,22 +59,25 @@ hy_cpu_fully_connected (hy_cpu_ctx *ctx, const void *params,
 
   if (bias && !epilogue)
     hy_fill_cols (y, bias, rows, hidden);
-  hy_sgemm (false, true, rows, hidden, k, in[0]->data, in[1]->data,
-      bias && !epilogue ? 1.0f : 0.0f, y);
-  if (epilogue) {
-    const hy_epilogue_channels ch = {
-      bias, p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data : NULL, hidden,
-    };
-    hy_epilogue_columns (&p->fused, y,
-        p->fused.residual ? in[n_in - 1]->data : NULL, rows, hidden, &ch);
-  }
+  const fc_epilogue f = {
+    &p->fused, y, p->fused.residual ? in[n_in - 1]->data : NULL, hidden,
+    { bias, p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data : NULL,
+      hidden },
+  };
+  const hy_gemm g = {
+    .trans_b = true, .m = rows, .n = hidden, .k = k,
+    .a = in[0]->data, .b = in[1]->data,
+    .beta = bias && !epilogue ? 1.0f : 0.0f, .c = y, .ldc = hidden,
+    .then = epilogue ? fc_epilogue_block : NULL, .then_arg = (void *) &f,
+  };
+  hy_gemm_run (ctx, &g);
 }
 
 /* dot: a is (m, k) — stored (k, m) when transposed — over all its axes but
  * the contracted one; likewise b is (k, n). */
 static void
-dot_2d (const hy_dot_params *p, const hy_tensor *a, const hy_tensor *b,
-    hy_tensor *c)
+dot_2d (hy_cpu_ctx *ctx, const hy_dot_params *p, const hy_tensor *a,
+    const hy_tensor *b, hy_tensor *c)
 {
   const hy_shape *as = &a->shape, *bs = &b->shape;
   const int64_t k = as->dims[p->transpose_a ? 0 : as->ndim - 1];
@@ -60,17 +85,37 @@ dot_2d (const hy_dot_params *p, const hy_tensor *a, const hy_tensor *b,
   const int64_t n = k > 0 ? hy_shape_numel (bs) / k : 0;
   if (k == 0) {
     /* An empty contraction still has an output: zeros. */
-    hy_sgemm (false, false, 1, hy_shape_numel (&c->shape), 0, NULL, NULL,
-        0.0f, c->data);
+    hy_sgemm (ctx, false, false, 1, hy_shape_numel (&c->shape), 0, NULL,
+        NULL, 0.0f, c->data);
     return;
   }
-  hy_sgemm (p->transpose_a, p->transpose_b, m, n, k, a->data, b->data, 0.0f,
-      c->data);
+  hy_sgemm (ctx, p->transpose_a, p->transpose_b, m, n, k, a->data, b->data,
+      0.0f, c->data);
 }
 
+typedef struct batch_dot_job {
+  const hy_dot_params *p;
+  const float *a, *b;
+  float *c;
+  int64_t m, n, k;
+  hy_cpu_ctx *ctx;
+} batch_dot_job;
+
 static void
-batch_dot (const hy_dot_params *p, const hy_tensor *a, const hy_tensor *b,
-    hy_tensor *c)
+batch_dot_entries (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const batch_dot_job *j = arg;
+  const int64_t m = j->m, n = j->n, k = j->k;
+  for (int64_t i = begin; i < end; i++)
+    hy_sgemm (j->ctx, j->p->transpose_a, j->p->transpose_b, m, n, k,
+        j->a + i * m * k, j->b + i * k * n, 0.0f, j->c + i * m * n);
+}
+
+/* Many small products go to the threads whole; a few large ones are each
+ * split by hy_gemm_run. */
+static void
+batch_dot (hy_cpu_ctx *ctx, const hy_dot_params *p, const hy_tensor *a,
+    const hy_tensor *b, hy_tensor *c)
 {
   const hy_shape *as = &a->shape, *bs = &b->shape;
   const int nd = as->ndim;
@@ -80,9 +125,14 @@ batch_dot (const hy_dot_params *p, const hy_tensor *a, const hy_tensor *b,
   int64_t batch = 1;
   for (int i = 0; i < nd - 2; i++)
     batch *= as->dims[i];
-  for (int64_t i = 0; i < batch; i++)
-    hy_sgemm (p->transpose_a, p->transpose_b, m, n, k, a->data + i * m * k,
-        b->data + i * k * n, 0.0f, c->data + i * m * n);
+  const batch_dot_job j = { p, a->data, b->data, c->data, m, n, k, ctx };
+  const int64_t macs = m * n * k;
+  if (batch >= 2 * hy_cpu_n_threads (ctx) || macs < HY_GEMM_SPLIT_MIN_MACS)
+    hy_cpu_parallel_for (ctx, batch, macs > 0
+        ? (HY_PARALLEL_MIN_MACS + macs - 1) / macs : batch,
+        batch_dot_entries, (void *) &j);
+  else
+    batch_dot_entries ((void *) &j, 0, batch, 0);
 }
 
 void
@@ -91,7 +141,7 @@ hy_cpu_dot (hy_cpu_ctx *ctx, const void *params, const hy_tensor *const *in,
 {
   const hy_dot_params *p = params;
   if (p->op == HY_OP_BATCH_DOT)
-    batch_dot (p, in[0], in[1], out[0]);
+    batch_dot (ctx, p, in[0], in[1], out[0]);
   else
-    dot_2d (p, in[0], in[1], out[0]);
+    dot_2d (ctx, p, in[0], in[1], out[0]);
 }

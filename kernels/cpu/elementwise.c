@@ -9,6 +9,9 @@
  * vectorises them (hot ones also in AVX2 and AVX-512 clones, see blas.h);
  * gcc's runtime overlap check accepts out == in.
  *
+ * Large tensors are split into contiguous ranges over the context's
+ * threads (flat_job below); every element is computed as on one thread.
+ *
  * Numerics follow MXNet 1.9.1's float32 CPU kernels, including its edge
  * cases: maximum/minimum propagate NaN from either side, x mod 0 is 0,
  * rint breaks ties toward the lower neighbour, sign(NaN) is 0.
@@ -33,6 +36,38 @@ HY_CPU_KERNEL (hy_cpu_hard_sigmoid);
 HY_CPU_KERNEL (hy_cpu_where);
 HY_CPU_KERNEL (hy_cpu_cast);
 HY_CPU_KERNEL (hy_cpu_fill_like);
+
+/* ---- parallel ranges --------------------------------------------------- */
+
+/* One elementwise pass over n floats, run a range [begin, end) at a time
+ * by `range` on whichever thread takes it.  Each kernel fills in the
+ * operands it uses. */
+typedef struct flat_job flat_job;
+struct flat_job {
+  void (*range) (const flat_job *j, int64_t begin, int64_t end);
+  hy_op_id op;
+  const void *loops;            /* binary_loops */
+  const float *a, *b, *c;
+  const hy_tensor *const *in;
+  int n_in;
+  float s0, s1;
+  int dtype;
+  float *o;
+};
+
+static void
+flat_range (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const flat_job *j = arg;
+  j->range (j, begin, end);
+}
+
+static void
+run_flat (hy_cpu_ctx *ctx, int64_t n, const flat_job *j)
+{
+  hy_cpu_parallel_for (ctx, n, HY_CPU_MIN_THREAD_FLOATS, flat_range,
+      (void *) j);
+}
 
 /* ---- unary math -------------------------------------------------------- */
 
@@ -98,13 +133,21 @@ unary_map (hy_op_id op, const float *x, float *o, int64_t n)
   }
 }
 
+static void
+unary_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  unary_map (j->op, j->a + begin, j->o + begin, end - begin);
+}
+
 void
 hy_cpu_unary (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_unary_params *p = params;
-  unary_map (p->op, in[0]->data, out[0]->data,
-      hy_shape_numel (&out[0]->shape));
+  const flat_job j = {
+    .range = unary_range, .op = p->op, .a = in[0]->data, .o = out[0]->data,
+  };
+  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
 }
 
 /* ---- binary computations ----------------------------------------------- */
@@ -211,6 +254,29 @@ static const binary_loops binary_table[HY_BINARY_FN_COUNT] = {
   [HY_BINARY_LESSER_EQUAL] = LOOPS (b_le),
 };
 
+/* Flat ranges of the three operand layouts: a and b vectors, a vector
+ * and s0 a scalar, s0 a scalar and b a vector. */
+static void
+vv_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  const binary_loops *loops = j->loops;
+  loops->vv (end - begin, j->a + begin, j->b + begin, j->o + begin);
+}
+
+static void
+vs_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  const binary_loops *loops = j->loops;
+  loops->vs (end - begin, j->a + begin, j->s0, j->o + begin);
+}
+
+static void
+sv_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  const binary_loops *loops = j->loops;
+  loops->sv (end - begin, j->s0, j->b + begin, j->o + begin);
+}
+
 /* ---- scalar ops -------------------------------------------------------- */
 
 void
@@ -219,20 +285,21 @@ hy_cpu_scalar (hy_cpu_ctx *ctx, const void *params,
 {
   const hy_scalar_params *p = params;
   const float *x = in[0]->data;
-  float *o = out[0]->data;
   const int64_t n = hy_shape_numel (&out[0]->shape);
-  const float s = p->scalar;
+  flat_job j = {
+    .loops = &binary_table[p->fn], .a = x, .b = x, .s0 = p->scalar,
+    .o = out[0]->data,
+  };
 
   /* x^2 is the common power (e.g. variance); powf is slow and, for 2,
    * exactly x * x anyway. */
-  if (p->fn == HY_BINARY_POWER && !p->scalar_first && s == 2.0f) {
-    b_mul_vv (n, x, x, o);
-    return;
+  if (p->fn == HY_BINARY_POWER && !p->scalar_first && p->scalar == 2.0f) {
+    j.loops = &binary_table[HY_BINARY_MUL];
+    j.range = vv_range;
+  } else {
+    j.range = p->scalar_first ? sv_range : vs_range;
   }
-  if (p->scalar_first)
-    binary_table[p->fn].sv (n, s, x, o);
-  else
-    binary_table[p->fn].vs (n, x, s, o);
+  run_flat (ctx, n, &j);
 }
 
 /* ---- binary ops with broadcasting -------------------------------------- */
@@ -289,24 +356,36 @@ plan_broadcast (const hy_shape *a, const hy_shape *b, const hy_shape *o,
   }
 }
 
+/* A broadcast's rows (its last axis) [begin, end) of the output. */
+typedef struct broadcast_job {
+  const binary_loops *loops;
+  const broadcast_plan *plan;
+  const float *a, *b;
+  float *o;
+} broadcast_job;
+
 static void
-run_broadcast (const binary_loops *loops, const broadcast_plan *plan,
-    const float *a, const float *b, float *o)
+broadcast_rows (void *arg, int64_t begin, int64_t end, int thread)
 {
-  if (plan->nd == 0) {          /* every axis has size 1 */
-    loops->vv (1, a, b, o);
-    return;
-  }
+  const broadcast_job *j = arg;
+  const binary_loops *loops = j->loops;
+  const broadcast_plan *plan = j->plan;
+  const float *a = j->a, *b = j->b;
   const int inner = plan->nd - 1;
   const int64_t n = plan->dims[inner];
   const int64_t ia = plan->sa[inner], ib = plan->sb[inner];
-  int64_t rows = 1;
-  for (int k = 0; k < inner; k++)
-    rows *= plan->dims[k];
+  float *o = j->o + begin * n;
 
+  /* The odometer's position at row `begin`. */
   int64_t idx[HY_MAX_DIMS] = { 0 };
   int64_t oa = 0, ob = 0;
-  for (int64_t r = 0; r < rows; r++, o += n) {
+  for (int64_t k = inner - 1, r = begin; k >= 0; k--) {
+    idx[k] = r % plan->dims[k];
+    r /= plan->dims[k];
+    oa += idx[k] * plan->sa[k];
+    ob += idx[k] * plan->sb[k];
+  }
+  for (int64_t r = begin; r < end; r++, o += n) {
     if (ia && ib)
       loops->vv (n, a + oa, b + ob, o);
     else if (ia)
@@ -326,6 +405,22 @@ run_broadcast (const binary_loops *loops, const broadcast_plan *plan,
   }
 }
 
+static void
+run_broadcast (hy_cpu_ctx *ctx, const binary_loops *loops,
+    const broadcast_plan *plan, const float *a, const float *b, float *o)
+{
+  if (plan->nd == 0) {          /* every axis has size 1 */
+    loops->vv (1, a, b, o);
+    return;
+  }
+  int64_t rows = 1;
+  for (int k = 0; k < plan->nd - 1; k++)
+    rows *= plan->dims[k];
+  const broadcast_job j = { loops, plan, a, b, o };
+  hy_cpu_parallel_for (ctx, rows, hy_cpu_grain (plan->dims[plan->nd - 1]),
+      broadcast_rows, (void *) &j);
+}
+
 void
 hy_cpu_binary (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
@@ -343,36 +438,50 @@ hy_cpu_binary (hy_cpu_ctx *ctx, const void *params,
     return;                     /* and never read an empty operand */
   /* The cases that need no plan: equal sizes, or one operand a single
    * value. */
+  flat_job j = { .loops = loops, .a = a, .b = b, .o = o };
   if (na == n && nb == n) {
-    loops->vv (n, a, b, o);
+    j.range = vv_range;
   } else if (nb == 1 && na == n) {
-    loops->vs (n, a, b[0], o);
+    j.range = vs_range;
+    j.s0 = b[0];
   } else if (na == 1 && nb == n) {
-    loops->sv (n, a[0], b, o);
+    j.range = sv_range;
+    j.s0 = a[0];
   } else {
     broadcast_plan plan;
     plan_broadcast (sa, sb, so, &plan);
-    run_broadcast (loops, &plan, a, b, o);
+    run_broadcast (ctx, loops, &plan, a, b, o);
+    return;
   }
+  run_flat (ctx, n, &j);
 }
 
 /* ---- add_n ------------------------------------------------------------- */
+
+static void
+add_n_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  float *o = j->o + begin;
+  const int64_t n = end - begin;
+  if (j->n_in == 1) {
+    if (o != j->in[0]->data + begin)
+      memcpy (o, j->in[0]->data + begin, (size_t) n * sizeof (float));
+    return;
+  }
+  /* Left to right, as MXNet's ElementwiseSum adds. */
+  b_add_vv (n, j->in[0]->data + begin, j->in[1]->data + begin, o);
+  for (int k = 2; k < j->n_in; k++)
+    b_add_vv (n, o, j->in[k]->data + begin, o);
+}
 
 void
 hy_cpu_add_n (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
-  float *o = out[0]->data;
-  const int64_t n = hy_shape_numel (&out[0]->shape);
-  if (n_in == 1) {
-    if (o != in[0]->data)
-      memcpy (o, in[0]->data, (size_t) n * sizeof (float));
-    return;
-  }
-  /* Left to right, as MXNet's ElementwiseSum adds. */
-  b_add_vv (n, in[0]->data, in[1]->data, o);
-  for (int k = 2; k < n_in; k++)
-    b_add_vv (n, o, in[k]->data, o);
+  const flat_job j = {
+    .range = add_n_range, .in = in, .n_in = n_in, .o = out[0]->data,
+  };
+  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
 }
 
 /* ---- clip, hard_sigmoid, where ---------------------------------------- */
@@ -413,24 +522,39 @@ select_loop (const float *c, const float *x, const float *y, float *o,
   }
 }
 
+/* s0, s1: the bounds. */
+static void
+clip_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  const float lo = j->s0, hi = j->s1;
+  if (lo <= hi) {
+    clamp_loop (j->a + begin, j->o + begin, end - begin, lo, hi);
+    return;
+  }
+  /* Crossed bounds: MXNet's order of tests decides. */
+  for (int64_t i = begin; i < end; i++) {
+    const float v = j->a[i];
+    j->o[i] = v > hi ? hi : v < lo ? lo : v;
+  }
+}
+
 void
 hy_cpu_clip (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_clip_params *p = params;
-  const float *x = in[0]->data;
-  float *o = out[0]->data;
-  const int64_t n = hy_shape_numel (&out[0]->shape);
-  const float lo = p->a_min, hi = p->a_max;
-  if (lo <= hi) {
-    clamp_loop (x, o, n, lo, hi);
-    return;
-  }
-  /* Crossed bounds: MXNet's order of tests decides. */
-  for (int64_t i = 0; i < n; i++) {
-    const float v = x[i];
-    o[i] = v > hi ? hi : v < lo ? lo : v;
-  }
+  const flat_job j = {
+    .range = clip_range, .a = in[0]->data, .s0 = p->a_min, .s1 = p->a_max,
+    .o = out[0]->data,
+  };
+  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
+}
+
+/* s0, s1: alpha, beta. */
+static void
+hard_sigmoid_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  hard_sigmoid_loop (j->a + begin, j->o + begin, end - begin, j->s0, j->s1);
 }
 
 void
@@ -438,8 +562,19 @@ hy_cpu_hard_sigmoid (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_hard_sigmoid_params *p = params;
-  hard_sigmoid_loop (in[0]->data, out[0]->data,
-      hy_shape_numel (&out[0]->shape), p->alpha, p->beta);
+  const flat_job j = {
+    .range = hard_sigmoid_range, .a = in[0]->data, .s0 = p->alpha,
+    .s1 = p->beta, .o = out[0]->data,
+  };
+  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
+}
+
+/* c: the condition; a, b: the values it picks from. */
+static void
+select_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  select_loop (j->c + begin, j->a + begin, j->b + begin, j->o + begin,
+      end - begin);
 }
 
 void
@@ -452,7 +587,10 @@ hy_cpu_where (hy_cpu_ctx *ctx, const void *params,
   const int64_t nc = hy_shape_numel (&in[0]->shape);
 
   if (nc == n) {
-    select_loop (c, x, y, o, n);
+    const flat_job j = {
+      .range = select_range, .c = c, .a = x, .b = y, .o = o,
+    };
+    run_flat (ctx, n, &j);
     return;
   }
   /* A 1-D condition picks whole rows. */
@@ -532,16 +670,14 @@ to_int64 (float v)
   return -0x1p63f;
 }
 
-void
-hy_cpu_cast (hy_cpu_ctx *ctx, const void *params,
-    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+static void
+cast_range (const flat_job *j, int64_t begin, int64_t end)
 {
-  const hy_cast_params *p = params;
-  const float *x = in[0]->data;
-  float *o = out[0]->data;
-  const int64_t n = hy_shape_numel (&out[0]->shape);
+  const float *x = j->a + begin;
+  float *o = j->o + begin;
+  const int64_t n = end - begin;
 
-  switch (p->dtype) {
+  switch (j->dtype) {
     case HY_DTYPE_FLOAT16:
       for (int64_t i = 0; i < n; i++)
         o[i] = round_to_float16 (x[i]);
@@ -579,16 +715,34 @@ hy_cpu_cast (hy_cpu_ctx *ctx, const void *params,
   }
 }
 
+void
+hy_cpu_cast (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_cast_params *p = params;
+  const flat_job j = {
+    .range = cast_range, .a = in[0]->data, .dtype = p->dtype,
+    .o = out[0]->data,
+  };
+  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
+}
+
 /* ---- zeros_like, ones_like --------------------------------------------- */
+
+static void
+fill_range (const flat_job *j, int64_t begin, int64_t end)
+{
+  for (int64_t i = begin; i < end; i++)
+    j->o[i] = j->s0;
+}
 
 void
 hy_cpu_fill_like (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_fill_like_params *p = params;
-  float *o = out[0]->data;
-  const int64_t n = hy_shape_numel (&out[0]->shape);
-  const float v = p->value;
-  for (int64_t i = 0; i < n; i++)
-    o[i] = v;
+  const flat_job j = {
+    .range = fill_range, .s0 = p->value, .o = out[0]->data,
+  };
+  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
 }

@@ -125,18 +125,20 @@ hy_epilogue_rows (const hy_fused_epilogue *e, float *y, const float *res,
   }
 }
 
-/* The (rows, cols) block y (contiguous rows), one output channel per
- * column (FullyConnected's layout).  One generic loop: next to a GEMM
- * whose every output sums a whole row of the input, this pass is small. */
+/* The (rows, cols) block y, rows `ld` floats apart, one output channel
+ * per column (FullyConnected's layout): column c takes channel c's
+ * operands from ch.  res (may be NULL) is laid out like y.  One generic
+ * loop: next to a GEMM whose every output sums a whole row of the input,
+ * this pass is small. */
 HY_EPILOGUE_ENTRY void
 hy_epilogue_columns (const hy_fused_epilogue *e, float *y, const float *res,
-    int64_t rows, int64_t cols, const hy_epilogue_channels *ch)
+    int64_t rows, int64_t cols, int64_t ld, const hy_epilogue_channels *ch)
 {
   const float *bias = ch->bias, *bn = ch->bn;
   const int64_t s = ch->bn_stride;
   for (int64_t r = 0; r < rows; r++) {
-    float *yr = y + r * cols;
-    const float *rr = res ? res + r * cols : NULL;
+    float *yr = y + r * ld;
+    const float *rr = res ? res + r * ld : NULL;
     for (int64_t c = 0; c < cols; c++) {
       float v = yr[c] + (bias ? bias[c] : 0.0f);
       if (bn)
@@ -146,6 +148,17 @@ hy_epilogue_columns (const hy_fused_epilogue *e, float *y, const float *res,
       yr[c] = hy_epilogue_act (e->act, v, e->alpha, e->beta);
     }
   }
+}
+
+/* The operands of the channels from `first` on: a block's own. */
+static inline hy_epilogue_channels
+hy_epilogue_channels_from (const hy_epilogue_channels *ch, int64_t first)
+{
+  hy_epilogue_channels sub = {
+    ch->bias ? ch->bias + first : NULL, ch->bn ? ch->bn + first : NULL,
+    ch->bn_stride,
+  };
+  return sub;
 }
 
 /* Whether a kernel must run the epilogue at all. */

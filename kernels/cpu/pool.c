@@ -9,7 +9,8 @@
  * 1-D and 2-D max/avg/sum pooling slide each kernel column along whole
  * output rows (vectorised, like a depthwise convolution); 3-D and lp run
  * window by window with 1-D/2-D as 3-D with leading unit axes.  Global
- * pooling is a plain reduction over each channel's map.
+ * pooling is a plain reduction over each channel's map.  Planes (image,
+ * channel) are independent and run in parallel.
  */
 #include <float.h>
 #include <math.h>
@@ -59,12 +60,24 @@ root_p (float x, int p)
   return p == 1 ? x : p == 2 ? sqrtf (x) : cbrtf (x);
 }
 
+/* One pooling over planes [begin, end) (see pool_planes). */
+typedef struct pool_job {
+  const hy_pool_params *p;
+  const pool_geom *g;
+  const float *x;
+  float *y;
+  const float *col_count;       /* pool_rows only */
+} pool_job;
+
 static void
-pool_global (const hy_pool_params *p, const pool_geom *g,
-    const float *x, float *y)
+pool_global (void *arg, int64_t begin, int64_t end, int thread)
 {
-  const int64_t n = g->in_size;
-  for (int64_t c = 0; c < g->planes; c++) {
+  const pool_job *j = arg;
+  const hy_pool_params *p = j->p;
+  const float *x = j->x;
+  float *y = j->y;
+  const int64_t n = j->g->in_size;
+  for (int64_t c = begin; c < end; c++) {
     const float *restrict src = x + c * n;
     float r;
     if (p->pool_type == HY_POOL_MAX) {
@@ -104,10 +117,14 @@ window (const pool_geom *g, int axis, int64_t o, int64_t *lo, int64_t *hi)
 }
 
 static void
-pool_windows (const hy_pool_params *p, const pool_geom *g, const float *x,
-    float *y)
+pool_windows (void *arg, int64_t begin, int64_t end, int thread)
 {
-  for (int64_t c = 0; c < g->planes; c++) {
+  const pool_job *j = arg;
+  const hy_pool_params *p = j->p;
+  const pool_geom *g = j->g;
+  const float *x = j->x;
+  float *y = j->y;
+  for (int64_t c = begin; c < end; c++) {
     const float *plane = x + c * g->in_size;
     float *dst = y + c * g->out_size;
     for (int64_t od = 0; od < g->out[0]; od++) {
@@ -188,22 +205,33 @@ sum_into (float *restrict out, const float *restrict src, int64_t n,
   }
 }
 
-/* 1-D/2-D max, avg and sum: each output row gathers its input rows one
- * kernel column at a time.  The averaging count factors into a row part
- * and a column part; the column parts (one per output column) live in
- * `col_count`. */
+/* The column parts of the averaging count (one per output column) for
+ * pool_rows. */
 static void
-pool_rows (const hy_pool_params *p, const pool_geom *g, const float *x,
-    float *y, float *col_count)
+column_counts (const hy_pool_params *p, const pool_geom *g, float *col_count)
 {
-  const int64_t ow = g->out[2], sw = g->stride[2], pw = g->pad[2];
-  for (int64_t o = 0; o < ow; o++) {
+  for (int64_t o = 0; o < g->out[2]; o++) {
     int64_t w0, w1;
     const int64_t nw = window (g, 2, o, &w0, &w1);
     col_count[o] = (float) (p->count_include_pad ? nw : w1 - w0);
   }
+}
 
-  for (int64_t c = 0; c < g->planes; c++) {
+/* 1-D/2-D max, avg and sum: each output row gathers its input rows one
+ * kernel column at a time.  The averaging count factors into a row part
+ * and a column part (column_counts). */
+static void
+pool_rows (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const pool_job *j = arg;
+  const hy_pool_params *p = j->p;
+  const pool_geom *g = j->g;
+  const float *x = j->x;
+  float *y = j->y;
+  const float *col_count = j->col_count;
+  const int64_t ow = g->out[2], sw = g->stride[2], pw = g->pad[2];
+
+  for (int64_t c = begin; c < end; c++) {
     const float *plane = x + c * g->in_size;
     for (int64_t oh = 0; oh < g->out[1]; oh++) {
       float *restrict orow = y + c * g->out_size + oh * ow;
@@ -243,19 +271,28 @@ hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,
 {
   const hy_pool_params *p = params;
   pool_geom g;
+  pool_job j = { p, &g, in[0]->data, out[0]->data, NULL };
   if (p->global_pool) {
     const hy_shape *x = &in[0]->shape;
     g.planes = x->dims[0] * x->dims[1];
     g.in_size = hy_shape_numel (x) / (g.planes > 0 ? g.planes : 1);
-    pool_global (p, &g, in[0]->data, out[0]->data);
+    hy_cpu_parallel_for (ctx, g.planes, hy_cpu_grain (g.in_size),
+        pool_global, &j);
     return;
   }
   pool_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
+  /* A plane's work: every input read about once per kernel tap. */
+  int64_t taps = 1;
+  for (int i = 0; i < 3; i++)
+    taps *= g.k[i];
+  const int64_t grain = hy_cpu_grain (g.out_size * taps);
   if (g.in[0] == 1 && g.k[0] == 1 && p->pool_type != HY_POOL_LP) {
     float *col_count = hy_cpu_workspace (ctx,
         (size_t) g.out[2] * sizeof (float));
-    pool_rows (p, &g, in[0]->data, out[0]->data, col_count);
+    column_counts (p, &g, col_count);
+    j.col_count = col_count;
+    hy_cpu_parallel_for (ctx, g.planes, grain, pool_rows, &j);
   } else {
-    pool_windows (p, &g, in[0]->data, out[0]->data);
+    hy_cpu_parallel_for (ctx, g.planes, grain, pool_windows, &j);
   }
 }

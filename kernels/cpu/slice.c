@@ -2,7 +2,9 @@
  * slice.c — CPU kernels of slice, slice_axis, Concat and SliceChannel.
  *
  * Each one views its tensors as (outer, axis, inner) blocks so that
- * everything below the cut axis moves with one memcpy per block.
+ * everything below the cut axis moves with one memcpy per block.  Concat,
+ * the one that moves whole feature maps (DenseNet, Inception), splits its
+ * output into equal ranges over the context's threads.
  */
 #include <string.h>
 
@@ -128,28 +130,58 @@ hy_cpu_slice_axis (hy_cpu_ctx *ctx, const void *params,
 
 /* ---- Concat ------------------------------------------------------------- */
 
+/* The output's elements [begin, end): a run of whole or partial blocks,
+ * `outer` times one block per input in turn. */
+typedef struct concat_job {
+  const hy_tensor *const *in;
+  int n_in;
+  int axis;
+  int64_t inner, out_block;
+  float *dst;
+} concat_job;
+
+static void
+concat_range (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const concat_job *j = arg;
+  int64_t o = begin / j->out_block, pos = begin % j->out_block;
+  /* The input whose block holds `pos`, and where in it. */
+  int k = 0;
+  int64_t block = j->in[0]->shape.dims[j->axis] * j->inner;
+  while (pos >= block) {
+    pos -= block;
+    block = j->in[++k]->shape.dims[j->axis] * j->inner;
+  }
+  for (int64_t e = begin; e < end;) {
+    const int64_t len = end - e < block - pos ? end - e : block - pos;
+    memcpy (j->dst + e, j->in[k]->data + o * block + pos,
+        (size_t) len * sizeof (float));
+    e += len;
+    pos = 0;
+    if (++k == j->n_in) {
+      k = 0;
+      o++;
+    }
+    block = j->in[k]->shape.dims[j->axis] * j->inner;
+  }
+}
+
 void
 hy_cpu_concat (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_concat_params *p = params;
   const hy_shape *os = &out[0]->shape;
-  if (hy_shape_numel (os) == 0)
+  const int64_t numel = hy_shape_numel (os);
+  if (numel == 0)
     return;
   int axis = normalize_axis (p->dim, os->ndim);
-  int64_t outer = dims_product (os, 0, axis);
   int64_t inner = dims_product (os, axis + 1, os->ndim);
-  int64_t out_block = os->dims[axis] * inner;
-  float *dst = out[0]->data;
-  for (int64_t o = 0; o < outer; o++) {
-    float *d = dst + o * out_block;
-    for (int k = 0; k < n_in; k++) {
-      int64_t block = in[k]->shape.dims[axis] * inner;
-      if (block > 0)
-        memcpy (d, in[k]->data + o * block, (size_t) block * sizeof (float));
-      d += block;
-    }
-  }
+  const concat_job j = {
+    in, n_in, axis, inner, os->dims[axis] * inner, out[0]->data,
+  };
+  hy_cpu_parallel_for (ctx, numel, HY_CPU_MIN_THREAD_FLOATS, concat_range,
+      (void *) &j);
 }
 
 /* ---- SliceChannel ------------------------------------------------------- */

@@ -1,0 +1,359 @@
+/*
+ * threadpool.c — the CPU kernels' worker threads (see threadpool.h).
+ *
+ * One 64-bit word describes the loop in progress: its generation (bumped
+ * per loop), its chunk count and the next unclaimed chunk.  A thread claims
+ * a chunk with a compare-and-swap on the whole word, so a late worker still
+ * looking at a finished loop can never claim from it; once a claim
+ * succeeds the loop cannot finish before that chunk is done, so the
+ * function and its argument, written before the loop was published, stay
+ * valid while the chunk runs.
+ *
+ * Sleeping uses a Linux futex on a separate wake counter; a loop is
+ * published first and the counter bumped after, and a worker registers as
+ * a sleeper before its last look at the loop word, so a wake-up is never
+ * lost.  The caller waits for the last chunks the same way, spinning
+ * first.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+
+#include "threadpool.h"
+
+/* How long an idle worker spins before it sleeps: once the last loop is
+ * finished, longer than the gaps between the loops of one forward and
+ * short next to a frame interval; while a loop is still running (the
+ * caller busy with its last chunk), longer, since the next loop is a
+ * moment away — but bounded, because on a busy machine a spinning worker
+ * takes CPU time from the caller.  The caller, waiting for the last
+ * chunks, spins for a while too, then sleeps, so that a worker preempted
+ * in its chunk can have the CPU back. */
+#define WORKER_SPIN_NS 50000
+#define WORKER_SPIN_BUSY_NS 500000
+#define CALLER_SPIN_NS 200000
+
+/* The loop word: generation | chunk count | next chunk. */
+#define CHUNK_BITS 16
+#define MAX_CHUNKS HY_THREADPOOL_MAX_CHUNKS
+_Static_assert (MAX_CHUNKS < 1 << CHUNK_BITS, "chunk fields overflow");
+#define MAX_THREADS 256
+
+#define CACHE_LINE 64
+
+static inline uint64_t
+loop_word (uint32_t gen, uint32_t n_chunks, uint32_t next)
+{
+  return (uint64_t) gen << 32 | (uint64_t) n_chunks << CHUNK_BITS | next;
+}
+
+static inline uint32_t
+word_gen (uint64_t w)
+{
+  return (uint32_t) (w >> 32);
+}
+
+static inline uint32_t
+word_chunks (uint64_t w)
+{
+  return (w >> CHUNK_BITS) & MAX_CHUNKS;
+}
+
+static inline uint32_t
+word_next (uint64_t w)
+{
+  return w & MAX_CHUNKS;
+}
+
+typedef struct worker {
+  pthread_t thread;
+  hy_threadpool *pool;
+  int index;
+} worker;
+
+struct hy_threadpool {
+  /* Written by the caller before it publishes a loop. */
+  hy_parallel_fn fn;
+  void *arg;
+  int64_t n, chunk;
+  int n_threads;
+  worker *workers;              /* n_threads − 1 */
+
+  _Alignas (CACHE_LINE) _Atomic uint64_t loop;
+  _Alignas (CACHE_LINE) _Atomic uint32_t done;   /* chunks finished */
+  _Atomic int caller_asleep;
+  _Alignas (CACHE_LINE) _Atomic uint32_t wake;   /* futex: bumped per loop */
+  _Atomic int sleepers;
+  _Atomic bool stop;
+};
+
+/* The thread index while running a chunk (workers: always), else -1. */
+static _Thread_local int current_thread = -1;
+
+static inline void
+cpu_relax (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause ();
+#elif defined(__aarch64__)
+  __asm__ __volatile__ ("yield");
+#endif
+}
+
+/* Monotonic nanoseconds: a vDSO read, not a system call. */
+static int64_t
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+futex_wait (_Atomic uint32_t *addr, uint32_t expected)
+{
+  syscall (SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void
+futex_wake (_Atomic uint32_t *addr, int count)
+{
+  syscall (SYS_futex, addr, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+}
+
+/* Claims and runs chunks of loop `gen` until none is left. */
+static void
+run_chunks (hy_threadpool *pool, uint32_t gen, int thread)
+{
+  uint64_t w = atomic_load_explicit (&pool->loop, memory_order_acquire);
+  for (;;) {
+    if (word_gen (w) != gen || word_next (w) >= word_chunks (w))
+      return;
+    if (!atomic_compare_exchange_weak_explicit (&pool->loop, &w, w + 1,
+            memory_order_acquire, memory_order_acquire))
+      continue;                 /* w now holds the current word */
+    const uint32_t n_chunks = word_chunks (w);
+    const int64_t begin = (int64_t) word_next (w) * pool->chunk;
+    const int64_t end = begin + pool->chunk < pool->n
+        ? begin + pool->chunk : pool->n;
+    pool->fn (pool->arg, begin, end, thread);
+    if (atomic_fetch_add (&pool->done, 1) + 1 == n_chunks
+        && atomic_load (&pool->caller_asleep))
+      futex_wake (&pool->done, 1);
+    w = atomic_load_explicit (&pool->loop, memory_order_acquire);
+  }
+}
+
+/* Waits until a loop other than `gen` (of n_chunks chunks) is published,
+ * or the pool stops; returns its word. */
+static uint64_t
+wait_for_loop (hy_threadpool *pool, uint32_t gen, uint32_t n_chunks)
+{
+  const int64_t start = now_ns ();
+  int64_t idle_since = 0;       /* 0: loop `gen` still running */
+  for (unsigned spin = 0;; spin++) {
+    uint64_t w = atomic_load_explicit (&pool->loop, memory_order_acquire);
+    if (word_gen (w) != gen || atomic_load_explicit (&pool->stop,
+            memory_order_relaxed))
+      return w;
+    cpu_relax ();
+    if (spin % 64 != 63)
+      continue;
+    const int64_t t = now_ns ();
+    if (!idle_since && atomic_load_explicit (&pool->done,
+            memory_order_relaxed) >= n_chunks)
+      idle_since = t;
+    if (idle_since ? t - idle_since > WORKER_SPIN_NS
+        : t - start > WORKER_SPIN_BUSY_NS)
+      break;
+  }
+  for (;;) {
+    const uint32_t seen = atomic_load (&pool->wake);
+    atomic_fetch_add (&pool->sleepers, 1);
+    uint64_t w = atomic_load (&pool->loop);
+    if (word_gen (w) == gen && !atomic_load (&pool->stop))
+      futex_wait (&pool->wake, seen);
+    atomic_fetch_sub (&pool->sleepers, 1);
+    w = atomic_load (&pool->loop);
+    if (word_gen (w) != gen || atomic_load (&pool->stop))
+      return w;
+  }
+}
+
+static void *
+worker_main (void *data)
+{
+  worker *self = data;
+  hy_threadpool *pool = self->pool;
+  uint64_t w = atomic_load (&pool->loop);
+  current_thread = self->index;
+  for (;;) {
+    w = wait_for_loop (pool, word_gen (w), word_chunks (w));
+    if (atomic_load (&pool->stop))
+      return NULL;
+    run_chunks (pool, word_gen (w), self->index);
+  }
+}
+
+static void
+wake_workers (hy_threadpool *pool)
+{
+  atomic_fetch_add (&pool->wake, 1);
+  if (atomic_load (&pool->sleepers) > 0)
+    futex_wake (&pool->wake, INT_MAX);
+}
+
+static void
+stop_workers (hy_threadpool *pool, int n_started)
+{
+  atomic_store (&pool->stop, true);
+  wake_workers (pool);
+  for (int i = 0; i < n_started; i++)
+    pthread_join (pool->workers[i].thread, NULL);
+}
+
+hy_threadpool *
+hy_threadpool_new (int n_threads)
+{
+  if (n_threads < 2)
+    return NULL;
+  if (n_threads > MAX_THREADS)
+    n_threads = MAX_THREADS;
+  hy_threadpool *pool = aligned_alloc (CACHE_LINE,
+      (sizeof *pool + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE);
+  worker *workers = calloc ((size_t) n_threads - 1, sizeof *workers);
+  if (!pool || !workers) {
+    free (pool);
+    free (workers);
+    return NULL;
+  }
+  memset (pool, 0, sizeof *pool);
+  pool->workers = workers;
+  atomic_init (&pool->loop, 0);
+  atomic_init (&pool->done, 0);
+  atomic_init (&pool->caller_asleep, 0);
+  atomic_init (&pool->wake, 0);
+  atomic_init (&pool->sleepers, 0);
+  atomic_init (&pool->stop, false);
+
+  int started = 0;
+  for (int i = 0; i < n_threads - 1; i++) {
+    workers[started] = (worker) { .pool = pool, .index = started + 1 };
+    if (pthread_create (&workers[started].thread, NULL, worker_main,
+            &workers[started]) != 0)
+      break;                    /* run with the threads we have */
+    pthread_setname_np (workers[started].thread, "hy-worker");
+    started++;
+  }
+  if (started == 0) {
+    free (workers);
+    free (pool);
+    return NULL;
+  }
+  pool->n_threads = started + 1;
+  return pool;
+}
+
+void
+hy_threadpool_free (hy_threadpool *pool)
+{
+  if (!pool)
+    return;
+  stop_workers (pool, pool->n_threads - 1);
+  free (pool->workers);
+  free (pool);
+}
+
+int
+hy_threadpool_n_threads (const hy_threadpool *pool)
+{
+  return pool ? pool->n_threads : 1;
+}
+
+bool
+hy_threadpool_in_loop (void)
+{
+  return current_thread >= 0;
+}
+
+/* Waits for the chunks other threads claimed: spins, then sleeps until
+ * the thread finishing the last one wakes it. */
+static void
+wait_for_done (hy_threadpool *pool, uint32_t n_chunks)
+{
+  const int64_t start = now_ns ();
+  for (unsigned spin = 0;; spin++) {
+    if (atomic_load_explicit (&pool->done, memory_order_acquire) == n_chunks)
+      return;
+    cpu_relax ();
+    if (spin % 64 == 63 && now_ns () - start > CALLER_SPIN_NS)
+      break;
+  }
+  atomic_store (&pool->caller_asleep, 1);
+  for (;;) {
+    const uint32_t d = atomic_load (&pool->done);
+    if (d == n_chunks)
+      break;
+    futex_wait (&pool->done, d);
+  }
+  atomic_store (&pool->caller_asleep, 0);
+}
+
+void
+hy_threadpool_run (hy_threadpool *pool, int64_t n, int64_t chunk,
+    hy_parallel_fn fn, void *arg)
+{
+  if (n <= 0)
+    return;
+  if (chunk < 1)
+    chunk = 1;
+  if ((n + chunk - 1) / chunk > MAX_CHUNKS)
+    chunk = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
+  const uint32_t n_chunks = (uint32_t) ((n + chunk - 1) / chunk);
+  if (!pool || n_chunks < 2 || current_thread >= 0) {
+    fn (arg, 0, n, current_thread >= 0 ? current_thread : 0);
+    return;
+  }
+
+  pool->fn = fn;
+  pool->arg = arg;
+  pool->n = n;
+  pool->chunk = chunk;
+  atomic_store_explicit (&pool->done, 0, memory_order_relaxed);
+  const uint32_t gen = word_gen (atomic_load_explicit (&pool->loop,
+          memory_order_relaxed)) + 1;
+  atomic_store (&pool->loop, loop_word (gen, n_chunks, 0));
+  wake_workers (pool);
+
+  current_thread = 0;
+  run_chunks (pool, gen, 0);
+  wait_for_done (pool, n_chunks);
+  current_thread = -1;
+}
+
+int
+hy_threadpool_default_threads (void)
+{
+  const char *env = getenv ("HYBRIDINFER_THREADS");
+  if (env && *env) {
+    char *end;
+    errno = 0;
+    long v = strtol (env, &end, 10);
+    if (!errno && !*end && v > 0)
+      return v > MAX_THREADS ? MAX_THREADS : (int) v;
+  }
+  cpu_set_t set;
+  if (sched_getaffinity (0, sizeof set, &set) == 0 && CPU_COUNT (&set) > 0)
+    return CPU_COUNT (&set);
+  long online = sysconf (_SC_NPROCESSORS_ONLN);
+  return online > 0 ? (int) (online > MAX_THREADS ? MAX_THREADS : online) : 1;
+}
