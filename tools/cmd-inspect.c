@@ -53,8 +53,31 @@ build_shape (JsonBuilder *b, const hy_shape *s)
   json_builder_end_array (b);
 }
 
+/* The hybrid plan's memory figures, when shapes are known. */
+static gboolean
+plan_memory (hy_model *model, hy_memory_stats *mem)
+{
+  hy_device cpu = { HY_DEVICE_CPU, 0 };
+  hy_executor *exec = hy_executor_new (model, cpu, HY_MODE_HYBRID, NULL);
+  gboolean ok = exec && hy_executor_prepare (exec, NULL)
+      && hy_executor_memory (exec, mem);
+  hy_executor_free (exec);
+  return ok;
+}
+
+static void
+add_bytes (JsonBuilder *b, const char *name, gboolean known, gint64 bytes)
+{
+  json_builder_set_member_name (b, name);
+  if (known)
+    json_builder_add_int_value (b, bytes);
+  else
+    json_builder_add_null_value (b);
+}
+
 static char *
-describe_json (hy_model *model, char **unsupported, const char *shape_error)
+describe_json (hy_model *model, char **unsupported, const char *shape_error,
+    const hy_memory_stats *mem)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -144,6 +167,10 @@ describe_json (hy_model *model, char **unsupported, const char *shape_error)
   for (int i = 0; unsupported && unsupported[i]; i++)
     json_builder_add_string_value (b, unsupported[i]);
   json_builder_end_array (b);
+  add_bytes (b, "arena_bytes", mem != NULL, mem ? mem->arena_bytes : 0);
+  add_bytes (b, "naive_bytes", mem != NULL, mem ? mem->naive_bytes : 0);
+  add_bytes (b, "lower_bound_bytes", mem != NULL,
+      mem ? mem->lower_bound_bytes : 0);
   json_builder_set_member_name (b, "shape_error");
   if (shape_error)
     json_builder_add_string_value (b, shape_error);
@@ -159,7 +186,8 @@ describe_json (hy_model *model, char **unsupported, const char *shape_error)
 }
 
 static void
-describe_text (hy_model *model, char **unsupported, const char *shape_error)
+describe_text (hy_model *model, char **unsupported, const char *shape_error,
+    const hy_memory_stats *mem)
 {
   char buf[HY_SHAPE_STRLEN];
   printf ("model:  %s\n", hy_model_symbol_path (model));
@@ -195,6 +223,11 @@ describe_text (hy_model *model, char **unsupported, const char *shape_error)
     for (int i = 0; unsupported[i]; i++)
       printf ("  %s\n", unsupported[i]);
   }
+  if (mem)
+    printf ("\nmemory (hybrid plan): arena %.2f MiB, naive sum of "
+        "intermediates %.2f MiB, lower bound %.2f MiB\n",
+        mem->arena_bytes / 1048576.0, mem->naive_bytes / 1048576.0,
+        mem->lower_bound_bytes / 1048576.0);
   if (shape_error)
     printf ("\nshapes not inferred: %s\n", shape_error);
 }
@@ -219,6 +252,8 @@ hy_cmd_inspect (int argc, char **argv)
   /* Declared before the first goto: a jump past an initialised g_autoptr
    * would free stack garbage at "out". */
   g_autoptr (GError) shape_error = NULL;
+  hy_memory_stats mem_stats;
+  const hy_memory_stats *mem = NULL;
   char **unsupported = NULL;
   hy_model *model = NULL;
   int status = HY_EXIT_FAIL;
@@ -244,13 +279,15 @@ hy_cmd_inspect (int argc, char **argv)
         "the model has unsupported ops");
   else
     hy_model_infer_shapes (model, &shape_error);
+  if (!shape_error && plan_memory (model, &mem_stats))
+    mem = &mem_stats;
   if (a.json) {
     g_autofree char *text = describe_json (model, unsupported,
-        shape_error ? shape_error->message : NULL);
+        shape_error ? shape_error->message : NULL, mem);
     printf ("%s\n", text);
   } else {
     describe_text (model, unsupported,
-        shape_error ? shape_error->message : NULL);
+        shape_error ? shape_error->message : NULL, mem);
   }
   status = HY_EXIT_OK;
 
