@@ -78,6 +78,42 @@ hy_cli_parse_shape (const char *text, char **name, hy_shape *out,
   return TRUE;
 }
 
+gboolean
+hy_cli_parse_mode (const char *text, hy_mode *out, GError **error)
+{
+  if (!text || !strcmp (text, "hybrid"))
+    *out = HY_MODE_HYBRID;
+  else if (!strcmp (text, "imperative"))
+    *out = HY_MODE_IMPERATIVE;
+  else {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "--mode '%s' is not hybrid or imperative", text);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+hy_cli_apply_shapes (hy_model *model, char **specs, GError **error)
+{
+  for (int s = 0; specs && specs[s]; s++) {
+    g_autofree char *name = NULL;
+    hy_shape shape;
+    if (!hy_cli_parse_shape (specs[s], &name, &shape, error))
+      return FALSE;
+    if (!name && hy_model_n_inputs (model) != 1) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "--shape %s: the model has %d inputs, name one (NAME=%s)",
+          specs[s], hy_model_n_inputs (model), specs[s]);
+      return FALSE;
+    }
+    if (!hy_model_set_input_shape (model,
+            name ? name : hy_model_input_name (model, 0), &shape, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 hy_model *
 hy_cli_load_model (const char *model, const char *params, GError **error)
 {

@@ -31,6 +31,12 @@ gboolean hy_cli_parse_shape (const char *text, char **name, hy_shape *out,
 /* "NAME=FILE" → name and file; a bare FILE leaves *name NULL. */
 void hy_cli_split_assignment (const char *text, char **name, char **value);
 
+/* --mode: "hybrid" (also for NULL) or "imperative". */
+gboolean hy_cli_parse_mode (const char *text, hy_mode *out, GError **error);
+/* Applies each "[NAME=]1x3x224x224" of --shape; a bare shape needs a
+ * one-input model. */
+gboolean hy_cli_apply_shapes (hy_model *model, char **specs, GError **error);
+
 /* Loads the model named by --model/--params, reporting errors itself. */
 hy_model *hy_cli_load_model (const char *model, const char *params,
     GError **error);

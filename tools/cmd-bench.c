@@ -77,41 +77,14 @@ bench_args_clear (bench_args *a)
   g_strfreev (a->shapes);
 }
 
-static gboolean
-parse_mode (const char *text, hy_mode *out, GError **error)
-{
-  if (!text || !strcmp (text, "hybrid"))
-    *out = HY_MODE_HYBRID;
-  else if (!strcmp (text, "imperative"))
-    *out = HY_MODE_IMPERATIVE;
-  else {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "--mode '%s' is not hybrid or imperative", text);
-    return FALSE;
-  }
-  return TRUE;
-}
-
 /* "[NAME=]1x3x224x224" for each --shape; a bare shape needs a one-input
  * model. */
 static gboolean
 apply_shapes (hy_model *model, char **specs, GError **error)
 {
-  for (int s = 0; specs && specs[s]; s++) {
-    g_autofree char *name = NULL;
-    hy_shape shape;
-    if (!hy_cli_parse_shape (specs[s], &name, &shape, error))
-      return FALSE;
-    if (!name && hy_model_n_inputs (model) != 1) {
-      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-          "--shape %s: the model has %d inputs, name one (NAME=%s)",
-          specs[s], hy_model_n_inputs (model), specs[s]);
-      return FALSE;
-    }
-    if (!hy_model_set_input_shape (model,
-            name ? name : hy_model_input_name (model, 0), &shape, error))
-      return FALSE;
-  }
+  if (!hy_cli_apply_shapes (model, specs, error))
+    return FALSE;
+  /* Inputs are generated, so every one of them needs a shape. */
   for (int i = 0; i < hy_model_n_inputs (model); i++) {
     if (hy_model_input_shape (model, i).ndim < 0) {
       g_set_error (error, HY_ERROR, HY_ERROR_MISSING,
@@ -398,7 +371,7 @@ hy_cmd_bench (int argc, char **argv)
         "--warmup and --threads not negative");
     goto out;
   }
-  if (!parse_mode (a.mode, &mode, &error)
+  if (!hy_cli_parse_mode (a.mode, &mode, &error)
       || !hy_device_resolve_auto (a.device ? a.device : "cpu", &device, &note,
           &error)) {
     status = hy_cli_fail (error);

@@ -16,30 +16,6 @@ typedef struct inspect_args {
   gboolean json;
 } inspect_args;
 
-static gboolean
-apply_shapes (hy_model *model, char **specs, GError **error)
-{
-  for (int s = 0; specs && specs[s]; s++) {
-    g_autofree char *name = NULL;
-    hy_shape shape;
-    if (!hy_cli_parse_shape (specs[s], &name, &shape, error))
-      return FALSE;
-    const char *target = name;
-    if (!target) {
-      if (hy_model_n_inputs (model) != 1) {
-        g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-            "--shape %s: the model has %d inputs, name one (NAME=%s)",
-            specs[s], hy_model_n_inputs (model), specs[s]);
-        return FALSE;
-      }
-      target = hy_model_input_name (model, 0);
-    }
-    if (!hy_model_set_input_shape (model, target, &shape, error))
-      return FALSE;
-  }
-  return TRUE;
-}
-
 static void
 build_shape (JsonBuilder *b, const hy_shape *s)
 {
@@ -268,7 +244,7 @@ hy_cmd_inspect (int argc, char **argv)
   }
   model = hy_model_load_for_inspection (a.model, a.params, &unsupported,
       &error);
-  if (!model || !apply_shapes (model, a.shapes, &error)) {
+  if (!model || !hy_cli_apply_shapes (model, a.shapes, &error)) {
     status = hy_cli_fail (error);
     goto out;
   }

@@ -79,21 +79,6 @@ load_inputs (hy_model *model, char **specs, hy_tensor **tensors,
 }
 
 static gboolean
-parse_mode (const char *text, hy_mode *out, GError **error)
-{
-  if (!text || !strcmp (text, "hybrid"))
-    *out = HY_MODE_HYBRID;
-  else if (!strcmp (text, "imperative"))
-    *out = HY_MODE_IMPERATIVE;
-  else {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "--mode '%s' is not hybrid or imperative", text);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-static gboolean
 write_outputs (hy_executor *exec, const char *dir, GError **error)
 {
   if (g_mkdir_with_parents (dir, 0755) != 0) {
@@ -162,7 +147,7 @@ hy_cmd_run (int argc, char **argv)
   }
   hy_mode mode;
   hy_device device;
-  if (!parse_mode (a.dump_dir && !a.mode ? "imperative" : a.mode, &mode,
+  if (!hy_cli_parse_mode (a.dump_dir && !a.mode ? "imperative" : a.mode, &mode,
           &error)
       || !hy_device_resolve_auto (a.device ? a.device : "cpu", &device, &note,
           &error)) {
