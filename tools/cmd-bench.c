@@ -77,8 +77,7 @@ bench_args_clear (bench_args *a)
   g_strfreev (a->shapes);
 }
 
-/* "[NAME=]1x3x224x224" for each --shape; a bare shape needs a one-input
- * model. */
+/* The --shape options, then a check that every input has a shape. */
 static gboolean
 apply_shapes (hy_model *model, char **specs, GError **error)
 {

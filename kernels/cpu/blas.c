@@ -25,12 +25,20 @@
 
 /* Weak: the build may link a BLAS that is not OpenBLAS. */
 extern void openblas_set_num_threads (int n) __attribute__ ((weak));
+extern int blas_thread_shutdown_ (void) __attribute__ ((weak));
 
 void
 hy_blas_use_one_thread (void)
 {
   if (openblas_set_num_threads)
     openblas_set_num_threads (1);
+  /* OpenBLAS starts its worker threads when it loads, and each spins on
+   * sched_yield for about 2^28 cycles before it sleeps: a tenth of a
+   * second in which, on a 2-core machine, it takes a core from our own
+   * pool.  With one thread it never uses them again, so they are stopped
+   * (OpenBLAS starts them anew if anyone asks it for more threads). */
+  if (blas_thread_shutdown_)
+    blas_thread_shutdown_ ();
 }
 
 static inline blasint

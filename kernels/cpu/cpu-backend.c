@@ -77,15 +77,20 @@ hy_cpu_n_threads (const hy_cpu_ctx *ctx)
   return hy_threadpool_in_loop () ? 1 : hy_threadpool_n_threads (ctx->pool);
 }
 
+#define CHUNKS_PER_THREAD 4
+
 void
 hy_cpu_parallel_for (hy_cpu_ctx *ctx, int64_t n, int64_t grain,
     hy_parallel_fn fn, void *arg)
 {
-  int64_t chunks = n / (grain > 1 ? grain : 1);
+  /* A few chunks per thread: whoever is free takes the next, so a thread
+   * that starts late, or is preempted on a busy machine, holds up only a
+   * small part of the loop. */
   const int threads = hy_cpu_n_threads (ctx);
-  if (chunks > threads)
-    chunks = threads;
-  if (chunks < 1)
+  int64_t chunks = n / (grain > 1 ? grain : 1);
+  if (chunks > CHUNKS_PER_THREAD * threads)
+    chunks = CHUNKS_PER_THREAD * threads;
+  if (chunks < 2 || threads < 2)
     chunks = 1;
   /* One chunk runs on the caller, with its own thread index. */
   hy_threadpool_run (ctx->pool, n, (n + chunks - 1) / chunks, fn, arg);

@@ -46,10 +46,11 @@ void hy_cpu_ctx_set_threads (hy_cpu_ctx *ctx, int n_threads);
  * inside a loop (loops do not nest). */
 int hy_cpu_n_threads (const hy_cpu_ctx *ctx);
 
-/* Runs fn over items [0, n) on ctx's threads, in min(threads, n / grain)
- * contiguous chunks of about equal size: a loop of fewer than 2·grain
- * items runs serially on the caller.  grain is the least work worth
- * handing to a thread (e.g. 16K floats of a cheap elementwise loop). */
+/* Runs fn over items [0, n) on ctx's threads, in up to four contiguous
+ * chunks per thread of at least `grain` items each, taken by whichever
+ * thread is free: a loop of fewer than 2·grain items runs serially on the
+ * caller.  grain is the least work worth handing to a thread (e.g. 16K
+ * floats of a cheap elementwise loop). */
 void hy_cpu_parallel_for (hy_cpu_ctx *ctx, int64_t n, int64_t grain,
     hy_parallel_fn fn, void *arg);
 

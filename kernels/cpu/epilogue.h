@@ -125,27 +125,53 @@ hy_epilogue_rows (const hy_fused_epilogue *e, float *y, const float *res,
   }
 }
 
+/* One row of FullyConnected's layout: column c is channel c. */
+HY_EPILOGUE_INLINE void
+hy_epilogue_columns_as (hy_fused_act act, bool bn, const hy_fused_epilogue *e,
+    float *restrict y, const float *restrict res, int64_t cols,
+    const hy_epilogue_channels *ch)
+{
+  const float alpha = e->alpha, beta = e->beta;
+  const float *restrict bias = ch->bias, *restrict b = ch->bn;
+  const int64_t s = ch->bn_stride;
+  for (int64_t c = 0; c < cols; c++) {
+    float v = y[c] + (bias ? bias[c] : 0.0f);
+    if (bn)
+      v = (v - b[c]) * b[c + s] + b[c + 2 * s];
+    if (res)
+      v = v + res[c];
+    y[c] = hy_epilogue_act (act, v, alpha, beta);
+  }
+}
+
 /* The (rows, cols) block y, rows `ld` floats apart, one output channel
  * per column (FullyConnected's layout): column c takes channel c's
- * operands from ch.  res (may be NULL) is laid out like y.  One generic
- * loop: next to a GEMM whose every output sums a whole row of the input,
- * this pass is small. */
-HY_EPILOGUE_ENTRY void
+ * operands from ch.  res (may be NULL) is laid out like y.  Instances per
+ * activation, as for rows: at batch 1 this pass is a good part of what a
+ * small FullyConnected costs beside its GEMV. */
+HY_CPU_VECTOR_CLONES HY_EPILOGUE_ENTRY void
 hy_epilogue_columns (const hy_fused_epilogue *e, float *y, const float *res,
     int64_t rows, int64_t cols, int64_t ld, const hy_epilogue_channels *ch)
 {
-  const float *bias = ch->bias, *bn = ch->bn;
-  const int64_t s = ch->bn_stride;
+  const bool bn = ch->bn != NULL;
   for (int64_t r = 0; r < rows; r++) {
     float *yr = y + r * ld;
     const float *rr = res ? res + r * ld : NULL;
-    for (int64_t c = 0; c < cols; c++) {
-      float v = yr[c] + (bias ? bias[c] : 0.0f);
-      if (bn)
-        v = (v - bn[c]) * bn[c + s] + bn[c + 2 * s];
-      if (rr)
-        v = v + rr[c];
-      yr[c] = hy_epilogue_act (e->act, v, e->alpha, e->beta);
+    switch (e->act) {
+#define HY_EPILOGUE_CASE(act) \
+      case act: \
+        if (bn) \
+          hy_epilogue_columns_as (act, true, e, yr, rr, cols, ch); \
+        else \
+          hy_epilogue_columns_as (act, false, e, yr, rr, cols, ch); \
+        break
+      HY_EPILOGUE_CASE (HY_FUSED_ACT_NONE);
+      HY_EPILOGUE_CASE (HY_FUSED_ACT_RELU);
+      HY_EPILOGUE_CASE (HY_FUSED_ACT_CLIP);
+      HY_EPILOGUE_CASE (HY_FUSED_ACT_LEAKY);
+      HY_EPILOGUE_CASE (HY_FUSED_ACT_SIGMOID);
+      HY_EPILOGUE_CASE (HY_FUSED_ACT_TANH);
+#undef HY_EPILOGUE_CASE
     }
   }
 }

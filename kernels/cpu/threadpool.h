@@ -7,10 +7,11 @@
  * slow to start (asleep, or descheduled on a busy machine) never holds the
  * caller up: the caller runs the chunks nobody has taken yet.
  *
- * Workers that run out of work spin for a few tens of microseconds before
- * they sleep on a futex: the many short loops of one forward hand work
- * over without a system call, and a pipeline idle between frames burns no
- * CPU.  The pool allocates only when it is created.
+ * Workers that run out of work spin a while before they sleep on a futex
+ * (tens of microseconds once no loop is running, longer while one is): the
+ * many loops of one forward hand work over without a system call, and a
+ * pipeline idle between frames burns no CPU.  The pool allocates only when
+ * it is created.
  *
  * Loops do not nest: a loop started from inside another one (a kernel
  * calling a kernel from a worker) runs on the calling thread alone.

@@ -193,7 +193,8 @@ count_calls (void *arg, int64_t begin, int64_t end, int thread)
   g_atomic_int_inc (&((chunk_log *) arg)->n_calls);
 }
 
-/* hy_cpu_parallel_for makes min(threads, n / grain) chunks. */
+/* hy_cpu_parallel_for cuts min(4 · threads, n / grain) chunks of equal
+ * size, rounded up. */
 static void
 test_grain (void)
 {
@@ -203,8 +204,9 @@ test_grain (void)
     int64_t n, grain;
     int calls;
   } cases[] = {
-    { 100, 1, 4 }, { 3, 1, 3 }, { 100, 30, 3 }, { 100, 60, 1 },
-    { 100, 1000, 1 }, { 1, 1, 1 },
+    /* 16 chunks of ceil(100 / 16) = 7 items: 15 in fact. */
+    { 100, 1, 15 }, { 3, 1, 3 }, { 100, 30, 3 }, { 100, 60, 1 },
+    { 100, 1000, 1 }, { 1, 1, 1 }, { 100, 7, 13 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
     chunk_log log = { 0 };
@@ -359,13 +361,13 @@ static const kernel_case kernel_cases[] = {
     .in = { S (700, 128), S (40, 128) }, .n_in = 2, .blas = true },
   { .name = "dot-column", .op = "dot",
     .attrs = { NULL },
-    .in = { S (600, 300), S (300, 1) }, .n_in = 2, .blas = true },
+    .in = { S (1000, 300), S (300, 1) }, .n_in = 2, .blas = true },
   { .name = "dot-trans-a-column", .op = "dot",
     .attrs = { "transpose_a", "True", NULL },
-    .in = { S (300, 600), S (300, 1) }, .n_in = 2, .blas = true },
+    .in = { S (300, 1000), S (300, 1) }, .n_in = 2, .blas = true },
   { .name = "dot-row-trans-b", .op = "dot",
     .attrs = { "transpose_b", "True", NULL },
-    .in = { S (1, 300), S (700, 300) }, .n_in = 2, .blas = true },
+    .in = { S (1, 300), S (1000, 300) }, .n_in = 2, .blas = true },
   { .name = "dot-gemm", .op = "dot",
     .attrs = { NULL },
     .in = { S (130, 200), S (200, 170) }, .n_in = 2, .blas = true },
