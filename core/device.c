@@ -1,10 +1,12 @@
 /*
- * device.c — device names, and which OpenBLAS kernels this CPU should run.
+ * device.c — device names, which device "auto" means here, and which
+ * OpenBLAS kernels this CPU should run.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "hybrid.h"
+#include "backend.h"
 
 gboolean
 hy_device_parse (const char *text, hy_device *out, GError **error)
@@ -37,9 +39,17 @@ hy_device_resolve_auto (const char *text, hy_device *out, char **note,
   *note = NULL;
   if (strcmp (text, "auto"))
     return hy_device_parse (text, out, error);
-  /* No CUDA backend is built in yet: auto means CPU, and says so. */
+  /* The first GPU when one works; otherwise the CPU, saying why. */
+  char *why = hy_cuda_unavailable_reason ? hy_cuda_unavailable_reason (0)
+      : g_strdup ("this build has no CUDA backend");
+  if (!why) {
+    *out = (hy_device) { HY_DEVICE_CUDA, 0 };
+    *note = g_strdup ("device auto: using cuda:0");
+    return TRUE;
+  }
   *out = (hy_device) { HY_DEVICE_CPU, 0 };
-  *note = g_strdup ("device auto: no CUDA backend in this build, using CPU");
+  *note = g_strdup_printf ("device auto: %s, using the CPU", why);
+  g_free (why);
   return TRUE;
 }
 

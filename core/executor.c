@@ -10,12 +10,18 @@
  * graph, one arena), and every later forward with that shape runs it
  * without allocating.  Plans are cached per input shape, so alternating
  * between a few shapes re-plans each only once.
+ *
+ * Both run on a backend (backend.h).  On a device, imperative mode keeps
+ * the model's weights uploaded for the executor's life, uploads the
+ * inputs and allocates every output on the device per forward, and
+ * copies back to the host what is looked at: the graph outputs, and each
+ * node's outputs when a node hook (a dump) is set.
  */
 #include <string.h>
 #include <time.h>
 
 #include "model-impl.h"
-#include "cpu-kernel.h"
+#include "backend.h"
 #include "plan.h"
 
 /* How many input shapes keep a plan; the least recently used goes first.
@@ -32,9 +38,14 @@ struct hy_executor {
   hy_model *model;
   hy_device device;
   hy_mode mode;
-  hy_cpu_ctx cpu;
-  hy_cpu_kernel_fn *kernels;    /* per node; NULL for variables */
+  hy_backend *backend;
+  gboolean on_host;             /* the backend's memory is host memory */
+  hy_kernel_ptr *kernels;       /* per node; NULL for variables */
   hy_tensor ***values;          /* imperative: per node, per output */
+  /* Imperative mode on a device: */
+  hy_tensor ***host_values;     /*   host copies of what is looked at */
+  hy_tensor **device_vars;      /*   per variable node, its uploaded value */
+  hy_tensor **device_inputs;    /*   per model input, this forward's copy */
   cached_plan plans[HY_PLAN_CACHE_SIZE];  /* hybrid: most recent first */
   int n_plans;
   const hy_plan *last_run;      /* hybrid: the plan the outputs are in */
@@ -45,21 +56,55 @@ struct hy_executor {
   void *hook_data;
 };
 
+/* A tensor in the backend's memory (zeroed on the host). */
+static hy_tensor *
+backend_tensor_new (hy_executor *exec, const hy_shape *shape, GError **error)
+{
+  if (exec->on_host)
+    return hy_tensor_new (shape);
+  hy_backend *be = exec->backend;
+  float *data = be->iface->alloc (be, MAX (hy_shape_numel (shape), 1)
+      * sizeof (float), error);
+  return data ? hy_tensor_new_view (shape, data) : NULL;
+}
+
+static void
+backend_tensor_free (hy_executor *exec, hy_tensor *t)
+{
+  if (t && !exec->on_host)
+    exec->backend->iface->dealloc (exec->backend, t->data);
+  hy_tensor_free (t);
+}
+
+/* Frees a per-node table of tensor lists; `tensors` says whose memory. */
+static void
+free_node_tensors (hy_executor *exec, hy_tensor ***table, gboolean backend)
+{
+  hy_graph *g = exec->model->graph;
+  for (guint i = 0; table && i < hy_graph_n_nodes (g); i++) {
+    hy_node *n = hy_graph_node (g, i);
+    if (!table[i])
+      continue;
+    for (guint k = 0; k < n->n_outputs; k++) {
+      if (backend)
+        backend_tensor_free (exec, table[i][k]);
+      else
+        hy_tensor_free (table[i][k]);
+    }
+    g_free (table[i]);
+    table[i] = NULL;
+  }
+}
+
 static void
 release_values (hy_executor *exec)
 {
-  hy_graph *g = exec->model->graph;
-  if (!exec->values)
-    return;
-  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
-    hy_node *n = hy_graph_node (g, i);
-    if (!exec->values[i])
-      continue;
-    if (n->op)
-      for (guint k = 0; k < n->n_outputs; k++)
-        hy_tensor_free (exec->values[i][k]);
-    g_free (exec->values[i]);
-    exec->values[i] = NULL;
+  free_node_tensors (exec, exec->values, TRUE);
+  free_node_tensors (exec, exec->host_values, FALSE);
+  for (int i = 0; exec->device_inputs && i < hy_model_n_inputs (exec->model);
+      i++) {
+    backend_tensor_free (exec, exec->device_inputs[i]);
+    exec->device_inputs[i] = NULL;
   }
 }
 
@@ -100,7 +145,7 @@ use_plan (hy_executor *exec, GError **error)
   if (hit >= 0) {
     entry = exec->plans[hit];
   } else {
-    entry.plan = hy_plan_new (exec->model, error);
+    entry.plan = hy_plan_new (exec->model, exec->backend, error);
     if (!entry.plan)
       return NULL;
     int n = hy_model_n_inputs (exec->model);
@@ -126,28 +171,36 @@ hy_executor *
 hy_executor_new (hy_model *model, hy_device device, hy_mode mode,
     GError **error)
 {
-  if (device.kind != HY_DEVICE_CPU) {
-    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
-        "device cuda:%d: this build has no CUDA backend", device.index);
+  /* The backend's set-up (threads, a device context) happens here, once,
+   * never per forward. */
+  hy_backend *backend = hy_backend_new (device, error);
+  if (!backend)
     return NULL;
-  }
   hy_graph *g = model->graph;
   guint n = hy_graph_n_nodes (g);
   hy_executor *exec = g_new0 (hy_executor, 1);
   exec->model = model;
   exec->device = device;
   exec->mode = mode;
-  exec->kernels = g_new0 (hy_cpu_kernel_fn, n);
+  exec->backend = backend;
+  exec->on_host = backend->iface->host_memory;
+  exec->kernels = g_new0 (hy_kernel_ptr, n);
   exec->values = g_new0 (hy_tensor **, n);
+  if (!exec->on_host) {
+    exec->host_values = g_new0 (hy_tensor **, n);
+    exec->device_vars = g_new0 (hy_tensor *, n);
+    exec->device_inputs = g_new0 (hy_tensor *,
+        MAX (hy_model_n_inputs (model), 1));
+  }
   for (guint i = 0; i < n; i++) {
     hy_node *node = hy_graph_node (g, i);
     if (!node->op)
       continue;
-    exec->kernels[i] = hy_cpu_kernel_for (node->op->id);
+    exec->kernels[i] = backend->iface->kernel_for (node->op->id);
     if (!exec->kernels[i]) {
       g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
-          "node '%s' (op %s): the CPU backend has no kernel for this op",
-          node->name, node->op->name);
+          "node '%s' (op %s): the %s backend has no kernel for this op",
+          node->name, node->op->name, backend->iface->name);
       hy_executor_free (exec);
       return NULL;
     }
@@ -156,9 +209,6 @@ hy_executor_new (hy_model *model, hy_device device, hy_mode mode,
   }
   exec->in_buf = g_new0 (const hy_tensor *, exec->max_args + 1);
   exec->out_buf = g_new0 (hy_tensor *, exec->max_args + 1);
-  /* The kernels' threads start here, once, never per forward
-   * (HYBRIDINFER_THREADS overrides the CPU count). */
-  hy_cpu_ctx_set_threads (&exec->cpu, 0);
   return exec;
 }
 
@@ -169,11 +219,17 @@ hy_executor_free (hy_executor *exec)
     return;
   release_values (exec);
   release_plans (exec);
+  for (guint i = 0; exec->device_vars
+      && i < hy_graph_n_nodes (exec->model->graph); i++)
+    backend_tensor_free (exec, exec->device_vars[i]);
+  g_free (exec->device_vars);
+  g_free (exec->device_inputs);
+  g_free (exec->host_values);
   g_free (exec->values);
   g_free (exec->kernels);
   g_free (exec->in_buf);
   g_free (exec->out_buf);
-  hy_cpu_ctx_clear (&exec->cpu);
+  hy_backend_free (exec->backend);
   g_free (exec);
 }
 
@@ -215,9 +271,10 @@ bind_inputs (hy_executor *exec, const hy_tensor *const *inputs, int n_inputs,
   return hy_model_infer_shapes (m, error);
 }
 
-/* Gives every op node fresh output tensors sized by the inferred shapes. */
-static void
-allocate_outputs (hy_executor *exec)
+/* Gives every op node fresh output tensors sized by the inferred shapes,
+ * in the backend's memory. */
+static gboolean
+allocate_outputs (hy_executor *exec, GError **error)
 {
   hy_graph *g = exec->model->graph;
   for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
@@ -226,8 +283,60 @@ allocate_outputs (hy_executor *exec)
       continue;
     exec->values[i] = g_new0 (hy_tensor *, node->n_outputs);
     for (guint k = 0; k < node->n_outputs; k++)
-      exec->values[i][k] = hy_tensor_new (&node->shapes[k]);
+      if (!(exec->values[i][k] = backend_tensor_new (exec, &node->shapes[k],
+                  error)))
+        return FALSE;
   }
+  return TRUE;
+}
+
+/* Device imperative mode: the weights (once per executor) and this
+ * forward's inputs, uploaded. */
+static gboolean
+upload_variables (hy_executor *exec, const hy_tensor *const *inputs,
+    GError **error)
+{
+  hy_backend *be = exec->backend;
+  hy_graph *g = exec->model->graph;
+  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
+    hy_node *node = hy_graph_node (g, i);
+    if (node->op || !node->value || exec->device_vars[i])
+      continue;
+    hy_tensor *t = backend_tensor_new (exec, &node->value->shape, error);
+    if (!t || !be->iface->upload (be, t->data, node->value->data,
+            hy_tensor_nbytes (t), error)) {
+      backend_tensor_free (exec, t);
+      return FALSE;
+    }
+    exec->device_vars[i] = t;
+  }
+  for (int i = 0; i < hy_model_n_inputs (exec->model); i++) {
+    hy_tensor *t = backend_tensor_new (exec, &inputs[i]->shape, error);
+    exec->device_inputs[i] = t;
+    if (!t || !be->iface->upload (be, t->data, inputs[i]->data,
+            hy_tensor_nbytes (t), error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Device imperative mode: host copies of node i's outputs. */
+static gboolean
+download_node (hy_executor *exec, guint i, GError **error)
+{
+  hy_backend *be = exec->backend;
+  hy_node *node = hy_graph_node (exec->model->graph, i);
+  if (!exec->host_values[i])
+    exec->host_values[i] = g_new0 (hy_tensor *, node->n_outputs);
+  for (guint k = 0; k < node->n_outputs; k++) {
+    hy_tensor *host = exec->host_values[i][k];
+    if (!host)
+      host = exec->host_values[i][k] = hy_tensor_new (&node->shapes[k]);
+    if (!be->iface->download (be, host->data, exec->values[i][k]->data,
+            hy_tensor_nbytes (host), error))
+      return FALSE;
+  }
+  return TRUE;
 }
 
 static const hy_tensor *
@@ -238,11 +347,11 @@ value_of (hy_executor *exec, const hy_entry *e,
   if (src->op)
     return exec->values[e->node][e->index];
   if (src->value)
-    return src->value;
+    return exec->on_host ? src->value : exec->device_vars[e->node];
   if (src->var_kind == HY_VAR_INPUT) {
     for (int i = 0; i < hy_model_n_inputs (exec->model); i++)
       if (g_array_index (exec->model->inputs, guint, i) == e->node)
-        return inputs[i];
+        return exec->on_host ? inputs[i] : exec->device_inputs[i];
   }
   return NULL;                  /* an unused input (SoftmaxOutput label) */
 }
@@ -260,14 +369,52 @@ call_hook (hy_executor *exec, guint i, double elapsed_us)
 {
   hy_node_desc desc;
   hy_model_node (exec->model, (int) i, &desc);
+  hy_tensor **outputs = exec->on_host ? exec->values[i]
+      : exec->host_values[i];
   hy_node_event ev = {
     .index = (int) i,
     .node = &desc,
-    .outputs = (const hy_tensor *const *) exec->values[i],
+    .outputs = (const hy_tensor *const *) outputs,
     .n_outputs = desc.n_outputs,
     .elapsed_us = elapsed_us,
   };
   exec->hook (exec->model, &ev, exec->hook_data);
+}
+
+/* Node i as one call: prepared, run, released (imperative mode keeps
+ * nothing from one forward to the next).  On a device the time includes
+ * waiting for the node to finish, so a dump's timings are per node. */
+static gboolean
+run_node (hy_executor *exec, guint i, const hy_tensor *const *inputs,
+    GError **error)
+{
+  hy_backend *be = exec->backend;
+  hy_node *node = hy_graph_node (exec->model->graph, i);
+  for (guint k = 0; k < node->n_inputs; k++)
+    exec->in_buf[k] = value_of (exec, &node->inputs[k], inputs);
+  for (guint k = 0; k < node->n_outputs; k++)
+    exec->out_buf[k] = exec->values[i][k];
+  hy_call call = {
+    .fn = exec->kernels[i],
+    .params = node->params,
+    .in = exec->in_buf,
+    .out = exec->out_buf,
+    .n_in = (int) node->n_inputs,
+    .n_out = (int) node->n_outputs,
+    .op = node->op->id,
+  };
+  if (be->iface->prepare_call && !be->iface->prepare_call (be, &call, error)) {
+    g_prefix_error (error, "node '%s' (op %s): ", node->name,
+        node->op->name);
+    return FALSE;
+  }
+  gboolean ok = be->iface->run (be, &call, 1, NULL, error);
+  if (be->iface->release_call)
+    be->iface->release_call (be, &call);
+  if (!ok)
+    g_prefix_error (error, "node '%s' (op %s): ", node->name,
+        node->op->name);
+  return ok;
 }
 
 gboolean
@@ -279,30 +426,36 @@ hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
     return FALSE;
 
   if (exec->mode == HY_MODE_HYBRID) {
+    exec->last_run = NULL;
     hy_plan *plan = use_plan (exec, error);
-    if (!plan)
+    if (!plan || !hy_plan_run (plan, inputs, n_inputs, error))
       return FALSE;
-    hy_plan_run (plan, &exec->cpu, inputs, n_inputs);
     exec->last_run = plan;
     return TRUE;
   }
 
   release_values (exec);
-  allocate_outputs (exec);
+  if (!allocate_outputs (exec, error)
+      || (!exec->on_host && !upload_variables (exec, inputs, error)))
+    return FALSE;
   gboolean hooked = exec->hook != NULL;
   for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
     hy_node *node = hy_graph_node (g, i);
     if (!node->op)
       continue;
-    for (guint k = 0; k < node->n_inputs; k++)
-      exec->in_buf[k] = value_of (exec, &node->inputs[k], inputs);
-    for (guint k = 0; k < node->n_outputs; k++)
-      exec->out_buf[k] = exec->values[i][k];
     double t0 = hooked ? now_us () : 0;
-    exec->kernels[i] (&exec->cpu, node->params, exec->in_buf,
-        (int) node->n_inputs, exec->out_buf, (int) node->n_outputs);
+    if (!run_node (exec, i, inputs, error))
+      return FALSE;
+    if (hooked && !exec->on_host && !download_node (exec, i, error))
+      return FALSE;
     if (hooked)
       call_hook (exec, i, now_us () - t0);
+  }
+  /* The graph outputs, on the host. */
+  for (guint h = 0; !exec->on_host && h < g->n_heads; h++) {
+    guint i = g->heads[h].node;
+    if (hy_graph_node (g, i)->op && !download_node (exec, i, error))
+      return FALSE;
   }
   return TRUE;
 }
@@ -354,5 +507,6 @@ hy_executor_output (const hy_executor *exec, int i)
   hy_node *src = hy_graph_node (g, e->node);
   if (!src->op)
     return src->value;          /* a head that is a variable: rare */
-  return exec->values[e->node] ? exec->values[e->node][e->index] : NULL;
+  hy_tensor ***values = exec->on_host ? exec->values : exec->host_values;
+  return values[e->node] ? values[e->node][e->index] : NULL;
 }

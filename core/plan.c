@@ -17,17 +17,25 @@
  *  4. Every value gets a hy_tensor struct pointing into its storage, and
  *     each call lists those structs.
  *
- * Running is then a loop over the calls.  The caller's inputs are not
- * copied: the structs of input variables, and of views of them, are
- * re-pointed at the caller's data on each forward.  Graph outputs always
- * get an arena slot of their own (a copy is appended when an output would
- * otherwise be an input or a weight), so what the caller reads stays ours.
+ * Running is then a loop over the calls, handed to the backend (which may
+ * record the loop once and replay it: a CUDA graph).  On a host-memory
+ * backend the caller's inputs are not copied: the structs of input
+ * variables, and of views of them, are re-pointed at the caller's data on
+ * each forward.  Graph outputs always get an arena slot of their own (a
+ * copy is appended when an output would otherwise be an input or a
+ * weight), so what the caller reads stays ours.
+ *
+ * On a device backend the arena is device memory, the weights are
+ * uploaded once when the plan is built, each input gets an arena slot of
+ * its own that the forward uploads into, and each output a host mirror
+ * the forward downloads into: one copy in and one out per forward.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
 #include "planner.h"
+#include "backend.h"
 
 typedef enum storage_kind {
   STORAGE_NONE,                 /* an input nobody reads (a label) */
@@ -46,36 +54,33 @@ typedef struct storage {
   size_t offset;
 } storage;
 
-typedef struct plan_call {
-  hy_cpu_kernel_fn fn;
-  const void *params;
-  const hy_tensor *const *in;
-  hy_tensor *const *out;
-  int n_in;
-  int n_out;
-} plan_call;
-
-/* A tensor struct that views caller input `input`. */
+/* A tensor struct that views caller input `input` (host memory), or the
+ * arena slot that input is uploaded into (device memory). */
 typedef struct input_binding {
   hy_tensor *tensor;
   int input;
 } input_binding;
 
 struct hy_plan {
+  hy_backend *backend;
   hy_graph *graph;              /* the optimised copy */
   GPtrArray *owned;             /* tensors the passes made */
   hy_pass_stats pass_stats;
   hy_memory_stats memory;
 
-  float *arena;
+  float *arena;                 /* backend memory */
+  float *consts;                /* device backends: the uploaded weights */
   hy_tensor *values;            /* per value, then one per output copy */
-  plan_call *calls;
+  hy_call *calls;
   int n_calls;
+  int n_prepared;               /* calls[0..n_prepared) were prepared */
+  void *capture;                /* the backend's recording of the calls */
   const hy_tensor **call_in;    /* every call's argument lists, flat */
   hy_tensor **call_out;
   input_binding *bindings;
   int n_bindings;
   const hy_tensor **outputs;    /* per graph head */
+  hy_tensor **host_outputs;     /* device backends: their host mirrors */
   int n_outputs;
 };
 
@@ -90,6 +95,7 @@ struct hy_plan {
 typedef struct plan_builder {
   hy_model *model;
   hy_graph *graph;
+  gboolean host_memory;         /* the backend's tensors are host memory */
   guint *first_value;           /* per node: index of its output 0 */
   guint n_values;
   int *value_last;              /* per value: the last step that reads it */
@@ -131,6 +137,15 @@ static size_t
 shape_bytes (const hy_shape *s)
 {
   return (size_t) hy_shape_numel (s) * sizeof (float);
+}
+
+/* Storages the arena holds: op outputs, and on a device backend the
+ * slots inputs are uploaded into. */
+static gboolean
+in_arena (const plan_builder *b, const storage *s)
+{
+  return s->kind == STORAGE_ARENA
+      || (s->kind == STORAGE_INPUT && !b->host_memory);
 }
 
 /* Ops whose output is their input's bytes under another shape. */
@@ -185,9 +200,16 @@ assign_variable (plan_builder *b, guint i, const hy_node *node)
   if (node->value) {
     s.kind = STORAGE_CONST;
     s.data = node->value->data;
+    s.bytes = hy_tensor_nbytes (node->value);
   } else if (node->var_kind == HY_VAR_INPUT) {
     s.input = hy_model_input_index (b->model, node->name);
     s.kind = s.input >= 0 ? STORAGE_INPUT : STORAGE_NONE;
+    if (s.kind == STORAGE_INPUT && !b->host_memory) {
+      /* Uploaded before the first call: live from step 0. */
+      s.bytes = shape_bytes (&node->shapes[0]);
+      s.first = 0;
+      s.last = b->value_last[b->first_value[i]];
+    }
   }
   b->value_storage[b->first_value[i]] = add_storage (b, s);
 }
@@ -218,7 +240,7 @@ alias (plan_builder *b, guint value, guint source)
 {
   b->value_storage[value] = b->value_storage[source];
   storage *s = storage_of (b, source);
-  if (s->kind == STORAGE_ARENA)
+  if (in_arena (b, s))
     s->last = MAX (s->last, b->value_last[value]);
 }
 
@@ -288,14 +310,6 @@ add_output_copies (plan_builder *b, GError **error)
   return TRUE;
 }
 
-/* The output copies' kernel: plain bytes, never aliased. */
-static void
-copy_output (hy_cpu_ctx *ctx, const void *params, const hy_tensor *const *in,
-    int n_in, hy_tensor *const *out, int n_out)
-{
-  memcpy (out[0]->data, in[0]->data, shape_bytes (&out[0]->shape));
-}
-
 /* What allocating every op output (and output copy) on its own would
  * take: imperative mode's way, with no views and no in-place writes.  The
  * planner's own naive figure counts storages, after those merges. */
@@ -317,8 +331,8 @@ naive_bytes (const plan_builder *b)
 }
 
 /* Packs the arena storages and allocates the arena. */
-static void
-place_storages (hy_plan *plan, plan_builder *b)
+static gboolean
+place_storages (hy_plan *plan, plan_builder *b, GError **error)
 {
   GArray *st = b->storages;
   hy_buffer_request *req = g_new0 (hy_buffer_request, st->len);
@@ -326,7 +340,7 @@ place_storages (hy_plan *plan, plan_builder *b)
   guint n_req = 0;
   for (guint i = 0; i < st->len; i++) {
     const storage *s = &g_array_index (st, storage, i);
-    if (s->kind == STORAGE_ARENA)
+    if (in_arena (b, s))
       req[n_req++] = (hy_buffer_request) { s->bytes, s->first, s->last };
   }
   hy_arena_figures fig;
@@ -335,22 +349,57 @@ place_storages (hy_plan *plan, plan_builder *b)
   plan->memory.naive_bytes = (gint64) naive_bytes (b);
   plan->memory.lower_bound_bytes = (gint64) fig.lower_bound_bytes;
 
-  size_t arena_bytes = MAX (fig.arena_bytes, (size_t) HY_PLANNER_ALIGN);
-  plan->arena = aligned_alloc (HY_PLANNER_ALIGN, arena_bytes);
-  if (!plan->arena)
-    g_error ("out of memory allocating a %zu-byte arena", arena_bytes);
-  /* Every slot is written before it is read; zeroing only makes a stray
-   * read deterministic. */
-  memset (plan->arena, 0, arena_bytes);
-
   n_req = 0;
   for (guint i = 0; i < st->len; i++) {
     storage *s = &g_array_index (st, storage, i);
-    if (s->kind == STORAGE_ARENA)
+    if (in_arena (b, s))
       s->offset = offsets[n_req++];
   }
   g_free (req);
   g_free (offsets);
+
+  size_t arena_bytes = MAX (fig.arena_bytes, (size_t) HY_PLANNER_ALIGN);
+  plan->arena = plan->backend->iface->alloc (plan->backend, arena_bytes,
+      error);
+  if (!plan->arena)
+    return FALSE;
+  /* Every slot is written before it is read; zeroing only makes a stray
+   * read deterministic. */
+  if (plan->backend->iface->host_memory)
+    memset (plan->arena, 0, arena_bytes);
+  return TRUE;
+}
+
+/* Device backends: every weight and folded constant the calls read goes
+ * into one device block, uploaded once, and its value structs are
+ * re-pointed there. */
+static gboolean
+upload_consts (hy_plan *plan, plan_builder *b, GError **error)
+{
+  hy_backend *be = plan->backend;
+  GArray *st = b->storages;
+  size_t total = 0;
+  for (guint i = 0; i < st->len; i++) {
+    storage *s = &g_array_index (st, storage, i);
+    if (s->kind == STORAGE_CONST) {
+      s->offset = total;
+      total += HY_ALIGN_UP (s->bytes);
+    }
+  }
+  if (total == 0)
+    return TRUE;
+  plan->consts = be->iface->alloc (be, total, error);
+  if (!plan->consts)
+    return FALSE;
+  for (guint i = 0; i < st->len; i++) {
+    const storage *s = &g_array_index (st, storage, i);
+    if (s->kind == STORAGE_CONST && s->bytes > 0
+        && !be->iface->upload (be, (char *) plan->consts + s->offset, s->data,
+            s->bytes, error))
+      return FALSE;
+  }
+  plan->memory.weight_bytes = (gint64) total;
+  return TRUE;
 }
 
 static hy_tensor *
@@ -375,11 +424,15 @@ bind_values (hy_plan *plan, plan_builder *b)
       const storage *s = storage_of (b, v);
       hy_tensor *t = &plan->values[v];
       t->shape = node->shapes[k];
-      if (s->kind == STORAGE_ARENA)
+      if (in_arena (b, s))
         t->data = (float *) ((char *) plan->arena + s->offset);
       else if (s->kind == STORAGE_CONST)
-        t->data = s->data;
-      else if (s->kind == STORAGE_INPUT)
+        t->data = plan->consts
+            ? (float *) ((char *) plan->consts + s->offset) : s->data;
+      /* Host memory: every struct viewing an input is re-pointed per
+       * forward; device memory: each input is uploaded once, through
+       * its variable's own struct. */
+      if (s->kind == STORAGE_INPUT && (b->host_memory || !node->op))
         plan->bindings[plan->n_bindings++] = (input_binding) { t, s->input };
     }
   }
@@ -402,7 +455,7 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
     n_in += i == G_MAXUINT ? 1 : hy_graph_node (g, i)->n_inputs;
     n_out += i == G_MAXUINT ? 1 : hy_graph_node (g, i)->n_outputs;
   }
-  plan->calls = g_new0 (plan_call, n_calls);
+  plan->calls = g_new0 (hy_call, n_calls);
   plan->call_in = g_new0 (const hy_tensor *, n_in + 1);
   plan->call_out = g_new0 (hy_tensor *, n_out + 1);
   const hy_tensor **in = plan->call_in;
@@ -410,26 +463,28 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
 
   for (guint c = 0; c < n_calls; c++) {
     guint i = g_array_index (b->call_nodes, guint, c);
-    plan_call *call = &plan->calls[c];
+    hy_call *call = &plan->calls[c];
     call->in = in;
     call->out = out;
     if (i == G_MAXUINT) {
       const output_copy *copy = &g_array_index (b->copies, output_copy,
           n_copies++);
-      call->fn = copy_output;
+      call->fn = plan->backend->iface->copy_kernel;
+      call->op = HY_OP_COUNT;
       *in++ = &plan->values[copy->source];
       *out++ = &plan->values[copy->value];
       call->n_in = call->n_out = 1;
       continue;
     }
     const hy_node *node = hy_graph_node (g, i);
-    call->fn = hy_cpu_kernel_for (node->op->id);
+    call->fn = plan->backend->iface->kernel_for (node->op->id);
     if (!call->fn) {
       g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
-          "node '%s' (op %s): the CPU backend has no kernel for this op",
-          node->name, node->op->name);
+          "node '%s' (op %s): the %s backend has no kernel for this op",
+          node->name, node->op->name, plan->backend->iface->name);
       return FALSE;
     }
+    call->op = node->op->id;
     call->params = node->params;
     call->n_in = (int) node->n_inputs;
     call->n_out = (int) node->n_outputs;
@@ -453,6 +508,30 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
   return TRUE;
 }
 
+/* Lets the backend set every call up (cuDNN algorithms, descriptors). */
+static gboolean
+prepare_calls (hy_plan *plan, GError **error)
+{
+  hy_backend *be = plan->backend;
+  for (; be->iface->prepare_call && plan->n_prepared < plan->n_calls;
+      plan->n_prepared++) {
+    if (!be->iface->prepare_call (be, &plan->calls[plan->n_prepared], error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Device backends: a host tensor per graph output to download into. */
+static void
+make_host_outputs (hy_plan *plan)
+{
+  if (plan->backend->iface->host_memory)
+    return;
+  plan->host_outputs = g_new0 (hy_tensor *, plan->n_outputs + 1);
+  for (int h = 0; h < plan->n_outputs; h++)
+    plan->host_outputs[h] = hy_tensor_new (&plan->outputs[h]->shape);
+}
+
 static void
 builder_clear (plan_builder *b)
 {
@@ -465,7 +544,7 @@ builder_clear (plan_builder *b)
 }
 
 hy_plan *
-hy_plan_new (hy_model *model, GError **error)
+hy_plan_new (hy_model *model, hy_backend *backend, GError **error)
 {
   if (!model->shapes_valid) {
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
@@ -474,6 +553,7 @@ hy_plan_new (hy_model *model, GError **error)
     return NULL;
   }
   hy_plan *plan = g_new0 (hy_plan, 1);
+  plan->backend = backend;
   plan->owned = g_ptr_array_new_with_free_func (
       (GDestroyNotify) hy_tensor_free);
   plan->graph = hy_graph_copy (model->graph);
@@ -485,6 +565,7 @@ hy_plan_new (hy_model *model, GError **error)
   plan_builder b = {
     .model = model,
     .graph = plan->graph,
+    .host_memory = backend->iface->host_memory,
     .storages = g_array_new (FALSE, TRUE, sizeof (storage)),
     .call_nodes = g_array_new (FALSE, FALSE, sizeof (guint)),
     .copies = g_array_new (FALSE, FALSE, sizeof (output_copy)),
@@ -499,16 +580,18 @@ hy_plan_new (hy_model *model, GError **error)
   }
   gboolean ok = add_output_copies (&b, error);
   plan->pass_stats.views += b.views;
+  ok = ok && place_storages (plan, &b, error);
+  ok = ok && (b.host_memory || upload_consts (plan, &b, error));
   if (ok) {
-    place_storages (plan, &b);
     bind_values (plan, &b);
-    ok = build_calls (plan, &b, error);
+    ok = build_calls (plan, &b, error) && prepare_calls (plan, error);
   }
   builder_clear (&b);
   if (!ok) {
     hy_plan_free (plan);
     return NULL;
   }
+  make_host_outputs (plan);
   return plan;
 }
 
@@ -517,9 +600,20 @@ hy_plan_free (hy_plan *plan)
 {
   if (!plan)
     return;
+  hy_backend *be = plan->backend;
+  if (plan->capture)
+    be->iface->release_capture (be, plan->capture);
+  for (int c = 0; c < plan->n_prepared; c++)
+    be->iface->release_call (be, &plan->calls[c]);
   hy_graph_free (plan->graph);
   g_ptr_array_unref (plan->owned);  /* after the graph that points at them */
-  free (plan->arena);
+  if (plan->arena)
+    be->iface->dealloc (be, plan->arena);
+  if (plan->consts)
+    be->iface->dealloc (be, plan->consts);
+  for (int h = 0; plan->host_outputs && h < plan->n_outputs; h++)
+    hy_tensor_free (plan->host_outputs[h]);
+  g_free (plan->host_outputs);
   g_free (plan->values);
   g_free (plan->calls);
   g_free (plan->call_in);
@@ -529,21 +623,33 @@ hy_plan_free (hy_plan *plan)
   g_free (plan);
 }
 
-void
-hy_plan_run (hy_plan *plan, hy_cpu_ctx *ctx, const hy_tensor *const *inputs,
-    int n_inputs)
+gboolean
+hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
+    GError **error)
 {
+  hy_backend *be = plan->backend;
+  const hy_backend_iface *iface = be->iface;
   for (int i = 0; i < plan->n_bindings; i++) {
     const input_binding *bind = &plan->bindings[i];
-    /* Read only: an input's storage is never a call's output. */
-    bind->tensor->data = bind->input < n_inputs
-        ? inputs[bind->input]->data : NULL;
+    const hy_tensor *src = bind->input < n_inputs ? inputs[bind->input]
+        : NULL;
+    if (iface->host_memory) {
+      /* Read only: an input's storage is never a call's output. */
+      bind->tensor->data = src ? src->data : NULL;
+    } else if (src && !iface->upload (be, bind->tensor->data, src->data,
+            hy_tensor_nbytes (bind->tensor), error)) {
+      return FALSE;
+    }
   }
-  for (int c = 0; c < plan->n_calls; c++) {
-    const plan_call *call = &plan->calls[c];
-    call->fn (ctx, call->params, call->in, call->n_in, call->out,
-        call->n_out);
+  if (!iface->run (be, plan->calls, plan->n_calls, &plan->capture, error))
+    return FALSE;
+  for (int h = 0; plan->host_outputs && h < plan->n_outputs; h++) {
+    if (!iface->download (be, plan->host_outputs[h]->data,
+            plan->outputs[h]->data, hy_tensor_nbytes (plan->host_outputs[h]),
+            error))
+      return FALSE;
   }
+  return TRUE;
 }
 
 const hy_tensor *
@@ -551,7 +657,7 @@ hy_plan_output (const hy_plan *plan, int i)
 {
   if (i < 0 || i >= plan->n_outputs)
     return NULL;
-  return plan->outputs[i];
+  return plan->host_outputs ? plan->host_outputs[i] : plan->outputs[i];
 }
 
 void

@@ -8,22 +8,25 @@
 #define HY_PLAN_H
 
 #include "model-impl.h"
-#include "cpu-kernel.h"
+#include "backend.h"
 #include "passes.h"
 
 typedef struct hy_plan hy_plan;
 
 /* Plans `model` for its current input shapes (hy_model_infer_shapes must
- * have succeeded).  The plan keeps pointers into the model: free it
- * first. */
-hy_plan *hy_plan_new (hy_model *model, GError **error);
+ * have succeeded) on `backend`: the arena, and on a device the weights,
+ * are allocated there.  The plan keeps pointers into the model and the
+ * backend: free it first. */
+hy_plan *hy_plan_new (hy_model *model, hy_backend *backend, GError **error);
 void hy_plan_free (hy_plan *plan);
 
-/* One forward.  inputs[i] feeds model input i and must have the planned
- * shape (the executor checks).  No allocation, no system call. */
-void hy_plan_run (hy_plan *plan, hy_cpu_ctx *ctx,
-    const hy_tensor *const *inputs, int n_inputs);
+/* One forward.  inputs[i] (host memory) feeds model input i and must have
+ * the planned shape (the executor checks).  No allocation; on the CPU no
+ * system call either.  FALSE only when a device call fails. */
+gboolean hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, GError **error);
 
+/* Output i of the last run, in host memory. */
 const hy_tensor *hy_plan_output (const hy_plan *plan, int i);
 void hy_plan_memory (const hy_plan *plan, hy_memory_stats *out);
 /* What the passes did; `views` is counted by the plan, which turns those

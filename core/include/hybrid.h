@@ -30,6 +30,7 @@ typedef enum hy_error_code {
   HY_ERROR_SHAPE,               /* shapes do not fit */
   HY_ERROR_INVALID,             /* a bad argument or attribute value */
   HY_ERROR_MISSING,             /* a parameter or input is missing */
+  HY_ERROR_BACKEND,             /* a device, driver or library call failed */
 } hy_error_code;
 
 /* ---- models ------------------------------------------------------------ */
@@ -148,11 +149,14 @@ int hy_executor_n_outputs (const hy_executor *exec);
 
 /* Memory of a hybridized plan: the arena actually used, the naive sum of
  * every intermediate (what allocating each output separately costs), and
- * the lower bound (the most bytes live at any one time). */
+ * the lower bound (the most bytes live at any one time).  On a device,
+ * also the weights the plan uploaded (0 on the CPU, which reads the
+ * model's own). */
 typedef struct hy_memory_stats {
   gint64 arena_bytes;
   gint64 naive_bytes;
   gint64 lower_bound_bytes;
+  gint64 weight_bytes;
 } hy_memory_stats;
 
 /* The memory figures of the plan for the current input shapes (hybrid mode,

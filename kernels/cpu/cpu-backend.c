@@ -10,6 +10,7 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
+#include "backend.h"
 
 #define HY_OP(id, family, name, aliases) \
   extern void hy_cpu_##family (hy_cpu_ctx *, const void *, \
@@ -108,4 +109,101 @@ hy_cpu_workspace_per_thread (hy_cpu_ctx *ctx, size_t size, size_t *stride)
 {
   *stride = (size + 63) & ~(size_t) 63;
   return hy_cpu_workspace (ctx, *stride * (size_t) hy_cpu_n_threads (ctx));
+}
+
+/* ---- the backend interface (core/backend.h) ---------------------------- */
+
+typedef struct cpu_backend {
+  hy_backend base;
+  hy_cpu_ctx ctx;
+} cpu_backend;
+
+static void
+cpu_free (hy_backend *be)
+{
+  cpu_backend *cpu = (cpu_backend *) be;
+  hy_cpu_ctx_clear (&cpu->ctx);
+  g_free (cpu);
+}
+
+static hy_kernel_ptr
+cpu_kernel_for (hy_op_id op)
+{
+  return (hy_kernel_ptr) hy_cpu_kernel_for (op);
+}
+
+static void
+cpu_copy (hy_cpu_ctx *ctx, const void *params, const hy_tensor *const *in,
+    int n_in, hy_tensor *const *out, int n_out)
+{
+  memcpy (out[0]->data, in[0]->data, hy_tensor_nbytes (out[0]));
+}
+
+static gboolean
+cpu_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
+    GError **error)
+{
+  hy_cpu_ctx *ctx = &((cpu_backend *) be)->ctx;
+  for (int c = 0; c < n_calls; c++) {
+    const hy_call *call = &calls[c];
+    ((hy_cpu_kernel_fn) call->fn) (ctx, call->params, call->in, call->n_in,
+        call->out, call->n_out);
+  }
+  return TRUE;
+}
+
+static void *
+cpu_alloc (hy_backend *be, size_t bytes, GError **error)
+{
+  size_t rounded = (MAX (bytes, (size_t) 1) + 255) & ~(size_t) 255;
+  void *p = aligned_alloc (256, rounded);
+  if (!p)
+    g_set_error (error, HY_ERROR, HY_ERROR_BACKEND,
+        "out of memory allocating %zu bytes", bytes);
+  return p;
+}
+
+static void
+cpu_dealloc (hy_backend *be, void *ptr)
+{
+  free (ptr);
+}
+
+static gboolean
+cpu_copy_bytes (hy_backend *be, void *dst, const void *src, size_t bytes,
+    GError **error)
+{
+  memcpy (dst, src, bytes);
+  return TRUE;
+}
+
+static const hy_backend_iface cpu_iface = {
+  .name = "cpu",
+  .host_memory = TRUE,
+  .free = cpu_free,
+  .kernel_for = cpu_kernel_for,
+  .copy_kernel = (hy_kernel_ptr) cpu_copy,
+  .run = cpu_run,
+  .alloc = cpu_alloc,
+  .dealloc = cpu_dealloc,
+  .upload = cpu_copy_bytes,
+  .download = cpu_copy_bytes,
+};
+
+hy_backend *
+hy_cpu_backend_new (GError **error)
+{
+  cpu_backend *cpu = g_new0 (cpu_backend, 1);
+  cpu->base.iface = &cpu_iface;
+  cpu->base.device = (hy_device) { HY_DEVICE_CPU, 0 };
+  /* The kernels' threads start here, once, never per forward
+   * (HYBRIDINFER_THREADS overrides the CPU count). */
+  hy_cpu_ctx_set_threads (&cpu->ctx, 0);
+  return &cpu->base;
+}
+
+hy_cpu_ctx *
+hy_cpu_backend_ctx (hy_backend *be)
+{
+  return &((cpu_backend *) be)->ctx;
 }

@@ -85,4 +85,8 @@ typedef void (*hy_cpu_kernel_fn) (hy_cpu_ctx *ctx, const void *params,
 /* The kernel for an op, or NULL when the CPU backend has none. */
 hy_cpu_kernel_fn hy_cpu_kernel_for (hy_op_id op);
 
+/* The context of a backend made by hy_cpu_backend_new (core/backend.h). */
+struct hy_backend;
+hy_cpu_ctx *hy_cpu_backend_ctx (struct hy_backend *be);
+
 #endif /* HY_CPU_KERNEL_H */

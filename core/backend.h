@@ -1,0 +1,91 @@
+/*
+ * backend.h — what the executor and the plan need from a device: memory,
+ * copies to and from the host, a kernel per op, and a way to run a list of
+ * kernel calls.  The CPU backend (kernels/cpu/cpu-backend.c) and the CUDA
+ * backend (kernels/cuda/cuda-backend.c) each fill one hy_backend_iface;
+ * the core never includes a device header.
+ *
+ * Kernels keep their backend's own signature (hy_cpu_kernel_fn,
+ * hy_cuda_kernel_fn): a call stores its kernel as an opaque function
+ * pointer that only the backend that handed it out calls, cast back.
+ */
+#ifndef HY_BACKEND_H
+#define HY_BACKEND_H
+
+#include <glib.h>
+
+#include "hybrid.h"
+#include "hy-ops.h"
+
+typedef void (*hy_kernel_ptr) (void);
+
+/* One kernel call: a node of a plan, or an imperative step. */
+typedef struct hy_call {
+  hy_kernel_ptr fn;
+  const void *params;           /* the node's params, or prepared state */
+  const hy_tensor *const *in;
+  hy_tensor *const *out;
+  int n_in;
+  int n_out;
+  hy_op_id op;                  /* HY_OP_COUNT: a plain copy */
+} hy_call;
+
+typedef struct hy_backend hy_backend;
+
+typedef struct hy_backend_iface {
+  const char *name;             /* "cpu", "cuda" */
+  /* Tensors live in host memory: inputs can be read where the caller has
+   * them and outputs handed back as they are. */
+  gboolean host_memory;
+
+  void (*free) (hy_backend *be);
+
+  /* The kernel for an op, or NULL when this backend has none. */
+  hy_kernel_ptr (*kernel_for) (hy_op_id op);
+  /* The kernel that copies in[0] to out[0] (output copies). */
+  hy_kernel_ptr copy_kernel;
+
+  /* Optional: set-up of one call before it first runs (a plan build, an
+   * imperative step).  May replace call->params with prepared state that
+   * release_call frees. */
+  gboolean (*prepare_call) (hy_backend *be, hy_call *call, GError **error);
+  void (*release_call) (hy_backend *be, hy_call *call);
+
+  /* Runs calls in order.  `capture` (may be NULL) is a plan's slot for a
+   * recorded form of the same list (a CUDA graph): filled on the first
+   * run, replayed on later ones, released with release_capture.  Returns
+   * FALSE with the first device failure. */
+  gboolean (*run) (hy_backend *be, const hy_call *calls, int n_calls,
+      void **capture, GError **error);
+  void (*release_capture) (hy_backend *be, void *capture);
+
+  /* Device memory (host memory on the CPU), 256-byte aligned. */
+  void *(*alloc) (hy_backend *be, size_t bytes, GError **error);
+  void (*dealloc) (hy_backend *be, void *ptr);
+  /* Blocking copies between the host and this backend's memory. */
+  gboolean (*upload) (hy_backend *be, void *dst, const void *src,
+      size_t bytes, GError **error);
+  gboolean (*download) (hy_backend *be, void *dst, const void *src,
+      size_t bytes, GError **error);
+} hy_backend_iface;
+
+struct hy_backend {
+  const hy_backend_iface *iface;
+  hy_device device;
+};
+
+/* The backend for a device; FALSE with a clear message when that device
+ * cannot be used (no CUDA in this build, no GPU, a driver too old). */
+hy_backend *hy_backend_new (hy_device device, GError **error);
+void hy_backend_free (hy_backend *be);
+
+/* The backends themselves (NULL when not built in, or on failure). */
+hy_backend *hy_cpu_backend_new (GError **error);
+hy_backend *hy_cuda_backend_new (int index, GError **error)
+    __attribute__ ((weak));
+
+/* Why CUDA cannot be used here, or NULL when it can (device `index`).
+ * The returned string is owned by the caller. */
+char *hy_cuda_unavailable_reason (int index) __attribute__ ((weak));
+
+#endif /* HY_BACKEND_H */

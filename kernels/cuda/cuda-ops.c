@@ -1,0 +1,64 @@
+/*
+ * cuda-ops.c — maps op ids to CUDA kernels, as cpu-backend.c does for the
+ * CPU: weak references, so a family whose .cu file is not built reads as
+ * "no CUDA kernel for this op" instead of a link error.  A family with
+ * plan-time set-up also defines hy_cuda_prepare_<family> and
+ * hy_cuda_release_<family> (cuda-kernel.h).
+ */
+#include "cuda-kernel.h"
+
+#define HY_OP(id, family, name, aliases) \
+  extern void hy_cuda_##family (hy_cuda_ctx *, const void *, \
+      const hy_tensor *const *, int, hy_tensor *const *, int) \
+      __attribute__ ((weak)); \
+  extern gboolean hy_cuda_prepare_##family (hy_cuda_ctx *, const void *, \
+      const hy_tensor *const *, int, hy_tensor *const *, int, void **, \
+      size_t *, GError **) __attribute__ ((weak)); \
+  extern void hy_cuda_release_##family (void *) __attribute__ ((weak));
+#include "ops.def"
+#undef HY_OP
+
+static gboolean
+valid (hy_op_id op)
+{
+  return (int) op >= 0 && op < HY_OP_COUNT;
+}
+
+hy_cuda_kernel_fn
+hy_cuda_kernel_for (hy_op_id op)
+{
+  switch (valid (op) ? op : HY_OP_COUNT) {
+#define HY_OP(id, family, name, aliases) \
+    case HY_OP_##id: return hy_cuda_##family;
+#include "ops.def"
+#undef HY_OP
+    default:
+      return NULL;
+  }
+}
+
+hy_cuda_prepare_fn
+hy_cuda_prepare_for (hy_op_id op)
+{
+  switch (valid (op) ? op : HY_OP_COUNT) {
+#define HY_OP(id, family, name, aliases) \
+    case HY_OP_##id: return hy_cuda_prepare_##family;
+#include "ops.def"
+#undef HY_OP
+    default:
+      return NULL;
+  }
+}
+
+hy_cuda_release_fn
+hy_cuda_release_for (hy_op_id op)
+{
+  switch (valid (op) ? op : HY_OP_COUNT) {
+#define HY_OP(id, family, name, aliases) \
+    case HY_OP_##id: return hy_cuda_release_##family;
+#include "ops.def"
+#undef HY_OP
+    default:
+      return NULL;
+  }
+}
