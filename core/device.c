@@ -32,6 +32,16 @@ hy_device_parse (const char *text, hy_device *out, GError **error)
   return FALSE;
 }
 
+char *
+hy_device_unavailable_reason (hy_device device)
+{
+  if (device.kind == HY_DEVICE_CPU)
+    return NULL;
+  if (!hy_cuda_unavailable_reason)
+    return g_strdup ("this build has no CUDA backend");
+  return hy_cuda_unavailable_reason (device.index);
+}
+
 gboolean
 hy_device_resolve_auto (const char *text, hy_device *out, char **note,
     GError **error)
@@ -40,8 +50,7 @@ hy_device_resolve_auto (const char *text, hy_device *out, char **note,
   if (strcmp (text, "auto"))
     return hy_device_parse (text, out, error);
   /* The first GPU when one works; otherwise the CPU, saying why. */
-  char *why = hy_cuda_unavailable_reason ? hy_cuda_unavailable_reason (0)
-      : g_strdup ("this build has no CUDA backend");
+  char *why = hy_device_unavailable_reason ((hy_device) { HY_DEVICE_CUDA, 0 });
   if (!why) {
     *out = (hy_device) { HY_DEVICE_CUDA, 0 };
     *note = g_strdup ("device auto: using cuda:0");

@@ -61,6 +61,12 @@ tune_blas() {
   fi
 }
 
+# The CUDA toolkit where NVIDIA installs it: meson finds nvcc on PATH and
+# then builds the CUDA backend too (no GPU is needed to build it).
+if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
 build() {
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     meson setup "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" -Dreference_python="$VENV/bin/python" >/dev/null

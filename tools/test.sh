@@ -7,7 +7,9 @@
 #  4. the same suites again under AddressSanitizer + UBSan
 #  5. each fuzz target for a bounded time (clang, libFuzzer, ASan + UBSan)
 #
-# Ends with one line "N passed, N failed" and exits non-zero on any failure.
+# Ends with one line "N passed, N failed, N skipped" (each skipped test is
+# listed above it with its reason: the GPU tests without a GPU) and exits
+# non-zero on any failure.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +17,9 @@ cd "$ROOT"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 passed=0
 failed=0
+skipped=0
 failures=()
+skips=()
 
 log() { printf '\n== %s\n' "$*"; }
 record() {  # record NAME STATUS
@@ -31,7 +35,20 @@ run_meson_tests() {  # run_meson_tests NAME BUILD_DIR [meson test args]
   local ok fail
   ok=$(awk '/^Ok:/ {print $2}' "$out" | tail -1)
   fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $2} END {print s + 0}' "$out")
+  skip=$(awk '/^Skipped:/ {print $2}' "$out" | tail -1)
   passed=$((passed + ${ok:-0}))
+  skipped=$((skipped + ${skip:-0}))
+  # Each skipped test with the reason it printed (TAP "1..0 # SKIP why").
+  while IFS= read -r line; do skips+=("$name: $line"); done < <(
+    python3 - "$dir/meson-logs/testlog.json" <<'PY'
+import json, re, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    if t.get("result") == "SKIP":
+        m = re.search(r"# SKIP (.*)", t.get("stdout") or "")
+        print(t["name"], "-", m.group(1) if m else "skipped")
+PY
+  )
   failed=$((failed + fail))
   [ "$fail" -gt 0 ] && failures+=("$name")
   if [ -z "${ok:-}" ]; then failed=$((failed + 1)); failures+=("$name (did not run)"); fi
@@ -68,7 +85,7 @@ fi
 log "fuzzing each reader for ${FUZZ_SECONDS}s (libFuzzer, ASan, UBSan)"
 FUZZ_DIR="$ROOT/build-fuzz"
 if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
-  CC=clang meson setup "$FUZZ_DIR" -Dfuzz=true -Dtests=false \
+  CC=clang meson setup "$FUZZ_DIR" -Dfuzz=true -Dtests=false -Dcuda=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false \
     -Dbuildtype=debugoptimized >/dev/null
 fi
@@ -96,8 +113,11 @@ else
 fi
 
 echo
+if [ "$skipped" -gt 0 ]; then
+  printf 'skipped: %s\n' "${skips[@]}"
+fi
 if [ "$failed" -gt 0 ]; then
   printf 'failed: %s\n' "${failures[@]}"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

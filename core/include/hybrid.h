@@ -127,6 +127,9 @@ typedef struct hy_device {
 gboolean hy_device_parse (const char *text, hy_device *out, GError **error);
 gboolean hy_device_resolve_auto (const char *text, hy_device *out,
     char **note, GError **error);
+/* Why `device` cannot run models here (no CUDA in this build, no driver,
+ * no such GPU), or NULL when it can.  Free the result with g_free. */
+char *hy_device_unavailable_reason (hy_device device);
 
 typedef struct hy_executor hy_executor;
 

@@ -1,13 +1,18 @@
 /*
  * test-conformance.c — our outputs against real MXNet 1.9.1's.
  *
- *   test-conformance FIXTURES_DIR [NAME_FILTER]
+ *   test-conformance [--device DEV] FIXTURES_DIR [NAME_FILTER]
  *
  * Every subdirectory holding a case.json (written by gen_fixtures.py, which
  * runs MXNet) is one case: the model is loaded from its files, run on its
  * inputs in both imperative and hybrid mode, and each output compared with
  * MXNet's:  max|ours − mxnet| ≤ 1e-4 · max(1, max|mxnet|).
  * Hybrid and imperative must also agree with each other to 1e-5 relative.
+ *
+ * With --device cuda[:N] both modes run on the GPU and are also compared
+ * with the CPU backend's hybrid output (1e-4 relative: cuDNN and cuBLAS
+ * sum in other orders than OpenBLAS).  Without a usable GPU the whole run
+ * is one TAP skip line saying why.
  * Output is TAP, one test point per case.
  */
 #include <math.h>
@@ -21,6 +26,9 @@
 
 #define MXNET_TOL 1e-4
 #define MODE_TOL 1e-5
+#define DEVICE_VS_CPU_TOL 1e-4
+
+static hy_device device = { HY_DEVICE_CPU, 0 };
 
 /* max |a − b| and max |b| over two same-shaped tensors. */
 static void
@@ -51,11 +59,10 @@ typedef struct case_result {
 } case_result;
 
 static gboolean
-run_mode (hy_model *model, hy_mode mode, hy_tensor **inputs, int n_inputs,
-    hy_executor **out_exec, GError **error)
+run_mode (hy_model *model, hy_device dev, hy_mode mode, hy_tensor **inputs,
+    int n_inputs, hy_executor **out_exec, GError **error)
 {
-  hy_device cpu = { HY_DEVICE_CPU, 0 };
-  hy_executor *exec = hy_executor_new (model, cpu, mode, error);
+  hy_executor *exec = hy_executor_new (model, dev, mode, error);
   if (!exec)
     return FALSE;
   /* Twice: the second forward exercises reuse of planned memory. */
@@ -104,7 +111,7 @@ load_inputs (const char *dir, JsonObject *spec, hy_model *model,
 /* Compares both modes' outputs with MXNet's and with each other. */
 static gboolean
 compare_outputs (const char *dir, JsonObject *spec, hy_executor *imp,
-    hy_executor *hyb, GString *detail)
+    hy_executor *hyb, hy_executor *cpu, GString *detail)
 {
   JsonArray *outs = json_object_get_array_member (spec, "outputs");
   if ((int) json_array_get_length (outs) != hy_executor_n_outputs (imp)) {
@@ -141,6 +148,12 @@ compare_outputs (const char *dir, JsonObject *spec, hy_executor *imp,
           "out%u max|d|=%.3g (tol %.3g) hybrid-vs-imperative %.3g; ", i,
           diff, tol, hdiff);
       all_ok &= diff <= tol && hdiff <= htol;
+      if (cpu) {
+        double cdiff, cmax;
+        compare (ours_h, hy_executor_output (cpu, (int) i), &cdiff, &cmax);
+        g_string_append_printf (detail, "vs-cpu %.3g; ", cdiff);
+        all_ok &= cdiff <= DEVICE_VS_CPU_TOL * MAX (1.0, cmax);
+      }
     }
     hy_tensor_free (ref);
   }
@@ -153,7 +166,9 @@ run_case (const char *dir, JsonObject *spec)
   g_autoptr (GError) error = NULL;
   g_autofree char *sym = g_build_filename (dir, "model-symbol.json", NULL);
   g_autofree char *par = g_build_filename (dir, "model-0000.params", NULL);
-  hy_executor *imp = NULL, *hyb = NULL;
+  hy_executor *imp = NULL, *hyb = NULL, *cpu = NULL;
+  hy_device host = { HY_DEVICE_CPU, 0 };
+  gboolean on_device = device.kind != HY_DEVICE_CPU;
   g_autoptr (GPtrArray) inputs = g_ptr_array_new_with_free_func (
       (GDestroyNotify) hy_tensor_free);
   GString *detail = g_string_new (NULL);
@@ -162,16 +177,19 @@ run_case (const char *dir, JsonObject *spec)
   hy_model *model = hy_model_load (sym, g_file_test (par, G_FILE_TEST_EXISTS)
       ? par : NULL, &error);
   if (model && load_inputs (dir, spec, model, inputs, detail, &error)
-      && run_mode (model, HY_MODE_IMPERATIVE, (hy_tensor **) inputs->pdata,
-          (int) inputs->len, &imp, &error)
-      && run_mode (model, HY_MODE_HYBRID, (hy_tensor **) inputs->pdata,
-          (int) inputs->len, &hyb, &error))
-    ok = compare_outputs (dir, spec, imp, hyb, detail);
+      && run_mode (model, device, HY_MODE_IMPERATIVE,
+          (hy_tensor **) inputs->pdata, (int) inputs->len, &imp, &error)
+      && run_mode (model, device, HY_MODE_HYBRID,
+          (hy_tensor **) inputs->pdata, (int) inputs->len, &hyb, &error)
+      && (!on_device || run_mode (model, host, HY_MODE_HYBRID,
+              (hy_tensor **) inputs->pdata, (int) inputs->len, &cpu, &error)))
+    ok = compare_outputs (dir, spec, imp, hyb, cpu, detail);
   if (error)
     g_string_append (detail, error->message);
 
   hy_executor_free (imp);
   hy_executor_free (hyb);
+  hy_executor_free (cpu);
   hy_model_free (model);
   return (case_result) { ok, g_string_free (detail, FALSE) };
 }
@@ -185,12 +203,26 @@ compare_names (gconstpointer a, gconstpointer b)
 int
 main (int argc, char **argv)
 {
+  g_autoptr (GError) error = NULL;
+  if (argc > 2 && !strcmp (argv[1], "--device")) {
+    if (!hy_device_parse (argv[2], &device, &error)) {
+      fprintf (stderr, "%s\n", error->message);
+      return 2;
+    }
+    argc -= 2;
+    argv += 2;
+  }
   if (argc < 2) {
-    fprintf (stderr, "usage: %s FIXTURES_DIR [NAME_FILTER]\n", argv[0]);
+    fprintf (stderr, "usage: test-conformance [--device DEV] FIXTURES_DIR "
+        "[NAME_FILTER]\n");
     return 2;
   }
   const char *root = argv[1], *filter = argc > 2 ? argv[2] : NULL;
-  g_autoptr (GError) error = NULL;
+  g_autofree char *unavailable = hy_device_unavailable_reason (device);
+  if (unavailable) {
+    printf ("1..0 # SKIP %s\n", unavailable);
+    return 0;
+  }
   g_autoptr (GDir) d = g_dir_open (root, 0, &error);
   if (!d) {
     printf ("1..0 # SKIP\nBail out! %s (generate fixtures first: "
