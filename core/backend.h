@@ -79,6 +79,11 @@ struct hy_backend {
 hy_backend *hy_backend_new (hy_device device, GError **error);
 void hy_backend_free (hy_backend *be);
 
+/* An executor on `backend`, which it takes (and frees with itself):
+ * hy_executor_new for a backend made elsewhere (tests). */
+hy_executor *hy_executor_new_on (hy_model *model, hy_backend *backend,
+    hy_mode mode, GError **error);
+
 /* The backends themselves (NULL when not built in, or on failure). */
 hy_backend *hy_cpu_backend_new (GError **error);
 hy_backend *hy_cuda_backend_new (int index, GError **error)

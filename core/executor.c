@@ -174,8 +174,14 @@ hy_executor_new (hy_model *model, hy_device device, hy_mode mode,
   /* The backend's set-up (threads, a device context) happens here, once,
    * never per forward. */
   hy_backend *backend = hy_backend_new (device, error);
-  if (!backend)
-    return NULL;
+  return backend ? hy_executor_new_on (model, backend, mode, error) : NULL;
+}
+
+hy_executor *
+hy_executor_new_on (hy_model *model, hy_backend *backend, hy_mode mode,
+    GError **error)
+{
+  hy_device device = backend->device;
   hy_graph *g = model->graph;
   guint n = hy_graph_n_nodes (g);
   hy_executor *exec = g_new0 (hy_executor, 1);

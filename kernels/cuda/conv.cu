@@ -1,0 +1,297 @@
+/*
+ * conv.cu — Convolution (NCW, NCHW, NCDHW; groups, depthwise included) on
+ * the GPU through cuDNN's convolution API, then the fused epilogue.
+ *
+ * hy_cuda_prepare_convolution builds the cuDNN descriptors and picks the
+ * algorithm once per call site, from cuDNN's heuristics (no trial runs, so
+ * planning needs no buffers); the kernel is then one cuDNN call on
+ * ctx->stream, plus one epilogue launch when the op carries a bias, a
+ * BatchNorm, a residual or an activation cuDNN cannot apply exactly as the
+ * CPU does.  1-D convolutions run as 2-D ones over a height of 1.
+ *
+ * The backend sets ctx->stream on ctx->cudnn once (cudnnSetStream), so the
+ * calls here enqueue on that stream and a whole forward can be captured.
+ */
+#include <limits.h>
+
+#include "hybrid.h"
+#include "cuda-kernel.h"
+#include "epilogue.cuh"
+#include "nn.h"
+
+extern "C" {
+gboolean hy_cuda_prepare_convolution (hy_cuda_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out,
+    void **state, size_t *workspace, GError **error);
+void hy_cuda_convolution (hy_cuda_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+void hy_cuda_release_convolution (void *state);
+}
+
+/* The most device scratch an algorithm may ask for: the heuristics' first
+ * choices rarely need more, and the workspace is shared by every call. */
+#define CONV_WORKSPACE_LIMIT ((size_t) 256 << 20)
+
+typedef struct conv_state {
+  const hy_conv_params *p;      /* first: the params (cuda-kernel.h) */
+  bool empty;                   /* nothing to compute */
+  cudnnTensorDescriptor_t x, y, bias;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnActivationDescriptor_t act;      /* set when cuDNN runs the epilogue */
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t workspace;
+  int64_t filters, spatial, numel;      /* of the output */
+} conv_state;
+
+void
+hy_cuda_release_convolution (void *state)
+{
+  conv_state *s = (conv_state *) state;
+  if (!s)
+    return;
+  /* Teardown: nothing to report a failure to. */
+  if (s->x)
+    cudnnDestroyTensorDescriptor (s->x);
+  if (s->y)
+    cudnnDestroyTensorDescriptor (s->y);
+  if (s->bias)
+    cudnnDestroyTensorDescriptor (s->bias);
+  if (s->w)
+    cudnnDestroyFilterDescriptor (s->w);
+  if (s->conv)
+    cudnnDestroyConvolutionDescriptor (s->conv);
+  if (s->act)
+    cudnnDestroyActivationDescriptor (s->act);
+  g_free (s);
+}
+
+/* Packed NC(D)HW strides of dims[0..nb). */
+static void
+packed_strides (int nb, const int *dims, int *strides)
+{
+  strides[nb - 1] = 1;
+  for (int i = nb - 2; i >= 0; i--)
+    strides[i] = strides[i + 1] * dims[i + 1];
+}
+
+/* The shape as cuDNN's nb (4 or 5) int dims, a 1-D shape (N, C, W) as
+ * (N, C, 1, W).  FALSE when a tensor is too large for int indexing. */
+static gboolean
+cudnn_dims (const hy_shape *shape, int nb, int *dims, GError **error)
+{
+  if (hy_shape_numel (shape) > INT_MAX) {
+    char buf[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "Convolution: a tensor of shape %s is too large for cuDNN",
+        hy_shape_format (shape, buf, sizeof buf));
+    return FALSE;
+  }
+  const int lead = nb - shape->ndim;
+  for (int i = 0; i < nb; i++)
+    dims[i] = i < 2 ? (int) shape->dims[i]
+        : i - 2 < lead ? 1 : (int) shape->dims[i - lead];
+  return TRUE;
+}
+
+static gboolean
+set_tensor (cudnnTensorDescriptor_t *d, int nb, const int *dims,
+    GError **error)
+{
+  int strides[5];
+  packed_strides (nb, dims, strides);
+  HY_CUDNN_TRY (cudnnCreateTensorDescriptor (d), error);
+  HY_CUDNN_TRY (cudnnSetTensorNdDescriptor (*d, CUDNN_DATA_FLOAT, nb, dims,
+          strides), error);
+  return TRUE;
+}
+
+/* The heuristics' best algorithm within the workspace limit that runs in
+ * plain fp32 (see conv_setup); implicit GEMM, which needs no workspace
+ * and takes every shape, when none is left. */
+static gboolean
+choose_algo (hy_cuda_ctx *ctx, conv_state *s, GError **error)
+{
+  int max = 0, n = 0;
+  HY_CUDNN_TRY (cudnnGetConvolutionForwardAlgorithmMaxCount (ctx->cudnn,
+          &max), error);
+  cudnnConvolutionFwdAlgoPerf_t *perf = g_new0 (cudnnConvolutionFwdAlgoPerf_t,
+      max > 0 ? max : 1);
+  cudnnStatus_t st = cudnnGetConvolutionForwardAlgorithm_v7 (ctx->cudnn,
+      s->x, s->w, s->conv, s->y, max, &n, perf);
+  s->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < n; i++) {
+    size_t size = 0;
+    if (perf[i].status != CUDNN_STATUS_SUCCESS
+        || perf[i].mathType == CUDNN_TENSOR_OP_MATH
+        || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      continue;
+    /* The size for the descriptor's math type, which also tells whether
+     * the algorithm takes it. */
+    if (cudnnGetConvolutionForwardWorkspaceSize (ctx->cudnn, s->x, s->w,
+            s->conv, s->y, perf[i].algo, &size) == CUDNN_STATUS_SUCCESS
+        && size <= CONV_WORKSPACE_LIMIT) {
+      s->algo = perf[i].algo;
+      break;
+    }
+  }
+  g_free (perf);
+  if (st != CUDNN_STATUS_SUCCESS) {
+    g_set_error (error, HY_ERROR, HY_ERROR_BACKEND,
+        "cudnnGetConvolutionForwardAlgorithm_v7 failed: %s",
+        cudnnGetErrorString (st));
+    return FALSE;
+  }
+  HY_CUDNN_TRY (cudnnGetConvolutionForwardWorkspaceSize (ctx->cudnn, s->x,
+          s->w, s->conv, s->y, s->algo, &s->workspace), error);
+  return TRUE;
+}
+
+/* Whether cudnnConvolutionBiasActivationForward computes exactly the
+ * epilogue: relu (conv + bias), or conv + bias, which cuDNN runs with
+ * implicit precomputed GEMM only.  Not with a BatchNorm (cuDNN has none
+ * here) nor a residual (cuDNN would add it before the bias, rounding
+ * otherwise than the CPU). */
+static bool
+cudnn_runs_epilogue (const hy_conv_params *p, cudnnConvolutionFwdAlgo_t algo)
+{
+  const hy_fused_epilogue *e = &p->fused;
+  if (p->no_bias || e->batch_norm || e->residual)
+    return false;
+  return e->act == HY_FUSED_ACT_RELU || (e->act == HY_FUSED_ACT_NONE
+      && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+}
+
+static gboolean
+conv_setup (hy_cuda_ctx *ctx, conv_state *s, const hy_tensor *x,
+    const hy_tensor *y, GError **error)
+{
+  const hy_conv_params *p = s->p;
+  const int nb = p->n_spatial == 3 ? 5 : 4, lead = nb - 2 - p->n_spatial;
+  int xd[5], yd[5], wd[5], pad[3], stride[3], dilate[3];
+
+  s->filters = p->num_filter;
+  s->numel = hy_shape_numel (&y->shape);
+  s->spatial = s->numel > 0 ? s->numel / (y->shape.dims[0] * s->filters) : 1;
+  if (s->numel == 0) {
+    s->empty = true;
+    return TRUE;
+  }
+  if (hy_shape_numel (&x->shape) == 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "Convolution over an empty input is not supported on CUDA");
+    return FALSE;
+  }
+  if (!cudnn_dims (&x->shape, nb, xd, error)
+      || !cudnn_dims (&y->shape, nb, yd, error))
+    return FALSE;
+  wd[0] = (int) p->num_filter;
+  wd[1] = (int) (x->shape.dims[1] / p->num_group);
+  for (int i = 0; i < nb - 2; i++) {
+    const int a = i - lead;     /* axis in the op's spatial tuples */
+    wd[2 + i] = a >= 0 ? (int) p->kernel[a] : 1;
+    pad[i] = a >= 0 ? (int) p->pad[a] : 0;
+    stride[i] = a >= 0 ? (int) p->stride[a] : 1;
+    dilate[i] = a >= 0 ? (int) p->dilate[a] : 1;
+  }
+
+  if (!set_tensor (&s->x, nb, xd, error) || !set_tensor (&s->y, nb, yd,
+          error))
+    return FALSE;
+  HY_CUDNN_TRY (cudnnCreateFilterDescriptor (&s->w), error);
+  HY_CUDNN_TRY (cudnnSetFilterNdDescriptor (s->w, CUDNN_DATA_FLOAT,
+          CUDNN_TENSOR_NCHW, nb, wd), error);
+  HY_CUDNN_TRY (cudnnCreateConvolutionDescriptor (&s->conv), error);
+  /* MXNet's Convolution is a cross-correlation (the kernel not flipped). */
+  HY_CUDNN_TRY (cudnnSetConvolutionNdDescriptor (s->conv, nb - 2, pad,
+          stride, dilate, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), error);
+  HY_CUDNN_TRY (cudnnSetConvolutionGroupCount (s->conv, (int) p->num_group),
+      error);
+  /* FMA math, not the default: CUDNN_DEFAULT_MATH lets cuDNN run fp32
+   * convolutions on TF32 tensor cores from sm_80 on, whose 10-bit
+   * mantissas put results about 1e-3 from the CPU's; plain fp32 FMAs keep
+   * them within 1e-4. */
+  HY_CUDNN_TRY (cudnnSetConvolutionMathType (s->conv, CUDNN_FMA_MATH),
+      error);
+
+  /* The core inferred the output shape: cuDNN must agree. */
+  int check[5];
+  HY_CUDNN_TRY (cudnnGetConvolutionNdForwardOutputDim (s->conv, s->x, s->w,
+          nb, check), error);
+  for (int i = 0; i < nb; i++) {
+    if (check[i] != yd[i]) {
+      char buf[HY_SHAPE_STRLEN];
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "Convolution: cuDNN's output shape differs from %s on axis %d "
+          "(%d)", hy_shape_format (&y->shape, buf, sizeof buf), i, check[i]);
+      return FALSE;
+    }
+  }
+
+  if (!choose_algo (ctx, s, error))
+    return FALSE;
+
+  if (cudnn_runs_epilogue (p, s->algo)) {
+    int bd[5] = { 1, wd[0], 1, 1, 1 };
+    if (!set_tensor (&s->bias, nb, bd, error))
+      return FALSE;
+    HY_CUDNN_TRY (cudnnCreateActivationDescriptor (&s->act), error);
+    HY_CUDNN_TRY (cudnnSetActivationDescriptor (s->act,
+            p->fused.act == HY_FUSED_ACT_RELU ? CUDNN_ACTIVATION_RELU
+            : CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+        error);
+  }
+  return TRUE;
+}
+
+gboolean
+hy_cuda_prepare_convolution (hy_cuda_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out,
+    void **state, size_t *workspace, GError **error)
+{
+  conv_state *s = g_new0 (conv_state, 1);
+  s->p = (const hy_conv_params *) params;
+  if (!conv_setup (ctx, s, in[0], out[0], error)) {
+    g_prefix_error (error, "Convolution on CUDA: ");
+    hy_cuda_release_convolution (s);
+    return FALSE;
+  }
+  *state = s;
+  *workspace = s->workspace;
+  return TRUE;
+}
+
+void
+hy_cuda_convolution (hy_cuda_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const conv_state *s = (const conv_state *) params;
+  const hy_conv_params *p = s->p;
+  if (s->empty)
+    return;
+  const float one = 1.0f, zero = 0.0f;
+  const float *bias = p->no_bias ? NULL : in[2]->data;
+  float *y = out[0]->data;
+
+  if (s->act) {
+    /* y = act (conv (x) + 0·z + bias): z is y itself, unread at 0. */
+    HY_CUDNN_CHECK (ctx, cudnnConvolutionBiasActivationForward (ctx->cudnn,
+            &one, s->x, in[0]->data, s->w, in[1]->data, s->conv, s->algo,
+            ctx->workspace, s->workspace, &zero, s->y, y, s->bias, bias,
+            s->act, s->y, y));
+    return;
+  }
+  HY_CUDNN_CHECK (ctx, cudnnConvolutionForward (ctx->cudnn, &one, s->x,
+          in[0]->data, s->w, in[1]->data, s->conv, s->algo, ctx->workspace,
+          s->workspace, &zero, s->y, y));
+  if (!bias && !p->fused.batch_norm && !p->fused.residual
+      && p->fused.act == HY_FUSED_ACT_NONE)
+    return;
+  const hy_cuda_epilogue e = {
+    p->fused.act, p->fused.alpha, p->fused.beta, bias,
+    p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data : NULL,
+    p->fused.residual ? in[n_in - 1]->data : NULL,
+    s->filters, s->spatial,
+  };
+  hy_cuda_epilogue_run (ctx, &e, y, s->numel);
+}

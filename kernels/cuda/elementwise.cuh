@@ -1,0 +1,510 @@
+/*
+ * elementwise.cuh — the element functions of the CUDA elementwise kernels
+ * (elementwise.cu), apart so that tests/cuda/emulate-elementwise.cu can
+ * run them on the host: unary math, scalar and binary ops (with numpy
+ * broadcasting), add_n, clip, hard_sigmoid, where, Cast and
+ * zeros_like/ones_like.
+ *
+ * Each family has an args struct, passed to its kernel by value, a host
+ * function that fills it from the params and tensors, and an HY_CUDA_HD
+ * function giving output element i.  Every element reads its inputs before
+ * its own output is written and no other element's, so out may be in[0].
+ *
+ * The arithmetic is kernels/cpu/elementwise.c's, formula for formula
+ * (MXNet 1.9.1's float32 semantics and edge cases).
+ */
+#ifndef HY_CUDA_ELEMENTWISE_CUH
+#define HY_CUDA_ELEMENTWISE_CUH
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "launch.cuh"
+#include "elementwise.h"
+#include "hybrid-tensor.h"
+
+/* ---- unary math -------------------------------------------------------- */
+
+/* MXNet's rint: the nearer of floor and ceil, floor on a tie. */
+HY_CUDA_HD float
+hy_cuda_rint (float v)
+{
+  const float f = floorf (v), c = ceilf (v);
+  return v - f <= c - v ? f : c;
+}
+
+HY_CUDA_HD float
+hy_cuda_unary_op (hy_op_id op, float v)
+{
+  switch (op) {
+    case HY_OP_RELU: return v < 0.0f ? 0.0f : v;
+    case HY_OP_SIGMOID: return 1.0f / (1.0f + expf (-v));
+    case HY_OP_TANH: return tanhf (v);
+    case HY_OP_SOFTSIGN: return v / (1.0f + fabsf (v));
+    case HY_OP_EXP: return expf (v);
+    case HY_OP_LOG: return logf (v);
+    case HY_OP_LOG2: return log2f (v);
+    case HY_OP_LOG10: return log10f (v);
+    case HY_OP_LOG1P: return log1pf (v);
+    case HY_OP_EXPM1: return expm1f (v);
+    case HY_OP_SQRT: return sqrtf (v);
+    case HY_OP_RSQRT: return 1.0f / sqrtf (v);
+    case HY_OP_SQUARE: return v * v;
+    case HY_OP_ABS: return fabsf (v);
+    case HY_OP_NEGATIVE: return -v;
+    case HY_OP_RECIPROCAL: return 1.0f / v;
+    case HY_OP_FLOOR: return floorf (v);
+    case HY_OP_CEIL: return ceilf (v);
+    case HY_OP_ROUND: return roundf (v);        /* half away from zero */
+    case HY_OP_RINT: return hy_cuda_rint (v);
+    case HY_OP_TRUNC: return truncf (v);
+    case HY_OP_SIGN: return v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : 0.0f;
+    case HY_OP_ERF: return erff (v);
+    case HY_OP_SIN: return sinf (v);
+    case HY_OP_COS: return cosf (v);
+    default: return v;          /* not a unary op: the core never asks */
+  }
+}
+
+typedef struct hy_cuda_unary_args {
+  const float *x;
+  float *o;
+  hy_op_id op;
+} hy_cuda_unary_args;
+
+static inline hy_cuda_unary_args
+hy_cuda_unary_plan (const hy_unary_params *p, const hy_tensor *x,
+    hy_tensor *o)
+{
+  hy_cuda_unary_args a = { x->data, o->data, p->op };
+  return a;
+}
+
+HY_CUDA_HD float
+hy_cuda_unary_at (const hy_cuda_unary_args *a, int64_t i)
+{
+  return hy_cuda_unary_op (a->op, a->x[i]);
+}
+
+/* ---- binary computations ----------------------------------------------- */
+
+/* Python's modulo (the divisor's sign) in double, as MXNet computes it;
+ * a zero divisor gives 0. */
+HY_CUDA_HD float
+hy_cuda_mod (float x, float y)
+{
+  if (y == 0.0f)
+    return 0.0f;
+  double r = fmod ((double) x, (double) y);
+  if (r != 0.0 && (r < 0.0) != (y < 0.0))
+    r += y;
+  return (float) r;
+}
+
+HY_CUDA_HD float
+hy_cuda_binary_op (hy_binary_fn fn, float x, float y)
+{
+  switch (fn) {
+    case HY_BINARY_ADD: return x + y;
+    case HY_BINARY_SUB: return x - y;
+    case HY_BINARY_MUL: return x * y;
+    case HY_BINARY_DIV: return x / y;
+    case HY_BINARY_MOD: return hy_cuda_mod (x, y);
+    case HY_BINARY_POWER: return powf (x, y);
+    /* NaN wins from either side. */
+    case HY_BINARY_MAXIMUM: return x > y || x != x ? x : y;
+    case HY_BINARY_MINIMUM: return x < y || x != x ? x : y;
+    case HY_BINARY_EQUAL: return x == y ? 1.0f : 0.0f;
+    case HY_BINARY_NOT_EQUAL: return x != y ? 1.0f : 0.0f;
+    case HY_BINARY_GREATER: return x > y ? 1.0f : 0.0f;
+    case HY_BINARY_GREATER_EQUAL: return x >= y ? 1.0f : 0.0f;
+    case HY_BINARY_LESSER: return x < y ? 1.0f : 0.0f;
+    case HY_BINARY_LESSER_EQUAL: return x <= y ? 1.0f : 0.0f;
+    default: return 0.0f;
+  }
+}
+
+/* ---- scalar ops -------------------------------------------------------- */
+
+typedef struct hy_cuda_scalar_args {
+  const float *x;
+  float *o;
+  hy_binary_fn fn;
+  bool scalar_first;            /* fn (scalar, x) */
+  bool square;                  /* x^2 as x · x, as the CPU computes it */
+  float scalar;
+} hy_cuda_scalar_args;
+
+static inline hy_cuda_scalar_args
+hy_cuda_scalar_plan (const hy_scalar_params *p, const hy_tensor *x,
+    hy_tensor *o)
+{
+  hy_cuda_scalar_args a = {
+    x->data, o->data, p->fn, p->scalar_first,
+    p->fn == HY_BINARY_POWER && !p->scalar_first && p->scalar == 2.0f,
+    p->scalar,
+  };
+  return a;
+}
+
+HY_CUDA_HD float
+hy_cuda_scalar_at (const hy_cuda_scalar_args *a, int64_t i)
+{
+  const float v = a->x[i];
+  if (a->square)
+    return v * v;
+  return a->scalar_first ? hy_cuda_binary_op (a->fn, a->scalar, v)
+      : hy_cuda_binary_op (a->fn, v, a->scalar);
+}
+
+/* ---- binary ops with broadcasting -------------------------------------- */
+
+/* The CPU's broadcast plan: the output's axes with size-1 axes dropped and
+ * neighbours merged where both operands step through them as one; equal
+ * shapes (or an operand of one value) become a single axis, which needs
+ * no division. */
+typedef struct hy_cuda_binary_args {
+  const float *a, *b;
+  float *o;
+  hy_binary_fn fn;
+  int nd;
+  int64_t dims[HY_MAX_DIMS];
+  int64_t sa[HY_MAX_DIMS];      /* element strides; 0 = broadcast */
+  int64_t sb[HY_MAX_DIMS];
+} hy_cuda_binary_args;
+
+/* An operand's strides along the output's axes (right-aligned). */
+static inline void
+hy_cuda_operand_strides (const hy_shape *s, const hy_shape *o,
+    int64_t *strides)
+{
+  int64_t step = 1;
+  for (int i = o->ndim - 1; i >= 0; i--) {
+    const int k = s->ndim - o->ndim + i;
+    const int64_t d = k >= 0 ? s->dims[k] : 1;
+    strides[i] = d == 1 ? 0 : step;
+    step *= d;
+  }
+}
+
+static inline hy_cuda_binary_args
+hy_cuda_binary_plan (const hy_binary_params *p, const hy_tensor *a,
+    const hy_tensor *b, hy_tensor *o)
+{
+  hy_cuda_binary_args plan;
+  memset (&plan, 0, sizeof plan);
+  plan.a = a->data;
+  plan.b = b->data;
+  plan.o = o->data;
+  plan.fn = p->fn;
+
+  int64_t sa[HY_MAX_DIMS], sb[HY_MAX_DIMS];
+  hy_cuda_operand_strides (&a->shape, &o->shape, sa);
+  hy_cuda_operand_strides (&b->shape, &o->shape, sb);
+  for (int i = 0; i < o->shape.ndim; i++) {
+    const int64_t d = o->shape.dims[i];
+    if (d == 1)
+      continue;
+    const int last = plan.nd - 1;
+    if (last >= 0 && plan.sa[last] == sa[i] * d
+        && plan.sb[last] == sb[i] * d) {
+      plan.dims[last] *= d;
+      plan.sa[last] = sa[i];
+      plan.sb[last] = sb[i];
+    } else {
+      plan.dims[plan.nd] = d;
+      plan.sa[plan.nd] = sa[i];
+      plan.sb[plan.nd] = sb[i];
+      plan.nd++;
+    }
+  }
+  return plan;
+}
+
+HY_CUDA_HD float
+hy_cuda_binary_at (const hy_cuda_binary_args *a, int64_t i)
+{
+  int64_t oa = 0, ob = 0;
+  if (a->nd == 1) {
+    oa = i * a->sa[0];
+    ob = i * a->sb[0];
+  } else {
+    /* Unrolled over a constant bound so that the kernel reads the plan
+     * straight from its parameters instead of a local copy. */
+    int64_t r = i;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int k = HY_MAX_DIMS - 1; k >= 0; k--) {
+      if (k >= a->nd)
+        continue;
+      const int64_t d = a->dims[k], idx = r % d;
+      r /= d;
+      oa += idx * a->sa[k];
+      ob += idx * a->sb[k];
+    }
+  }
+  return hy_cuda_binary_op (a->fn, a->a[oa], a->b[ob]);
+}
+
+/* ---- add_n ------------------------------------------------------------- */
+
+/* Inputs per launch: the pointers travel in the kernel's parameters.  More
+ * inputs take more launches, each after the first adding onto the output
+ * so far — the CPU's left-to-right order. */
+#define HY_CUDA_ADD_N_CHUNK 16
+
+typedef struct hy_cuda_add_n_args {
+  const float *in[HY_CUDA_ADD_N_CHUNK];
+  int n_in;
+  float *o;
+} hy_cuda_add_n_args;
+
+static inline int
+hy_cuda_add_n_launches (int n_in)
+{
+  if (n_in <= HY_CUDA_ADD_N_CHUNK)
+    return 1;
+  return 1 + (n_in - 2) / (HY_CUDA_ADD_N_CHUNK - 1);
+}
+
+/* Launch `launch` of hy_cuda_add_n_launches: the first sums the first
+ * inputs, a later one adds the next inputs onto the output. */
+static inline hy_cuda_add_n_args
+hy_cuda_add_n_plan (const hy_tensor *const *in, int n_in, hy_tensor *o,
+    int launch)
+{
+  hy_cuda_add_n_args a;
+  memset (&a, 0, sizeof a);
+  a.o = o->data;
+  int first = 0;
+  if (launch > 0) {
+    first = HY_CUDA_ADD_N_CHUNK + (launch - 1) * (HY_CUDA_ADD_N_CHUNK - 1);
+    a.in[a.n_in++] = o->data;
+  }
+  for (int k = first; k < n_in && a.n_in < HY_CUDA_ADD_N_CHUNK; k++)
+    a.in[a.n_in++] = in[k]->data;
+  return a;
+}
+
+HY_CUDA_HD float
+hy_cuda_add_n_at (const hy_cuda_add_n_args *a, int64_t i)
+{
+  float acc = a->in[0][i];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int k = 1; k < HY_CUDA_ADD_N_CHUNK; k++)
+    if (k < a->n_in)
+      acc += a->in[k][i];
+  return acc;
+}
+
+/* ---- clip, hard_sigmoid, where ---------------------------------------- */
+
+/* min(max(v, lo), hi) for lo <= hi; v when it is NaN. */
+HY_CUDA_HD float
+hy_cuda_clamp (float v, float lo, float hi)
+{
+  const float t = hi < v ? hi : v;
+  return lo > t ? lo : t;
+}
+
+/* clip's bounds, or hard_sigmoid's alpha and beta as s0, s1. */
+typedef struct hy_cuda_clip_args {
+  const float *x;
+  float *o;
+  float s0, s1;
+} hy_cuda_clip_args;
+
+static inline hy_cuda_clip_args
+hy_cuda_clip_plan (const hy_clip_params *p, const hy_tensor *x, hy_tensor *o)
+{
+  hy_cuda_clip_args a = { x->data, o->data, p->a_min, p->a_max };
+  return a;
+}
+
+HY_CUDA_HD float
+hy_cuda_clip_at (const hy_cuda_clip_args *a, int64_t i)
+{
+  const float v = a->x[i], lo = a->s0, hi = a->s1;
+  if (lo <= hi)
+    return hy_cuda_clamp (v, lo, hi);
+  /* Crossed bounds: MXNet's order of tests decides. */
+  return v > hi ? hi : v < lo ? lo : v;
+}
+
+static inline hy_cuda_clip_args
+hy_cuda_hard_sigmoid_plan (const hy_hard_sigmoid_params *p,
+    const hy_tensor *x, hy_tensor *o)
+{
+  hy_cuda_clip_args a = { x->data, o->data, p->alpha, p->beta };
+  return a;
+}
+
+HY_CUDA_HD float
+hy_cuda_hard_sigmoid_at (const hy_cuda_clip_args *a, int64_t i)
+{
+  return hy_cuda_clamp (a->s0 * a->x[i] + a->s1, 0.0f, 1.0f);
+}
+
+/* where: c picks x (nonzero, NaN included) or y; a 1-D condition picks
+ * whole rows of `row` values. */
+typedef struct hy_cuda_where_args {
+  const float *c, *x, *y;
+  float *o;
+  int64_t row;
+} hy_cuda_where_args;
+
+static inline hy_cuda_where_args
+hy_cuda_where_plan (const hy_tensor *c, const hy_tensor *x,
+    const hy_tensor *y, hy_tensor *o)
+{
+  const int64_t n = hy_shape_numel (&o->shape);
+  const int64_t nc = hy_shape_numel (&c->shape);
+  hy_cuda_where_args a = {
+    c->data, x->data, y->data, o->data, nc > 0 && nc != n ? n / nc : 1,
+  };
+  return a;
+}
+
+HY_CUDA_HD float
+hy_cuda_where_at (const hy_cuda_where_args *a, int64_t i)
+{
+  const float c = a->c[a->row == 1 ? i : i / a->row];
+  return c != 0.0f ? a->x[i] : a->y[i];
+}
+
+/* ---- Cast -------------------------------------------------------------- */
+
+HY_CUDA_HD uint32_t
+hy_cuda_float_bits (float v)
+{
+  uint32_t u;
+  memcpy (&u, &v, sizeof u);
+  return u;
+}
+
+HY_CUDA_HD float
+hy_cuda_bits_float (uint32_t u)
+{
+  float v;
+  memcpy (&v, &u, sizeof v);
+  return v;
+}
+
+/* The float16 nearest to v (ties to even), back as float32; from 65520
+ * on it is inf. */
+HY_CUDA_HD float
+hy_cuda_round_to_float16 (float v)
+{
+  const uint32_t u = hy_cuda_float_bits (v);
+  const uint32_t sign = u & 0x80000000u, mag = u & 0x7fffffffu;
+  if (mag >= 0x7f800000u)       /* inf, NaN */
+    return v;
+  if (mag >= 0x477ff000u)       /* >= 65520 */
+    return sign ? -INFINITY : INFINITY;
+  if (mag < 0x38800000u) {      /* below 2^-14: half subnormals */
+    /* Multiples of 2^-24: exact scaling, rintf rounds ties to even. */
+    const float q = rintf (fabsf (v) * 0x1p24f) * 0x1p-24f;
+    return sign ? -q : q;
+  }
+  /* Keep 10 of the 23 mantissa bits, rounding to nearest even. */
+  const uint32_t lsb = (mag >> 13) & 1u;
+  return hy_cuda_bits_float (sign | ((mag + 0x0fffu + lsb) & ~0x1fffu));
+}
+
+/* MXNet's bfloat16 conversion truncates the low 16 bits (NaN stays). */
+HY_CUDA_HD float
+hy_cuda_round_to_bfloat16 (float v)
+{
+  if (v != v)
+    return v;
+  return hy_cuda_bits_float (hy_cuda_float_bits (v) & 0xffff0000u);
+}
+
+/* To int32 as x86's cvttss2si: toward zero; NaN or out of range gives
+ * INT32_MIN.  The narrower casts keep its low bits, as MXNet's do. */
+HY_CUDA_HD int32_t
+hy_cuda_to_int32 (float v)
+{
+  if (v >= -2147483648.0f && v < 2147483648.0f)
+    return (int32_t) v;
+  return INT32_MIN;
+}
+
+HY_CUDA_HD float
+hy_cuda_to_int64 (float v)
+{
+  if (v >= -0x1p63f && v < 0x1p63f)
+    return truncf (v);
+  return -0x1p63f;
+}
+
+HY_CUDA_HD float
+hy_cuda_cast_op (int dtype, float v)
+{
+  switch (dtype) {
+    case HY_DTYPE_FLOAT16:
+      return hy_cuda_round_to_float16 (v);
+    case HY_DTYPE_BFLOAT16:
+      return hy_cuda_round_to_bfloat16 (v);
+    case HY_DTYPE_INT32:
+      return (float) hy_cuda_to_int32 (v);
+    case HY_DTYPE_INT64:
+      return hy_cuda_to_int64 (v);
+    case HY_DTYPE_UINT8:
+      return (float) ((uint32_t) hy_cuda_to_int32 (v) & 0xffu);
+    case HY_DTYPE_INT8: {
+      const int32_t low = (int32_t) ((uint32_t) hy_cuda_to_int32 (v) & 0xffu);
+      return (float) (low >= 128 ? low - 256 : low);
+    }
+    case HY_DTYPE_BOOL:
+      return v != 0.0f ? 1.0f : 0.0f;
+    default:                    /* float32, float64: unchanged */
+      return v;
+  }
+}
+
+typedef struct hy_cuda_cast_args {
+  const float *x;
+  float *o;
+  int dtype;
+} hy_cuda_cast_args;
+
+static inline hy_cuda_cast_args
+hy_cuda_cast_plan (const hy_cast_params *p, const hy_tensor *x, hy_tensor *o)
+{
+  hy_cuda_cast_args a = { x->data, o->data, (int) p->dtype };
+  return a;
+}
+
+HY_CUDA_HD float
+hy_cuda_cast_at (const hy_cuda_cast_args *a, int64_t i)
+{
+  return hy_cuda_cast_op (a->dtype, a->x[i]);
+}
+
+/* ---- zeros_like, ones_like --------------------------------------------- */
+
+typedef struct hy_cuda_fill_args {
+  float *o;
+  float value;
+} hy_cuda_fill_args;
+
+static inline hy_cuda_fill_args
+hy_cuda_fill_like_plan (const hy_fill_like_params *p, hy_tensor *o)
+{
+  hy_cuda_fill_args a = { o->data, p->value };
+  return a;
+}
+
+HY_CUDA_HD float
+hy_cuda_fill_at (const hy_cuda_fill_args *a, int64_t i)
+{
+  (void) i;
+  return a->value;
+}
+
+#endif /* HY_CUDA_ELEMENTWISE_CUH */

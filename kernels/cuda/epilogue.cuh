@@ -1,0 +1,129 @@
+/*
+ * epilogue.cuh — the fused epilogue of Convolution and FullyConnected on
+ * the GPU (hy_fused_epilogue in nn.h):  y = act (bn (y + bias) + residual),
+ * one elementwise pass over the output once cuDNN or cuBLAS wrote it.
+ *
+ * hy_cuda_epilogue_at repeats kernels/cpu/epilogue.h step by step and in
+ * its order: the bias (0 when there is none, as the CPU adds), BatchNorm's
+ * (v − mean)·scale + shift, the residual, the activation.  nvcc would fuse
+ * (v − mean)·scale + shift into one FMA, rounded once where the CPU rounds
+ * twice: the _rn intrinsics keep every step rounded on its own, so only
+ * expf and tanhf (a few ulp from glibc's) can differ from the CPU.
+ *
+ * One layout covers both ops: element i belongs to channel
+ * (i / spatial) % channels — a convolution's NC(D)HW output with spatial =
+ * D·H·W, FullyConnected's (rows, hidden) with spatial = 1.
+ */
+#ifndef HY_CUDA_EPILOGUE_CUH
+#define HY_CUDA_EPILOGUE_CUH
+
+#include <math.h>
+
+#include "launch.cuh"
+#include "nn.h"
+
+typedef struct hy_cuda_epilogue {
+  hy_fused_act act;
+  float alpha, beta;            /* as in hy_fused_epilogue */
+  const float *bias;            /* (channels); NULL: none */
+  const float *bn;              /* (3, channels): mean, scale, shift; or NULL */
+  const float *res;             /* shaped like y; NULL: none */
+  int64_t channels;
+  int64_t spatial;              /* consecutive elements of one channel */
+} hy_cuda_epilogue;
+
+/* Single-rounded float steps: never contracted into an FMA on the
+ * device; plain operators on the host, which has none to contract to. */
+HY_CUDA_HD float
+hy_epilogue_add (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fadd_rn (a, b);
+#else
+  return a + b;
+#endif
+}
+
+HY_CUDA_HD float
+hy_epilogue_sub (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fsub_rn (a, b);
+#else
+  return a - b;
+#endif
+}
+
+HY_CUDA_HD float
+hy_epilogue_mul (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fmul_rn (a, b);
+#else
+  return a * b;
+#endif
+}
+
+/* hy_epilogue_act of epilogue.h. */
+HY_CUDA_HD float
+hy_cuda_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
+{
+  switch (act) {
+    case HY_FUSED_ACT_NONE:
+      return v;
+    case HY_FUSED_ACT_RELU:
+      return v > 0.0f ? v : 0.0f;
+    case HY_FUSED_ACT_CLIP:
+      return v > beta ? beta : v < alpha ? alpha : v;
+    case HY_FUSED_ACT_LEAKY:
+      return v > 0.0f ? v : hy_epilogue_mul (v, alpha);
+    case HY_FUSED_ACT_SIGMOID:
+      return 1.0f / hy_epilogue_add (1.0f, expf (-v));
+    case HY_FUSED_ACT_TANH:
+      return tanhf (v);
+  }
+  return v;
+}
+
+/* The epilogue's value for element i, which holds y. */
+HY_CUDA_HD float
+hy_cuda_epilogue_at (const hy_cuda_epilogue *e, float y, int64_t i)
+{
+  const int64_t c = (i / e->spatial) % e->channels;
+  float v = hy_epilogue_add (y, e->bias ? e->bias[c] : 0.0f);
+  if (e->bn) {
+    const float *b = e->bn;
+    const int64_t n = e->channels;
+    v = hy_epilogue_add (hy_epilogue_mul (hy_epilogue_sub (v, b[c]),
+            b[c + n]), b[c + 2 * n]);
+  }
+  if (e->res)
+    v = hy_epilogue_add (v, e->res[i]);
+  return hy_cuda_epilogue_act (e->act, v, e->alpha, e->beta);
+}
+
+#ifdef __CUDACC__
+/* A template only so that files including this header without launching
+ * it (the emulation test) do not define an unused kernel. */
+template <typename T>
+__global__ void
+hy_cuda_epilogue_kernel (hy_cuda_epilogue e, T *y, int64_t n)
+{
+  HY_CUDA_GRID_LOOP (i, n)
+    y[i] = hy_cuda_epilogue_at (&e, y[i], i);
+}
+
+/* Applies e to the n floats of y in place, on ctx->stream. */
+static inline void
+hy_cuda_epilogue_run (hy_cuda_ctx *ctx, const hy_cuda_epilogue *e, float *y,
+    int64_t n)
+{
+  if (n <= 0)
+    return;
+  hy_cuda_epilogue_kernel<float> <<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS,
+      0, ctx->stream>>> (*e, y, n);
+  HY_CUDA_CHECK_LAUNCH (ctx);
+}
+#endif
+
+#endif /* HY_CUDA_EPILOGUE_CUH */

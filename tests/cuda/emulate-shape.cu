@@ -1,0 +1,489 @@
+/*
+ * emulate-shape.cu — the CUDA data-movement kernels (shape.cu, slice.cu,
+ * tile.cu) emulated on the host against the CPU kernels: for each case the
+ * op is parsed and its shapes inferred by the core, random inputs go
+ * through hy_cpu_kernel_for, and the CUDA side's host planning plus its
+ * element functions (shape.cuh, slice.cuh, tile.cuh) are run over every
+ * output index, as the launches would.  No GPU needed (launch.cuh).
+ *
+ * The copy-only ops (_copy, Flatten, Reshape, …) have no element function:
+ * their kernel is one device-to-device copy, emulated as memcpy.
+ *
+ * One line per case; exits 1 if any case failed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <initializer_list>
+
+#include "launch.cuh"
+#include "shape.cuh"
+#include "slice.cuh"
+#include "tile.cuh"
+
+extern "C" {
+#include "op.h"
+#include "cpu-kernel.h"
+}
+
+/* ---- harness (the same in every emulate-*.cu) --------------------------- */
+
+#define MAX_IO 24
+#define SENTINEL -7777.25f      /* an output element nobody wrote */
+
+typedef struct emu {
+  char name[256];
+  const hy_op_info *op;
+  void *params;
+  int n_in, n_out;
+  hy_tensor *in[MAX_IO];
+  hy_tensor *want[MAX_IO];      /* the CPU kernel's */
+  hy_tensor *got[MAX_IO];       /* the emulated CUDA kernel's */
+} emu;
+
+static int n_passed, n_failed;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+/* For the cases set up next: every nan_every-th input value is NaN (0:
+ * none); values are rounded to multiples of quantum (0: not), for ties. */
+static int nan_every;
+static float quantum;
+
+/* xorshift64*: the same inputs on every run. */
+static float
+uniform (float lo, float hi)
+{
+  rng ^= rng >> 12;
+  rng ^= rng << 25;
+  rng ^= rng >> 27;
+  const uint64_t r = rng * 0x2545f4914f6cdd1dull;
+  return lo + (hi - lo) * (float) ((r >> 40) / 16777216.0);
+}
+
+static hy_shape
+shape_of (std::initializer_list<int64_t> dims)
+{
+  hy_shape s = {};
+  for (int64_t d : dims)
+    s.dims[s.ndim++] = d;
+  return s;
+}
+#define S(...) shape_of ({ __VA_ARGS__ })
+
+static void
+fail_setup (const char *name, const char *what)
+{
+  printf ("FAIL %s: %s\n", name, what);
+  n_failed++;
+}
+
+/* Parses op with attributes kv (key, value, …, NULL), infers the outputs
+ * for the n_in input shapes, fills the inputs with values in [lo, hi) and
+ * runs the CPU kernel; got[] starts as SENTINEL.  FALSE (counted as a
+ * failure) when the case cannot be set up. */
+static bool
+emu_setup (emu *e, const char *op_name, const char *const *kv,
+    const hy_shape *in, int n_in, float lo, float hi)
+{
+  memset (e, 0, sizeof *e);
+  GString *name = g_string_new (op_name);
+  for (int i = 0; kv && kv[i]; i += 2)
+    g_string_append_printf (name, " %s=%s", kv[i], kv[i + 1]);
+  for (int i = 0; i < n_in && i < 3; i++) {
+    char buf[HY_SHAPE_STRLEN];
+    g_string_append_printf (name, " %s", hy_shape_format (&in[i], buf,
+            sizeof buf));
+  }
+  if (n_in > 3)
+    g_string_append_printf (name, " …(%d inputs)", n_in);
+  g_strlcpy (e->name, name->str, sizeof e->name);
+  g_string_free (name, TRUE);
+
+  e->op = hy_op_lookup (op_name);
+  if (!e->op || !e->op->def) {
+    fail_setup (e->name, "unknown op");
+    return false;
+  }
+  GHashTable *attrs = g_hash_table_new (g_str_hash, g_str_equal);
+  for (int i = 0; kv && kv[i]; i += 2)
+    g_hash_table_insert (attrs, (char *) kv[i], (char *) kv[i + 1]);
+  GError *error = NULL;
+  e->params = hy_op_params_new (e->op, attrs, &error);
+  g_hash_table_unref (attrs);
+  hy_shape out[MAX_IO];
+  if (e->params) {
+    e->n_in = n_in;
+    e->n_out = hy_op_num_outputs (e->op, e->params);
+    if (hy_op_num_inputs (e->op, e->params) != n_in || e->n_out > MAX_IO) {
+      fail_setup (e->name, "wrong number of inputs or outputs");
+      g_free (e->params);
+      return false;
+    }
+    e->op->def->infer_shape (e->params, in, n_in, out, e->n_out, &error);
+  }
+  if (error) {
+    fail_setup (e->name, error->message);
+    g_error_free (error);
+    g_free (e->params);
+    return false;
+  }
+
+  for (int k = 0; k < n_in; k++) {
+    e->in[k] = hy_tensor_new (&in[k]);
+    for (int64_t i = 0; i < hy_shape_numel (&in[k]); i++) {
+      float v = uniform (lo, hi);
+      if (quantum > 0.0f)
+        v = roundf (v / quantum) * quantum;
+      if (nan_every > 0 && i % nan_every == nan_every - 1)
+        v = NAN;
+      e->in[k]->data[i] = v;
+    }
+  }
+  for (int j = 0; j < e->n_out; j++) {
+    e->want[j] = hy_tensor_new (&out[j]);
+    e->got[j] = hy_tensor_new (&out[j]);
+    for (int64_t i = 0; i < hy_shape_numel (&out[j]); i++)
+      e->got[j]->data[i] = SENTINEL;
+  }
+  hy_cpu_ctx ctx = {};
+  hy_cpu_kernel_for (e->op->id) (&ctx, e->params,
+      (const hy_tensor *const *) e->in, n_in, e->want, e->n_out);
+  hy_cpu_ctx_clear (&ctx);
+  return true;
+}
+
+/* max |got − want| ≤ 1e-5 · max(1, max |want|) per output; NaN matches
+ * NaN, an infinity only itself. */
+static void
+emu_finish (emu *e)
+{
+  double worst = 0.0;
+  bool ok = true;
+  for (int j = 0; j < e->n_out; j++) {
+    double diff = 0.0, ref = 0.0;
+    for (int64_t i = 0; i < hy_shape_numel (&e->want[j]->shape); i++) {
+      const double w = e->want[j]->data[i], g = e->got[j]->data[i];
+      if (isnan (w) || isnan (g) || isinf (w) || isinf (g)) {
+        if (!(isnan (w) && isnan (g)) && w != g)
+          diff = INFINITY;
+        continue;
+      }
+      diff = fmax (diff, fabs (g - w));
+      ref = fmax (ref, fabs (w));
+    }
+    ok = ok && diff <= 1e-5 * fmax (1.0, ref);
+    worst = fmax (worst, diff);
+  }
+  printf ("%s %s (max error %.3g)\n", ok ? "ok" : "FAIL", e->name, worst);
+  if (ok)
+    n_passed++;
+  else
+    n_failed++;
+  for (int k = 0; k < e->n_in; k++)
+    hy_tensor_free (e->in[k]);
+  for (int j = 0; j < e->n_out; j++) {
+    hy_tensor_free (e->want[j]);
+    hy_tensor_free (e->got[j]);
+  }
+  g_free (e->params);
+}
+
+static int
+emu_summary (void)
+{
+  printf ("%d passed, %d failed\n", n_passed, n_failed);
+  return n_failed ? 1 : 0;
+}
+
+/* Attributes (key, value, …) for one call: the list lives until the end
+ * of the full expression, which holds the call. */
+#define KV(...) \
+  (std::initializer_list<const char *> { __VA_ARGS__, NULL }.begin ())
+
+/* ---- the CUDA side, emulated -------------------------------------------- */
+
+/* A strided gather as gather () in slice.cu / transpose in shape.cu runs
+ * it: a contiguous walk is one copy from base, else the kernel. */
+static void
+emulate_gather (const hy_cuda_strided_args *w, const hy_tensor *x,
+    hy_tensor *y)
+{
+  const int64_t n = hy_shape_numel (&y->shape);
+  if (n == 0)
+    return;
+  if (hy_cuda_strided_contiguous (w)) {
+    memcpy (y->data, x->data + w->base, (size_t) n * sizeof (float));
+    return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    y->data[i] = x->data[hy_cuda_strided_src (w, i)];
+}
+
+/* move_parts () in slice.cu. */
+static void
+emulate_parts (hy_tensor *joined, int axis, hy_tensor *const *parts,
+    int n_parts, int64_t part_len, bool concat)
+{
+  if (hy_shape_numel (&joined->shape) == 0)
+    return;
+  for (int from = 0; from < n_parts; from += HY_CUDA_PARTS_MAX) {
+    int64_t outer;
+    const hy_cuda_parts_args p = hy_cuda_parts_plan (&joined->shape, axis,
+        parts, n_parts, part_len, from, &outer);
+    if (outer == 1) {
+      for (int k = 0; k < p.n; k++) {
+        float *run = joined->data + p.first + p.start[k];
+        const size_t len = (size_t) (p.start[k + 1] - p.start[k]);
+        if (concat)
+          memcpy (run, p.data[k], len * sizeof (float));
+        else
+          memcpy (p.data[k], run, len * sizeof (float));
+      }
+      continue;
+    }
+    for (int64_t i = 0; i < outer * p.span; i++) {
+      int64_t at_joined, at_part;
+      const int k = hy_cuda_parts_locate (&p, i, &at_joined, &at_part);
+      if (concat)
+        joined->data[at_joined] = p.data[k][at_part];
+      else
+        p.data[k][at_part] = joined->data[at_joined];
+    }
+  }
+}
+
+static void
+emulate (emu *e)
+{
+  const hy_tensor *x = e->n_in > 0 ? e->in[0] : NULL;
+  hy_tensor *y = e->got[0];
+  const int64_t n = hy_shape_numel (&y->shape);
+  switch (e->op->id) {
+    case HY_OP_IDENTITY:
+    case HY_OP_DROPOUT:
+    case HY_OP_BLOCK_GRAD:
+    case HY_OP_FLATTEN:
+    case HY_OP_RESHAPE:
+    case HY_OP_EXPAND_DIMS:
+    case HY_OP_SQUEEZE:
+      memcpy (y->data, x->data, (size_t) n * sizeof (float));
+      break;
+    case HY_OP_TRANSPOSE: {
+      const hy_cuda_strided_args w = hy_cuda_transpose_walk (
+          (const hy_transpose_params *) e->params, &x->shape);
+      emulate_gather (&w, x, y);
+      break;
+    }
+    case HY_OP_SLICE:
+      if (n > 0) {
+        const hy_cuda_strided_args w = hy_cuda_slice_walk (
+            (const hy_slice_params *) e->params, &x->shape);
+        emulate_gather (&w, x, y);
+      }
+      break;
+    case HY_OP_SLICE_AXIS:
+      if (n > 0) {
+        const hy_cuda_strided_args w = hy_cuda_slice_axis_walk (
+            (const hy_slice_axis_params *) e->params, &x->shape);
+        emulate_gather (&w, x, y);
+      }
+      break;
+    case HY_OP_CONCAT:
+      emulate_parts (y, ((const hy_concat_params *) e->params)->dim, e->in,
+          e->n_in, 0, true);
+      break;
+    case HY_OP_SLICE_CHANNEL: {
+      const hy_split_params *p = (const hy_split_params *) e->params;
+      const int axis = p->axis < 0 ? p->axis + x->shape.ndim : p->axis;
+      emulate_parts ((hy_tensor *) x, axis, e->got, e->n_out,
+          x->shape.dims[axis] / e->n_out, false);
+      break;
+    }
+    case HY_OP_TILE: {
+      const hy_cuda_tile_args t = hy_cuda_tile_plan (
+          (const hy_tile_params *) e->params, &x->shape, &y->shape);
+      for (int64_t i = 0; i < n; i++)
+        y->data[i] = x->data[hy_cuda_tile_src (&t, i)];
+      break;
+    }
+    case HY_OP_REPEAT: {
+      const hy_cuda_repeat_args r = hy_cuda_repeat_plan (
+          (const hy_repeat_params *) e->params, &x->shape);
+      for (int64_t i = 0; i < n; i++)
+        y->data[i] = x->data[hy_cuda_repeat_src (&r, i)];
+      break;
+    }
+    case HY_OP_ARANGE: {
+      const hy_cuda_arange_args a = hy_cuda_arange_plan (
+          (const hy_arange_params *) e->params);
+      for (int64_t i = 0; i < n; i++)
+        y->data[i] = hy_cuda_arange_value (&a, i);
+      break;
+    }
+    default:
+      printf ("(no emulation for %s)\n", e->op->name);
+      break;
+  }
+}
+
+static void
+run (const char *op, const char *const *kv, std::initializer_list<hy_shape> in)
+{
+  emu e;
+  hy_shape shapes[MAX_IO];
+  int n_in = 0;
+  for (const hy_shape &s : in)
+    shapes[n_in++] = s;
+  if (!emu_setup (&e, op, kv, shapes, n_in, -1.0f, 1.0f))
+    return;
+  emulate (&e);
+  emu_finish (&e);
+}
+
+/* ---- cases -------------------------------------------------------------- */
+
+static void
+copy_cases (void)
+{
+  run ("_copy", NULL, { S (3, 5) });
+  run ("identity", NULL, { S (7) });
+  run ("Dropout", KV ("p", "0.5"), { S (2, 3, 4) });
+  run ("BlockGrad", NULL, { S (4, 1, 3) });
+  run ("Flatten", NULL, { S (2, 3, 4, 5) });
+  run ("Reshape", KV ("shape", "(-1, 5)"), { S (2, 3, 5) });
+  run ("expand_dims", KV ("axis", "-1"), { S (2, 3) });
+  run ("squeeze", NULL, { S (2, 1, 3, 1) });
+  run ("squeeze", KV ("axis", "(-1,)"), { S (2, 3, 1) });
+}
+
+static void
+transpose_cases (void)
+{
+  run ("transpose", NULL, { S (9) });
+  run ("transpose", NULL, { S (5, 7) });
+  run ("transpose", NULL, { S (2, 3, 4) });
+  run ("transpose", NULL, { S (2, 3, 4, 5) });
+  run ("transpose", NULL, { S (2, 3, 1, 4, 5) });
+  run ("transpose", KV ("axes", "(0, 1, 2)"), { S (2, 3, 4) });
+  run ("transpose", KV ("axes", "(0, 2, 1)"), { S (2, 3, 4) });
+  run ("transpose", KV ("axes", "(2, 0, 1)"), { S (3, 5, 7) });
+  run ("transpose", KV ("axes", "(1, 0, 2)"), { S (3, 5, 7) });
+  run ("transpose", KV ("axes", "(0, 2, 3, 1)"), { S (2, 3, 9, 11) });
+  run ("transpose", KV ("axes", "(0, 3, 1, 2)"), { S (2, 9, 11, 3) });
+  run ("transpose", KV ("axes", "(2, 0, 1, 3)"), { S (1, 3, 1, 4) });
+  run ("transpose", KV ("axes", "(1, 0, 2, 3)"), { S (1, 3, 5, 4) });
+  run ("transpose", KV ("axes", "(4, 2, 0, 3, 1)"), { S (2, 3, 1, 4, 5) });
+  run ("transpose", KV ("axes", "(0, 1, 3, 2, 4)"), { S (2, 3, 4, 5, 6) });
+  run ("transpose", KV ("axes", "(3, 4, 5, 0, 1, 2)"),
+      { S (2, 1, 3, 2, 3, 2) });
+}
+
+static void
+slice_cases (void)
+{
+  run ("slice", KV ("begin", "(1, 2)", "end", "(4, 6)"), { S (5, 7) });
+  run ("slice", KV ("begin", "(0, 1)", "end", "(5, 7)", "step", "(2, 3)"),
+      { S (5, 7) });
+  run ("slice", KV ("begin", "(None, None)", "end", "(None, None)", "step",
+          "(-1, -2)"), { S (5, 7) });
+  run ("slice", KV ("begin", "(-2, None)", "end", "(None, -1)"),
+      { S (5, 7) });
+  run ("slice", KV ("begin", "(-100, 2)", "end", "(100, 200)"),
+      { S (5, 7) });
+  run ("slice", KV ("begin", "(1,)", "end", "(3,)"), { S (5, 4, 3) });
+  run ("slice", KV ("begin", "(None, 1)", "end", "(None, 3)"),
+      { S (5, 4, 3) });
+  run ("slice", KV ("begin", "(4, None)", "end", "(0, None)", "step",
+          "(-2, None)"), { S (5, 4, 3) });
+  run ("slice", KV ("begin", "(0, 0, 1, 0, 2)", "end",
+          "(2, 3, 4, 5, 6)", "step", "(1, 2, 1, 3, 2)"),
+      { S (2, 3, 4, 5, 6) });
+  run ("slice", KV ("begin", "(2,)", "end", "(2,)"), { S (5, 3) });
+  run ("slice", KV ("begin", "(3,)", "end", "(None,)", "step", "(-1,)"),
+      { S (8) });
+  run ("crop", KV ("begin", "(0, 1, 1)", "end", "(1, 3, 3)"),
+      { S (1, 4, 4) });
+  run ("slice_axis", KV ("axis", "0", "begin", "1", "end", "3"),
+      { S (4, 5) });
+  run ("slice_axis", KV ("axis", "1", "begin", "1", "end", "None"),
+      { S (4, 5) });
+  run ("slice_axis", KV ("axis", "-1", "begin", "-3", "end", "-1"),
+      { S (2, 3, 7) });
+  run ("slice_axis", KV ("axis", "-2", "begin", "0", "end", "2"),
+      { S (2, 3, 7) });
+  run ("slice_axis", KV ("axis", "2", "begin", "1", "end", "4"),
+      { S (2, 3, 5, 2, 3) });
+}
+
+static void
+concat_split_cases (void)
+{
+  run ("Concat", KV ("num_args", "2", "dim", "0"), { S (2, 3), S (4, 3) });
+  run ("Concat", KV ("num_args", "3", "dim", "1"),
+      { S (2, 3, 4), S (2, 5, 4), S (2, 1, 4) });
+  run ("Concat", KV ("num_args", "2", "dim", "-1"), { S (3, 2), S (3, 5) });
+  run ("concat", KV ("num_args", "2", "dim", "1"),
+      { S (1, 4, 3, 3), S (1, 6, 3, 3) });
+  run ("Concat", KV ("num_args", "3", "dim", "1"),
+      { S (2, 4, 3), S (2, 0, 3), S (2, 5, 3) });
+  run ("Concat", KV ("num_args", "2", "dim", "0"), { S (3), S (4) });
+  run ("Concat", KV ("num_args", "2", "dim", "4"),
+      { S (2, 1, 2, 3, 2), S (2, 1, 2, 3, 5) });
+  {
+    /* More parts than one launch takes. */
+    hy_shape in[20];
+    for (int k = 0; k < 20; k++)
+      in[k] = S (3, 1 + k % 4, 2);
+    emu e;
+    if (emu_setup (&e, "Concat", KV ("num_args", "20", "dim", "1"), in, 20,
+            -1.0f, 1.0f)) {
+      emulate (&e);
+      emu_finish (&e);
+    }
+  }
+  run ("SliceChannel", KV ("num_outputs", "3", "axis", "1"),
+      { S (2, 6, 4) });
+  run ("split", KV ("num_outputs", "2", "axis", "-1"), { S (3, 4, 6) });
+  run ("split", KV ("num_outputs", "3", "axis", "1", "squeeze_axis",
+          "True"), { S (2, 3, 5) });
+  run ("split", KV ("num_outputs", "2", "axis", "0"), { S (4, 5) });
+  run ("split", KV ("num_outputs", "20", "axis", "1"), { S (3, 40, 2) });
+  run ("split", KV ("num_outputs", "17", "axis", "0", "squeeze_axis", "1"),
+      { S (17, 3) });
+}
+
+static void
+tile_cases (void)
+{
+  run ("tile", KV ("reps", "(3,)"), { S (4) });
+  run ("tile", KV ("reps", "(2, 3)"), { S (3, 2) });
+  run ("tile", KV ("reps", "(2,)"), { S (2, 3, 4) });
+  run ("tile", KV ("reps", "(2, 1, 3)"), { S (3, 4) });
+  run ("tile", KV ("reps", "(1, 2, 1, 3, 2)"), { S (2, 1, 3) });
+  run ("tile", KV ("reps", "(1, 1)"), { S (3, 5) });
+  run ("repeat", KV ("repeats", "3"), { S (2, 3) });
+  run ("repeat", KV ("repeats", "2", "axis", "0"), { S (3, 4) });
+  run ("repeat", KV ("repeats", "2", "axis", "-1"), { S (3, 4) });
+  run ("repeat", KV ("repeats", "3", "axis", "1"), { S (2, 3, 4) });
+  run ("repeat", KV ("repeats", "1", "axis", "2"), { S (2, 3, 4, 2) });
+  run ("_arange", KV ("start", "3"), {});
+  run ("_arange", KV ("start", "0.5", "stop", "7.3", "step", "0.7"), {});
+  run ("_arange", KV ("start", "-2", "stop", "5", "repeat", "3"), {});
+  run ("_arange", KV ("start", "10", "stop", "1", "step", "-1.5"), {});
+  run ("_arange", KV ("start", "1.7", "stop", "9.2", "step", "1.3",
+          "dtype", "int32"), {});
+  run ("_arange", KV ("start", "0.1", "stop", "3.3", "step", "0.1",
+          "dtype", "float64", "repeat", "2"), {});
+}
+
+int
+main (void)
+{
+  copy_cases ();
+  transpose_cases ();
+  slice_cases ();
+  concat_split_cases ();
+  tile_cases ();
+  return emu_summary ();
+}
