@@ -84,6 +84,18 @@ void hy_backend_free (hy_backend *be);
 hy_executor *hy_executor_new_on (hy_model *model, hy_backend *backend,
     hy_mode mode, GError **error);
 
+hy_backend *hy_executor_backend (hy_executor *exec);
+
+/* Staged inputs (a device frame path writes the input where the plan
+ * reads it, instead of uploading a host tensor): hybrid mode on a device
+ * only.  hy_executor_device_input plans for the model's current input
+ * shapes (hy_model_set_input_shape) and returns the device tensor of
+ * input i, valid until the shapes or the mode change;
+ * hy_executor_forward_staged then runs a forward without any upload. */
+hy_tensor *hy_executor_device_input (hy_executor *exec, int i,
+    GError **error);
+gboolean hy_executor_forward_staged (hy_executor *exec, GError **error);
+
 /* The backends themselves (NULL when not built in, or on failure). */
 hy_backend *hy_cpu_backend_new (GError **error);
 hy_backend *hy_cuda_backend_new (int index, GError **error)

@@ -466,6 +466,50 @@ hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
   return TRUE;
 }
 
+hy_backend *
+hy_executor_backend (hy_executor *exec)
+{
+  return exec->backend;
+}
+
+hy_tensor *
+hy_executor_device_input (hy_executor *exec, int i, GError **error)
+{
+  if (exec->on_host || exec->mode != HY_MODE_HYBRID) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "inputs are staged on the device only in hybrid mode on a device");
+    return NULL;
+  }
+  hy_plan *plan;
+  if (!hy_model_infer_shapes (exec->model, error)
+      || !(plan = use_plan (exec, error)))
+    return NULL;
+  hy_tensor *t = hy_plan_device_input (plan, i);
+  if (!t)
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "model input %d is not read by the plan", i);
+  return t;
+}
+
+gboolean
+hy_executor_forward_staged (hy_executor *exec, GError **error)
+{
+  exec->last_run = NULL;
+  if (exec->on_host || exec->mode != HY_MODE_HYBRID) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "inputs are staged on the device only in hybrid mode on a device");
+    return FALSE;
+  }
+  hy_plan *plan;
+  if (!hy_model_infer_shapes (exec->model, error)
+      || !(plan = use_plan (exec, error)))
+    return FALSE;
+  if (!hy_plan_run (plan, NULL, 0, error))
+    return FALSE;
+  exec->last_run = plan;
+  return TRUE;
+}
+
 void
 hy_executor_set_node_hook (hy_executor *exec, hy_node_hook hook,
     void *user_data)

@@ -631,8 +631,8 @@ hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
   const hy_backend_iface *iface = be->iface;
   for (int i = 0; i < plan->n_bindings; i++) {
     const input_binding *bind = &plan->bindings[i];
-    const hy_tensor *src = bind->input < n_inputs ? inputs[bind->input]
-        : NULL;
+    const hy_tensor *src = inputs && bind->input < n_inputs
+        ? inputs[bind->input] : NULL;
     if (iface->host_memory) {
       /* Read only: an input's storage is never a call's output. */
       bind->tensor->data = src ? src->data : NULL;
@@ -650,6 +650,16 @@ hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
       return FALSE;
   }
   return TRUE;
+}
+
+hy_tensor *
+hy_plan_device_input (hy_plan *plan, int input)
+{
+  for (int i = 0; !plan->backend->iface->host_memory && i < plan->n_bindings;
+      i++)
+    if (plan->bindings[i].input == input)
+      return plan->bindings[i].tensor;
+  return NULL;
 }
 
 const hy_tensor *

@@ -21,10 +21,16 @@ hy_plan *hy_plan_new (hy_model *model, hy_backend *backend, GError **error);
 void hy_plan_free (hy_plan *plan);
 
 /* One forward.  inputs[i] (host memory) feeds model input i and must have
- * the planned shape (the executor checks).  No allocation; on the CPU no
+ * the planned shape (the executor checks); inputs NULL: the device slots
+ * already hold them (hy_plan_device_input).  No allocation; on the CPU no
  * system call either.  FALSE only when a device call fails. */
 gboolean hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs,
     int n_inputs, GError **error);
+
+/* Device backends: the arena slot model input `input` is uploaded into
+ * (NULL on the CPU, or when nothing reads that input).  A caller that
+ * fills it on the device runs the plan with inputs NULL: no upload. */
+hy_tensor *hy_plan_device_input (hy_plan *plan, int input);
 
 /* Output i of the last run, in host memory. */
 const hy_tensor *hy_plan_output (const hy_plan *plan, int i);

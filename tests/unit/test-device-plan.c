@@ -361,6 +361,39 @@ test_weights_uploaded_once (void)
   fixture_free (f);
 }
 
+/* A frame path's way in: the input written straight into its device
+ * slot, then a forward that uploads nothing. */
+static void
+test_staged_input (void)
+{
+  g_autofree char *dir = case_dir ("seed_net");
+  fixture *f = fixture_load (dir);
+  pretend_device *d = pretend_device_new ();
+  g_autoptr (GError) error = NULL;
+  hy_executor *exec = hy_executor_new_on (f->model, &d->base,
+      HY_MODE_HYBRID, &error);
+  const hy_tensor *in = g_ptr_array_index (f->inputs, 0);
+  g_assert_true (hy_model_set_input_shape (f->model,
+          hy_model_input_name (f->model, 0), &in->shape, &error));
+  hy_tensor *slot = hy_executor_device_input (exec, 0, &error);
+  g_assert_no_error (error);
+  g_assert_true (in_device_memory (d, slot->data, hy_tensor_nbytes (in)));
+  memcpy (slot->data, in->data, hy_tensor_nbytes (in));
+  g_assert_true (hy_executor_forward_staged (exec, &error));
+  g_assert_no_error (error);
+  g_assert_true (matches_mxnet (exec, f));
+  g_assert_cmpint (d->stray, ==, 0);
+  hy_executor_free (exec);
+
+  /* Not on the CPU, where inputs are read where the caller has them. */
+  exec = hy_executor_new (f->model, (hy_device) { HY_DEVICE_CPU, 0 },
+      HY_MODE_HYBRID, &error);
+  g_assert_null (hy_executor_device_input (exec, 0, &error));
+  g_assert_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED);
+  hy_executor_free (exec);
+  fixture_free (f);
+}
+
 typedef struct hook_log {
   GPtrArray *outputs;           /* a copy of each node's output 0 */
 } hook_log;
@@ -434,5 +467,6 @@ main (int argc, char **argv)
   g_test_add_func ("/device-plan/weights-uploaded-once",
       test_weights_uploaded_once);
   g_test_add_func ("/device-plan/imperative-hook", test_imperative_hook);
+  g_test_add_func ("/device-plan/staged-input", test_staged_input);
   return g_test_run ();
 }
