@@ -72,6 +72,7 @@ typedef struct hy_backend_iface {
 struct hy_backend {
   const hy_backend_iface *iface;
   hy_device device;
+  hy_device_stats stats;        /* kept up by the backend */
 };
 
 /* The backend for a device; FALSE with a clear message when that device

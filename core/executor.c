@@ -60,9 +60,11 @@ struct hy_executor {
 static hy_tensor *
 backend_tensor_new (hy_executor *exec, const hy_shape *shape, GError **error)
 {
-  if (exec->on_host)
-    return hy_tensor_new (shape);
   hy_backend *be = exec->backend;
+  if (exec->on_host) {
+    be->stats.allocations++;    /* counted as the backend's would be */
+    return hy_tensor_new (shape);
+  }
   float *data = be->iface->alloc (be, MAX (hy_shape_numel (shape), 1)
       * sizeof (float), error);
   return data ? hy_tensor_new_view (shape, data) : NULL;
@@ -464,6 +466,12 @@ hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
       return FALSE;
   }
   return TRUE;
+}
+
+void
+hy_executor_device_stats (const hy_executor *exec, hy_device_stats *out)
+{
+  *out = exec->backend->stats;
 }
 
 hy_backend *

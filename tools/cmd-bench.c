@@ -55,6 +55,13 @@ typedef struct time_summary {
   double min_ms, median_ms, p90_ms;
 } time_summary;
 
+/* hy_device_stats per timed forward (fractions when not every forward
+ * does the same). */
+typedef struct device_counts {
+  double allocations, graph_launches, direct_calls;
+  double uploads, upload_bytes, downloads, download_bytes;
+} device_counts;
+
 typedef struct bench_result {
   time_summary wall;
   /* CPU time of the whole process (every thread) per forward: on a busy
@@ -65,6 +72,7 @@ typedef struct bench_result {
   gint64 batch;
   gboolean have_plan_memory;    /* arena and lower bound are known */
   hy_memory_stats memory;
+  device_counts device;
 } bench_result;
 
 static void
@@ -174,6 +182,21 @@ naive_bytes_from_shapes (const hy_model *model)
   return total;
 }
 
+/* The device's counts per timed forward. */
+static void
+per_forward (const hy_device_stats *before, const hy_device_stats *after,
+    int n, device_counts *out)
+{
+  double k = n > 0 ? 1.0 / n : 0;
+  out->allocations = (after->allocations - before->allocations) * k;
+  out->uploads = (after->uploads - before->uploads) * k;
+  out->upload_bytes = (after->upload_bytes - before->upload_bytes) * k;
+  out->downloads = (after->downloads - before->downloads) * k;
+  out->download_bytes = (after->download_bytes - before->download_bytes) * k;
+  out->graph_launches = (after->graph_launches - before->graph_launches) * k;
+  out->direct_calls = (after->direct_calls - before->direct_calls) * k;
+}
+
 static gboolean
 run_bench (hy_executor *exec, const hy_model *model, const bench_args *a,
     bench_result *r, GError **error)
@@ -187,6 +210,8 @@ run_bench (hy_executor *exec, const hy_model *model, const bench_args *a,
 
   for (int i = 0; ok && i < a->warmup; i++)
     ok = hy_executor_forward (exec, in, n_inputs, error);
+  hy_device_stats before;
+  hy_executor_device_stats (exec, &before);
   double total = 0;
   for (int i = 0; ok && i < n; i++) {
     double c0 = now_ms (CLOCK_PROCESS_CPUTIME_ID), t0 = now_ms (CLOCK_MONOTONIC);
@@ -196,6 +221,9 @@ run_bench (hy_executor *exec, const hy_model *model, const bench_args *a,
     total += wall[i];
   }
   if (ok) {
+    hy_device_stats after;
+    hy_executor_device_stats (exec, &after);
+    per_forward (&before, &after, n, &r->device);
     r->wall = summarize (wall, n);
     r->cpu = summarize (cpu, n);
     hy_shape s0 = n_inputs > 0 ? inputs[0]->shape : (hy_shape) { 0 };
@@ -270,6 +298,21 @@ print_json (const bench_args *a, const char *device, const char *mode,
   add_bytes (b, "naive_bytes", TRUE, r->memory.naive_bytes);
   add_bytes (b, "lower_bound_bytes", r->have_plan_memory,
       r->memory.lower_bound_bytes);
+  add_bytes (b, "weight_bytes", TRUE, r->memory.weight_bytes);
+  const device_counts *d = &r->device;
+  const struct { const char *name; double v; } per[] = {
+    { "allocations", d->allocations }, { "graph_launches", d->graph_launches },
+    { "direct_calls", d->direct_calls }, { "uploads", d->uploads },
+    { "upload_bytes", d->upload_bytes }, { "downloads", d->downloads },
+    { "download_bytes", d->download_bytes },
+  };
+  json_builder_set_member_name (b, "per_forward");
+  json_builder_begin_object (b);
+  for (guint i = 0; i < G_N_ELEMENTS (per); i++) {
+    json_builder_set_member_name (b, per[i].name);
+    json_builder_add_double_value (b, per[i].v);
+  }
+  json_builder_end_object (b);
   json_builder_end_object (b);
 
   g_autoptr (JsonGenerator) gen = json_generator_new ();
@@ -309,6 +352,14 @@ print_text (const bench_args *a, const char *device, const char *mode,
   print_mib ("arena", r->have_plan_memory, r->memory.arena_bytes);
   print_mib ("naive", TRUE, r->memory.naive_bytes);
   print_mib ("lower bound", r->have_plan_memory, r->memory.lower_bound_bytes);
+  if (r->memory.weight_bytes > 0)
+    print_mib ("weights", TRUE, r->memory.weight_bytes);
+  const device_counts *d = &r->device;
+  printf ("per forward %g allocations, %g graph launches, %g kernel calls "
+      "one by one\n", d->allocations, d->graph_launches, d->direct_calls);
+  if (d->uploads > 0 || d->downloads > 0)
+    printf ("            %g uploads (%.0f bytes), %g downloads (%.0f bytes)\n",
+        d->uploads, d->upload_bytes, d->downloads, d->download_bytes);
 }
 
 int

@@ -166,6 +166,21 @@ typedef struct hy_memory_stats {
  * after a forward or hy_executor_prepare); FALSE when there is none. */
 gboolean hy_executor_memory (const hy_executor *exec, hy_memory_stats *out);
 
+/* What the executor's device has done since the executor was made: the
+ * counts that show a steady-state forward allocates nothing and, on a GPU,
+ * is one graph launch (take them before and after a run of forwards). */
+typedef struct hy_device_stats {
+  gint64 allocations;           /* arenas, weights, imperative outputs */
+  gint64 uploads, upload_bytes;           /* host to device */
+  gint64 downloads, download_bytes;       /* device to host */
+  gint64 recordings;            /* plans recorded as one CUDA graph */
+  gint64 graph_launches;        /* forwards run as one launch */
+  gint64 direct_calls;          /* kernel calls run one by one */
+} hy_device_stats;
+
+void hy_executor_device_stats (const hy_executor *exec,
+    hy_device_stats *out);
+
 /* Plans for the model's current input shapes without running (hybrid). */
 gboolean hy_executor_prepare (hy_executor *exec, GError **error);
 

@@ -144,6 +144,7 @@ cpu_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
     GError **error)
 {
   hy_cpu_ctx *ctx = &((cpu_backend *) be)->ctx;
+  be->stats.direct_calls += n_calls;
   for (int c = 0; c < n_calls; c++) {
     const hy_call *call = &calls[c];
     ((hy_cpu_kernel_fn) call->fn) (ctx, call->params, call->in, call->n_in,
@@ -157,6 +158,7 @@ cpu_alloc (hy_backend *be, size_t bytes, GError **error)
 {
   size_t rounded = (MAX (bytes, (size_t) 1) + 255) & ~(size_t) 255;
   void *p = aligned_alloc (256, rounded);
+  be->stats.allocations++;
   if (!p)
     g_set_error (error, HY_ERROR, HY_ERROR_BACKEND,
         "out of memory allocating %zu bytes", bytes);

@@ -163,6 +163,7 @@ cuda_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
     cudaGraphExec_t exec = record (ctx, calls, n_calls);
     if (exec) {
       *capture = exec;
+      be->stats.recordings++;
     } else {
       g_warning ("cuda:%d: cannot record this plan as a CUDA graph (%s); "
           "running its %d calls one by one", ctx->device, ctx->error,
@@ -172,11 +173,14 @@ cuda_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
       *capture = &capture_failed;
     }
   }
-  if (capture && *capture && *capture != &capture_failed)
+  if (capture && *capture && *capture != &capture_failed) {
     HY_CUDA_CHECK (ctx, cudaGraphLaunch ((cudaGraphExec_t) *capture,
             ctx->stream));
-  else
+    be->stats.graph_launches++;
+  } else {
     enqueue (ctx, calls, n_calls);
+    be->stats.direct_calls += n_calls;
+  }
   /* Wait here, so that a failure is reported by the forward that caused
    * it; the outputs' download would wait anyway. */
   HY_CUDA_CHECK (ctx, cudaStreamSynchronize (ctx->stream));

@@ -19,6 +19,7 @@ hy_cuda_backend_alloc (hy_backend *be, size_t bytes, GError **error)
 {
   hy_cuda_ctx *ctx = &cuda_backend_of (be)->ctx;
   void *p = NULL;
+  be->stats.allocations++;
   cudaError_t err = cudaMallocAsync (&p, bytes > 0 ? bytes : 1, ctx->stream);
   if (err != cudaSuccess) {
     g_set_error (error, HY_ERROR, HY_ERROR_BACKEND,
@@ -52,6 +53,8 @@ gboolean
 hy_cuda_backend_upload (hy_backend *be, void *dst, const void *src,
     size_t bytes, GError **error)
 {
+  be->stats.uploads++;
+  be->stats.upload_bytes += (gint64) bytes;
   return copy_and_wait (&cuda_backend_of (be)->ctx, dst, src, bytes,
       cudaMemcpyHostToDevice, error);
 }
@@ -60,6 +63,8 @@ gboolean
 hy_cuda_backend_download (hy_backend *be, void *dst, const void *src,
     size_t bytes, GError **error)
 {
+  be->stats.downloads++;
+  be->stats.download_bytes += (gint64) bytes;
   return copy_and_wait (&cuda_backend_of (be)->ctx, dst, src, bytes,
       cudaMemcpyDeviceToHost, error);
 }
@@ -73,6 +78,7 @@ hy_cuda_backend_reserve_workspace (cuda_backend *cb, size_t bytes,
     return TRUE;
   void *p = NULL;
   HY_CUDA_TRY (cudaMalloc (&p, bytes), error);
+  cb->base.stats.allocations++;
   if (ctx->workspace)
     g_ptr_array_add (cb->old_workspaces, ctx->workspace);
   ctx->workspace = p;
