@@ -26,6 +26,9 @@
 #   FORMAT      pixel format of the frames (default RGB)
 #   MODEL       symbol file (default pipelines/models/patterns-symbol.json);
 #               another model also needs INPUT_SIZE (WxH)
+#   DEVICE      cpu (default), cuda or cuda:N: the element and the engine
+#               both run there (on a GPU the element uploads uint8 frames
+#               and converts them on the device)
 #   JSON=1      print one JSON object at the end as well
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
@@ -36,16 +39,17 @@ FRAMES="${FRAMES:-1000}"
 REPEAT="${REPEAT:-5}"
 PATTERN="${PATTERN:-black}"
 FORMAT="${FORMAT:-RGB}"
+DEVICE="${DEVICE:-cpu}"
 CAPS="video/x-raw,format=$FORMAT,width=1920,height=1080"
 HY="$BUILD_DIR/tools/hybridinfer"
 
 if [ -n "${MODEL:-}" ]; then
   INPUT_SIZE="${INPUT_SIZE:?set INPUT_SIZE=WxH for MODEL=$MODEL}"
-  INFER=(hybridinfer "model=$MODEL" "input-size=$INPUT_SIZE" device=cpu)
+  INFER=(hybridinfer "model=$MODEL" "input-size=$INPUT_SIZE" "device=$DEVICE")
 else
   MODEL="$MODELS/patterns-symbol.json"
   INPUT_SIZE=64x64
-  INFER=("${PATTERNS_INFER[@]}" device=cpu)
+  INFER=("${PATTERNS_INFER[@]}" "device=$DEVICE")
 fi
 
 # run_once MESSAGES PIPELINE...: gst-launch's "Execution ended after
@@ -88,7 +92,7 @@ engine_fps() {
   local best="" f i
   for ((i = 0; i < REPEAT; i++)); do
     f=$("$HY" bench --model "$MODEL" --shape "1x3x${INPUT_SIZE#*x}x${INPUT_SIZE%x*}" \
-          --device cpu --iterations "$FRAMES" --json \
+          --device "$DEVICE" --iterations "$FRAMES" --json \
         | sed -nE 's/.*"throughput_per_s": *([0-9.eE+-]+).*/\1/p')
     [ -n "$f" ] || { echo "bench-pipeline: hybridinfer bench gave no throughput" >&2; exit 1; }
     best=$(awk -v a="$best" -v b="$f" 'BEGIN { print (a == "" || b > a) ? b : a }')
@@ -96,7 +100,7 @@ engine_fps() {
   echo "$best"
 }
 
-echo "== $FRAMES frames of $PATTERN at 1920x1080 $FORMAT, best of $REPEAT; model $MODEL (input $INPUT_SIZE)"
+echo "== $FRAMES frames of $PATTERN at 1920x1080 $FORMAT, best of $REPEAT; model $MODEL (input $INPUT_SIZE) on $DEVICE"
 echo "   OpenBLAS kernels: ${OPENBLAS_CORETYPE:-chosen by OpenBLAS}"
 SOURCE=(videotestsrc "pattern=$PATTERN" "num-buffers=$FRAMES" ! "$CAPS")
 src=$(best_run 0 "${SOURCE[@]}" ! fakesink sync=false)
