@@ -768,6 +768,17 @@ report_device (GstHybridInfer * self, const char *note)
         hy_blas_core_name (), coretype);
 }
 
+/* A fallback the session took (the GPU frame path could not be made):
+ * the frames still run, more slowly; the session says it once. */
+static void
+report_session_note (GstHybridInfer * self)
+{
+  char *note = hy_session_take_note (self->session);
+  if (note)
+    GST_WARNING_OBJECT (self, "%s", note);
+  g_free (note);
+}
+
 static gboolean
 gst_hybrid_infer_start (GstBaseTransform * trans)
 {
@@ -923,6 +934,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
           (float) kr, (float) kb,
           info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, &error))
     goto plan_failed;
+  report_session_note (self);
   self->info = info;
   update_frame_duration (self, &info);
   GST_OBJECT_LOCK (self);
@@ -1023,6 +1035,7 @@ load_frame (GstHybridInfer * self, GstBuffer * buf, gint slot)
   }
   hy_session_load (self->session, slot, planes, strides);
   gst_video_frame_unmap (&frame);
+  report_session_note (self);
   return TRUE;
 }
 

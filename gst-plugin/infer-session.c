@@ -1,10 +1,23 @@
 /*
  * infer-session.c — model, executor, input tensor and frame plan.
+ *
+ * Frames reach the input one of two ways.  On the CPU, and in imperative
+ * mode anywhere, hy_preprocess converts them into the host tensor
+ * `input`, which the forward uploads when the device needs it.  On a CUDA
+ * device in hybrid mode, a frame stage (kernels/cuda/frame-stage.h)
+ * uploads the frame's bytes and converts them on the GPU, straight into
+ * the plan's device input, and the forward uploads nothing.  The executor
+ * changes mode only in hy_session_forward, so a batch is loaded in one
+ * mode but may run in the other: `staged` says which slots are on the
+ * device only, and they are copied back to `input` when the forward reads
+ * that.
  */
 #include <string.h>
 
 #include "infer-session.h"
 #include "property-parse.h"
+#include "backend.h"
+#include "../kernels/cuda/frame-stage.h"
 
 #define DEFAULT_SIDE 224
 
@@ -21,6 +34,14 @@ struct hy_session {
   hy_tensor *input;
   GstHybridOutput requested, output;
   hy_preprocess *pp;
+  /* The GPU frame path (NULL: frames go through pp), per frame plan. */
+  hy_frame_stage *stage;
+  gboolean stage_failed;        /* for this frame plan: do not retry */
+  gboolean *staged;             /* per batch slot: its frame is on the
+                                 * device only */
+  GError *load_error;           /* a staged load's failure, for the forward */
+  char *note;                   /* a fallback, for hy_session_take_note */
+  gboolean noted;               /* one fallback note per session */
   /* pre-processing settings */
   bool bgr;
   hy_resize_mode resize;
@@ -211,6 +232,7 @@ hy_session_new (const hy_session_config *c, char **device_note,
   if (!s->exec || !choose_input (s, c->input_name, error)
       || !initial_shape (s, c, &width, &height, error))
     goto fail;
+  s->staged = g_new0 (gboolean, s->shape.dims[0]);
   if (!s->follow_frame && !plan_input (s, width, height, error))
     goto fail;
   return s;
@@ -225,6 +247,11 @@ hy_session_free (hy_session *s)
 {
   if (!s)
     return;
+  if (s->stage)                 /* uses the executor's stream */
+    hy_frame_stage_free (s->stage);
+  g_free (s->staged);
+  g_clear_error (&s->load_error);
+  g_free (s->note);
   hy_preprocess_free (s->pp);
   hy_tensor_free (s->input);
   hy_executor_free (s->exec);
@@ -241,6 +268,32 @@ channel_value (const double *values, int n, int channel, float fallback)
   if (n == 0)
     return fallback;
   return (float) values[n == 1 ? 0 : channel];
+}
+
+/* Makes the frame stage when it can be used (a CUDA device in hybrid
+ * mode) and is not there yet: at a new frame plan, or once the executor
+ * enters hybrid mode.  When it cannot be made, frames take the CPU path
+ * and the reason is noted, once per session. */
+static void
+ensure_stage (hy_session *s)
+{
+  if (s->stage || s->stage_failed || !s->pp
+      || s->device.kind != HY_DEVICE_CUDA || !hy_frame_stage_new
+      || hy_executor_mode (s->exec) != HY_MODE_HYBRID)
+    return;
+  GError *error = NULL;
+  s->stage = hy_frame_stage_new (s->exec, hy_preprocess_get_config (s->pp),
+      (int) s->shape.dims[0], &error);
+  if (s->stage)
+    return;
+  s->stage_failed = TRUE;
+  if (!s->noted) {
+    s->noted = TRUE;
+    s->note = g_strdup_printf ("frames are converted on the CPU and "
+        "uploaded as floats: the GPU frame path cannot be used (%s)",
+        error->message);
+  }
+  g_error_free (error);
 }
 
 gboolean
@@ -277,6 +330,15 @@ hy_session_set_frame (hy_session *s, hy_pixel_layout layout, int width,
     return FALSE;
   hy_preprocess_free (s->pp);
   s->pp = pp;
+  /* A new frame plan: the stage is made again for it, and what slots
+   * held belongs to the old one. */
+  if (s->stage) {
+    hy_frame_stage_free (s->stage);
+    s->stage = NULL;
+  }
+  s->stage_failed = FALSE;
+  memset (s->staged, 0, (size_t) s->shape.dims[0] * sizeof *s->staged);
+  ensure_stage (s);
   return TRUE;
 }
 
@@ -286,13 +348,73 @@ hy_session_has_frame (const hy_session *s)
   return s->pp != NULL;
 }
 
+char *
+hy_session_take_note (hy_session *s)
+{
+  char *note = s->note;
+  s->note = NULL;
+  return note;
+}
+
 void
 hy_session_load (hy_session *s, int slot, const uint8_t *const planes[3],
     const int strides[3])
 {
   gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
+  ensure_stage (s);
+  s->staged[slot] = FALSE;
+  if (s->stage && hy_executor_mode (s->exec) == HY_MODE_HYBRID) {
+    GError *error = NULL;
+    if (hy_frame_stage_load (s->stage, slot, planes, strides, &error))
+      s->staged[slot] = TRUE;
+    else if (!s->load_error)
+      s->load_error = error;    /* the forward fails with it */
+    else
+      g_error_free (error);
+    return;
+  }
   hy_preprocess_run (s->pp, planes, strides,
       s->input->data + (gint64) slot * per_slot);
+}
+
+/* TRUE when the forward can read the device input as the stage left it:
+ * every slot was staged (partial batches included: a slot not loaded this
+ * time holds a frame whose result nobody reads). */
+static gboolean
+all_staged (const hy_session *s)
+{
+  if (!s->stage)
+    return FALSE;
+  for (int i = 0; i < s->shape.dims[0]; i++)
+    if (!s->staged[i])
+      return FALSE;
+  return TRUE;
+}
+
+/* Copies the staged slots back into the host input, for a forward that
+ * reads it: imperative mode, or a batch loaded partly on the CPU.  Runs
+ * while the executor is still in hybrid mode, whose plan holds the device
+ * input (leaving the mode frees it).  Only on a mode switch: steady
+ * states never come here. */
+static gboolean
+unstage (hy_session *s, GError **error)
+{
+  hy_backend *be = hy_executor_backend (s->exec);
+  gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
+  size_t bytes = (size_t) per_slot * sizeof (float);
+  hy_tensor *device = NULL;
+  for (int i = 0; i < s->shape.dims[0]; i++) {
+    if (!s->staged[i])
+      continue;
+    s->staged[i] = FALSE;
+    if (!device && !(device = hy_executor_device_input (s->exec, 0, error)))
+      return FALSE;
+    /* Waits for the stream, and so for the slot's conversion. */
+    if (!be->iface->download (be, s->input->data + i * per_slot,
+            device->data + i * per_slot, bytes, error))
+      return FALSE;
+  }
+  return TRUE;
 }
 
 gboolean
@@ -300,6 +422,15 @@ hy_session_forward (hy_session *s, hy_mode mode, const char *dump_dir,
     GError **dump_error, GError **error)
 {
   const hy_tensor *inputs[1] = { s->input };
+  if (s->load_error) {
+    memset (s->staged, 0, (size_t) s->shape.dims[0] * sizeof *s->staged);
+    g_propagate_error (error, s->load_error);
+    s->load_error = NULL;
+    return FALSE;
+  }
+  gboolean staged = mode == HY_MODE_HYBRID && all_staged (s);
+  if (!staged && !unstage (s, error))
+    return FALSE;
   if (hy_executor_mode (s->exec) != mode
       && !hy_executor_set_mode (s->exec, mode, error))
     return FALSE;
@@ -309,7 +440,8 @@ hy_session_forward (hy_session *s, hy_mode mode, const char *dump_dir,
     if (dump)
       hy_dump_attach (dump, s->exec);
   }
-  gboolean ok = hy_executor_forward (s->exec, inputs, 1, error);
+  gboolean ok = staged ? hy_executor_forward_staged (s->exec, error)
+      : hy_executor_forward (s->exec, inputs, 1, error);
   if (dump) {
     hy_executor_set_node_hook (s->exec, NULL, NULL);
     if (ok)

@@ -51,18 +51,30 @@ hy_session *hy_session_new (const hy_session_config *config,
 void hy_session_free (hy_session *session);
 
 /* The frame format: builds the frame plan and, when the input follows the
- * frame, re-plans the model (once per new size: plans are cached). */
+ * frame, re-plans the model (once per new size: plans are cached).  On a
+ * CUDA device the GPU frame path is made for it too (see
+ * hy_session_load). */
 gboolean hy_session_set_frame (hy_session *session, hy_pixel_layout layout,
     int width, int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
     GError **error);
 gboolean hy_session_has_frame (const hy_session *session);
 
-/* Writes a frame into batch slot `slot`.  Allocates nothing. */
+/* Writes a frame into batch slot `slot`.  Allocates nothing.  On a CUDA
+ * device in hybrid mode the frame's bytes are uploaded and converted on
+ * the GPU (kernels/cuda/frame-stage.h), asynchronously: a failure there
+ * is returned by the next hy_session_forward.  Elsewhere, or when that
+ * path could not be made, the frame is converted on the CPU. */
 void hy_session_load (hy_session *session, int slot,
     const uint8_t *const planes[3], const int strides[3]);
 
+/* A slower path the session fell back to (the GPU frame path could not be
+ * made), for the log, or NULL; free it.  Said once per session; ask after
+ * hy_session_set_frame and hy_session_load. */
+char *hy_session_take_note (hy_session *session);
+
 /* Runs one forward over the whole batch in `mode` (switching the executor
- * if needed).  dump_dir non-NULL (imperative mode): every layer's output
+ * if needed); a batch staged on the GPU in hybrid mode runs without an
+ * upload.  dump_dir non-NULL (imperative mode): every layer's output
  * is written there; a dump that fails is reported in *dump_error and does
  * not fail the forward. */
 gboolean hy_session_forward (hy_session *session, hy_mode mode,
