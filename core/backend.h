@@ -67,6 +67,11 @@ typedef struct hy_backend_iface {
       size_t bytes, GError **error);
   gboolean (*download) (hy_backend *be, void *dst, const void *src,
       size_t bytes, GError **error);
+
+  /* Optional: computes in `precision` from the next prepared call on;
+   * NULL means fp32 only. */
+  gboolean (*set_precision) (hy_backend *be, hy_precision precision,
+      GError **error);
 } hy_backend_iface;
 
 struct hy_backend {

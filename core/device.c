@@ -32,6 +32,22 @@ hy_device_parse (const char *text, hy_device *out, GError **error)
   return FALSE;
 }
 
+gboolean
+hy_precision_parse (const char *text, hy_precision *out, GError **error)
+{
+  if (!strcmp (text, "fp32") || !strcmp (text, "float32")) {
+    *out = HY_PRECISION_FP32;
+    return TRUE;
+  }
+  if (!strcmp (text, "fp16") || !strcmp (text, "float16")) {
+    *out = HY_PRECISION_FP16;
+    return TRUE;
+  }
+  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+      "precision '%s' is not one of fp32, fp16", text);
+  return FALSE;
+}
+
 char *
 hy_device_unavailable_reason (hy_device device)
 {

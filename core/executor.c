@@ -248,6 +248,27 @@ hy_executor_mode (const hy_executor *exec)
 }
 
 gboolean
+hy_executor_set_precision (hy_executor *exec, hy_precision precision,
+    GError **error)
+{
+  hy_backend *be = exec->backend;
+  if (!be->iface->set_precision) {
+    if (precision == HY_PRECISION_FP32)
+      return TRUE;
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "precision fp16 needs a CUDA device; the %s backend computes in "
+        "fp32", be->iface->name);
+    return FALSE;
+  }
+  if (!be->iface->set_precision (be, precision, error))
+    return FALSE;
+  /* Plans prepared their calls for the old precision. */
+  release_values (exec);
+  release_plans (exec);
+  return TRUE;
+}
+
+gboolean
 hy_executor_set_mode (hy_executor *exec, hy_mode mode, GError **error)
 {
   /* The mode left behind keeps no memory. */

@@ -45,7 +45,7 @@ default_threads (void)
 }
 
 typedef struct bench_args {
-  char *model, *params, *device, *mode;
+  char *model, *params, *device, *mode, *precision;
   char **shapes;
   int iterations, warmup, threads;
   gboolean json;
@@ -82,6 +82,7 @@ bench_args_clear (bench_args *a)
   g_free (a->params);
   g_free (a->device);
   g_free (a->mode);
+  g_free (a->precision);
   g_strfreev (a->shapes);
 }
 
@@ -376,6 +377,8 @@ hy_cmd_bench (int argc, char **argv)
         "[NAME=]1x3x224x224"},
     {"device", 'd', 0, G_OPTION_ARG_STRING, &a.device,
         "cpu, cuda, cuda:N or auto (default: cpu)", "DEV"},
+    {"precision", 0, 0, G_OPTION_ARG_STRING, &a.precision,
+        "fp32 (default) or fp16 (CUDA only)", "P"},
     {"mode", 0, 0, G_OPTION_ARG_STRING, &a.mode,
         "hybrid (default) or imperative", "MODE"},
     {"iterations", 'n', 0, G_OPTION_ARG_INT, &a.iterations,
@@ -421,7 +424,10 @@ hy_cmd_bench (int argc, char **argv)
         "--warmup and --threads not negative");
     goto out;
   }
+  hy_precision precision;
   if (!hy_cli_parse_mode (a.mode, &mode, &error)
+      || !hy_precision_parse (a.precision ? a.precision : "fp32", &precision,
+          &error)
       || !hy_device_resolve_auto (a.device ? a.device : "cpu", &device, &note,
           &error)) {
     status = hy_cli_fail (error);
@@ -436,12 +442,14 @@ hy_cmd_bench (int argc, char **argv)
   if (!model || !apply_shapes (model, a.shapes, &error)
       || !hy_model_infer_shapes (model, &error)
       || !(exec = hy_executor_new (model, device, mode, &error))
+      || !hy_executor_set_precision (exec, precision, &error)
       || !run_bench (exec, model, &a, &r, &error)) {
     status = hy_cli_fail (error);
     goto out;
   }
   threads = a.threads > 0 ? a.threads : default_threads ();
-  device_name = device.kind == HY_DEVICE_CUDA ? "cuda" : "cpu";
+  device_name = device.kind == HY_DEVICE_CPU ? "cpu"
+      : precision == HY_PRECISION_FP16 ? "cuda fp16" : "cuda";
   mode_name = mode == HY_MODE_HYBRID ? "hybrid" : "imperative";
   if (a.json)
     print_json (&a, device_name, mode_name, threads, &r);

@@ -12,7 +12,7 @@
 #include "npy.h"
 
 typedef struct run_args {
-  char *model, *params, *output_dir, *device, *mode, *dump_dir;
+  char *model, *params, *output_dir, *device, *mode, *dump_dir, *precision;
   char **inputs;
 } run_args;
 
@@ -24,6 +24,7 @@ run_args_clear (run_args *a)
   g_free (a->output_dir);
   g_free (a->device);
   g_free (a->mode);
+  g_free (a->precision);
   g_free (a->dump_dir);
   g_strfreev (a->inputs);
 }
@@ -110,6 +111,8 @@ hy_cmd_run (int argc, char **argv)
         "Where output0.npy, output1.npy, … are written", "DIR"},
     {"device", 'd', 0, G_OPTION_ARG_STRING, &a.device,
         "cpu, cuda, cuda:N or auto (default: cpu)", "DEV"},
+    {"precision", 0, 0, G_OPTION_ARG_STRING, &a.precision,
+        "fp32 (default) or fp16 (CUDA only)", "P"},
     {"mode", 0, 0, G_OPTION_ARG_STRING, &a.mode,
         "hybrid (default) or imperative", "MODE"},
     {"dump-dir", 0, 0, G_OPTION_ARG_FILENAME, &a.dump_dir,
@@ -147,7 +150,10 @@ hy_cmd_run (int argc, char **argv)
   }
   hy_mode mode;
   hy_device device;
+  hy_precision precision;
   if (!hy_cli_parse_mode (a.dump_dir && !a.mode ? "imperative" : a.mode, &mode,
+          &error)
+      || !hy_precision_parse (a.precision ? a.precision : "fp32", &precision,
           &error)
       || !hy_device_resolve_auto (a.device ? a.device : "cpu", &device, &note,
           &error)) {
@@ -166,6 +172,7 @@ hy_cmd_run (int argc, char **argv)
   tensors = g_new0 (hy_tensor *, MAX (n_inputs, 1));
   if (!load_inputs (model, a.inputs, tensors, &error)
       || !(exec = hy_executor_new (model, device, mode, &error))
+      || !hy_executor_set_precision (exec, precision, &error)
       || (a.dump_dir && !(dump = hy_dump_new (a.dump_dir, &error)))) {
     status = hy_cli_fail (error);
     goto out;

@@ -131,6 +131,20 @@ gboolean hy_device_resolve_auto (const char *text, hy_device *out,
  * no such GPU), or NULL when it can.  Free the result with g_free. */
 char *hy_device_unavailable_reason (hy_device device);
 
+/* Arithmetic precision.  fp16 runs on a CUDA device only: convolutions
+ * and matrix products read fp16 copies of their inputs and weights and
+ * accumulate in fp32 (tensor cores); everything else, and every tensor
+ * between layers, stays fp32.  Outputs then match fp32 to about 1e-2
+ * relative instead of 1e-4. */
+typedef enum hy_precision {
+  HY_PRECISION_FP32,
+  HY_PRECISION_FP16,
+} hy_precision;
+
+/* "fp32" or "fp16". */
+gboolean hy_precision_parse (const char *text, hy_precision *out,
+    GError **error);
+
 typedef struct hy_executor hy_executor;
 
 /* Prepares to run `model` (which must outlive the executor). */
@@ -138,6 +152,10 @@ hy_executor *hy_executor_new (hy_model *model, hy_device device,
     hy_mode mode, GError **error);
 void hy_executor_free (hy_executor *exec);
 hy_mode hy_executor_mode (const hy_executor *exec);
+/* Sets the precision of later forwards (plans are rebuilt); fp16 on a
+ * device that cannot run it is an error naming the device. */
+gboolean hy_executor_set_precision (hy_executor *exec,
+    hy_precision precision, GError **error);
 gboolean hy_executor_set_mode (hy_executor *exec, hy_mode mode,
     GError **error);
 

@@ -218,6 +218,13 @@ cuda_free (hy_backend *be)
   g_free (cb);
 }
 
+static gboolean
+cuda_set_precision (hy_backend *be, hy_precision precision, GError **error)
+{
+  cuda_backend_of (be)->ctx.fp16 = precision == HY_PRECISION_FP16;
+  return TRUE;
+}
+
 static const hy_backend_iface cuda_iface = {
   .name = "cuda",
   .host_memory = FALSE,
@@ -232,6 +239,7 @@ static const hy_backend_iface cuda_iface = {
   .dealloc = hy_cuda_backend_dealloc,
   .upload = hy_cuda_backend_upload,
   .download = hy_cuda_backend_download,
+  .set_precision = cuda_set_precision,
 };
 
 /* Handles, stream and pool; FALSE with the failed call named. */

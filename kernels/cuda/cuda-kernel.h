@@ -45,6 +45,10 @@ typedef struct hy_cuda_ctx {
   cublasHandle_t cublas;
   cudnnHandle_t cudnn;
   int sm_count;                 /* multiprocessors: sizes grids */
+  /* Convolutions and matrix products compute from fp16 copies of their
+   * operands, accumulating in fp32 (hy_precision); read when a call is
+   * prepared. */
+  bool fp16;
 
   /* Device scratch shared by every call (cuDNN workspaces): sized when
    * plans are built, as the largest any prepared call asked for. */

@@ -515,6 +515,10 @@ def option_checks(fx):
         # No machine has 64 GPUs: a CUDA build says so, a CPU-only build says it has no CUDA.
         Check("--device cuda:63", fx.run(extra=["--device", "cuda:63"]), [("cuda:63", "63")]),
         Check("--mode fast", fx.run(extra=["--mode", "fast"]), ["fast"]),
+        Check("--precision fp8", fx.run(extra=["--precision", "fp8"]), ["fp8", "fp16"]),
+        # fp16 is a GPU option: on the CPU it is refused, not ignored.
+        Check("--precision fp16 on the CPU",
+              fx.run(extra=["--precision", "fp16", "--device", "cpu"]), ["fp16", "cpu"]),
         Check("--output-dir below a regular file",
               ["run", "--model", fx.symbol, "--params", fx.params,
                "--input", fx.input_name + "=" + fx.input, "--output-dir",
