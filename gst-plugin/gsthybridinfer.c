@@ -53,6 +53,7 @@ enum
   PROP_PARAMS,
   PROP_LABELS,
   PROP_DEVICE,
+  PROP_PRECISION,
   PROP_MODE,
   PROP_DUMP_DIR,
   PROP_DUMP_FRAMES,
@@ -77,6 +78,7 @@ enum
 };
 
 #define DEFAULT_DEVICE "auto"
+#define DEFAULT_PRECISION "fp32"
 #define DEFAULT_MODE HY_MODE_HYBRID
 #define DEFAULT_COLOR_ORDER GST_HYBRID_INFER_COLOR_ORDER_RGB
 #define DEFAULT_SCALE GST_HYBRID_INFER_SCALE_BYTE
@@ -98,6 +100,7 @@ typedef struct {
   gchar *params;
   gchar *labels;
   gchar *device;
+  gchar *precision;
   hy_mode mode;
   gchar *dump_dir;
   gchar *dump_frames;
@@ -229,6 +232,11 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
       g_param_spec_string ("device", "Device",
           "Where to run: auto (GPU when one works, else CPU with a warning), "
           "cpu, cuda or cuda:N", DEFAULT_DEVICE, ready));
+  g_object_class_install_property (gobject_class, PROP_PRECISION,
+      g_param_spec_string ("precision", "Precision",
+          "fp32, or fp16 on a GPU (convolutions and matrix products on "
+          "tensor cores from fp16 copies, accumulating in fp32)",
+          DEFAULT_PRECISION, ready));
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode",
           "Execution mode; may change while playing and takes effect at the "
@@ -351,6 +359,7 @@ gst_hybrid_infer_init (GstHybridInfer * self)
 {
   GstHybridInferSettings *s = &self->settings;
   s->device = g_strdup (DEFAULT_DEVICE);
+  s->precision = g_strdup (DEFAULT_PRECISION);
   s->mode = DEFAULT_MODE;
   s->dump_set = hy_frame_set_parse (NULL, NULL);
   s->color_order = DEFAULT_COLOR_ORDER;
@@ -377,6 +386,7 @@ gst_hybrid_infer_finalize (GObject * object)
   g_free (s->params);
   g_free (s->labels);
   g_free (s->device);
+  g_free (s->precision);
   g_free (s->dump_dir);
   g_free (s->dump_frames);
   hy_frame_set_free (s->dump_set);
@@ -453,6 +463,10 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     case PROP_DEVICE:
       g_free (s->device);
       s->device = g_value_dup_string (value);
+      break;
+    case PROP_PRECISION:
+      g_free (s->precision);
+      s->precision = g_value_dup_string (value);
       break;
     case PROP_MODE:
       s->mode = g_value_get_enum (value);
@@ -535,6 +549,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_DEVICE:
       g_value_set_string (value, s->device);
+      break;
+    case PROP_PRECISION:
+      g_value_set_string (value, s->precision);
       break;
     case PROP_MODE:
       g_value_set_enum (value, s->mode);
@@ -674,6 +691,9 @@ make_config (GstHybridInfer * self, GstHybridInferSettings * copy,
   c->params_path = copy->params && *copy->params ? copy->params : NULL;
   c->labels_path = copy->labels && *copy->labels ? copy->labels : NULL;
   c->device = copy->device ? copy->device : DEFAULT_DEVICE;
+  if (!hy_precision_parse (copy->precision ? copy->precision
+          : DEFAULT_PRECISION, &c->precision, error))
+    return FALSE;
   c->mode = copy->mode;
   c->input_name = copy->input_name && *copy->input_name
       ? copy->input_name : NULL;
@@ -707,6 +727,7 @@ snapshot_settings (GstHybridInfer * self, GstHybridInferSettings * copy)
   copy->params = g_strdup (s->params);
   copy->labels = g_strdup (s->labels);
   copy->device = g_strdup (s->device);
+  copy->precision = g_strdup (s->precision);
   copy->dump_dir = NULL;
   copy->dump_frames = g_strdup (s->dump_frames);
   copy->dump_set = NULL;
@@ -724,6 +745,7 @@ snapshot_clear (GstHybridInferSettings * copy)
   g_free (copy->params);
   g_free (copy->labels);
   g_free (copy->device);
+  g_free (copy->precision);
   g_free (copy->dump_frames);
   hy_frame_set_free (copy->dump_set);
   g_free (copy->input_name);

@@ -229,7 +229,8 @@ hy_session_new (const hy_session_config *c, char **device_note,
           device_note, error))
     goto fail;
   s->exec = hy_executor_new (s->model, s->device, c->mode, error);
-  if (!s->exec || !choose_input (s, c->input_name, error)
+  if (!s->exec || !hy_executor_set_precision (s->exec, c->precision, error)
+      || !choose_input (s, c->input_name, error)
       || !initial_shape (s, c, &width, &height, error))
     goto fail;
   s->staged = g_new0 (gboolean, s->shape.dims[0]);

@@ -27,6 +27,7 @@ typedef struct hy_session_config {
   const char *params_path;      /* NULL: newest beside the model */
   const char *labels_path;      /* NULL: none */
   const char *device;           /* auto, cpu, cuda, cuda:N */
+  hy_precision precision;
   hy_mode mode;
   const char *input_name;       /* NULL: the model's only input */
   int input_width, input_height;

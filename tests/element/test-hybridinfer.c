@@ -323,6 +323,10 @@ GST_START_TEST (test_semantic_errors)
      * too few GPUs all fail the same way, naming the device. */
     {g_strdup_printf ("model=%s device=cuda:7", colors), small,
         "device cuda:7", UNSUPPORTED},
+    {g_strdup_printf ("model=%s precision=fp8", colors), small,
+        "precision 'fp8'", SETTINGS},
+    {g_strdup_printf ("model=%s device=cpu precision=fp16", colors), small,
+        "precision fp16 needs a CUDA device", UNSUPPORTED},
     {g_strdup_printf ("model=%s input-size=0x5", colors), small,
         "input-size '0x5'", SETTINGS},
     {g_strdup_printf ("model=%s input-size=big", colors), small,
