@@ -22,6 +22,7 @@
 #include "cpu-kernel.h"
 #include "blas.h"
 #include "elementwise.h"
+#include "elementwise-common.h"
 
 /* The kernels this file defines (cpu-backend.c looks them up weakly). */
 #define HY_CPU_KERNEL(name) \
@@ -157,6 +158,8 @@ static inline float b_sub (float x, float y) { return x - y; }
 static inline float b_mul (float x, float y) { return x * y; }
 static inline float b_div (float x, float y) { return x / y; }
 static inline float b_power (float x, float y) { return powf (x, y); }
+/* Python's modulo, in double: elementwise-common.h. */
+static inline float b_mod (float x, float y) { return hy_float_mod (x, y); }
 static inline float b_eq (float x, float y) { return x == y ? 1.0f : 0.0f; }
 static inline float b_ne (float x, float y) { return x != y ? 1.0f : 0.0f; }
 static inline float b_gt (float x, float y) { return x > y ? 1.0f : 0.0f; }
@@ -175,19 +178,6 @@ static inline float
 b_minimum (float x, float y)
 {
   return x < y || x != x ? x : y;
-}
-
-/* Python's modulo (the result takes the divisor's sign), computed in double
- * as MXNet does; a zero divisor gives 0, not NaN. */
-static inline float
-b_mod (float x, float y)
-{
-  if (y == 0.0f)
-    return 0.0f;
-  double r = fmod ((double) x, (double) y);
-  if (r != 0.0 && (r < 0.0) != (y < 0.0))
-    r += y;
-  return (float) r;
 }
 
 typedef void (*vv_fn) (int64_t n, const float *a, const float *b, float *o);
@@ -304,62 +294,13 @@ hy_cpu_scalar (hy_cpu_ctx *ctx, const void *params,
 
 /* ---- binary ops with broadcasting -------------------------------------- */
 
-/* The iteration space of a broadcast: the output's axes with size-1 axes
- * dropped and neighbours merged wherever both operands step through them
- * as one (contiguous in both, or broadcast in both).  (N, C, H, W) ⊕
- * (1, C, 1, 1) becomes (N, C, H·W) with rhs strides (0, 1, 0); equal
- * shapes become a single axis.  The last axis has stride 1 or 0. */
-typedef struct broadcast_plan {
-  int nd;
-  int64_t dims[HY_MAX_DIMS];
-  int64_t sa[HY_MAX_DIMS];      /* element strides; 0 = broadcast */
-  int64_t sb[HY_MAX_DIMS];
-} broadcast_plan;
-
-/* An operand's strides along the output's axes (right-aligned). */
-static void
-operand_strides (const hy_shape *s, const hy_shape *o, int64_t *strides)
-{
-  int64_t step = 1;
-  for (int i = o->ndim - 1; i >= 0; i--) {
-    const int k = s->ndim - o->ndim + i;
-    const int64_t d = k >= 0 ? s->dims[k] : 1;
-    strides[i] = d == 1 ? 0 : step;
-    step *= d;
-  }
-}
-
-static void
-plan_broadcast (const hy_shape *a, const hy_shape *b, const hy_shape *o,
-    broadcast_plan *plan)
-{
-  int64_t sa[HY_MAX_DIMS], sb[HY_MAX_DIMS];
-  operand_strides (a, o, sa);
-  operand_strides (b, o, sb);
-  plan->nd = 0;
-  for (int i = 0; i < o->ndim; i++) {
-    const int64_t d = o->dims[i];
-    if (d == 1)
-      continue;
-    const int last = plan->nd - 1;
-    if (last >= 0 && plan->sa[last] == sa[i] * d
-        && plan->sb[last] == sb[i] * d) {
-      plan->dims[last] *= d;
-      plan->sa[last] = sa[i];
-      plan->sb[last] = sb[i];
-    } else {
-      plan->dims[plan->nd] = d;
-      plan->sa[plan->nd] = sa[i];
-      plan->sb[plan->nd] = sb[i];
-      plan->nd++;
-    }
-  }
-}
+/* The iteration space (hy_broadcast_plan): elementwise-common.h, shared
+ * with the CUDA kernels. */
 
 /* A broadcast's rows (its last axis) [begin, end) of the output. */
 typedef struct broadcast_job {
   const binary_loops *loops;
-  const broadcast_plan *plan;
+  const hy_broadcast_plan *plan;
   const float *a, *b;
   float *o;
 } broadcast_job;
@@ -369,7 +310,7 @@ broadcast_rows (void *arg, int64_t begin, int64_t end, int thread)
 {
   const broadcast_job *j = arg;
   const binary_loops *loops = j->loops;
-  const broadcast_plan *plan = j->plan;
+  const hy_broadcast_plan *plan = j->plan;
   const float *a = j->a, *b = j->b;
   const int inner = plan->nd - 1;
   const int64_t n = plan->dims[inner];
@@ -407,7 +348,7 @@ broadcast_rows (void *arg, int64_t begin, int64_t end, int thread)
 
 static void
 run_broadcast (hy_cpu_ctx *ctx, const binary_loops *loops,
-    const broadcast_plan *plan, const float *a, const float *b, float *o)
+    const hy_broadcast_plan *plan, const float *a, const float *b, float *o)
 {
   if (plan->nd == 0) {          /* every axis has size 1 */
     loops->vv (1, a, b, o);
@@ -448,8 +389,8 @@ hy_cpu_binary (hy_cpu_ctx *ctx, const void *params,
     j.range = sv_range;
     j.s0 = a[0];
   } else {
-    broadcast_plan plan;
-    plan_broadcast (sa, sb, so, &plan);
+    hy_broadcast_plan plan;
+    hy_broadcast_plan_make (sa, sb, so, &plan);
     run_broadcast (ctx, loops, &plan, a, b, o);
     return;
   }
@@ -603,73 +544,8 @@ hy_cpu_where (hy_cpu_ctx *ctx, const void *params,
 
 /* ---- Cast -------------------------------------------------------------- */
 
-static inline uint32_t
-float_bits (float v)
-{
-  uint32_t u;
-  memcpy (&u, &v, sizeof u);
-  return u;
-}
-
-static inline float
-bits_float (uint32_t u)
-{
-  float v;
-  memcpy (&v, &u, sizeof v);
-  return v;
-}
-
-/* The float16 nearest to v (ties to even), back as float32: what
- * storing into half precision does.  Beyond 65504 (from 65520 on) is inf. */
-static float
-round_to_float16 (float v)
-{
-  const uint32_t u = float_bits (v);
-  const uint32_t sign = u & 0x80000000u, mag = u & 0x7fffffffu;
-  if (mag >= 0x7f800000u)       /* inf, NaN */
-    return v;
-  if (mag >= 0x477ff000u)       /* >= 65520 */
-    return sign ? -INFINITY : INFINITY;
-  if (mag < 0x38800000u) {      /* below 2^-14: half subnormals */
-    /* Subnormal halves are multiples of 2^-24; scaling by a power of two
-     * is exact, rintf rounds ties to even. */
-    const float q = rintf (fabsf (v) * 0x1p24f) * 0x1p-24f;
-    return sign ? -q : q;
-  }
-  /* Normal: keep 10 of the 23 mantissa bits, rounding to nearest even. */
-  const uint32_t lsb = (mag >> 13) & 1u;
-  return bits_float (sign | ((mag + 0x0fffu + lsb) & ~0x1fffu));
-}
-
-/* MXNet's bfloat16 conversion truncates the low 16 bits. */
-static float
-round_to_bfloat16 (float v)
-{
-  if (v != v)
-    return v;                   /* truncating could turn NaN into inf */
-  return bits_float (float_bits (v) & 0xffff0000u);
-}
-
-/* A float converted to int32 as x86 does (cvttss2si): toward zero, and
- * NaN or out of range gives INT32_MIN.  MXNet's narrower integer casts
- * go through it and keep the low bits, so 300.7 → uint8 44. */
-static inline int32_t
-to_int32 (float v)
-{
-  if (v >= -2147483648.0f && v < 2147483648.0f)
-    return (int32_t) v;
-  return INT32_MIN;
-}
-
-static inline float
-to_int64 (float v)
-{
-  /* Every float of magnitude >= 2^23 is already an integer. */
-  if (v >= -0x1p63f && v < 0x1p63f)
-    return truncf (v);
-  return -0x1p63f;
-}
-
+/* The conversions of one value: elementwise-common.h, shared with the CUDA
+ * kernels. */
 static void
 cast_range (const flat_job *j, int64_t begin, int64_t end)
 {
@@ -680,27 +556,28 @@ cast_range (const flat_job *j, int64_t begin, int64_t end)
   switch (j->dtype) {
     case HY_DTYPE_FLOAT16:
       for (int64_t i = 0; i < n; i++)
-        o[i] = round_to_float16 (x[i]);
+        o[i] = hy_round_to_float16 (x[i]);
       break;
     case HY_DTYPE_BFLOAT16:
       for (int64_t i = 0; i < n; i++)
-        o[i] = round_to_bfloat16 (x[i]);
+        o[i] = hy_round_to_bfloat16 (x[i]);
       break;
     case HY_DTYPE_INT32:
       for (int64_t i = 0; i < n; i++)
-        o[i] = (float) to_int32 (x[i]);
+        o[i] = (float) hy_float_to_int32 (x[i]);
       break;
     case HY_DTYPE_INT64:
       for (int64_t i = 0; i < n; i++)
-        o[i] = to_int64 (x[i]);
+        o[i] = hy_float_to_int64 (x[i]);
       break;
     case HY_DTYPE_UINT8:
       for (int64_t i = 0; i < n; i++)
-        o[i] = (float) ((uint32_t) to_int32 (x[i]) & 0xffu);
+        o[i] = (float) ((uint32_t) hy_float_to_int32 (x[i]) & 0xffu);
       break;
     case HY_DTYPE_INT8:
       for (int64_t i = 0; i < n; i++) {
-        const int32_t low = (int32_t) ((uint32_t) to_int32 (x[i]) & 0xffu);
+        const int32_t low =
+            (int32_t) ((uint32_t) hy_float_to_int32 (x[i]) & 0xffu);
         o[i] = (float) (low >= 128 ? low - 256 : low);
       }
       break;

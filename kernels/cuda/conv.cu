@@ -284,14 +284,6 @@ hy_cuda_convolution (hy_cuda_ctx *ctx, const void *params,
   HY_CUDNN_CHECK (ctx, cudnnConvolutionForward (ctx->cudnn, &one, s->x,
           in[0]->data, s->w, in[1]->data, s->conv, s->algo, ctx->workspace,
           s->workspace, &zero, s->y, y));
-  if (!bias && !p->fused.batch_norm && !p->fused.residual
-      && p->fused.act == HY_FUSED_ACT_NONE)
-    return;
-  const hy_cuda_epilogue e = {
-    p->fused.act, p->fused.alpha, p->fused.beta, bias,
-    p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data : NULL,
-    p->fused.residual ? in[n_in - 1]->data : NULL,
-    s->filters, s->spatial,
-  };
-  hy_cuda_epilogue_run (ctx, &e, y, s->numel);
+  hy_cuda_epilogue_fused (ctx, &p->fused, p->no_bias, in, n_in, s->filters,
+      s->spatial, y, s->numel);
 }

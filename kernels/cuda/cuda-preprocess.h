@@ -71,38 +71,6 @@ typedef struct hy_cuda_frame {
   int stride[3];
 } hy_cuda_frame;
 
-/* Each step rounded on its own, as the CPU's: nvcc would otherwise fuse
- * a multiply and an add into one FMA on the device (one rounding). */
-HY_CUDA_HD float
-hy_pp_add (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fadd_rn (a, b);
-#else
-  return a + b;
-#endif
-}
-
-HY_CUDA_HD float
-hy_pp_sub (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fsub_rn (a, b);
-#else
-  return a - b;
-#endif
-}
-
-HY_CUDA_HD float
-hy_pp_mul (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fmul_rn (a, b);
-#else
-  return a * b;
-#endif
-}
-
 /* table_fill's entry i: output i over `src` samples at `ratio` samples
  * per output samples lo and hi, hi weighted by *w. */
 HY_CUDA_HD void
@@ -137,11 +105,12 @@ HY_CUDA_HD float
 hy_pp_bilerp (const uint8_t *a, const uint8_t *b, int lo, int hi, float wx,
     float wy)
 {
-  const float top = hy_pp_add ((float) a[lo],
-      hy_pp_mul ((float) (a[hi] - a[lo]), wx));
-  const float bottom = hy_pp_add ((float) b[lo],
-      hy_pp_mul ((float) (b[hi] - b[lo]), wx));
-  return hy_pp_add (top, hy_pp_mul (hy_pp_sub (bottom, top), wy));
+  const float top = hy_cuda_add_rn ((float) a[lo],
+      hy_cuda_mul_rn ((float) (a[hi] - a[lo]), wx));
+  const float bottom = hy_cuda_add_rn ((float) b[lo],
+      hy_cuda_mul_rn ((float) (b[hi] - b[lo]), wx));
+  return hy_cuda_add_rn (top,
+      hy_cuda_mul_rn (hy_cuda_sub_rn (bottom, top), wy));
 }
 
 HY_CUDA_HD float
@@ -197,13 +166,15 @@ hy_cuda_preprocess_pixel (const hy_cuda_preprocess_desc *d,
     float lum = hy_pp_bilerp (a, b, clo, chi, wx, wy);
     float u = hy_pp_bilerp (u0, u1, cclo, cchi, cwx, cwy);
     float v = hy_pp_bilerp (v0, v1, cclo, cchi, cwx, cwy);
-    lum = hy_pp_add (hy_pp_mul (lum, d->y_mul), d->y_add);
-    u = hy_pp_mul (hy_pp_sub (u, 128.0f), d->c_mul);
-    v = hy_pp_mul (hy_pp_sub (v, 128.0f), d->c_mul);
-    rgb[0] = hy_pp_clamp_byte (hy_pp_add (lum, hy_pp_mul (d->vr, v)));
-    rgb[1] = hy_pp_clamp_byte (hy_pp_sub (hy_pp_sub (lum,
-                hy_pp_mul (d->ug, u)), hy_pp_mul (d->vg, v)));
-    rgb[2] = hy_pp_clamp_byte (hy_pp_add (lum, hy_pp_mul (d->ub, u)));
+    lum = hy_cuda_add_rn (hy_cuda_mul_rn (lum, d->y_mul), d->y_add);
+    u = hy_cuda_mul_rn (hy_cuda_sub_rn (u, 128.0f), d->c_mul);
+    v = hy_cuda_mul_rn (hy_cuda_sub_rn (v, 128.0f), d->c_mul);
+    rgb[0] = hy_pp_clamp_byte (hy_cuda_add_rn (lum,
+            hy_cuda_mul_rn (d->vr, v)));
+    rgb[1] = hy_pp_clamp_byte (hy_cuda_sub_rn (hy_cuda_sub_rn (lum,
+                hy_cuda_mul_rn (d->ug, u)), hy_cuda_mul_rn (d->vg, v)));
+    rgb[2] = hy_pp_clamp_byte (hy_cuda_add_rn (lum,
+            hy_cuda_mul_rn (d->ub, u)));
   } else {
     clo *= d->bpp;
     chi *= d->bpp;
@@ -212,14 +183,15 @@ hy_cuda_preprocess_pixel (const hy_cuda_preprocess_desc *d,
   }
 
   if (d->dst_channels == 1) {
-    const float luma = hy_pp_add (hy_pp_add (hy_pp_mul (0.299f, rgb[0]),
-            hy_pp_mul (0.587f, rgb[1])), hy_pp_mul (0.114f, rgb[2]));
-    out[i] = hy_pp_add (hy_pp_mul (luma, d->mul[0]), d->add[0]);
+    const float luma = hy_cuda_add_rn (hy_cuda_add_rn (
+            hy_cuda_mul_rn (0.299f, rgb[0]), hy_cuda_mul_rn (0.587f, rgb[1])),
+        hy_cuda_mul_rn (0.114f, rgb[2]));
+    out[i] = hy_cuda_add_rn (hy_cuda_mul_rn (luma, d->mul[0]), d->add[0]);
     return;
   }
   for (int c = 0; c < 3; c++)
-    out[c * plane + i] = hy_pp_add (hy_pp_mul (rgb[d->bgr ? 2 - c : c],
-            d->mul[c]), d->add[c]);
+    out[c * plane + i] = hy_cuda_add_rn (
+        hy_cuda_mul_rn (rgb[d->bgr ? 2 - c : c], d->mul[c]), d->add[c]);
 }
 #endif /* __CUDACC__ */
 

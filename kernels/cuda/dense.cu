@@ -138,18 +138,9 @@ hy_cuda_fully_connected (hy_cuda_ctx *ctx, const void *params,
   const hy_fc_params *p = (const hy_fc_params *) s->p;
   float *y = out[0]->data;
   gemm_run (ctx, s, in[0]->data, in[1]->data, y);
-  const float *bias = p->no_bias ? NULL : in[2]->data;
-  if (!bias && !p->fused.batch_norm && !p->fused.residual
-      && p->fused.act == HY_FUSED_ACT_NONE)
-    return;
   /* Column c of each row is channel c. */
-  const hy_cuda_epilogue e = {
-    p->fused.act, p->fused.alpha, p->fused.beta, bias,
-    p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data : NULL,
-    p->fused.residual ? in[n_in - 1]->data : NULL,
-    p->num_hidden, 1,
-  };
-  hy_cuda_epilogue_run (ctx, &e, y, s->numel);
+  hy_cuda_epilogue_fused (ctx, &p->fused, p->no_bias, in, n_in,
+      p->num_hidden, 1, y, s->numel);
 }
 
 void

@@ -22,6 +22,7 @@
 
 #include "launch.cuh"
 #include "elementwise.h"
+#include "elementwise-common.h"
 #include "hybrid-tensor.h"
 
 /* ---- unary math -------------------------------------------------------- */
@@ -89,19 +90,6 @@ hy_cuda_unary_at (const hy_cuda_unary_args *a, int64_t i)
 
 /* ---- binary computations ----------------------------------------------- */
 
-/* Python's modulo (the divisor's sign) in double, as MXNet computes it;
- * a zero divisor gives 0. */
-HY_CUDA_HD float
-hy_cuda_mod (float x, float y)
-{
-  if (y == 0.0f)
-    return 0.0f;
-  double r = fmod ((double) x, (double) y);
-  if (r != 0.0 && (r < 0.0) != (y < 0.0))
-    r += y;
-  return (float) r;
-}
-
 HY_CUDA_HD float
 hy_cuda_binary_op (hy_binary_fn fn, float x, float y)
 {
@@ -110,7 +98,7 @@ hy_cuda_binary_op (hy_binary_fn fn, float x, float y)
     case HY_BINARY_SUB: return x - y;
     case HY_BINARY_MUL: return x * y;
     case HY_BINARY_DIV: return x / y;
-    case HY_BINARY_MOD: return hy_cuda_mod (x, y);
+    case HY_BINARY_MOD: return hy_float_mod (x, y);
     case HY_BINARY_POWER: return powf (x, y);
     /* NaN wins from either side. */
     case HY_BINARY_MAXIMUM: return x > y || x != x ? x : y;
@@ -160,33 +148,16 @@ hy_cuda_scalar_at (const hy_cuda_scalar_args *a, int64_t i)
 
 /* ---- binary ops with broadcasting -------------------------------------- */
 
-/* The CPU's broadcast plan: the output's axes with size-1 axes dropped and
- * neighbours merged where both operands step through them as one; equal
- * shapes (or an operand of one value) become a single axis, which needs
- * no division. */
+/* The CPU's broadcast plan (elementwise-common.h): the output's axes with
+ * size-1 axes dropped and neighbours merged where both operands step
+ * through them as one; equal shapes (or an operand of one value) become a
+ * single axis, which needs no division. */
 typedef struct hy_cuda_binary_args {
   const float *a, *b;
   float *o;
   hy_binary_fn fn;
-  int nd;
-  int64_t dims[HY_MAX_DIMS];
-  int64_t sa[HY_MAX_DIMS];      /* element strides; 0 = broadcast */
-  int64_t sb[HY_MAX_DIMS];
+  hy_broadcast_plan bc;
 } hy_cuda_binary_args;
-
-/* An operand's strides along the output's axes (right-aligned). */
-static inline void
-hy_cuda_operand_strides (const hy_shape *s, const hy_shape *o,
-    int64_t *strides)
-{
-  int64_t step = 1;
-  for (int i = o->ndim - 1; i >= 0; i--) {
-    const int k = s->ndim - o->ndim + i;
-    const int64_t d = k >= 0 ? s->dims[k] : 1;
-    strides[i] = d == 1 ? 0 : step;
-    step *= d;
-  }
-}
 
 static inline hy_cuda_binary_args
 hy_cuda_binary_plan (const hy_binary_params *p, const hy_tensor *a,
@@ -199,36 +170,18 @@ hy_cuda_binary_plan (const hy_binary_params *p, const hy_tensor *a,
   plan.o = o->data;
   plan.fn = p->fn;
 
-  int64_t sa[HY_MAX_DIMS], sb[HY_MAX_DIMS];
-  hy_cuda_operand_strides (&a->shape, &o->shape, sa);
-  hy_cuda_operand_strides (&b->shape, &o->shape, sb);
-  for (int i = 0; i < o->shape.ndim; i++) {
-    const int64_t d = o->shape.dims[i];
-    if (d == 1)
-      continue;
-    const int last = plan.nd - 1;
-    if (last >= 0 && plan.sa[last] == sa[i] * d
-        && plan.sb[last] == sb[i] * d) {
-      plan.dims[last] *= d;
-      plan.sa[last] = sa[i];
-      plan.sb[last] = sb[i];
-    } else {
-      plan.dims[plan.nd] = d;
-      plan.sa[plan.nd] = sa[i];
-      plan.sb[plan.nd] = sb[i];
-      plan.nd++;
-    }
-  }
+  hy_broadcast_plan_make (&a->shape, &b->shape, &o->shape, &plan.bc);
   return plan;
 }
 
 HY_CUDA_HD float
 hy_cuda_binary_at (const hy_cuda_binary_args *a, int64_t i)
 {
+  const hy_broadcast_plan *bc = &a->bc;
   int64_t oa = 0, ob = 0;
-  if (a->nd == 1) {
-    oa = i * a->sa[0];
-    ob = i * a->sb[0];
+  if (bc->nd == 1) {
+    oa = i * bc->sa[0];
+    ob = i * bc->sb[0];
   } else {
     /* Unrolled over a constant bound so that the kernel reads the plan
      * straight from its parameters instead of a local copy. */
@@ -237,12 +190,12 @@ hy_cuda_binary_at (const hy_cuda_binary_args *a, int64_t i)
 #pragma unroll
 #endif
     for (int k = HY_MAX_DIMS - 1; k >= 0; k--) {
-      if (k >= a->nd)
+      if (k >= bc->nd)
         continue;
-      const int64_t d = a->dims[k], idx = r % d;
+      const int64_t d = bc->dims[k], idx = r % d;
       r /= d;
-      oa += idx * a->sa[k];
-      ob += idx * a->sb[k];
+      oa += idx * bc->sa[k];
+      ob += idx * bc->sb[k];
     }
   }
   return hy_cuda_binary_op (a->fn, a->a[oa], a->b[ob]);
@@ -378,86 +331,24 @@ hy_cuda_where_at (const hy_cuda_where_args *a, int64_t i)
 
 /* ---- Cast -------------------------------------------------------------- */
 
-HY_CUDA_HD uint32_t
-hy_cuda_float_bits (float v)
-{
-  uint32_t u;
-  memcpy (&u, &v, sizeof u);
-  return u;
-}
-
-HY_CUDA_HD float
-hy_cuda_bits_float (uint32_t u)
-{
-  float v;
-  memcpy (&v, &u, sizeof v);
-  return v;
-}
-
-/* The float16 nearest to v (ties to even), back as float32; from 65520
- * on it is inf. */
-HY_CUDA_HD float
-hy_cuda_round_to_float16 (float v)
-{
-  const uint32_t u = hy_cuda_float_bits (v);
-  const uint32_t sign = u & 0x80000000u, mag = u & 0x7fffffffu;
-  if (mag >= 0x7f800000u)       /* inf, NaN */
-    return v;
-  if (mag >= 0x477ff000u)       /* >= 65520 */
-    return sign ? -INFINITY : INFINITY;
-  if (mag < 0x38800000u) {      /* below 2^-14: half subnormals */
-    /* Multiples of 2^-24: exact scaling, rintf rounds ties to even. */
-    const float q = rintf (fabsf (v) * 0x1p24f) * 0x1p-24f;
-    return sign ? -q : q;
-  }
-  /* Keep 10 of the 23 mantissa bits, rounding to nearest even. */
-  const uint32_t lsb = (mag >> 13) & 1u;
-  return hy_cuda_bits_float (sign | ((mag + 0x0fffu + lsb) & ~0x1fffu));
-}
-
-/* MXNet's bfloat16 conversion truncates the low 16 bits (NaN stays). */
-HY_CUDA_HD float
-hy_cuda_round_to_bfloat16 (float v)
-{
-  if (v != v)
-    return v;
-  return hy_cuda_bits_float (hy_cuda_float_bits (v) & 0xffff0000u);
-}
-
-/* To int32 as x86's cvttss2si: toward zero; NaN or out of range gives
- * INT32_MIN.  The narrower casts keep its low bits, as MXNet's do. */
-HY_CUDA_HD int32_t
-hy_cuda_to_int32 (float v)
-{
-  if (v >= -2147483648.0f && v < 2147483648.0f)
-    return (int32_t) v;
-  return INT32_MIN;
-}
-
-HY_CUDA_HD float
-hy_cuda_to_int64 (float v)
-{
-  if (v >= -0x1p63f && v < 0x1p63f)
-    return truncf (v);
-  return -0x1p63f;
-}
-
+/* The conversions of one value: elementwise-common.h, shared with the
+ * CPU kernel. */
 HY_CUDA_HD float
 hy_cuda_cast_op (int dtype, float v)
 {
   switch (dtype) {
     case HY_DTYPE_FLOAT16:
-      return hy_cuda_round_to_float16 (v);
+      return hy_round_to_float16 (v);
     case HY_DTYPE_BFLOAT16:
-      return hy_cuda_round_to_bfloat16 (v);
+      return hy_round_to_bfloat16 (v);
     case HY_DTYPE_INT32:
-      return (float) hy_cuda_to_int32 (v);
+      return (float) hy_float_to_int32 (v);
     case HY_DTYPE_INT64:
-      return hy_cuda_to_int64 (v);
+      return hy_float_to_int64 (v);
     case HY_DTYPE_UINT8:
-      return (float) ((uint32_t) hy_cuda_to_int32 (v) & 0xffu);
+      return (float) ((uint32_t) hy_float_to_int32 (v) & 0xffu);
     case HY_DTYPE_INT8: {
-      const int32_t low = (int32_t) ((uint32_t) hy_cuda_to_int32 (v) & 0xffu);
+      const int32_t low = (int32_t) ((uint32_t) hy_float_to_int32 (v) & 0xffu);
       return (float) (low >= 128 ? low - 256 : low);
     }
     case HY_DTYPE_BOOL:

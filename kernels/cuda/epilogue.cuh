@@ -32,38 +32,6 @@ typedef struct hy_cuda_epilogue {
   int64_t spatial;              /* consecutive elements of one channel */
 } hy_cuda_epilogue;
 
-/* Single-rounded float steps: never contracted into an FMA on the
- * device; plain operators on the host, which has none to contract to. */
-HY_CUDA_HD float
-hy_epilogue_add (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fadd_rn (a, b);
-#else
-  return a + b;
-#endif
-}
-
-HY_CUDA_HD float
-hy_epilogue_sub (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fsub_rn (a, b);
-#else
-  return a - b;
-#endif
-}
-
-HY_CUDA_HD float
-hy_epilogue_mul (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fmul_rn (a, b);
-#else
-  return a * b;
-#endif
-}
-
 /* hy_epilogue_act of epilogue.h. */
 HY_CUDA_HD float
 hy_cuda_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
@@ -76,9 +44,9 @@ hy_cuda_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
     case HY_FUSED_ACT_CLIP:
       return v > beta ? beta : v < alpha ? alpha : v;
     case HY_FUSED_ACT_LEAKY:
-      return v > 0.0f ? v : hy_epilogue_mul (v, alpha);
+      return v > 0.0f ? v : hy_cuda_mul_rn (v, alpha);
     case HY_FUSED_ACT_SIGMOID:
-      return 1.0f / hy_epilogue_add (1.0f, expf (-v));
+      return 1.0f / hy_cuda_add_rn (1.0f, expf (-v));
     case HY_FUSED_ACT_TANH:
       return tanhf (v);
   }
@@ -90,15 +58,15 @@ HY_CUDA_HD float
 hy_cuda_epilogue_at (const hy_cuda_epilogue *e, float y, int64_t i)
 {
   const int64_t c = (i / e->spatial) % e->channels;
-  float v = hy_epilogue_add (y, e->bias ? e->bias[c] : 0.0f);
+  float v = hy_cuda_add_rn (y, e->bias ? e->bias[c] : 0.0f);
   if (e->bn) {
     const float *b = e->bn;
     const int64_t n = e->channels;
-    v = hy_epilogue_add (hy_epilogue_mul (hy_epilogue_sub (v, b[c]),
+    v = hy_cuda_add_rn (hy_cuda_mul_rn (hy_cuda_sub_rn (v, b[c]),
             b[c + n]), b[c + 2 * n]);
   }
   if (e->res)
-    v = hy_epilogue_add (v, e->res[i]);
+    v = hy_cuda_add_rn (v, e->res[i]);
   return hy_cuda_epilogue_act (e->act, v, e->alpha, e->beta);
 }
 
@@ -123,6 +91,28 @@ hy_cuda_epilogue_run (hy_cuda_ctx *ctx, const hy_cuda_epilogue *e, float *y,
   hy_cuda_epilogue_kernel<float> <<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS,
       0, ctx->stream>>> (*e, y, n);
   HY_CUDA_CHECK_LAUNCH (ctx);
+}
+
+/* The epilogue `fused` of a Convolution or FullyConnected (in: data,
+ * weight, the bias unless no_bias, then the fused inputs as nn.h orders
+ * them) on its n output floats y, on ctx->stream; nothing when there is
+ * nothing to apply.  Element i is channel (i / spatial) % channels. */
+static inline void
+hy_cuda_epilogue_fused (hy_cuda_ctx *ctx, const hy_fused_epilogue *fused,
+    bool no_bias, const hy_tensor *const *in, int n_in, int64_t channels,
+    int64_t spatial, float *y, int64_t n)
+{
+  const float *bias = no_bias ? NULL : in[2]->data;
+  if (!bias && !fused->batch_norm && !fused->residual
+      && fused->act == HY_FUSED_ACT_NONE)
+    return;
+  const hy_cuda_epilogue e = {
+    fused->act, fused->alpha, fused->beta, bias,
+    fused->batch_norm ? in[no_bias ? 2 : 3]->data : NULL,
+    fused->residual ? in[n_in - 1]->data : NULL,
+    channels, spatial,
+  };
+  hy_cuda_epilogue_run (ctx, &e, y, n);
 }
 #endif
 

@@ -1,6 +1,7 @@
 /*
  * launch.cuh — what every CUDA kernel file shares: the host-and-device
- * qualifier for element functions, and 1-D grid sizing.
+ * qualifier for element functions, single-rounded float steps, and 1-D
+ * grid sizing.
  *
  * Element functions (one output element, or one row, from an index) are
  * HY_CUDA_HD so that the host can run them too: tests/cuda/emulate-*.cu
@@ -21,6 +22,40 @@
 
 #define HY_CUDA_THREADS 256
 
+/* Single-rounded float steps, for element functions that must give the
+ * CPU's floats: never contracted into an FMA on the device (the _rn
+ * intrinsics); plain operators on the host, which has none to contract
+ * to. */
+HY_CUDA_HD float
+hy_cuda_add_rn (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fadd_rn (a, b);
+#else
+  return a + b;
+#endif
+}
+
+HY_CUDA_HD float
+hy_cuda_sub_rn (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fsub_rn (a, b);
+#else
+  return a - b;
+#endif
+}
+
+HY_CUDA_HD float
+hy_cuda_mul_rn (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fmul_rn (a, b);
+#else
+  return a * b;
+#endif
+}
+
 #ifdef __CUDACC__
 #include "cuda-kernel.h"
 
@@ -40,6 +75,41 @@ hy_cuda_blocks (const hy_cuda_ctx *ctx, int64_t n)
 #define HY_CUDA_GRID_LOOP(i, n) \
   for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; \
        i < (int64_t) (n); i += (int64_t) blockDim.x * gridDim.x)
+
+/* Copies n floats of device memory from src to dst on ctx->stream;
+ * nothing when they are the same floats (an op run in place). */
+static inline void
+hy_cuda_copy_floats (hy_cuda_ctx *ctx, float *dst, const float *src,
+    int64_t n)
+{
+  if (dst != src && n > 0)
+    HY_CUDA_CHECK (ctx, cudaMemcpyAsync (dst, src, (size_t) n * sizeof (float),
+            cudaMemcpyDeviceToDevice, ctx->stream));
+}
+
+/* y[i] = x[src (&a, i)]: the kernel of every op that only picks the input
+ * element of each output element (strided walks, tile, repeat).  A
+ * template, so that a file including this header without launching it
+ * (the emulation tests) defines no kernel. */
+template <typename A, int64_t (*src) (const A *, int64_t)>
+__global__ void
+hy_cuda_gather_kernel (A a, const float *__restrict__ x,
+    float *__restrict__ y, int64_t n)
+{
+  HY_CUDA_GRID_LOOP (i, n)
+    y[i] = x[src (&a, i)];
+}
+
+/* Enqueues that gather of the n > 0 floats of y on ctx->stream. */
+template <typename A, int64_t (*src) (const A *, int64_t)>
+static inline void
+hy_cuda_gather (hy_cuda_ctx *ctx, const A *a, const float *x, float *y,
+    int64_t n)
+{
+  hy_cuda_gather_kernel<A, src><<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS,
+      0, ctx->stream>>> (*a, x, y, n);
+  HY_CUDA_CHECK_LAUNCH (ctx);
+}
 #endif
 
 #endif /* HY_CUDA_LAUNCH_CUH */

@@ -120,4 +120,23 @@ hy_cuda_strided_src (const hy_cuda_strided_args *w, int64_t i)
   return off;
 }
 
+#ifdef __CUDACC__
+/* y from x along the walk w, on ctx->stream: one copy when the walk is
+ * contiguous, else a gather kernel. */
+static inline void
+hy_cuda_strided_gather (hy_cuda_ctx *ctx, const hy_cuda_strided_args *w,
+    const hy_tensor *x, hy_tensor *y)
+{
+  const int64_t n = hy_shape_numel (&y->shape);
+  if (n == 0)
+    return;
+  if (hy_cuda_strided_contiguous (w)) {
+    hy_cuda_copy_floats (ctx, y->data, x->data + w->base, n);
+    return;
+  }
+  hy_cuda_gather<hy_cuda_strided_args, hy_cuda_strided_src> (ctx, w,
+      x->data, y->data, n);
+}
+#endif
+
 #endif /* HY_CUDA_SHAPE_CUH */

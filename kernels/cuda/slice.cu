@@ -23,39 +23,7 @@ void hy_cuda_split (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 }
 
-static void
-copy_floats (hy_cuda_ctx *ctx, float *dst, const float *src, int64_t n)
-{
-  if (dst != src && n > 0)
-    HY_CUDA_CHECK (ctx, cudaMemcpyAsync (dst, src, (size_t) n * sizeof (float),
-            cudaMemcpyDeviceToDevice, ctx->stream));
-}
-
 /* ---- slice, slice_axis -------------------------------------------------- */
-
-static __global__ void
-gather_kernel (hy_cuda_strided_args w, const float *__restrict__ x,
-    float *__restrict__ y, int64_t n)
-{
-  HY_CUDA_GRID_LOOP (i, n)
-    y[i] = x[hy_cuda_strided_src (&w, i)];
-}
-
-static void
-gather (hy_cuda_ctx *ctx, const hy_cuda_strided_args *w, const hy_tensor *x,
-    hy_tensor *y)
-{
-  const int64_t n = hy_shape_numel (&y->shape);
-  if (n == 0)
-    return;
-  if (hy_cuda_strided_contiguous (w)) {
-    copy_floats (ctx, y->data, x->data + w->base, n);
-    return;
-  }
-  gather_kernel<<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS, 0,
-      ctx->stream>>> (*w, x->data, y->data, n);
-  HY_CUDA_CHECK_LAUNCH (ctx);
-}
 
 extern "C" void
 hy_cuda_slice (hy_cuda_ctx *ctx, const void *params,
@@ -65,7 +33,7 @@ hy_cuda_slice (hy_cuda_ctx *ctx, const void *params,
     return;                     /* an empty cut: no walk to build */
   const hy_cuda_strided_args w = hy_cuda_slice_walk (
       (const hy_slice_params *) params, &in[0]->shape);
-  gather (ctx, &w, in[0], out[0]);
+  hy_cuda_strided_gather (ctx, &w, in[0], out[0]);
 }
 
 extern "C" void
@@ -76,7 +44,7 @@ hy_cuda_slice_axis (hy_cuda_ctx *ctx, const void *params,
     return;
   const hy_cuda_strided_args w = hy_cuda_slice_axis_walk (
       (const hy_slice_axis_params *) params, &in[0]->shape);
-  gather (ctx, &w, in[0], out[0]);
+  hy_cuda_strided_gather (ctx, &w, in[0], out[0]);
 }
 
 /* ---- Concat, SliceChannel ----------------------------------------------- */
@@ -120,9 +88,9 @@ move_parts (hy_cuda_ctx *ctx, hy_tensor *joined, int axis,
         float *run = joined->data + p.first + p.start[k];
         const int64_t len = p.start[k + 1] - p.start[k];
         if (concat)
-          copy_floats (ctx, run, p.data[k], len);
+          hy_cuda_copy_floats (ctx, run, p.data[k], len);
         else
-          copy_floats (ctx, p.data[k], run, len);
+          hy_cuda_copy_floats (ctx, p.data[k], run, len);
       }
     } else if (p.span > 0) {
       const int64_t total = outer * p.span;

@@ -15,14 +15,6 @@ void hy_cuda_arange (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 }
 
-static __global__ void
-tile_kernel (hy_cuda_tile_args t, const float *__restrict__ x,
-    float *__restrict__ y, int64_t n)
-{
-  HY_CUDA_GRID_LOOP (i, n)
-    y[i] = x[hy_cuda_tile_src (&t, i)];
-}
-
 extern "C" void
 hy_cuda_tile (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
@@ -32,17 +24,8 @@ hy_cuda_tile (hy_cuda_ctx *ctx, const void *params,
     return;
   const hy_cuda_tile_args t = hy_cuda_tile_plan (
       (const hy_tile_params *) params, &in[0]->shape, &out[0]->shape);
-  tile_kernel<<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS, 0,
-      ctx->stream>>> (t, in[0]->data, out[0]->data, n);
-  HY_CUDA_CHECK_LAUNCH (ctx);
-}
-
-static __global__ void
-repeat_kernel (hy_cuda_repeat_args r, const float *__restrict__ x,
-    float *__restrict__ y, int64_t n)
-{
-  HY_CUDA_GRID_LOOP (i, n)
-    y[i] = x[hy_cuda_repeat_src (&r, i)];
+  hy_cuda_gather<hy_cuda_tile_args, hy_cuda_tile_src> (ctx, &t, in[0]->data,
+      out[0]->data, n);
 }
 
 extern "C" void
@@ -54,9 +37,8 @@ hy_cuda_repeat (hy_cuda_ctx *ctx, const void *params,
     return;
   const hy_cuda_repeat_args r = hy_cuda_repeat_plan (
       (const hy_repeat_params *) params, &in[0]->shape);
-  repeat_kernel<<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS, 0,
-      ctx->stream>>> (r, in[0]->data, out[0]->data, n);
-  HY_CUDA_CHECK_LAUNCH (ctx);
+  hy_cuda_gather<hy_cuda_repeat_args, hy_cuda_repeat_src> (ctx, &r,
+      in[0]->data, out[0]->data, n);
 }
 
 static __global__ void

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "epilogue.cuh"
+#include "emulate-harness.h"
 
 /* The CPU header is C: restrict, and no vector clones in this C++ file. */
 #define restrict __restrict__
@@ -118,16 +119,10 @@ run_case (bool conv, hy_fused_act act, bool has_bias, bool has_bn,
 int
 main (void)
 {
-  int passed = 0, failed = 0;
   for (int conv = 0; conv < 2; conv++)
     for (int act = HY_FUSED_ACT_NONE; act <= HY_FUSED_ACT_TANH; act++)
-      for (int parts = 0; parts < 8; parts++) {
-        if (run_case (conv, (hy_fused_act) act, parts & 1, parts & 2,
-                parts & 4))
-          passed++;
-        else
-          failed++;
-      }
-  printf ("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+      for (int parts = 0; parts < 8; parts++)
+        emu_count (run_case (conv, (hy_fused_act) act, parts & 1, parts & 2,
+                parts & 4));
+  return emu_summary ();
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cuda-preprocess.h"
+#include "emulate-harness.h"
 
 /* The CPU code is C: restrict is spelt otherwise in C++. */
 #define restrict __restrict__
@@ -209,7 +210,6 @@ run_case (hy_pixel_layout layout, const size_case *sz, int pad,
 int
 main (void)
 {
-  int passed = 0, failed = 0;
   const int n_sizes = (int) (sizeof sizes / sizeof sizes[0]);
   for (int layout = HY_PIXEL_RGB; layout <= HY_PIXEL_I420; layout++)
     for (int s = 0; s < n_sizes; s++)
@@ -219,12 +219,9 @@ main (void)
            * each layout meets them all. */
           const int pad = (s + interp) % 2 ? 7 : 0;
           const int norm = (layout + s + resize + 2 * interp) % 4;
-          if (run_case ((hy_pixel_layout) layout, &sizes[s], pad,
-                  (hy_interpolation) interp, (hy_resize_mode) resize, norm))
-            passed++;
-          else
-            failed++;
+          emu_count (run_case ((hy_pixel_layout) layout, &sizes[s], pad,
+                  (hy_interpolation) interp, (hy_resize_mode) resize,
+                  norm));
         }
-  printf ("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return emu_summary ();
 }

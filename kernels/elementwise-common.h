@@ -1,0 +1,168 @@
+/*
+ * elementwise-common.h — what the CPU and CUDA elementwise kernels
+ * (kernels/cpu/elementwise.c, kernels/cuda/elementwise.cuh) share, so
+ * that both compute the same thing from one definition:
+ *
+ *  - the modulo of the binary ops (per element, on the CPU and the device)
+ *    and their broadcast plan (built on the host);
+ *  - Cast's conversions of one value (per element, on the CPU and the
+ *    device).
+ *
+ * C11 and CUDA alike: static inline functions in C, host-and-device ones
+ * under nvcc.
+ */
+#ifndef HY_ELEMENTWISE_COMMON_H
+#define HY_ELEMENTWISE_COMMON_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hybrid-tensor.h"
+
+#ifdef __CUDACC__
+#define HY_ELEMENTWISE_HD __host__ __device__ __forceinline__
+#else
+#define HY_ELEMENTWISE_HD static inline
+#endif
+
+/* ---- binary ops -------------------------------------------------------- */
+
+/* Python's modulo (the result takes the divisor's sign), computed in double
+ * as MXNet does; a zero divisor gives 0, not NaN. */
+HY_ELEMENTWISE_HD float
+hy_float_mod (float x, float y)
+{
+  if (y == 0.0f)
+    return 0.0f;
+  double r = fmod ((double) x, (double) y);
+  if (r != 0.0 && (r < 0.0) != (y < 0.0))
+    r += y;
+  return (float) r;
+}
+
+/* The iteration space of a broadcast: the output's axes with size-1 axes
+ * dropped and neighbours merged wherever both operands step through them
+ * as one (contiguous in both, or broadcast in both).  (N, C, H, W) ⊕
+ * (1, C, 1, 1) becomes (N, C, H·W) with rhs strides (0, 1, 0); equal
+ * shapes become a single axis.  The last axis has stride 1 or 0. */
+typedef struct hy_broadcast_plan {
+  int nd;
+  int64_t dims[HY_MAX_DIMS];
+  int64_t sa[HY_MAX_DIMS];      /* element strides; 0 = broadcast */
+  int64_t sb[HY_MAX_DIMS];
+} hy_broadcast_plan;
+
+/* An operand's strides along the output's axes (right-aligned). */
+static inline void
+hy_broadcast_strides (const hy_shape *s, const hy_shape *o,
+    int64_t *strides)
+{
+  int64_t step = 1;
+  for (int i = o->ndim - 1; i >= 0; i--) {
+    const int k = s->ndim - o->ndim + i;
+    const int64_t d = k >= 0 ? s->dims[k] : 1;
+    strides[i] = d == 1 ? 0 : step;
+    step *= d;
+  }
+}
+
+/* The plan of a ⊕ b into o (its first plan->nd axes set). */
+static inline void
+hy_broadcast_plan_make (const hy_shape *a, const hy_shape *b,
+    const hy_shape *o, hy_broadcast_plan *plan)
+{
+  int64_t sa[HY_MAX_DIMS], sb[HY_MAX_DIMS];
+  hy_broadcast_strides (a, o, sa);
+  hy_broadcast_strides (b, o, sb);
+  plan->nd = 0;
+  for (int i = 0; i < o->ndim; i++) {
+    const int64_t d = o->dims[i];
+    if (d == 1)
+      continue;
+    const int last = plan->nd - 1;
+    if (last >= 0 && plan->sa[last] == sa[i] * d
+        && plan->sb[last] == sb[i] * d) {
+      plan->dims[last] *= d;
+      plan->sa[last] = sa[i];
+      plan->sb[last] = sb[i];
+    } else {
+      plan->dims[plan->nd] = d;
+      plan->sa[plan->nd] = sa[i];
+      plan->sb[plan->nd] = sb[i];
+      plan->nd++;
+    }
+  }
+}
+
+/* ---- Cast -------------------------------------------------------------- */
+
+HY_ELEMENTWISE_HD uint32_t
+hy_float_bits (float v)
+{
+  uint32_t u;
+  memcpy (&u, &v, sizeof u);
+  return u;
+}
+
+HY_ELEMENTWISE_HD float
+hy_bits_float (uint32_t u)
+{
+  float v;
+  memcpy (&v, &u, sizeof v);
+  return v;
+}
+
+/* The float16 nearest to v (ties to even), back as float32: what
+ * storing into half precision does.  Beyond 65504 (from 65520 on) is inf. */
+HY_ELEMENTWISE_HD float
+hy_round_to_float16 (float v)
+{
+  const uint32_t u = hy_float_bits (v);
+  const uint32_t sign = u & 0x80000000u, mag = u & 0x7fffffffu;
+  if (mag >= 0x7f800000u)       /* inf, NaN */
+    return v;
+  if (mag >= 0x477ff000u)       /* >= 65520 */
+    return sign ? -INFINITY : INFINITY;
+  if (mag < 0x38800000u) {      /* below 2^-14: half subnormals */
+    /* Subnormal halves are multiples of 2^-24; scaling by a power of two
+     * is exact, rintf rounds ties to even. */
+    const float q = rintf (fabsf (v) * 0x1p24f) * 0x1p-24f;
+    return sign ? -q : q;
+  }
+  /* Normal: keep 10 of the 23 mantissa bits, rounding to nearest even. */
+  const uint32_t lsb = (mag >> 13) & 1u;
+  return hy_bits_float (sign | ((mag + 0x0fffu + lsb) & ~0x1fffu));
+}
+
+/* MXNet's bfloat16 conversion truncates the low 16 bits. */
+HY_ELEMENTWISE_HD float
+hy_round_to_bfloat16 (float v)
+{
+  if (v != v)
+    return v;                   /* truncating could turn NaN into inf */
+  return hy_bits_float (hy_float_bits (v) & 0xffff0000u);
+}
+
+/* A float converted to int32 as x86 does (cvttss2si): toward zero, and
+ * NaN or out of range gives INT32_MIN.  MXNet's narrower integer casts
+ * go through it and keep the low bits, so 300.7 → uint8 44. */
+HY_ELEMENTWISE_HD int32_t
+hy_float_to_int32 (float v)
+{
+  if (v >= -2147483648.0f && v < 2147483648.0f)
+    return (int32_t) v;
+  return INT32_MIN;
+}
+
+/* To int64, as a float: toward zero; NaN or out of range gives -2^63. */
+HY_ELEMENTWISE_HD float
+hy_float_to_int64 (float v)
+{
+  /* Every float of magnitude >= 2^23 is already an integer. */
+  if (v >= -0x1p63f && v < 0x1p63f)
+    return truncf (v);
+  return -0x1p63f;
+}
+
+#endif /* HY_ELEMENTWISE_COMMON_H */
