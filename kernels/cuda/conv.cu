@@ -11,11 +11,27 @@
  *
  * The backend sets ctx->stream on ctx->cudnn once (cudnnSetStream), so the
  * calls here enqueue on that stream and a whole forward can be captured.
+ *
+ * fp16 (ctx->fp16 when the call is prepared, hy_precision): prepare makes
+ * a device fp16 copy of the weight (converted once, on ctx->stream, and
+ * waited for: the weight is uploaded before plans are prepared) and
+ * describes x, w and y as CUDNN_DATA_HALF with fp32 compute
+ * (PSEUDO_HALF_CONFIG) and CUDNN_TENSOR_OP_MATH, so cuDNN may run it on
+ * tensor cores, multiplying fp16 and accumulating in fp32.  A run is then
+ * three launches: x converted to fp16 into the shared workspace, the
+ * convolution into an fp16 output there too, and the epilogue reading
+ * that fp16 output and writing y in fp32 (bias, BatchNorm, residual and
+ * activation in fp32, as in the fp32 path; never cuDNN's fused
+ * bias-activation).  The workspace the call asks for is cuDNN's own plus
+ * the fp16 x and y, each piece 256-byte aligned.  Rounding the operands
+ * and the raw output to fp16 (11-bit mantissas; raw outputs beyond ±65504
+ * become ±inf) puts results about 1e-2 relative from fp32's, not 1e-4.
  */
 #include <limits.h>
 
 #include "hybrid.h"
 #include "cuda-kernel.h"
+#include "convert.cuh"
 #include "epilogue.cuh"
 #include "nn.h"
 
@@ -40,8 +56,15 @@ typedef struct conv_state {
   cudnnConvolutionDescriptor_t conv;
   cudnnActivationDescriptor_t act;      /* set when cuDNN runs the epilogue */
   cudnnConvolutionFwdAlgo_t algo;
-  size_t workspace;
+  size_t workspace;                     /* cuDNN's, at the workspace's start */
   int64_t filters, spatial, numel;      /* of the output */
+  /* fp16: the weight's fp16 copy (cudaMalloc'd), the input's numel, and
+   * where the fp16 input and output lie in the workspace (bytes from its
+   * start); scratch: the whole workspace the call needs. */
+  bool fp16;
+  __half *w16;
+  int64_t x_numel;
+  size_t x16_at, y16_at, scratch;
 } conv_state;
 
 void
@@ -63,6 +86,8 @@ hy_cuda_release_convolution (void *state)
     cudnnDestroyConvolutionDescriptor (s->conv);
   if (s->act)
     cudnnDestroyActivationDescriptor (s->act);
+  if (s->w16)
+    cudaFree (s->w16);
   g_free (s);
 }
 
@@ -95,20 +120,25 @@ cudnn_dims (const hy_shape *shape, int nb, int *dims, GError **error)
 }
 
 static gboolean
-set_tensor (cudnnTensorDescriptor_t *d, int nb, const int *dims,
-    GError **error)
+set_tensor (cudnnTensorDescriptor_t *d, cudnnDataType_t type, int nb,
+    const int *dims, GError **error)
 {
   int strides[5];
   packed_strides (nb, dims, strides);
   HY_CUDNN_TRY (cudnnCreateTensorDescriptor (d), error);
-  HY_CUDNN_TRY (cudnnSetTensorNdDescriptor (*d, CUDNN_DATA_FLOAT, nb, dims,
-          strides), error);
+  HY_CUDNN_TRY (cudnnSetTensorNdDescriptor (*d, type, nb, dims, strides),
+      error);
   return TRUE;
 }
 
-/* The heuristics' best algorithm within the workspace limit that runs in
- * plain fp32 (see conv_setup); implicit GEMM, which needs no workspace
- * and takes every shape, when none is left. */
+/* The heuristics' best algorithm within the workspace limit; implicit
+ * GEMM, which needs no workspace and takes every shape, when none is
+ * left.  fp32: only those that run in plain fp32 (see conv_setup), with
+ * the descriptor's FMA math.  fp16: any math type but
+ * ALLOW_CONVERSION (the data is fp16 already), each tried with the math
+ * type the heuristics give it — tensor-op math where tensor cores apply,
+ * FMA math where they do not (say, depthwise), both accumulating in fp32
+ * (the descriptor's compute type); the descriptor keeps the chosen one. */
 static gboolean
 choose_algo (hy_cuda_ctx *ctx, conv_state *s, GError **error)
 {
@@ -119,29 +149,39 @@ choose_algo (hy_cuda_ctx *ctx, conv_state *s, GError **error)
       max > 0 ? max : 1);
   cudnnStatus_t st = cudnnGetConvolutionForwardAlgorithm_v7 (ctx->cudnn,
       s->x, s->w, s->conv, s->y, max, &n, perf);
+  const char *failed = "cudnnGetConvolutionForwardAlgorithm_v7";
+  bool chosen = false;
   s->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < n; i++) {
+  for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < n && !chosen; i++) {
     size_t size = 0;
     if (perf[i].status != CUDNN_STATUS_SUCCESS
-        || perf[i].mathType == CUDNN_TENSOR_OP_MATH
-        || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+        || (!s->fp16 && perf[i].mathType == CUDNN_TENSOR_OP_MATH))
       continue;
+    if (s->fp16) {
+      st = cudnnSetConvolutionMathType (s->conv, perf[i].mathType);
+      failed = "cudnnSetConvolutionMathType";
+      if (st != CUDNN_STATUS_SUCCESS)
+        break;
+    }
     /* The size for the descriptor's math type, which also tells whether
      * the algorithm takes it. */
     if (cudnnGetConvolutionForwardWorkspaceSize (ctx->cudnn, s->x, s->w,
             s->conv, s->y, perf[i].algo, &size) == CUDNN_STATUS_SUCCESS
         && size <= CONV_WORKSPACE_LIMIT) {
       s->algo = perf[i].algo;
-      break;
+      chosen = true;
     }
   }
   g_free (perf);
   if (st != CUDNN_STATUS_SUCCESS) {
-    g_set_error (error, HY_ERROR, HY_ERROR_BACKEND,
-        "cudnnGetConvolutionForwardAlgorithm_v7 failed: %s",
+    g_set_error (error, HY_ERROR, HY_ERROR_BACKEND, "%s failed: %s", failed,
         cudnnGetErrorString (st));
     return FALSE;
   }
+  if (s->fp16 && !chosen)
+    HY_CUDNN_TRY (cudnnSetConvolutionMathType (s->conv, CUDNN_TENSOR_OP_MATH),
+        error);
   HY_CUDNN_TRY (cudnnGetConvolutionForwardWorkspaceSize (ctx->cudnn, s->x,
           s->w, s->conv, s->y, s->algo, &s->workspace), error);
   return TRUE;
@@ -153,10 +193,13 @@ choose_algo (hy_cuda_ctx *ctx, conv_state *s, GError **error)
  * here) nor a residual (cuDNN would add it before the bias, rounding
  * otherwise than the CPU). */
 static bool
-cudnn_runs_epilogue (const hy_conv_params *p, cudnnConvolutionFwdAlgo_t algo)
+cudnn_runs_epilogue (const conv_state *s)
 {
+  const hy_conv_params *p = s->p;
   const hy_fused_epilogue *e = &p->fused;
-  if (p->no_bias || e->batch_norm || e->residual)
+  const cudnnConvolutionFwdAlgo_t algo = s->algo;
+  /* fp16: the epilogue is also the conversion of the fp16 output. */
+  if (s->fp16 || p->no_bias || e->batch_norm || e->residual)
     return false;
   return e->act == HY_FUSED_ACT_RELU || (e->act == HY_FUSED_ACT_NONE
       && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
@@ -164,9 +207,12 @@ cudnn_runs_epilogue (const hy_conv_params *p, cudnnConvolutionFwdAlgo_t algo)
 
 static gboolean
 conv_setup (hy_cuda_ctx *ctx, conv_state *s, const hy_tensor *x,
-    const hy_tensor *y, GError **error)
+    const hy_tensor *w, const hy_tensor *y, GError **error)
 {
   const hy_conv_params *p = s->p;
+  /* The operands' type: compute is fp32 either way (the convolution
+   * descriptor's). */
+  const cudnnDataType_t type = s->fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
   const int nb = p->n_spatial == 3 ? 5 : 4, lead = nb - 2 - p->n_spatial;
   int xd[5], yd[5], wd[5], pad[3], stride[3], dilate[3];
 
@@ -195,24 +241,26 @@ conv_setup (hy_cuda_ctx *ctx, conv_state *s, const hy_tensor *x,
     dilate[i] = a >= 0 ? (int) p->dilate[a] : 1;
   }
 
-  if (!set_tensor (&s->x, nb, xd, error) || !set_tensor (&s->y, nb, yd,
-          error))
+  if (!set_tensor (&s->x, type, nb, xd, error)
+      || !set_tensor (&s->y, type, nb, yd, error))
     return FALSE;
   HY_CUDNN_TRY (cudnnCreateFilterDescriptor (&s->w), error);
-  HY_CUDNN_TRY (cudnnSetFilterNdDescriptor (s->w, CUDNN_DATA_FLOAT,
-          CUDNN_TENSOR_NCHW, nb, wd), error);
+  HY_CUDNN_TRY (cudnnSetFilterNdDescriptor (s->w, type, CUDNN_TENSOR_NCHW,
+          nb, wd), error);
   HY_CUDNN_TRY (cudnnCreateConvolutionDescriptor (&s->conv), error);
   /* MXNet's Convolution is a cross-correlation (the kernel not flipped). */
   HY_CUDNN_TRY (cudnnSetConvolutionNdDescriptor (s->conv, nb - 2, pad,
           stride, dilate, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), error);
   HY_CUDNN_TRY (cudnnSetConvolutionGroupCount (s->conv, (int) p->num_group),
       error);
-  /* FMA math, not the default: CUDNN_DEFAULT_MATH lets cuDNN run fp32
-   * convolutions on TF32 tensor cores from sm_80 on, whose 10-bit
+  /* fp32: FMA math, not the default: CUDNN_DEFAULT_MATH lets cuDNN run
+   * fp32 convolutions on TF32 tensor cores from sm_80 on, whose 10-bit
    * mantissas put results about 1e-3 from the CPU's; plain fp32 FMAs keep
-   * them within 1e-4. */
-  HY_CUDNN_TRY (cudnnSetConvolutionMathType (s->conv, CUDNN_FMA_MATH),
-      error);
+   * them within 1e-4.  fp16: tensor-op math, fp16 products accumulated in
+   * fp32 (no conversion to allow: the data is fp16 already); choose_algo
+   * may settle on the math type of the algorithm it picks. */
+  HY_CUDNN_TRY (cudnnSetConvolutionMathType (s->conv,
+          s->fp16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), error);
 
   /* The core inferred the output shape: cuDNN must agree. */
   int check[5];
@@ -230,10 +278,24 @@ conv_setup (hy_cuda_ctx *ctx, conv_state *s, const hy_tensor *x,
 
   if (!choose_algo (ctx, s, error))
     return FALSE;
+  s->scratch = s->workspace;
 
-  if (cudnn_runs_epilogue (p, s->algo)) {
+  if (s->fp16) {
+    /* Workspace: cuDNN's, then the fp16 x, then the fp16 y. */
+    s->x_numel = hy_shape_numel (&x->shape);
+    s->x16_at = hy_cuda_scratch_align (s->workspace);
+    s->y16_at = s->x16_at + hy_cuda_scratch_align ((size_t) s->x_numel
+        * sizeof (__half));
+    s->scratch = s->y16_at + hy_cuda_scratch_align ((size_t) s->numel
+        * sizeof (__half));
+    if (!hy_cuda_half_copy (ctx, w->data, hy_shape_numel (&w->shape),
+            &s->w16, error))
+      return FALSE;
+  }
+
+  if (cudnn_runs_epilogue (s)) {
     int bd[5] = { 1, wd[0], 1, 1, 1 };
-    if (!set_tensor (&s->bias, nb, bd, error))
+    if (!set_tensor (&s->bias, CUDNN_DATA_FLOAT, nb, bd, error))
       return FALSE;
     HY_CUDNN_TRY (cudnnCreateActivationDescriptor (&s->act), error);
     HY_CUDNN_TRY (cudnnSetActivationDescriptor (s->act,
@@ -251,13 +313,14 @@ hy_cuda_prepare_convolution (hy_cuda_ctx *ctx, const void *params,
 {
   conv_state *s = g_new0 (conv_state, 1);
   s->p = (const hy_conv_params *) params;
-  if (!conv_setup (ctx, s, in[0], out[0], error)) {
+  s->fp16 = ctx->fp16;
+  if (!conv_setup (ctx, s, in[0], in[1], out[0], error)) {
     g_prefix_error (error, "Convolution on CUDA: ");
     hy_cuda_release_convolution (s);
     return FALSE;
   }
   *state = s;
-  *workspace = s->workspace;
+  *workspace = s->scratch;
   return TRUE;
 }
 
@@ -269,9 +332,23 @@ hy_cuda_convolution (hy_cuda_ctx *ctx, const void *params,
   const hy_conv_params *p = s->p;
   if (s->empty)
     return;
+  /* alpha and beta are floats for fp16 data too (fp32 compute). */
   const float one = 1.0f, zero = 0.0f;
   const float *bias = p->no_bias ? NULL : in[2]->data;
   float *y = out[0]->data;
+
+  if (s->fp16) {
+    char *scratch = (char *) ctx->workspace;
+    __half *x16 = (__half *) (scratch + s->x16_at);
+    __half *y16 = (__half *) (scratch + s->y16_at);
+    hy_cuda_to_half (ctx, in[0]->data, x16, s->x_numel);
+    HY_CUDNN_CHECK (ctx, cudnnConvolutionForward (ctx->cudnn, &one, s->x,
+            x16, s->w, s->w16, s->conv, s->algo, scratch, s->workspace,
+            &zero, s->y, y16));
+    hy_cuda_epilogue_fused_half (ctx, &p->fused, p->no_bias, in, n_in,
+        s->filters, s->spatial, y16, y, s->numel);
+    return;
+  }
 
   if (s->act) {
     /* y = act (conv (x) + 0·z + bias): z is y itself, unread at 0. */

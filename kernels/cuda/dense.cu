@@ -13,11 +13,30 @@
  * CPU's.  The backend sets ctx->stream on ctx->cublas once
  * (cublasSetStream) and leaves the pointer mode at host: alpha and beta
  * are read when a call is enqueued (or captured), as constants.
+ *
+ * fp16 (ctx->fp16 when the call is prepared, hy_precision): the product
+ * is one cublasGemmEx (cublasGemmStridedBatchedEx for batch_dot) with A
+ * and B in fp16 (CUDA_R_16F), C in fp32 (CUDA_R_32F) and
+ * CUBLAS_COMPUTE_32F: fp16 products accumulated in fp32, which cuBLAS
+ * runs on tensor cores even in CUBLAS_DEFAULT_MATH, since with fp16
+ * inputs they lose nothing against its other kernels.  Not
+ * CUBLAS_COMPUTE_32F_FAST_16F: that one is for fp32 inputs cuBLAS may
+ * round to fp16 itself, and says nothing more for inputs that are fp16
+ * already.  The math mode stays CUBLAS_DEFAULT_MATH for the fp32 calls
+ * sharing the handle.  FullyConnected's weight, a constant, gets a device
+ * fp16 copy at prepare (converted once on ctx->stream and waited for: the
+ * weight is uploaded before plans are prepared); activations — the data
+ * of FullyConnected, both operands of dot and batch_dot — are converted
+ * at every run into the shared workspace (each 256-byte aligned), one
+ * launch each, before the product.  C is fp32, so FullyConnected's
+ * epilogue is the fp32 one.  The fp16 operands put results about 1e-2
+ * relative from fp32's, not 1e-4.
  */
 #include <limits.h>
 
 #include "hybrid.h"
 #include "cuda-kernel.h"
+#include "convert.cuh"
 #include "epilogue.cuh"
 #include "nn.h"
 
@@ -45,12 +64,34 @@ typedef struct gemm_state {
   bool trans_a, trans_b;
   int m, n, k, batch;
   int64_t numel;                /* of C, all batches */
+  /* fp16 (only for a product to compute): B's fp16 copy when B is a
+   * constant (cudaMalloc'd; NULL: B converted at every run), the numels
+   * of A and B, where their fp16 copies lie in the workspace (bytes from
+   * its start) and the workspace the call needs. */
+  bool fp16;
+  __half *b16;
+  int64_t a_numel, b_numel;
+  size_t a16_at, b16_at, scratch;
 } gemm_state;
 
+static void
+gemm_release (void *state)
+{
+  gemm_state *s = (gemm_state *) state;
+  if (!s)
+    return;
+  if (s->b16)
+    cudaFree (s->b16);          /* teardown: nothing to report to */
+  g_free (s);
+}
+
+/* b_const: B's floats when B is a constant (FullyConnected's weight),
+ * which fp16 converts once here; NULL when B may change between runs. */
 static gboolean
 gemm_prepare (hy_cuda_ctx *ctx, const void *params, const char *op,
     bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-    int64_t batch, void **state, size_t *workspace, GError **error)
+    int64_t batch, const float *b_const, void **state, size_t *workspace,
+    GError **error)
 {
   /* cuBLAS's sizes are ints. */
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX) {
@@ -70,15 +111,58 @@ gemm_prepare (hy_cuda_ctx *ctx, const void *params, const char *op,
   s->k = (int) k;
   s->batch = (int) batch;
   s->numel = m * n * batch;
+  /* An empty product or contraction computes nothing (gemm_run). */
+  s->fp16 = ctx->fp16 && s->numel > 0 && k > 0;
+  if (s->fp16) {
+    s->a_numel = m * k * batch;
+    s->b_numel = k * n * batch;
+    s->a16_at = 0;
+    s->b16_at = hy_cuda_scratch_align ((size_t) s->a_numel
+        * sizeof (__half));
+    s->scratch = s->b16_at;
+    if (!b_const)
+      s->scratch += hy_cuda_scratch_align ((size_t) s->b_numel
+          * sizeof (__half));
+    else if (!hy_cuda_half_copy (ctx, b_const, s->b_numel, &s->b16,
+            error)) {
+      g_prefix_error (error, "%s on CUDA: ", op);
+      gemm_release (s);
+      return FALSE;
+    }
+  }
   *state = s;
-  *workspace = 0;
+  *workspace = s->scratch;
   return TRUE;
 }
 
+/* fp16: C = A·B from fp16 copies of A and B (the constant B's made at
+ * prepare, the others now, into the workspace), accumulated in fp32. */
 static void
-gemm_release (void *state)
+gemm_run_half (hy_cuda_ctx *ctx, const gemm_state *s, const float *a,
+    const float *b, float *c, cublasOperation_t op_a, cublasOperation_t op_b,
+    int lda, int ldb)
 {
-  g_free (state);
+  const float one = 1.0f, zero = 0.0f;    /* CUBLAS_COMPUTE_32F: floats */
+  char *scratch = (char *) ctx->workspace;
+  __half *a16 = (__half *) (scratch + s->a16_at);
+  const __half *b16 = s->b16;
+  hy_cuda_to_half (ctx, a, a16, s->a_numel);
+  if (!b16) {
+    __half *t = (__half *) (scratch + s->b16_at);
+    hy_cuda_to_half (ctx, b, t, s->b_numel);
+    b16 = t;
+  }
+  if (s->batch == 1)
+    HY_CUBLAS_CHECK (ctx, cublasGemmEx (ctx->cublas, op_b, op_a, s->n, s->m,
+            s->k, &one, b16, CUDA_R_16F, ldb, a16, CUDA_R_16F, lda, &zero,
+            c, CUDA_R_32F, s->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  else
+    HY_CUBLAS_CHECK (ctx, cublasGemmStridedBatchedEx (ctx->cublas, op_b,
+            op_a, s->n, s->m, s->k, &one, b16, CUDA_R_16F, ldb,
+            (long long) s->k * s->n, a16, CUDA_R_16F, lda,
+            (long long) s->m * s->k, &zero, c, CUDA_R_32F, s->n,
+            (long long) s->m * s->n, s->batch, CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT));
 }
 
 /* C = A·B for every batch entry, on ctx->stream. */
@@ -100,6 +184,10 @@ gemm_run (hy_cuda_ctx *ctx, const gemm_state *s, const float *a,
   const cublasOperation_t op_a = s->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = s->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int lda = s->trans_a ? s->m : s->k, ldb = s->trans_b ? s->k : s->n;
+  if (s->fp16) {
+    gemm_run_half (ctx, s, a, b, c, op_a, op_b, lda, ldb);
+    return;
+  }
   if (s->batch == 1)
     HY_CUBLAS_CHECK (ctx, cublasSgemm (ctx->cublas, op_b, op_a, s->n, s->m,
             s->k, &one, b, ldb, a, lda, &zero, c, s->n));
@@ -127,7 +215,7 @@ hy_cuda_prepare_fully_connected (hy_cuda_ctx *ctx, const void *params,
   const int64_t rows = k > 0 ? hy_shape_numel (xs) / k
       : hy_shape_numel (&out[0]->shape) / p->num_hidden;
   return gemm_prepare (ctx, params, "FullyConnected", false, true, rows,
-      p->num_hidden, k, 1, state, workspace, error);
+      p->num_hidden, k, 1, in[1]->data, state, workspace, error);
 }
 
 void
@@ -164,7 +252,7 @@ hy_cuda_prepare_dot (hy_cuda_ctx *ctx, const void *params,
       batch *= as->dims[i];
     return gemm_prepare (ctx, params, "batch_dot", ta, tb,
         as->dims[nd - (ta ? 1 : 2)], bs->dims[nd - (tb ? 2 : 1)],
-        as->dims[nd - (ta ? 2 : 1)], batch, state, workspace, error);
+        as->dims[nd - (ta ? 2 : 1)], batch, NULL, state, workspace, error);
   }
   /* dot: a is (m, k) over all its axes but the contracted one, likewise
    * b (k, n); an empty contraction fills the output with zeros. */
@@ -172,7 +260,7 @@ hy_cuda_prepare_dot (hy_cuda_ctx *ctx, const void *params,
   const int64_t m = k > 0 ? hy_shape_numel (as) / k : 1;
   const int64_t n = k > 0 ? hy_shape_numel (bs) / k
       : hy_shape_numel (&out[0]->shape);
-  return gemm_prepare (ctx, params, "dot", ta, tb, m, n, k, 1, state,
+  return gemm_prepare (ctx, params, "dot", ta, tb, m, n, k, 1, NULL, state,
       workspace, error);
 }
 

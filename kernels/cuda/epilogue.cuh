@@ -13,12 +13,19 @@
  * One layout covers both ops: element i belongs to channel
  * (i / spatial) % channels — a convolution's NC(D)HW output with spatial =
  * D·H·W, FullyConnected's (rows, hidden) with spatial = 1.
+ *
+ * The epilogue reads the op's raw output either in place (fp32) or, for
+ * a convolution run in fp16 (hy_precision), from cuDNN's fp16 output in
+ * scratch, writing the fp32 y: one element function, the value loaded
+ * with hy_cuda_load_float (convert.cuh) for either type, so that fp16
+ * only changes what the epilogue starts from.
  */
 #ifndef HY_CUDA_EPILOGUE_CUH
 #define HY_CUDA_EPILOGUE_CUH
 
 #include <math.h>
 
+#include "convert.cuh"
 #include "launch.cuh"
 #include "nn.h"
 
@@ -70,49 +77,85 @@ hy_cuda_epilogue_at (const hy_cuda_epilogue *e, float y, int64_t i)
   return hy_cuda_epilogue_act (e->act, v, e->alpha, e->beta);
 }
 
-#ifdef __CUDACC__
-/* A template only so that files including this header without launching
- * it (the emulation test) do not define an unused kernel. */
+/* The epilogue's value for element i of the op's raw output x (float, or
+ * __half for an fp16 convolution): what the kernel writes to y[i]. */
 template <typename T>
-__global__ void
-hy_cuda_epilogue_kernel (hy_cuda_epilogue e, T *y, int64_t n)
+HY_CUDA_HD float
+hy_cuda_epilogue_from (const hy_cuda_epilogue *e, const T *x, int64_t i)
 {
-  HY_CUDA_GRID_LOOP (i, n)
-    y[i] = hy_cuda_epilogue_at (&e, y[i], i);
+  return hy_cuda_epilogue_at (e, hy_cuda_load_float (x, i), i);
 }
 
-/* Applies e to the n floats of y in place, on ctx->stream. */
+#ifdef __CUDACC__
+/* y[i] = the epilogue of x[i]; x may be y (in place, fp32), so neither
+ * is __restrict__.  A template, so that files including this header
+ * without launching it (the emulation test) do not define a kernel. */
+template <typename T>
+__global__ void
+hy_cuda_epilogue_kernel (hy_cuda_epilogue e, const T *x, float *y, int64_t n)
+{
+  HY_CUDA_GRID_LOOP (i, n)
+    y[i] = hy_cuda_epilogue_from (&e, x, i);
+}
+
+/* Writes e of the n values of x to the n floats of y, on ctx->stream; x
+ * is y (in place) or a separate buffer of the op's raw output. */
+template <typename T>
 static inline void
-hy_cuda_epilogue_run (hy_cuda_ctx *ctx, const hy_cuda_epilogue *e, float *y,
-    int64_t n)
+hy_cuda_epilogue_run (hy_cuda_ctx *ctx, const hy_cuda_epilogue *e,
+    const T *x, float *y, int64_t n)
 {
   if (n <= 0)
     return;
-  hy_cuda_epilogue_kernel<float> <<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS,
-      0, ctx->stream>>> (*e, y, n);
+  hy_cuda_epilogue_kernel<T> <<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS,
+      0, ctx->stream>>> (*e, x, y, n);
   HY_CUDA_CHECK_LAUNCH (ctx);
 }
 
 /* The epilogue `fused` of a Convolution or FullyConnected (in: data,
  * weight, the bias unless no_bias, then the fused inputs as nn.h orders
- * them) on its n output floats y, on ctx->stream; nothing when there is
- * nothing to apply.  Element i is channel (i / spatial) % channels. */
+ * them) over its n outputs.  Element i is channel (i / spatial) %
+ * channels. */
+static inline hy_cuda_epilogue
+hy_cuda_epilogue_of (const hy_fused_epilogue *fused, bool no_bias,
+    const hy_tensor *const *in, int n_in, int64_t channels, int64_t spatial)
+{
+  const hy_cuda_epilogue e = {
+    fused->act, fused->alpha, fused->beta, no_bias ? NULL : in[2]->data,
+    fused->batch_norm ? in[no_bias ? 2 : 3]->data : NULL,
+    fused->residual ? in[n_in - 1]->data : NULL,
+    channels, spatial,
+  };
+  return e;
+}
+
+/* That epilogue on the n output floats y in place, on ctx->stream;
+ * nothing when there is nothing to apply. */
 static inline void
 hy_cuda_epilogue_fused (hy_cuda_ctx *ctx, const hy_fused_epilogue *fused,
     bool no_bias, const hy_tensor *const *in, int n_in, int64_t channels,
     int64_t spatial, float *y, int64_t n)
 {
-  const float *bias = no_bias ? NULL : in[2]->data;
-  if (!bias && !fused->batch_norm && !fused->residual
+  if (no_bias && !fused->batch_norm && !fused->residual
       && fused->act == HY_FUSED_ACT_NONE)
     return;
-  const hy_cuda_epilogue e = {
-    fused->act, fused->alpha, fused->beta, bias,
-    fused->batch_norm ? in[no_bias ? 2 : 3]->data : NULL,
-    fused->residual ? in[n_in - 1]->data : NULL,
-    channels, spatial,
-  };
-  hy_cuda_epilogue_run (ctx, &e, y, n);
+  const hy_cuda_epilogue e = hy_cuda_epilogue_of (fused, no_bias, in, n_in,
+      channels, spatial);
+  hy_cuda_epilogue_run<float> (ctx, &e, y, y, n);
+}
+
+/* That epilogue from the op's n fp16 outputs x16 to the n floats of y, on
+ * ctx->stream: always a launch, since it is also the conversion back to
+ * fp32 (with nothing to apply, just that: x + 0, a −0 turned +0). */
+static inline void
+hy_cuda_epilogue_fused_half (hy_cuda_ctx *ctx,
+    const hy_fused_epilogue *fused, bool no_bias,
+    const hy_tensor *const *in, int n_in, int64_t channels, int64_t spatial,
+    const __half *x16, float *y, int64_t n)
+{
+  const hy_cuda_epilogue e = hy_cuda_epilogue_of (fused, no_bias, in, n_in,
+      channels, spatial);
+  hy_cuda_epilogue_run<__half> (ctx, &e, x16, y, n);
 }
 #endif
 
