@@ -1,7 +1,7 @@
 /*
  * test-conformance.c — our outputs against real MXNet 1.9.1's.
  *
- *   test-conformance [--device DEV] FIXTURES_DIR [NAME_FILTER]
+ *   test-conformance [--device DEV [--precision fp16]] FIXTURES_DIR [FILTER]
  *
  * Every subdirectory holding a case.json (written by gen_fixtures.py, which
  * runs MXNet) is one case: the model is loaded from its files, run on its
@@ -12,7 +12,9 @@
  * With --device cuda[:N] both modes run on the GPU and are also compared
  * with the CPU backend's hybrid output (1e-4 relative: cuDNN and cuBLAS
  * sum in other orders than OpenBLAS).  Without a usable GPU the whole run
- * is one TAP skip line saying why.
+ * is one TAP skip line saying why.  With --precision fp16 (convolutions
+ * and matrix products from fp16 copies, fp32 accumulation) every
+ * tolerance becomes 2e-2 relative: fp16 keeps 11 significant bits.
  * Output is TAP, one test point per case.
  */
 #include <math.h>
@@ -27,8 +29,12 @@
 #define MXNET_TOL 1e-4
 #define MODE_TOL 1e-5
 #define DEVICE_VS_CPU_TOL 1e-4
+#define FP16_TOL 2e-2
 
 static hy_device device = { HY_DEVICE_CPU, 0 };
+static hy_precision precision = HY_PRECISION_FP32;
+static double mxnet_tol = MXNET_TOL, mode_tol = MODE_TOL,
+    device_tol = DEVICE_VS_CPU_TOL;
 
 /* max |a − b| and max |b| over two same-shaped tensors. */
 static void
@@ -65,6 +71,11 @@ run_mode (hy_model *model, hy_device dev, hy_mode mode, hy_tensor **inputs,
   hy_executor *exec = hy_executor_new (model, dev, mode, error);
   if (!exec)
     return FALSE;
+  if (dev.kind != HY_DEVICE_CPU
+      && !hy_executor_set_precision (exec, precision, error)) {
+    hy_executor_free (exec);
+    return FALSE;
+  }
   /* Twice: the second forward exercises reuse of planned memory. */
   for (int r = 0; r < 2; r++) {
     if (!hy_executor_forward (exec, (const hy_tensor *const *) inputs,
@@ -142,8 +153,8 @@ compare_outputs (const char *dir, JsonObject *spec, hy_executor *imp,
       double diff, max_ref, hdiff, hmax;
       compare (ours, ref, &diff, &max_ref);
       compare (ours_h, ours, &hdiff, &hmax);
-      double tol = MXNET_TOL * MAX (1.0, max_ref);
-      double htol = MODE_TOL * MAX (1.0, hmax);
+      double tol = mxnet_tol * MAX (1.0, max_ref);
+      double htol = mode_tol * MAX (1.0, hmax);
       g_string_append_printf (detail,
           "out%u max|d|=%.3g (tol %.3g) hybrid-vs-imperative %.3g; ", i,
           diff, tol, hdiff);
@@ -152,7 +163,7 @@ compare_outputs (const char *dir, JsonObject *spec, hy_executor *imp,
         double cdiff, cmax;
         compare (ours_h, hy_executor_output (cpu, (int) i), &cdiff, &cmax);
         g_string_append_printf (detail, "vs-cpu %.3g; ", cdiff);
-        all_ok &= cdiff <= DEVICE_VS_CPU_TOL * MAX (1.0, cmax);
+        all_ok &= cdiff <= device_tol * MAX (1.0, cmax);
       }
     }
     hy_tensor_free (ref);
@@ -212,9 +223,19 @@ main (int argc, char **argv)
     argc -= 2;
     argv += 2;
   }
+  if (argc > 2 && !strcmp (argv[1], "--precision")) {
+    if (!hy_precision_parse (argv[2], &precision, &error)) {
+      fprintf (stderr, "%s\n", error->message);
+      return 2;
+    }
+    if (precision == HY_PRECISION_FP16)
+      mxnet_tol = mode_tol = device_tol = FP16_TOL;
+    argc -= 2;
+    argv += 2;
+  }
   if (argc < 2) {
-    fprintf (stderr, "usage: test-conformance [--device DEV] FIXTURES_DIR "
-        "[NAME_FILTER]\n");
+    fprintf (stderr, "usage: test-conformance [--device DEV [--precision P]] "
+        "FIXTURES_DIR [NAME_FILTER]\n");
     return 2;
   }
   const char *root = argv[1], *filter = argc > 2 ? argv[2] : NULL;
