@@ -78,7 +78,8 @@ backend_tensor_free (hy_executor *exec, hy_tensor *t)
   hy_tensor_free (t);
 }
 
-/* Frees a per-node table of tensor lists; `tensors` says whose memory. */
+/* Frees a per-node table of tensor lists, in the backend's memory when
+ * `backend`, else host tensors. */
 static void
 free_node_tensors (hy_executor *exec, hy_tensor ***table, gboolean backend)
 {
