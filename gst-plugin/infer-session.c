@@ -187,12 +187,32 @@ initial_shape (hy_session *s, const hy_session_config *c, int *width,
   return TRUE;
 }
 
+/* The executor on s->device, planned for the input when its size does
+ * not wait for the frame.  May be called again (another device). */
+static gboolean
+open_executor (hy_session *s, const hy_session_config *c, GError **error)
+{
+  int width, height;
+  hy_executor_free (s->exec);
+  g_clear_pointer (&s->input_name, g_free);
+  g_clear_pointer (&s->staged, g_free);
+  s->channels_known = FALSE;
+  s->exec = hy_executor_new (s->model, s->device, c->mode, error);
+  if (!s->exec || !hy_executor_set_precision (s->exec, c->precision, error)
+      || !choose_input (s, c->input_name, error)
+      || !initial_shape (s, c, &width, &height, error))
+    return FALSE;
+  s->staged = g_new0 (gboolean, s->shape.dims[0]);
+  return s->follow_frame || plan_input (s, width, height, error);
+}
+
 hy_session *
 hy_session_new (const hy_session_config *c, char **device_note,
     GError **error)
 {
   hy_session *s = g_new0 (hy_session, 1);
-  int width, height;
+  gboolean auto_gpu;
+  GError *gpu_error = NULL;
   *device_note = NULL;
   s->shape.ndim = -1;
   s->requested = c->output;
@@ -228,14 +248,22 @@ hy_session_new (const hy_session_config *c, char **device_note,
   if (!hy_device_resolve_auto (c->device ? c->device : "auto", &s->device,
           device_note, error))
     goto fail;
-  s->exec = hy_executor_new (s->model, s->device, c->mode, error);
-  if (!s->exec || !hy_executor_set_precision (s->exec, c->precision, error)
-      || !choose_input (s, c->input_name, error)
-      || !initial_shape (s, c, &width, &height, error))
-    goto fail;
-  s->staged = g_new0 (gboolean, s->shape.dims[0]);
-  if (!s->follow_frame && !plan_input (s, width, height, error))
-    goto fail;
+  /* A GPU that "auto" picked but that cannot run this model (a cuDNN
+   * call refused at plan time, say) leaves the CPU, which can: auto
+   * promises a working device.  An explicit device=cuda fails instead. */
+  auto_gpu = (!c->device || !strcmp (c->device, "auto"))
+      && s->device.kind == HY_DEVICE_CUDA;
+  if (!open_executor (s, c, auto_gpu ? &gpu_error : error)) {
+    if (!auto_gpu)
+      goto fail;
+    g_free (*device_note);
+    *device_note = g_strdup_printf ("device auto: cuda:%d cannot run this "
+        "model (%s), using the CPU", s->device.index, gpu_error->message);
+    g_clear_error (&gpu_error);
+    s->device = (hy_device) { HY_DEVICE_CPU, 0 };
+    if (!open_executor (s, c, error))
+      goto fail;
+  }
   return s;
 
 fail:
