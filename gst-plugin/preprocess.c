@@ -1,11 +1,28 @@
 /*
  * preprocess.c — frame to tensor in one pass (see preprocess.h).
  *
- * Each output row is produced in two steps: the needed source pixels are
- * sampled and converted to RGB floats in three row-sized scratch arrays,
- * then normalised into the tensor's channel planes.  The second step is a
- * contiguous loop gcc vectorises; the first is a gather, bounded by the
- * tensor size rather than the frame size.
+ * Each output row is made from at most two source rows (four with 4:2:0
+ * chroma).  A source row is first sampled horizontally into float rows,
+ * one per component: a gather through the column table, bounded by the
+ * tensor's width, that reads each sample's pixel as a 4-byte word so that
+ * gcc vectorises the arithmetic, with loops of their own for the 2x
+ * pattern of 4:2:0 chroma at the frame's size and for all-zero weights
+ * (nearest, integer ratios).  As output rows walk down the frame,
+ * consecutive ones often share source rows, so the last two sampled rows
+ * of each plane are kept.  A second, contiguous loop then blends the two
+ * rows vertically (or takes one, where the weight is zero), converts YUV
+ * to RGB and normalises straight into the tensor's channel rows.  When the
+ * frame has the tensor's size the main plane needs no sampling at all:
+ * each row is converted and normalised as it is read.  Single-threaded
+ * (the element's streaming thread) and allocation-free per frame.
+ *
+ * Every output value goes through the same float operations, in the same
+ * order, as a plain per-pixel bilinear evaluation would (and as the CUDA
+ * twin, kernels/cuda/cuda-preprocess.h, does), so every path gives the
+ * same bits: vector lanes are IEEE operations like scalar ones, and the
+ * shortcuts only skip terms that are exactly zero (a zero weight adds
+ * +-0 to a sample that is never -0).  Contracting a multiply and an add
+ * into one FMA would change results, hence the fp-contract=off below.
  */
 #include <math.h>
 #include <string.h>
@@ -13,11 +30,46 @@
 #include "hybrid.h"
 #include "preprocess.h"
 
+/* No FMA contraction, whatever the C mode (ISO C, the build's, already
+ * has none; GNU C would fuse in the AVX2 and AVX-512 builds below). */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus)
+#pragma GCC optimize ("fp-contract=off")
+#endif
+
+/* Hot row loops get AVX-512 (x86-64-v4) and AVX2 (x86-64-v3) builds
+ * beside the baseline one, picked once at load time, as in
+ * kernels/cpu/blas.h.  Not for tests/cuda/emulate-preprocess.cu, which
+ * compiles this file as C++ with nvcc. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) \
+    && !defined(__cplusplus)
+#define PP_CLONES \
+  __attribute__ ((target_clones ("arch=x86-64-v4", "arch=x86-64-v3", \
+          "default")))
+#else
+#define PP_CLONES
+#endif
+
+#if defined(__GNUC__)
+#define PP_INLINE static inline __attribute__ ((always_inline))
+#else
+#define PP_INLINE static inline
+#endif
+
 /* Where output columns (or rows) sample the source: two neighbours and the
  * weight of the second.  Offsets are in bytes for packed pixels. */
 typedef struct sample_table {
   int *lo, *hi;
   float *w;
+  /* Every weight zero: each output is its `lo` sample as is. */
+  bool nearest;
+  /* A 2x upscale, like 4:2:0 chroma at the frame's size, for k < pairs:
+   * bilinear, outputs 2k+1 and 2k+2 sample k and k+1 (in units) with
+   * weights w_odd and w_even; nearest, outputs 2k and 2k+1 are sample k. */
+  int pairs;
+  float w_odd, w_even;
+  /* Outputs [0, wide) may read their samples as 4-byte words at lo and
+   * hi (the word stays within the row's samples). */
+  int wide;
 } sample_table;
 
 struct hy_preprocess {
@@ -29,10 +81,14 @@ struct hy_preprocess {
   int bpp;                      /* packed: bytes per pixel */
   int off[3];                   /* packed: byte offset of R, G, B */
   float mul[3], add[3];         /* value = pixel * mul + add, per channel */
-  float *row[3];                /* R, G, B of one output row */
+  /* Source rows sampled horizontally, slot (row & 1): R, G, B of packed
+   * pixels, gray or luma in [0]; U and V of chroma rows. */
+  float *hrow[2][3];
+  float *hchroma[2][2];
   /* YUV to RGB: R = y + vr * v, G = y - ug * u - vg * v, B = y + ub * u,
    * after y, u, v are brought to full range and centred. */
   float y_mul, y_add, c_mul, vr, ug, vg, ub;
+  bool yuv_bits;                /* see clamp_byte_bits */
 };
 
 static void
@@ -52,11 +108,14 @@ table_clear (sample_table *t)
 }
 
 /* n outputs over a source of `src` samples that the outputs cover at
- * `ratio` source samples per output; `unit` scales indices to offsets. */
+ * `ratio` source samples per output; `unit` scales indices to offsets;
+ * words from `bytes` on are past the row. */
 static void
 table_fill (sample_table *t, int n, int src, double ratio,
-    hy_interpolation interp, int unit)
+    hy_interpolation interp, int unit, int bytes)
 {
+  t->nearest = true;
+  t->wide = 0;
   for (int i = 0; i < n; i++) {
     double centre = (i + 0.5) * ratio;
     int lo, hi;
@@ -73,6 +132,31 @@ table_fill (sample_table *t, int n, int src, double ratio,
     t->lo[i] = lo * unit;
     t->hi[i] = hi * unit;
     t->w[i] = w;
+    t->nearest &= w == 0.0f;
+    if (hi * unit + 4 <= bytes && t->wide == i)
+      t->wide = i + 1;
+  }
+  /* The 2x pattern, from the start on. */
+  t->pairs = 0;
+  if (t->nearest) {
+    for (int k = 0; 2 * k + 1 < n; k++) {
+      if (t->lo[2 * k] != k * unit || t->lo[2 * k + 1] != k * unit)
+        break;
+      t->pairs = k + 1;
+    }
+    return;
+  }
+  if (n < 3)
+    return;
+  t->w_odd = t->w[1];
+  t->w_even = t->w[2];
+  for (int k = 0; 2 * k + 2 < n; k++) {
+    int a = 2 * k + 1, b = 2 * k + 2;
+    if (t->lo[a] != k * unit || t->hi[a] != (k + 1) * unit
+        || t->lo[b] != k * unit || t->hi[b] != (k + 1) * unit
+        || t->w[a] != t->w_odd || t->w[b] != t->w_even)
+      break;
+    t->pairs = k + 1;
   }
 }
 
@@ -100,6 +184,10 @@ setup_yuv (hy_preprocess *pp)
   pp->ub = 2.0f * (1.0f - kb);
   pp->vg = 2.0f * kr * (1.0f - kr) / kg;
   pp->ug = 2.0f * kb * (1.0f - kb) / kg;
+  /* y, u and v stay within +-300: with coefficients below 1e30 no product
+   * or sum comes near FLT_MAX (so none is inf, and none NaN). */
+  pp->yuv_bits = fabsf (pp->vr) < 1e30f && fabsf (pp->ub) < 1e30f
+      && fabsf (pp->vg) < 1e30f && fabsf (pp->ug) < 1e30f;
 }
 
 static gboolean
@@ -174,25 +262,33 @@ hy_preprocess_new (const hy_preprocess_config *config, GError **error)
   }
   table_alloc (&pp->cols, pp->rw);
   table_alloc (&pp->rows, pp->rh);
-  table_fill (&pp->cols, pp->rw, c->src_width, rx, c->interpolation, unit);
-  table_fill (&pp->rows, pp->rh, c->src_height, ry, c->interpolation, 1);
+  table_fill (&pp->cols, pp->rw, c->src_width, rx, c->interpolation, unit,
+      c->src_width * unit);
+  table_fill (&pp->rows, pp->rh, c->src_height, ry, c->interpolation, 1, 0);
   if (is_yuv (c->layout)) {
     int cw = (c->src_width + 1) / 2, ch = (c->src_height + 1) / 2;
     table_alloc (&pp->ccols, pp->rw);
     table_alloc (&pp->crows, pp->rh);
-    /* NV12 interleaves U and V: a chroma sample is two bytes apart. */
-    table_fill (&pp->ccols, pp->rw, cw, rx / 2, c->interpolation,
-        c->layout == HY_PIXEL_NV12 ? 2 : 1);
-    table_fill (&pp->crows, pp->rh, ch, ry / 2, c->interpolation, 1);
+    /* NV12 interleaves U and V: a chroma sample (U, then V) is two
+     * bytes apart. */
+    int cunit = c->layout == HY_PIXEL_NV12 ? 2 : 1;
+    table_fill (&pp->ccols, pp->rw, cw, rx / 2, c->interpolation, cunit,
+        cw * cunit);
+    table_fill (&pp->crows, pp->rh, ch, ry / 2, c->interpolation, 1, 0);
     setup_yuv (pp);
+    for (int s = 0; s < 2; s++)
+      for (int i = 0; i < 2; i++)
+        pp->hchroma[s][i] = g_new (float, pp->rw);
   }
 
   for (int i = 0; i < c->dst_channels; i++) {
     pp->mul[i] = c->scale / c->std[i];
     pp->add[i] = -c->mean[i] / c->std[i];
   }
-  for (int i = 0; i < 3; i++)
-    pp->row[i] = g_new (float, pp->rw);
+  int planes = is_yuv (c->layout) || c->layout == HY_PIXEL_GRAY8 ? 1 : 3;
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < planes; i++)
+      pp->hrow[s][i] = g_new (float, pp->rw);
   return pp;
 }
 
@@ -205,8 +301,12 @@ hy_preprocess_free (hy_preprocess *pp)
   table_clear (&pp->rows);
   table_clear (&pp->ccols);
   table_clear (&pp->crows);
-  for (int i = 0; i < 3; i++)
-    g_free (pp->row[i]);
+  for (int s = 0; s < 2; s++) {
+    for (int i = 0; i < 3; i++)
+      g_free (pp->hrow[s][i]);
+    for (int i = 0; i < 2; i++)
+      g_free (pp->hchroma[s][i]);
+  }
   g_free (pp);
 }
 
@@ -216,71 +316,209 @@ hy_preprocess_get_config (const hy_preprocess *pp)
   return &pp->cfg;
 }
 
-static inline float
-bilerp (const uint8_t *restrict a, const uint8_t *restrict b, int lo, int hi,
-    float wx, float wy)
+/* ---- horizontal sampling of one source row ---------------------------- */
+
+/* The horizontal half of a bilinear sample: a[lo] + (a[hi] - a[lo]) * w,
+ * int difference to float, in that order. */
+PP_INLINE float
+lerp_h (const uint8_t *restrict a, int lo, int hi, float w)
 {
-  float top = a[lo] + (a[hi] - a[lo]) * wx;
-  float bottom = b[lo] + (b[hi] - b[lo]) * wx;
-  return top + (bottom - top) * wy;
+  return a[lo] + (a[hi] - a[lo]) * w;
 }
 
-static void
-sample_packed (const hy_preprocess *pp, const uint8_t *a, const uint8_t *b,
-    float wy)
+/* Four bytes from p, as one word: a vector unit gathers words (or
+ * inserts them lane by lane) where it has no byte gathers. */
+PP_INLINE uint32_t
+word_at (const uint8_t *p)
 {
-  const sample_table *t = &pp->cols;
-  float *restrict r = pp->row[0], *restrict g = pp->row[1],
-      *restrict bl = pp->row[2];
-  const uint8_t *ar = a + pp->off[0], *ag = a + pp->off[1],
-      *ab = a + pp->off[2];
-  const uint8_t *br = b + pp->off[0], *bg = b + pp->off[1],
-      *bb = b + pp->off[2];
-  for (int i = 0; i < pp->rw; i++) {
-    int lo = t->lo[i], hi = t->hi[i];
-    float w = t->w[i];
-    r[i] = bilerp (ar, br, lo, hi, w, wy);
-    g[i] = bilerp (ag, bg, lo, hi, w, wy);
-    bl[i] = bilerp (ab, bb, lo, hi, w, wy);
+  uint32_t w;
+  memcpy (&w, p, sizeof w);
+  return w;
+}
+
+/* Byte o (0..3, in memory order) of a word read by word_at. */
+PP_INLINE int
+byte_of (uint32_t w, int o)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return (int) ((w >> (24 - 8 * o)) & 0xff);
+#else
+  return (int) ((w >> (8 * o)) & 0xff);
+#endif
+}
+
+/* lerp_h of two samples already read. */
+PP_INLINE float
+lerp_2 (int lo, int hi, float w)
+{
+  return lo + (hi - lo) * w;
+}
+
+/* Sampling a row of one-byte samples through table t: `planes` is 1 for
+ * a plane of its own (gray, luma, I420 chroma) into out0, 2 for NV12's
+ * interleaved U and V (offsets in the table are even) into out0 and out1.
+ * Each step below handles a range of outputs. */
+
+/* Outputs [from, to), the general way: words while they are within the
+ * row, then bytes. */
+PP_INLINE void
+sample_span (float *restrict out0, float *restrict out1,
+    const uint8_t *restrict a, const sample_table *t, int from, int to,
+    int planes)
+{
+  const int *restrict lo = t->lo, *restrict hi = t->hi;
+  const float *restrict w = t->w;
+  int i = from;
+  for (; i < MIN (to, t->wide); i++) {
+    uint32_t p = word_at (a + lo[i]), q = word_at (a + hi[i]);
+    out0[i] = lerp_2 (byte_of (p, 0), byte_of (q, 0), w[i]);
+    if (planes == 2)
+      out1[i] = lerp_2 (byte_of (p, 1), byte_of (q, 1), w[i]);
+  }
+  for (; i < to; i++) {
+    out0[i] = lerp_h (a, lo[i], hi[i], w[i]);
+    if (planes == 2)
+      out1[i] = lerp_h (a + 1, lo[i], hi[i], w[i]);
   }
 }
 
-/* The frame at the tensor's size: a plain conversion of one row. */
-static void
-copy_packed (const hy_preprocess *pp, const uint8_t *restrict a)
+/* Nearest, outputs [from, to). */
+PP_INLINE void
+sample_span_nearest (float *restrict out0, float *restrict out1,
+    const uint8_t *restrict a, const sample_table *t, int from, int to,
+    int planes)
 {
-  float *restrict r = pp->row[0], *restrict g = pp->row[1],
-      *restrict b = pp->row[2];
-  const int bpp = pp->bpp, ro = pp->off[0], go = pp->off[1],
-      bo = pp->off[2];
-  for (int i = 0; i < pp->rw; i++) {
-    r[i] = a[i * bpp + ro];
-    g[i] = a[i * bpp + go];
-    b[i] = a[i * bpp + bo];
+  const int *restrict lo = t->lo;
+  int i = from;
+  for (; i < MIN (to, t->wide); i++) {
+    uint32_t p = word_at (a + lo[i]);
+    out0[i] = byte_of (p, 0);
+    if (planes == 2)
+      out1[i] = byte_of (p, 1);
+  }
+  for (; i < to; i++) {
+    out0[i] = a[lo[i]];
+    if (planes == 2)
+      out1[i] = a[lo[i] + 1];
   }
 }
 
-static void
-copy_plane (float *restrict out, const uint8_t *restrict a, int n)
+/* The bilinear 2x pattern: samples k and k + 1 make outputs 2k+1 and
+ * 2k+2, k < pairs. */
+PP_INLINE void
+sample_pairs (float *restrict out0, float *restrict out1,
+    const uint8_t *restrict a, const sample_table *t, int planes)
 {
-  for (int i = 0; i < n; i++)
-    out[i] = a[i];
+  const float w_odd = t->w_odd, w_even = t->w_even;
+  for (int k = 0; k < t->pairs; k++) {
+    int s0 = a[k * planes], s1 = a[(k + 1) * planes];
+    out0[2 * k + 1] = s0 + (s1 - s0) * w_odd;
+    out0[2 * k + 2] = s0 + (s1 - s0) * w_even;
+    if (planes == 2) {
+      int t0 = a[k * 2 + 1], t1 = a[k * 2 + 3];
+      out1[2 * k + 1] = t0 + (t1 - t0) * w_odd;
+      out1[2 * k + 2] = t0 + (t1 - t0) * w_even;
+    }
+  }
 }
 
-static void
-sample_gray (const hy_preprocess *pp, const uint8_t *a, const uint8_t *b,
-    float wy)
+/* The nearest 2x pattern: sample k makes outputs 2k and 2k+1, k <
+ * pairs. */
+PP_INLINE void
+sample_doubles (float *restrict out0, float *restrict out1,
+    const uint8_t *restrict a, const sample_table *t, int planes)
+{
+  for (int k = 0; k < t->pairs; k++) {
+    float s0 = a[k * planes];
+    out0[2 * k] = s0;
+    out0[2 * k + 1] = s0;
+    if (planes == 2) {
+      float s1 = a[k * 2 + 1];
+      out1[2 * k] = s1;
+      out1[2 * k + 1] = s1;
+    }
+  }
+}
+
+PP_INLINE void
+sample_row_n (float *restrict out0, float *restrict out1,
+    const uint8_t *restrict a, const sample_table *t, int n, int planes)
+{
+  if (t->nearest) {
+    sample_doubles (out0, out1, a, t, planes);
+    sample_span_nearest (out0, out1, a, t, 2 * t->pairs, n, planes);
+  } else if (t->pairs == 0) {
+    sample_span (out0, out1, a, t, 0, n, planes);
+  } else {
+    sample_span (out0, out1, a, t, 0, 1, planes);
+    sample_pairs (out0, out1, a, t, planes);
+    sample_span (out0, out1, a, t, 2 * t->pairs + 1, n, planes);
+  }
+}
+
+/* One row of a plane of one-byte samples into n floats. */
+PP_CLONES static void
+sample_plane (float *restrict out, const uint8_t *restrict a,
+    const sample_table *t, int n)
+{
+  sample_row_n (out, NULL, a, t, n, 1);
+}
+
+/* One row of NV12's chroma into n floats of U and n of V. */
+PP_CLONES static void
+sample_uv (float *restrict u, float *restrict v, const uint8_t *restrict a,
+    const sample_table *t, int n)
+{
+  sample_row_n (u, v, a, t, n, 2);
+}
+
+/* One row of packed pixels into R, G, B floats: whole pixels read as
+ * words while they can be, byte by byte at the row's end. */
+PP_CLONES static void
+sample_packed (const hy_preprocess *pp, const uint8_t *restrict a,
+    float *const out[3])
 {
   const sample_table *t = &pp->cols;
-  float *restrict v = pp->row[0];
-  if (pp->direct)
-    copy_plane (v, a, pp->rw);
-  else
-    for (int i = 0; i < pp->rw; i++)
-      v[i] = bilerp (a, b, t->lo[i], t->hi[i], t->w[i], wy);
-  memcpy (pp->row[1], v, (size_t) pp->rw * sizeof (float));
-  memcpy (pp->row[2], v, (size_t) pp->rw * sizeof (float));
+  const int *restrict lo = t->lo, *restrict hi = t->hi;
+  const float *restrict w = t->w;
+  float *restrict r = out[0], *restrict g = out[1], *restrict b = out[2];
+  const int o0 = pp->off[0], o1 = pp->off[1], o2 = pp->off[2];
+  const uint8_t *ar = a + o0, *ag = a + o1, *ab = a + o2;
+  const int n = pp->rw, wide = t->wide;
+  int i = 0;
+  if (t->nearest) {
+    for (; i < wide; i++) {
+      uint32_t p = word_at (a + lo[i]);
+      r[i] = byte_of (p, o0);
+      g[i] = byte_of (p, o1);
+      b[i] = byte_of (p, o2);
+    }
+    for (; i < n; i++) {
+      r[i] = ar[lo[i]];
+      g[i] = ag[lo[i]];
+      b[i] = ab[lo[i]];
+    }
+    return;
+  }
+  for (; i < wide; i++) {
+    uint32_t p = word_at (a + lo[i]), q = word_at (a + hi[i]);
+    r[i] = lerp_2 (byte_of (p, o0), byte_of (q, o0), w[i]);
+    g[i] = lerp_2 (byte_of (p, o1), byte_of (q, o1), w[i]);
+    b[i] = lerp_2 (byte_of (p, o2), byte_of (q, o2), w[i]);
+  }
+  for (; i < n; i++) {
+    r[i] = lerp_h (ar, lo[i], hi[i], w[i]);
+    g[i] = lerp_h (ag, lo[i], hi[i], w[i]);
+    b[i] = lerp_h (ab, lo[i], hi[i], w[i]);
+  }
 }
+
+/* ---- output rows ---------------------------------------------------------- */
+
+/* Where output row y's pixels go: channel c at out[c]. */
+typedef struct out_row {
+  float *out[3];
+} out_row;
 
 static inline float
 clamp_byte (float v)
@@ -288,92 +526,308 @@ clamp_byte (float v)
   return v < 0.0f ? 0.0f : (v > 255.0f ? 255.0f : v);
 }
 
-/* ya, yb: luma rows; ua/ub, va/vb: chroma rows of U and V. */
-static void
-sample_yuv (const hy_preprocess *pp, const uint8_t *ya, const uint8_t *yb,
-    float wy, const uint8_t *ua, const uint8_t *ub_, const uint8_t *va,
-    const uint8_t *vb, float cwy)
+/* clamp_byte on the bits: finite floats other than -0 order as their bits
+ * read as signed integers do, and vector units take integer minima and
+ * maxima where the float comparison needs compares and blends.  The YUV
+ * sums it clamps are never -0 (y, a byte times a positive factor plus a
+ * non-positive offset, is not; a round-to-nearest sum or difference is -0
+ * only when its first term is), and never NaN while the coefficients
+ * keep every product finite (yuv_bits), so the result is the same. */
+PP_INLINE float
+clamp_byte_bits (float v)
 {
-  const sample_table *t = &pp->cols, *ct = &pp->ccols;
-  float *restrict r = pp->row[0], *restrict g = pp->row[1],
-      *restrict b = pp->row[2];
-  for (int i = 0; i < pp->rw; i++) {
-    float y = pp->direct ? ya[i]
-        : bilerp (ya, yb, t->lo[i], t->hi[i], t->w[i], wy);
-    float u = bilerp (ua, ub_, ct->lo[i], ct->hi[i], ct->w[i], cwy);
-    float v = bilerp (va, vb, ct->lo[i], ct->hi[i], ct->w[i], cwy);
-    y = y * pp->y_mul + pp->y_add;
-    u = (u - 128.0f) * pp->c_mul;
-    v = (v - 128.0f) * pp->c_mul;
-    r[i] = clamp_byte (y + pp->vr * v);
-    g[i] = clamp_byte (y - pp->ug * u - pp->vg * v);
-    b[i] = clamp_byte (y + pp->ub * u);
+  const int32_t top = 0x437f0000;       /* 255.0f */
+  int32_t b;
+  memcpy (&b, &v, sizeof b);
+  b = b < top ? b : top;
+  b = b > 0 ? b : 0;
+  memcpy (&v, &b, sizeof v);
+  return v;
+}
+
+PP_INLINE float
+luma_of (float r, float g, float b, float mul, float add)
+{
+  return (0.299f * r + 0.587f * g + 0.114f * b) * mul + add;
+}
+
+/* Packed pixels at the tensor's size, bytes at o0, o1, o2 of each pixel
+ * to channels 0, 1, 2 (or, one channel, R G B to its luma). */
+PP_INLINE void
+packed_direct_n (const uint8_t *restrict a, float *restrict c0,
+    float *restrict c1, float *restrict c2, int n, int bpp, int o0, int o1,
+    int o2, const float *mul, const float *add, bool gray)
+{
+  const float m0 = mul[0], m1 = mul[1], m2 = mul[2];
+  const float a0 = add[0], a1 = add[1], a2 = add[2];
+  if (gray) {
+    for (int i = 0; i < n; i++) {
+      const uint8_t *p = a + (size_t) i * bpp;
+      c0[i] = luma_of (p[o0], p[o1], p[o2], m0, a0);
+    }
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    const uint8_t *p = a + (size_t) i * bpp;
+    float x0 = p[o0], x1 = p[o1], x2 = p[o2];
+    c0[i] = x0 * m0 + a0;
+    c1[i] = x1 * m1 + a1;
+    c2[i] = x2 * m2 + a2;
   }
 }
 
-static void
-sample_row (const hy_preprocess *pp, int j, const uint8_t *const planes[3],
-    const int strides[3])
+/* 4 bytes a pixel: each pixel read as one word. */
+PP_INLINE void
+packed4_direct_n (const uint8_t *restrict a, float *restrict c0,
+    float *restrict c1, float *restrict c2, int n, int o0, int o1, int o2,
+    const float *mul, const float *add, bool gray)
 {
-  const hy_preprocess_config *c = &pp->cfg;
-  const uint8_t *a = planes[0] + (size_t) pp->rows.lo[j] * strides[0];
-  const uint8_t *b = planes[0] + (size_t) pp->rows.hi[j] * strides[0];
-  float wy = pp->rows.w[j];
-  if (c->layout == HY_PIXEL_GRAY8) {
-    sample_gray (pp, a, b, wy);
-  } else if (is_yuv (c->layout)) {
-    int clo = pp->crows.lo[j], chi = pp->crows.hi[j];
-    float cwy = pp->crows.w[j];
-    const uint8_t *u0, *u1, *v0, *v1;
-    if (c->layout == HY_PIXEL_NV12) {
-      u0 = planes[1] + (size_t) clo * strides[1];
-      u1 = planes[1] + (size_t) chi * strides[1];
-      v0 = u0 + 1;
-      v1 = u1 + 1;
+  const float m0 = mul[0], m1 = mul[1], m2 = mul[2];
+  const float a0 = add[0], a1 = add[1], a2 = add[2];
+  for (int i = 0; i < n; i++) {
+    uint32_t p = word_at (a + (size_t) i * 4);
+    float x0 = byte_of (p, o0), x1 = byte_of (p, o1), x2 = byte_of (p, o2);
+    if (gray) {
+      c0[i] = luma_of (x0, x1, x2, m0, a0);
     } else {
-      u0 = planes[1] + (size_t) clo * strides[1];
-      u1 = planes[1] + (size_t) chi * strides[1];
-      v0 = planes[2] + (size_t) clo * strides[2];
-      v1 = planes[2] + (size_t) chi * strides[2];
+      c0[i] = x0 * m0 + a0;
+      c1[i] = x1 * m1 + a1;
+      c2[i] = x2 * m2 + a2;
     }
-    sample_yuv (pp, a, b, wy, u0, u1, v0, v1, cwy);
-  } else if (pp->direct) {
-    copy_packed (pp, a);
-  } else {
-    sample_packed (pp, a, b, wy);
   }
 }
+
+PP_CLONES static void
+packed_direct_row (const hy_preprocess *pp, const uint8_t *restrict a,
+    const out_row *o)
+{
+  const hy_preprocess_config *c = &pp->cfg;
+  const bool gray = c->dst_channels == 1;
+  int n = pp->rw, o0, o1, o2;
+  /* Channel ch takes the byte of R, G, B in tensor order; luma reads
+   * them in R, G, B order. */
+  if (gray || !c->bgr) {
+    o0 = pp->off[0];
+    o1 = pp->off[1];
+    o2 = pp->off[2];
+  } else {
+    o0 = pp->off[2];
+    o1 = pp->off[1];
+    o2 = pp->off[0];
+  }
+  float *c0 = o->out[0], *c1 = o->out[gray ? 0 : 1],
+      *c2 = o->out[gray ? 0 : 2];
+  if (pp->bpp == 4) {
+    if (gray)
+      packed4_direct_n (a, c0, c1, c2, n, o0, o1, o2, pp->mul, pp->add,
+          true);
+    else
+      packed4_direct_n (a, c0, c1, c2, n, o0, o1, o2, pp->mul, pp->add,
+          false);
+  } else if (o0 == 0 && o1 == 1 && o2 == 2) {
+    if (gray)
+      packed_direct_n (a, c0, c1, c2, n, 3, 0, 1, 2, pp->mul, pp->add, true);
+    else
+      packed_direct_n (a, c0, c1, c2, n, 3, 0, 1, 2, pp->mul, pp->add,
+          false);
+  } else if (o0 == 2 && o1 == 1 && o2 == 0) {
+    if (gray)
+      packed_direct_n (a, c0, c1, c2, n, 3, 2, 1, 0, pp->mul, pp->add, true);
+    else
+      packed_direct_n (a, c0, c1, c2, n, 3, 2, 1, 0, pp->mul, pp->add,
+          false);
+  } else {
+    packed_direct_n (a, c0, c1, c2, n, pp->bpp, o0, o1, o2, pp->mul,
+        pp->add, gray);
+  }
+}
+
+/* Gray frame at the tensor's size. */
+PP_CLONES static void
+gray_direct_row (const hy_preprocess *pp, const uint8_t *restrict a,
+    const out_row *o)
+{
+  const int n = pp->rw;
+  if (pp->cfg.dst_channels == 1) {
+    float *restrict out = o->out[0];
+    const float m = pp->mul[0], ad = pp->add[0];
+    for (int i = 0; i < n; i++) {
+      float v = a[i];
+      out[i] = luma_of (v, v, v, m, ad);
+    }
+    return;
+  }
+  float *restrict c0 = o->out[0], *restrict c1 = o->out[1],
+      *restrict c2 = o->out[2];
+  const float m0 = pp->mul[0], m1 = pp->mul[1], m2 = pp->mul[2];
+  const float a0 = pp->add[0], a1 = pp->add[1], a2 = pp->add[2];
+  for (int i = 0; i < n; i++) {
+    float v = a[i];
+    c0[i] = v * m0 + a0;
+    c1[i] = v * m1 + a1;
+    c2[i] = v * m2 + a2;
+  }
+}
+
+/* Sampled rows (top and bottom, R G B; gray repeats one row) blended by
+ * wy (or, one, the top rows alone) and normalised. */
+PP_INLINE void
+blend_row_n (const hy_preprocess *pp, const float *const top[3],
+    const float *const bot[3], float wy, const out_row *o, bool one)
+{
+  const hy_preprocess_config *c = &pp->cfg;
+  const int n = pp->rw;
+  if (c->dst_channels == 1) {
+    const float *restrict tr = top[0], *restrict tg = top[1],
+        *restrict tb = top[2];
+    const float *restrict br = bot[0], *restrict bg = bot[1],
+        *restrict bb = bot[2];
+    float *restrict out = o->out[0];
+    const float m = pp->mul[0], ad = pp->add[0];
+    for (int i = 0; i < n; i++) {
+      float r = one ? tr[i] : tr[i] + (br[i] - tr[i]) * wy;
+      float g = one ? tg[i] : tg[i] + (bg[i] - tg[i]) * wy;
+      float b = one ? tb[i] : tb[i] + (bb[i] - tb[i]) * wy;
+      out[i] = luma_of (r, g, b, m, ad);
+    }
+    return;
+  }
+  for (int ch = 0; ch < 3; ch++) {
+    int k = c->bgr ? 2 - ch : ch;
+    const float *restrict t = top[k], *restrict b = bot[k];
+    float *restrict out = o->out[ch];
+    const float m = pp->mul[ch], ad = pp->add[ch];
+    for (int i = 0; i < n; i++)
+      out[i] = (one ? t[i] : t[i] + (b[i] - t[i]) * wy) * m + ad;
+  }
+}
+
+PP_CLONES static void
+blend_row (const hy_preprocess *pp, const float *const top[3],
+    const float *const bot[3], float wy, const out_row *o)
+{
+  /* A zero weight adds exactly +-0: the bottom rows are not needed. */
+  if (wy == 0.0f)
+    blend_row_n (pp, top, bot, wy, o, true);
+  else
+    blend_row_n (pp, top, bot, wy, o, false);
+}
+
+/* How yuv_row_n reads luma: from two sampled rows blended by wy, from
+ * one, or from the frame's bytes converted to floats first (the loop
+ * then works on floats only, which gcc vectorises with fewer registers
+ * than one that mixes bytes and floats). */
+enum { LUMA_BLEND, LUMA_ONE };
+/* Likewise chroma: two rows blended by cwy, or one. */
+enum { CHROMA_BLEND, CHROMA_ONE };
+
+/* A YUV row: luma from lt and lb (LUMA_BLEND) or lt (LUMA_ONE), chroma
+ * from ut and ub_, vt and vb (CHROMA_BLEND) or ut and vt (CHROMA_ONE). */
+PP_INLINE void
+yuv_row_n (const hy_preprocess *pp, const float *restrict lt,
+    const float *restrict lb, float wy,
+    const float *restrict ut, const float *restrict ub_,
+    const float *restrict vt, const float *restrict vb, float cwy,
+    const out_row *o, int luma, int chroma, bool gray, bool bits)
+{
+  const int n = pp->rw;
+  const float y_mul = pp->y_mul, y_add = pp->y_add, c_mul = pp->c_mul;
+  const float vr = pp->vr, ug = pp->ug, vg = pp->vg, ub = pp->ub;
+  const int cr = pp->cfg.bgr ? 2 : 0, cb = 2 - cr;
+  float *restrict outr = o->out[gray ? 0 : cr];
+  float *restrict outg = o->out[gray ? 0 : 1];
+  float *restrict outb = o->out[gray ? 0 : cb];
+  const float mr = pp->mul[cr], mg = pp->mul[1], mb = pp->mul[cb];
+  const float ar = pp->add[cr], ag = pp->add[1], ab = pp->add[cb];
+  const float m0 = pp->mul[0], a0 = pp->add[0];
+  for (int i = 0; i < n; i++) {
+    float y = luma == LUMA_ONE ? lt[i] : lt[i] + (lb[i] - lt[i]) * wy;
+    float u = chroma == CHROMA_ONE ? ut[i] : ut[i] + (ub_[i] - ut[i]) * cwy;
+    float v = chroma == CHROMA_ONE ? vt[i] : vt[i] + (vb[i] - vt[i]) * cwy;
+    y = y * y_mul + y_add;
+    u = (u - 128.0f) * c_mul;
+    v = (v - 128.0f) * c_mul;
+    float r = y + vr * v, g = y - ug * u - vg * v, b = y + ub * u;
+    r = bits ? clamp_byte_bits (r) : clamp_byte (r);
+    g = bits ? clamp_byte_bits (g) : clamp_byte (g);
+    b = bits ? clamp_byte_bits (b) : clamp_byte (b);
+    if (gray) {
+      outr[i] = luma_of (r, g, b, m0, a0);
+    } else {
+      outr[i] = r * mr + ar;
+      outg[i] = g * mg + ag;
+      outb[i] = b * mb + ab;
+    }
+  }
+}
+
+/* All the variants of yuv_row_n, each compiled on its own. */
+#define YUV_ROW_VARIANT(luma, chroma, gray) \
+  yuv_row_n (pp, lt, lb, wy, ct[0], cb[0], ct[1], cb[1], cwy, o, luma, \
+      chroma, gray, true)
+
+/* ya: the frame's luma row when it needs no sampling (then scratch takes
+ * it as floats); else lt and lb, blended by wy.  ct and cb: U and V of two
+ * sampled chroma rows, blended by cwy. */
+PP_CLONES static void
+yuv_row (const hy_preprocess *pp, const uint8_t *restrict ya,
+    float *restrict scratch, const float *lt, const float *lb, float wy,
+    const float *const ct[2], const float *const cb[2], float cwy,
+    const out_row *o)
+{
+  const bool gray = pp->cfg.dst_channels == 1;
+  /* A zero weight adds exactly +-0: the second row is not needed. */
+  const bool luma_one = ya || wy == 0.0f, chroma_one = cwy == 0.0f;
+  if (ya) {
+    for (int i = 0; i < pp->rw; i++)
+      scratch[i] = ya[i];
+    lt = scratch;
+  }
+  if (!pp->yuv_bits) {
+    /* Out-of-range coefficients: the plain clamp, one variant (a zero
+     * weight blends a row with itself into itself). */
+    yuv_row_n (pp, lt, luma_one ? lt : lb, luma_one ? 0.0f : wy, ct[0],
+        chroma_one ? ct[0] : cb[0], ct[1], chroma_one ? ct[1] : cb[1], cwy,
+        o, LUMA_BLEND, CHROMA_BLEND, gray, false);
+    return;
+  }
+  switch ((luma_one ? 4 : 0) | (chroma_one ? 2 : 0) | (gray ? 1 : 0)) {
+    case 0:
+      YUV_ROW_VARIANT (LUMA_BLEND, CHROMA_BLEND, false);
+      break;
+    case 1:
+      YUV_ROW_VARIANT (LUMA_BLEND, CHROMA_BLEND, true);
+      break;
+    case 2:
+      YUV_ROW_VARIANT (LUMA_BLEND, CHROMA_ONE, false);
+      break;
+    case 3:
+      YUV_ROW_VARIANT (LUMA_BLEND, CHROMA_ONE, true);
+      break;
+    case 4:
+      YUV_ROW_VARIANT (LUMA_ONE, CHROMA_BLEND, false);
+      break;
+    case 5:
+      YUV_ROW_VARIANT (LUMA_ONE, CHROMA_BLEND, true);
+      break;
+    case 6:
+      YUV_ROW_VARIANT (LUMA_ONE, CHROMA_ONE, false);
+      break;
+    default:
+      YUV_ROW_VARIANT (LUMA_ONE, CHROMA_ONE, true);
+      break;
+  }
+}
+
+#undef YUV_ROW_VARIANT
+
+/* ---- the frame ------------------------------------------------------------ */
 
 static void
 fill (float *restrict p, int n, float v)
 {
   for (int i = 0; i < n; i++)
     p[i] = v;
-}
-
-/* Normalises the sampled row into row y of each tensor channel. */
-static void
-store_row (const hy_preprocess *pp, int y, float *dst)
-{
-  const hy_preprocess_config *c = &pp->cfg;
-  size_t plane = (size_t) c->dst_width * c->dst_height;
-  size_t at = (size_t) y * c->dst_width + pp->ox;
-  if (c->dst_channels == 1) {
-    const float *restrict r = pp->row[0], *restrict g = pp->row[1],
-        *restrict b = pp->row[2];
-    float *restrict out = dst + at;
-    float mul = pp->mul[0], add = pp->add[0];
-    for (int i = 0; i < pp->rw; i++)
-      out[i] = (0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i]) * mul + add;
-    return;
-  }
-  for (int ch = 0; ch < 3; ch++) {
-    const float *restrict src = pp->row[c->bgr ? 2 - ch : ch];
-    float *restrict out = dst + ch * plane + at;
-    float mul = pp->mul[ch], add = pp->add[ch];
-    for (int i = 0; i < pp->rw; i++)
-      out[i] = src[i] * mul + add;
-  }
 }
 
 /* Letterbox bands: black, normalised. */
@@ -396,15 +850,102 @@ fill_padding (const hy_preprocess *pp, float *dst)
   }
 }
 
+/* The sampled rows of one plane kept between output rows: slot (row & 1)
+ * holds source row key[row & 1]. */
+typedef struct row_cache {
+  int key[2];
+} row_cache;
+
+/* Source row `row` of the main plane (packed, gray or luma), sampled. */
+static int
+main_row (const hy_preprocess *pp, row_cache *rc, int row,
+    const uint8_t *const planes[3], const int strides[3])
+{
+  int s = row & 1;
+  if (rc->key[s] != row) {
+    const uint8_t *a = planes[0] + (size_t) row * strides[0];
+    if (pp->bpp)
+      sample_packed (pp, a, pp->hrow[s]);
+    else
+      sample_plane (pp->hrow[s][0], a, &pp->cols, pp->rw);
+    rc->key[s] = row;
+  }
+  return s;
+}
+
+/* Chroma row `row`: U and V sampled. */
+static int
+chroma_row (const hy_preprocess *pp, row_cache *rc, int row,
+    const uint8_t *const planes[3], const int strides[3])
+{
+  int s = row & 1;
+  if (rc->key[s] != row) {
+    const uint8_t *u = planes[1] + (size_t) row * strides[1];
+    if (pp->cfg.layout == HY_PIXEL_NV12) {
+      sample_uv (pp->hchroma[s][0], pp->hchroma[s][1], u, &pp->ccols,
+          pp->rw);
+    } else {
+      const uint8_t *v = planes[2] + (size_t) row * strides[2];
+      sample_plane (pp->hchroma[s][0], u, &pp->ccols, pp->rw);
+      sample_plane (pp->hchroma[s][1], v, &pp->ccols, pp->rw);
+    }
+    rc->key[s] = row;
+  }
+  return s;
+}
+
 void
 hy_preprocess_run (const hy_preprocess *pp, const uint8_t *const planes[3],
     const int strides[3], float *dst)
 {
-  if (pp->rw != pp->cfg.dst_width || pp->rh != pp->cfg.dst_height)
+  const hy_preprocess_config *c = &pp->cfg;
+  const size_t plane = (size_t) c->dst_width * c->dst_height;
+  const bool yuv = is_yuv (c->layout);
+  row_cache rc = { {-1, -1} }, crc = { {-1, -1} };
+  if (pp->rw != c->dst_width || pp->rh != c->dst_height)
     fill_padding (pp, dst);
   for (int j = 0; j < pp->rh; j++) {
-    sample_row (pp, j, planes, strides);
-    store_row (pp, pp->oy + j, dst);
+    out_row o;
+    size_t at = (size_t) (pp->oy + j) * c->dst_width + pp->ox;
+    for (int ch = 0; ch < 3; ch++)
+      o.out[ch] = dst + (ch < c->dst_channels ? ch * plane + at : at);
+
+    /* The main plane: bytes as is, or two sampled rows. */
+    const uint8_t *direct = NULL;
+    const float *top[3] = { NULL, NULL, NULL }, *bot[3] = { NULL, NULL,
+      NULL };
+    float wy = pp->rows.w[j];
+    if (pp->direct) {
+      direct = planes[0] + (size_t) pp->rows.lo[j] * strides[0];
+    } else {
+      int st = main_row (pp, &rc, pp->rows.lo[j], planes, strides), sb = st;
+      /* A zero weight adds exactly +-0: the bottom row is not needed. */
+      if (wy != 0.0f)
+        sb = main_row (pp, &rc, pp->rows.hi[j], planes, strides);
+      for (int k = 0; k < 3; k++) {
+        int p = pp->bpp ? k : 0;
+        top[k] = pp->hrow[st][p];
+        bot[k] = pp->hrow[sb][p];
+      }
+    }
+
+    if (yuv) {
+      float cwy = pp->crows.w[j];
+      int st = chroma_row (pp, &crc, pp->crows.lo[j], planes, strides);
+      int sb = st;
+      if (cwy != 0.0f)
+        sb = chroma_row (pp, &crc, pp->crows.hi[j], planes, strides);
+      const float *ct[2] = { pp->hchroma[st][0], pp->hchroma[st][1] };
+      const float *cb[2] = { pp->hchroma[sb][0], pp->hchroma[sb][1] };
+      yuv_row (pp, direct, pp->hrow[0][0], top[0], bot[0], wy, ct, cb, cwy,
+          &o);
+    } else if (direct && pp->bpp) {
+      packed_direct_row (pp, direct, &o);
+    } else if (direct) {
+      gray_direct_row (pp, direct, &o);
+    } else {
+      blend_row (pp, top, bot, wy, &o);
+    }
   }
 }
 
