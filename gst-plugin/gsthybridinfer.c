@@ -89,7 +89,7 @@ enum
 #define MAX_BATCH_SIZE 256
 #define DEFAULT_OUTPUT GST_HYBRID_OUTPUT_AUTO
 #define DEFAULT_TOP_K 5
-#define MAX_TOP_K 1000
+#define MAX_TOP_K GST_HYBRID_MAX_TOP_K
 #define DEFAULT_THRESHOLD 0.5f
 #define DEFAULT_POST_MESSAGES TRUE
 #define MAX_CHANNEL_VALUES 3
@@ -147,6 +147,7 @@ struct _GstHybridInfer
   hy_session *session;
   GstVideoInfo info;            /* of the current caps */
   guint64 frame_count;
+  GstHybridResultPool *pool;    /* result blocks for the output shapes */
   GstHybridResult *last;        /* for the frames interval skips */
   GstQueueArray *pending;       /* PendingFrame, in order */
   GstQueueArray *ready;         /* GstBuffer *, results attached */
@@ -879,6 +880,7 @@ gst_hybrid_infer_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->pending, gst_queue_array_free);
   g_clear_pointer (&self->ready, gst_queue_array_free);
   g_clear_pointer (&self->last, gst_hybrid_result_unref);
+  g_clear_pointer (&self->pool, gst_hybrid_result_pool_close);
   g_clear_pointer (&self->session, hy_session_free);
   return TRUE;
 }
@@ -1127,7 +1129,9 @@ run_forward (GstHybridInfer * self, guint64 first, guint64 last)
   return TRUE;
 }
 
-/* Results travel as metas: the tensors, and a ROI per detection box. */
+/* Results travel as metas: the tensors, and a ROI per detection box.
+ * Each meta is one allocation by GStreamer (gst_buffer_add_meta), and a
+ * ROI's parameter structure two more (the structure, a list node). */
 static void
 attach_result (GstBuffer * buf, GstHybridResult * result, gboolean inferred)
 {
@@ -1142,10 +1146,7 @@ attach_result (GstBuffer * buf, GstHybridResult * result, gboolean inferred)
         x2 - x, y2 - y);
     roi->id = (gint) i;
     gst_video_region_of_interest_meta_add_param (roi,
-        gst_structure_new ("detection",
-            "label", G_TYPE_STRING, d->label,
-            "class-id", G_TYPE_INT, d->class_id,
-            "confidence", G_TYPE_DOUBLE, (gdouble) d->score, NULL));
+        gst_hybrid_result_detection_param (result, i));
   }
 }
 
@@ -1156,23 +1157,43 @@ carry_last (GstHybridInfer * self, GstBuffer * buf)
     attach_result (buf, self->last, FALSE);
 }
 
+/* The pool that results come from: made for the first frame and again
+ * when a re-plan (new input size) changed the output shapes. */
+static GstHybridResultPool *
+result_pool (GstHybridInfer * self, const GstHybridResultSpec * spec)
+{
+  const hy_executor *exec = hy_session_executor (self->session);
+  gint64 batch = hy_session_batch (self->session);
+  if (self->pool && gst_hybrid_result_pool_fits (self->pool, exec, batch))
+    return self->pool;
+  if (self->pool)
+    gst_hybrid_result_pool_close (self->pool);
+  self->pool = gst_hybrid_result_pool_new (exec,
+      hy_session_model (self->session), batch, spec);
+  return self->pool;
+}
+
 /* Reads batch slot `slot` into a result, attaches it to `buf`, posts it
- * and accounts for it. */
+ * and accounts for it.  Nothing is allocated here but the meta (and the
+ * message when posting); see docs/ELEMENT.md, "Allocations per frame". */
 static void
 finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
     gint slot, gint64 start_us)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   GstHybridResultSpec spec = { 0 };
-  GstClockTime pts = GST_BUFFER_PTS (buf);
-  GstClockTime running_time = GST_CLOCK_TIME_NONE;
+  GstHybridResultFrame details = {
+    .frame_number = frame,
+    .timestamp = GST_BUFFER_PTS (buf),
+    .running_time = GST_CLOCK_TIME_NONE,
+    .latency_us = (gdouble) (g_get_monotonic_time () - start_us),
+    .mode = hy_executor_mode (hy_session_executor (self->session)),
+  };
   gboolean post;
-  gdouble latency = (gdouble) (g_get_monotonic_time () - start_us);
-  hy_mode mode = hy_executor_mode (hy_session_executor (self->session));
 
   if (trans->segment.format == GST_FORMAT_TIME)
-    running_time = gst_segment_to_running_time (&trans->segment,
-        GST_FORMAT_TIME, pts);
+    details.running_time = gst_segment_to_running_time (&trans->segment,
+        GST_FORMAT_TIME, details.timestamp);
   GST_OBJECT_LOCK (self);
   spec.top_k = self->settings.top_k;
   spec.threshold = self->settings.threshold;
@@ -1182,17 +1203,15 @@ finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
   spec.labels = hy_session_labels (self->session, &spec.n_labels);
   spec.pp = hy_session_preprocess (self->session);
 
-  GstStructure *s = gst_structure_new ("hybridinfer",
-      "frame-number", G_TYPE_UINT64, frame,
-      "timestamp", G_TYPE_UINT64, pts,
-      "running-time", G_TYPE_UINT64, running_time,
-      "latency-us", G_TYPE_DOUBLE, latency,
-      "mode", G_TYPE_STRING, mode == HY_MODE_HYBRID ? "hybrid" : "imperative",
-      NULL);
-  GstHybridResult *result = gst_hybrid_result_new (hy_session_executor
-      (self->session), hy_session_model (self->session),
-      hy_session_batch (self->session), slot, frame, &spec, s);
+  GstHybridResultPool *pool = result_pool (self, &spec);
+  guint blocks = gst_hybrid_result_pool_n_blocks (pool);
+  GstHybridResult *result = gst_hybrid_result_new (pool,
+      hy_session_executor (self->session), slot, &details, &spec);
+  if (gst_hybrid_result_pool_n_blocks (pool) != blocks)
+    GST_DEBUG_OBJECT (self, "all %u result blocks held: one more", blocks);
   attach_result (buf, result, TRUE);
+  /* The message owns its structure: a copy (GStreamer's own allocations,
+   * see docs/ELEMENT.md). */
   if (post)
     gst_element_post_message (GST_ELEMENT (self),
         gst_message_new_element (GST_OBJECT (self),
@@ -1203,8 +1222,8 @@ finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
 
   GST_OBJECT_LOCK (self);
   self->frames_inferred++;
-  self->total_latency_us += latency;
-  self->last_latency_us = latency;
+  self->total_latency_us += details.latency_us;
+  self->last_latency_us = details.latency_us;
   GST_OBJECT_UNLOCK (self);
 }
 

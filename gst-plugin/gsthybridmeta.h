@@ -11,7 +11,9 @@
  * every buffer that carries the same result (with interval > 1, the frames
  * in between carry the last result with inferred = FALSE), so a copied
  * buffer costs no tensor copy.  Pointers read from the meta stay valid as
- * long as the buffer holds the meta; nothing in it may be modified.
+ * long as the buffer holds the meta; nothing in it may be modified.  Once
+ * the last meta on it is gone, the storage goes back to the element's pool
+ * and a later frame's result is written into it.
  *
  * Applications need not link the plugin: the struct layout below is the
  * contract, and gst_buffer_get_hybrid_tensor_meta() finds the API type by

@@ -3,7 +3,8 @@
  *
  * Caps, every property (defaults, round trips, type errors GObject warns
  * about, semantic errors the element reports on the bus), classification
- * and detection results, the tensor meta and its lifetime, bus messages,
+ * and detection results, the tensor meta and its lifetime (results in
+ * reused blocks held in any order), bus messages,
  * interval and batch-size, mode switched while playing (with dumps only
  * for the requested frames), renegotiation, statistics and warnings.
  * Results are checked here for their meaning (a red frame is "red");
@@ -632,6 +633,148 @@ GST_START_TEST (test_tensor_meta_lifetime)
 
 GST_END_TEST;
 
+/* The colours test-hybridinfer feeds, as the "colors" model names them. */
+static const gchar *colour_names[] = { "black", "white", "gray", "red",
+  "green", "blue", "yellow", "cyan", "magenta"
+};
+
+/* A buffer's result is its own: its frame, its label, its scores. */
+static void
+check_colour_result (GstBuffer * buf, guint64 frame, const gchar * label)
+{
+  GstHybridTensorMeta *meta = gst_buffer_get_hybrid_tensor_meta (buf);
+  fail_unless (meta != NULL);
+  fail_unless_equals_uint64 (meta->frame_number, frame);
+  const GstStructure *s = meta->results;
+  guint64 number;
+  gint id;
+  fail_unless (gst_structure_get_uint64 (s, "frame-number", &number));
+  fail_unless_equals_uint64 (number, frame);
+  fail_unless_equals_string (gst_structure_get_string (s, "label"), label);
+  const GValue *labels = gst_structure_get_value (s, "labels");
+  fail_unless_equals_int (gst_value_array_get_size (labels), 5);
+  fail_unless_equals_string (g_value_get_string (gst_value_array_get_value
+          (labels, 0)), label);
+  const GstHybridTensor *t = &meta->tensors[0];
+  fail_unless_equals_int (t->n_elements, G_N_ELEMENTS (colour_names));
+  guint best = 0;
+  for (guint i = 1; i < t->n_elements; i++)
+    if (t->data[i] > t->data[best])
+      best = i;
+  fail_unless_equals_string (colour_names[best], label);
+  fail_unless (gst_structure_get_int (s, "class-id", &id));
+  fail_unless_equals_int (id, (gint) best);
+}
+
+/* Results live in blocks the element refills once nobody holds them: a
+ * result held downstream is never refilled, whatever the order buffers
+ * are released in, and outlives the element. */
+GST_START_TEST (test_tensor_meta_pool)
+{
+  static const pixel_func picks[] = { pick_red, pick_green, pick_blue,
+    pick_white
+  };
+  static const gchar *labels[] = { "red", "green", "blue", "white" };
+  enum { HELD = 12 };
+  GstBuffer *held[HELD];
+  guint colour[HELD];
+  guint64 frame[HELD], next = 0;
+  GstElement *e = infer_new ("colors-shaped");
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGB", 32, 24);
+  for (guint i = 0; i < HELD; i++) {
+    colour[i] = i % 4;
+    frame[i] = next++;
+    held[i] = gst_harness_push_and_pull (h, frame_new ("RGB", 32, 24,
+            picks[colour[i]], frame[i]));
+  }
+  for (guint i = 0; i < HELD; i++)
+    check_colour_result (held[i], frame[i], labels[colour[i]]);
+
+  /* every other one goes, in reverse; later frames refill those blocks */
+  for (gint i = HELD - 1; i >= 1; i -= 2)
+    gst_buffer_unref (held[i]);
+  for (guint i = 1; i < HELD; i += 2) {
+    colour[i] = (i + 1) % 4;
+    frame[i] = next++;
+    held[i] = gst_harness_push_and_pull (h, frame_new ("RGB", 32, 24,
+            picks[colour[i]], frame[i]));
+  }
+  GstBuffer *copy = gst_buffer_copy (held[3]);
+  for (guint i = 0; i < HELD; i++)
+    check_colour_result (held[i], frame[i], labels[colour[i]]);
+  gst_harness_teardown (h);
+
+  /* the element is gone: the results stay, released in any order */
+  for (guint i = 0; i < HELD; i += 2) {
+    check_colour_result (held[i], frame[i], labels[colour[i]]);
+    gst_buffer_unref (held[i]);
+  }
+  gst_buffer_unref (held[3]);
+  check_colour_result (copy, frame[3], labels[colour[3]]);
+  for (guint i = 1; i < HELD; i += 2)
+    if (i != 3) {
+      check_colour_result (held[i], frame[i], labels[colour[i]]);
+      gst_buffer_unref (held[i]);
+    }
+  check_colour_result (copy, frame[3], labels[colour[3]]);
+  gst_buffer_unref (copy);
+}
+
+GST_END_TEST;
+
+/* A refilled block with more or fewer boxes than its last result: the
+ * message's arrays and the regions of interest follow. */
+GST_START_TEST (test_detection_count_changes)
+{
+  static const gfloat thresholds[] = { 0.5f, 0.0f, 0.0f, 0.5f, 0.5f, 0.0f,
+    0.5f, 0.0f, 0.5f
+  };
+  static const gchar *fields[] = { "labels", "class-ids", "scores", "boxes" };
+  GstElement *e = infer_new ("quadrants");
+  g_object_set (e, "input-size", "64x64", NULL);
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGB", 64, 48);
+  GstBuffer *kept = NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (thresholds); i++) {
+    guint expected = thresholds[i] > 0.0f ? 3 : 4;
+    g_object_set (h->element, "threshold", thresholds[i], NULL);
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        frame_new ("RGB", 64, 48, pick_quadrants, i));
+    check_quadrant_rois (out, 64, 48, expected);
+    const GstStructure *s = results_of (out);
+    gint count;
+    fail_unless (gst_structure_get_int (s, "count", &count));
+    fail_unless_equals_int (count, expected);
+    for (guint f = 0; f < G_N_ELEMENTS (fields); f++)
+      fail_unless_equals_int (gst_value_array_get_size
+          (gst_structure_get_value (s, fields[f])), expected);
+    const GValue *boxes = gst_structure_get_value (s, "boxes");
+    for (guint b = 0; b < expected; b++) {
+      const GValue *box = gst_value_array_get_value (boxes, b);
+      fail_unless_equals_int (gst_value_array_get_size (box), 4);
+      /* the quadrant's width: half the frame */
+      fail_unless_equals_float (g_value_get_float (gst_value_array_get_value
+              (box, 2)), 32.0f);
+    }
+    fail_unless_equals_string (g_value_get_string (gst_value_array_get_value
+            (gst_structure_get_value (s, "labels"), 2)), "blue");
+    /* one held now and then: blocks change partners */
+    if (i % 3 == 1) {
+      if (kept)
+        gst_buffer_unref (kept);
+      kept = out;
+    } else {
+      gst_buffer_unref (out);
+    }
+  }
+  check_quadrant_rois (kept, 64, 48, 4);
+  gst_buffer_unref (kept);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_interval)
 {
   static const guint64 source[] = { 0, 0, 0, 3, 3, 3, 6 };
@@ -1037,6 +1180,8 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_bus_messages);
   tcase_add_test (tc, test_raw_output);
   tcase_add_test (tc, test_tensor_meta_lifetime);
+  tcase_add_test (tc, test_tensor_meta_pool);
+  tcase_add_test (tc, test_detection_count_changes);
   tcase_add_test (tc, test_interval);
   tcase_add_test (tc, test_batch);
   tcase_add_test (tc, test_batch_matches_single);
