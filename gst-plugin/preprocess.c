@@ -29,6 +29,7 @@
 
 #include "hybrid.h"
 #include "preprocess.h"
+#include "preprocess-setup.h"
 
 /* No FMA contraction, whatever the C mode (ISO C, the build's, already
  * has none; GNU C would fuse in the AVX2 and AVX-512 builds below). */
@@ -169,84 +170,30 @@ is_yuv (hy_pixel_layout layout)
 static void
 setup_yuv (hy_preprocess *pp)
 {
-  const hy_preprocess_config *c = &pp->cfg;
-  float kr = c->yuv_kr, kb = c->yuv_kb, kg = 1.0f - kr - kb;
-  if (c->yuv_full_range) {
-    pp->y_mul = 1.0f;
-    pp->y_add = 0.0f;
-    pp->c_mul = 1.0f;
-  } else {
-    pp->y_mul = 255.0f / 219.0f;
-    pp->y_add = -16.0f * 255.0f / 219.0f;
-    pp->c_mul = 255.0f / 224.0f;
-  }
-  pp->vr = 2.0f * (1.0f - kr);
-  pp->ub = 2.0f * (1.0f - kb);
-  pp->vg = 2.0f * kr * (1.0f - kr) / kg;
-  pp->ug = 2.0f * kb * (1.0f - kb) / kg;
+  hy_yuv_coefficients k = hy_preprocess_yuv_coefficients (&pp->cfg);
+  pp->y_mul = k.y_mul;
+  pp->y_add = k.y_add;
+  pp->c_mul = k.c_mul;
+  pp->vr = k.vr;
+  pp->ug = k.ug;
+  pp->vg = k.vg;
+  pp->ub = k.ub;
   /* y, u and v stay within +-300: with coefficients below 1e30 no product
    * or sum comes near FLT_MAX (so none is inf, and none NaN). */
   pp->yuv_bits = fabsf (pp->vr) < 1e30f && fabsf (pp->ub) < 1e30f
       && fabsf (pp->vg) < 1e30f && fabsf (pp->ug) < 1e30f;
 }
 
-static gboolean
-check_config (const hy_preprocess_config *c, GError **error)
-{
-  if (c->src_width < 1 || c->src_height < 1) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "frame size %dx%d: both sides must be at least 1", c->src_width,
-        c->src_height);
-    return FALSE;
-  }
-  if (c->dst_width < 1 || c->dst_height < 1) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "input size %dx%d: both sides must be at least 1", c->dst_width,
-        c->dst_height);
-    return FALSE;
-  }
-  if (c->dst_channels != 1 && c->dst_channels != 3) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "the model input has %d channels: only 1 (gray) or 3 (colour) "
-        "can be made from video", c->dst_channels);
-    return FALSE;
-  }
-  if ((unsigned) c->layout > HY_PIXEL_I420) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "pixel layout %d is not one hy_preprocess knows", (int) c->layout);
-    return FALSE;
-  }
-  for (int i = 0; i < c->dst_channels; i++) {
-    if (!(c->std[i] != 0.0f) || !isfinite (c->std[i])
-        || !isfinite (c->mean[i])) {
-      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-          "channel %d: std must be finite and non-zero and mean finite "
-          "(got mean %g, std %g)", i, c->mean[i], c->std[i]);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
 hy_preprocess *
 hy_preprocess_new (const hy_preprocess_config *config, GError **error)
 {
-  if (!check_config (config, error))
+  if (!hy_preprocess_check_config (config, error))
     return NULL;
   hy_preprocess *pp = g_new0 (hy_preprocess, 1);
   const hy_preprocess_config *c = &pp->cfg;
   pp->cfg = *config;
 
-  pp->rw = c->dst_width;
-  pp->rh = c->dst_height;
-  if (c->resize == HY_RESIZE_LETTERBOX) {
-    double s = MIN ((double) c->dst_width / c->src_width,
-        (double) c->dst_height / c->src_height);
-    pp->rw = CLAMP ((int) lround (c->src_width * s), 1, c->dst_width);
-    pp->rh = CLAMP ((int) lround (c->src_height * s), 1, c->dst_height);
-  }
-  pp->ox = (c->dst_width - pp->rw) / 2;
-  pp->oy = (c->dst_height - pp->rh) / 2;
+  hy_preprocess_placement (c, &pp->rw, &pp->rh, &pp->ox, &pp->oy);
   /* Sampling pixel centres at the same size lands on the pixels: no
    * interpolation (chroma, at half size, still interpolates). */
   pp->direct = pp->rw == c->src_width && pp->rh == c->src_height;
@@ -281,10 +228,7 @@ hy_preprocess_new (const hy_preprocess_config *config, GError **error)
         pp->hchroma[s][i] = g_new (float, pp->rw);
   }
 
-  for (int i = 0; i < c->dst_channels; i++) {
-    pp->mul[i] = c->scale / c->std[i];
-    pp->add[i] = -c->mean[i] / c->std[i];
-  }
+  hy_preprocess_normalisation (c, pp->mul, pp->add);
   int planes = is_yuv (c->layout) || c->layout == HY_PIXEL_GRAY8 ? 1 : 3;
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < planes; i++)
