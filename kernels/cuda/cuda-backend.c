@@ -102,6 +102,7 @@ cuda_prepare_call (hy_backend *be, hy_call *call, GError **error)
   cuda_backend *cb = cuda_backend_of (be);
   void *state = NULL;
   size_t workspace = 0;
+  HY_CUDA_TRY (cudaSetDevice (cb->ctx.device), error);
   if (!prepare (&cb->ctx, call->params, call->in, call->n_in, call->out,
           call->n_out, &state, &workspace, error))
     return FALSE;
@@ -159,6 +160,9 @@ cuda_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
 {
   cuda_backend *cb = cuda_backend_of (be);
   hy_cuda_ctx *ctx = &cb->ctx;
+  /* The current device is per thread: a pipeline's streaming thread is
+   * not the one that made the backend (matters for cuda:N, N > 0). */
+  HY_CUDA_CHECK (ctx, cudaSetDevice (ctx->device));
   if (capture && cb->graphs && !*capture) {
     cudaGraphExec_t exec = record (ctx, calls, n_calls);
     if (exec) {

@@ -5,6 +5,8 @@
  * the backend's stream, with the pool told to keep what is freed: a
  * plan's arena is allocated once, but imperative mode allocates every
  * output per forward, and the pool makes that cheap after the first.
+ * Each entry point makes the backend's device current first: the thread
+ * calling may not be the one that made the backend.
  * Copies from and to the host are blocking (the caller owns the host
  * buffer as soon as they return): an asynchronous copy on the stream,
  * then a wait for the stream, which also orders it after every kernel
@@ -20,6 +22,7 @@ hy_cuda_backend_alloc (hy_backend *be, size_t bytes, GError **error)
   hy_cuda_ctx *ctx = &cuda_backend_of (be)->ctx;
   void *p = NULL;
   be->stats.allocations++;
+  HY_CUDA_TRY (cudaSetDevice (ctx->device), error);
   cudaError_t err = cudaMallocAsync (&p, bytes > 0 ? bytes : 1, ctx->stream);
   if (err != cudaSuccess) {
     g_set_error (error, HY_ERROR, HY_ERROR_BACKEND,
@@ -34,8 +37,10 @@ void
 hy_cuda_backend_dealloc (hy_backend *be, void *ptr)
 {
   hy_cuda_ctx *ctx = &cuda_backend_of (be)->ctx;
-  if (ptr)
+  if (ptr) {
+    HY_CUDA_CHECK (ctx, cudaSetDevice (ctx->device));
     HY_CUDA_CHECK (ctx, cudaFreeAsync (ptr, ctx->stream));
+  }
 }
 
 static gboolean
@@ -44,6 +49,7 @@ copy_and_wait (hy_cuda_ctx *ctx, void *dst, const void *src, size_t bytes,
 {
   if (bytes == 0)
     return TRUE;
+  HY_CUDA_CHECK (ctx, cudaSetDevice (ctx->device));
   HY_CUDA_CHECK (ctx, cudaMemcpyAsync (dst, src, bytes, kind, ctx->stream));
   HY_CUDA_CHECK (ctx, cudaStreamSynchronize (ctx->stream));
   return hy_cuda_ctx_take_error (ctx, error);
