@@ -88,7 +88,7 @@ struct hy_preprocess {
   float *hchroma[2][2];
   /* YUV to RGB: R = y + vr * v, G = y - ug * u - vg * v, B = y + ub * u,
    * after y, u, v are brought to full range and centred. */
-  float y_mul, y_add, c_mul, vr, ug, vg, ub;
+  hy_yuv_coefficients yuv;
   bool yuv_bits;                /* see clamp_byte_bits */
 };
 
@@ -170,18 +170,12 @@ is_yuv (hy_pixel_layout layout)
 static void
 setup_yuv (hy_preprocess *pp)
 {
-  hy_yuv_coefficients k = hy_preprocess_yuv_coefficients (&pp->cfg);
-  pp->y_mul = k.y_mul;
-  pp->y_add = k.y_add;
-  pp->c_mul = k.c_mul;
-  pp->vr = k.vr;
-  pp->ug = k.ug;
-  pp->vg = k.vg;
-  pp->ub = k.ub;
+  pp->yuv = hy_preprocess_yuv_coefficients (&pp->cfg);
+  const hy_yuv_coefficients *k = &pp->yuv;
   /* y, u and v stay within +-300: with coefficients below 1e30 no product
    * or sum comes near FLT_MAX (so none is inf, and none NaN). */
-  pp->yuv_bits = fabsf (pp->vr) < 1e30f && fabsf (pp->ub) < 1e30f
-      && fabsf (pp->vg) < 1e30f && fabsf (pp->ug) < 1e30f;
+  pp->yuv_bits = fabsf (k->vr) < 1e30f && fabsf (k->ub) < 1e30f
+      && fabsf (k->vg) < 1e30f && fabsf (k->ug) < 1e30f;
 }
 
 hy_preprocess *
@@ -675,8 +669,10 @@ yuv_row_n (const hy_preprocess *pp, const float *restrict lt,
     const out_row *o, int luma, int chroma, bool gray, bool bits)
 {
   const int n = pp->rw;
-  const float y_mul = pp->y_mul, y_add = pp->y_add, c_mul = pp->c_mul;
-  const float vr = pp->vr, ug = pp->ug, vg = pp->vg, ub = pp->ub;
+  const float y_mul = pp->yuv.y_mul, y_add = pp->yuv.y_add;
+  const float c_mul = pp->yuv.c_mul;
+  const float vr = pp->yuv.vr, ug = pp->yuv.ug, vg = pp->yuv.vg;
+  const float ub = pp->yuv.ub;
   const int cr = pp->cfg.bgr ? 2 : 0, cb = 2 - cr;
   float *restrict outr = o->out[gray ? 0 : cr];
   float *restrict outg = o->out[gray ? 0 : 1];

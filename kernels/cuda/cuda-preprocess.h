@@ -23,7 +23,7 @@
 #include <glib.h>
 
 #include "cuda-kernel.h"
-#include "../../gst-plugin/preprocess.h"
+#include "../../gst-plugin/preprocess-setup.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,7 +41,7 @@ typedef struct hy_cuda_preprocess_desc {
   double rx, ry;                /* frame pixels per tensor pixel */
   int bpp, off[3];              /* packed: bytes per pixel, R, G, B */
   float mul[3], add[3];         /* value = pixel * mul + add */
-  float y_mul, y_add, c_mul, vr, ug, vg, ub;    /* YUV to RGB */
+  hy_yuv_coefficients yuv;      /* YUV to RGB */
 } hy_cuda_preprocess_desc;
 
 /* Fills *d from the config hy_preprocess_new takes; FALSE + error
@@ -166,15 +166,16 @@ hy_cuda_preprocess_pixel (const hy_cuda_preprocess_desc *d,
     float lum = hy_pp_bilerp (a, b, clo, chi, wx, wy);
     float u = hy_pp_bilerp (u0, u1, cclo, cchi, cwx, cwy);
     float v = hy_pp_bilerp (v0, v1, cclo, cchi, cwx, cwy);
-    lum = hy_cuda_add_rn (hy_cuda_mul_rn (lum, d->y_mul), d->y_add);
-    u = hy_cuda_mul_rn (hy_cuda_sub_rn (u, 128.0f), d->c_mul);
-    v = hy_cuda_mul_rn (hy_cuda_sub_rn (v, 128.0f), d->c_mul);
+    const hy_yuv_coefficients *k = &d->yuv;
+    lum = hy_cuda_add_rn (hy_cuda_mul_rn (lum, k->y_mul), k->y_add);
+    u = hy_cuda_mul_rn (hy_cuda_sub_rn (u, 128.0f), k->c_mul);
+    v = hy_cuda_mul_rn (hy_cuda_sub_rn (v, 128.0f), k->c_mul);
     rgb[0] = hy_pp_clamp_byte (hy_cuda_add_rn (lum,
-            hy_cuda_mul_rn (d->vr, v)));
+            hy_cuda_mul_rn (k->vr, v)));
     rgb[1] = hy_pp_clamp_byte (hy_cuda_sub_rn (hy_cuda_sub_rn (lum,
-                hy_cuda_mul_rn (d->ug, u)), hy_cuda_mul_rn (d->vg, v)));
+                hy_cuda_mul_rn (k->ug, u)), hy_cuda_mul_rn (k->vg, v)));
     rgb[2] = hy_pp_clamp_byte (hy_cuda_add_rn (lum,
-            hy_cuda_mul_rn (d->ub, u)));
+            hy_cuda_mul_rn (k->ub, u)));
   } else {
     clo *= d->bpp;
     chi *= d->bpp;

@@ -12,7 +12,6 @@
 
 #include "hybrid.h"
 #include "cuda-preprocess.h"
-#include "../../gst-plugin/preprocess-setup.h"
 
 gboolean
 hy_cuda_preprocess_desc_init (hy_cuda_preprocess_desc *d,
@@ -40,14 +39,7 @@ hy_cuda_preprocess_desc_init (hy_cuda_preprocess_desc *d,
     d->bpp = 1;
 
   if (c->layout == HY_PIXEL_NV12 || c->layout == HY_PIXEL_I420) {
-    hy_yuv_coefficients k = hy_preprocess_yuv_coefficients (c);
-    d->y_mul = k.y_mul;
-    d->y_add = k.y_add;
-    d->c_mul = k.c_mul;
-    d->vr = k.vr;
-    d->ug = k.ug;
-    d->vg = k.vg;
-    d->ub = k.ub;
+    d->yuv = hy_preprocess_yuv_coefficients (c);
   }
 
   hy_preprocess_normalisation (c, d->mul, d->add);
