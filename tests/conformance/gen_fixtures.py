@@ -55,13 +55,14 @@ SYMBOL_FILE = "model-symbol.json"
 PARAMS_FILE = "model-0000.params"
 
 # A registered case: `build(rng)` is only called when the case is selected, so --only stays cheap.
-Case = namedtuple("Case", "name set kind op note build")
+Case = namedtuple("Case", "name set kind op note build nonfinite")
 CASES = []
 
 
-def register(name, set_, kind, build, op=None, note=""):
+def register(name, set_, kind, build, op=None, note="", nonfinite=False):
+    """`nonfinite`: the case feeds NaN/Inf on purpose, so its outputs may hold them too."""
     assert all(c.name != name for c in CASES), "duplicate case " + name
-    CASES.append(Case(name, set_, kind, op, note, build))
+    CASES.append(Case(name, set_, kind, op, note, build, nonfinite))
 
 
 def seed_of(text):
@@ -96,6 +97,21 @@ def nonzero(rng, shape):
 def grid(rng, shape, lo=-2.0, hi=2.0):
     """Multiples of 0.5: produces exact ties for comparisons, round, floor, sign(0)."""
     return (rng.randint(int(lo * 2), int(hi * 2) + 1, shape) * 0.5).astype(np.float32)
+
+
+def with_nonfinite(gen, frac=0.2):
+    """`gen`'s values with about `frac` of them replaced by NaN, +Inf and -Inf in equal parts.
+
+    Whole rows of NaN/Inf and rows without any occur at these sizes too, so every op sees a
+    special value in each position of its windows, rows and reductions, and clean ones beside."""
+    def make(rng, shape):
+        x = np.array(gen(rng, shape), dtype=np.float32)
+        pick = rng.random_sample(x.shape)
+        x[pick < frac / 3] = np.nan
+        x[(pick >= frac / 3) & (pick < 2 * frac / 3)] = np.inf
+        x[(pick >= 2 * frac / 3) & (pick < frac)] = -np.inf
+        return x
+    return make
 
 
 def weight(rng, shape):
@@ -204,7 +220,8 @@ def finish_case(case, case_dir, inputs, outputs):
         in_meta.append({"name": name, "file": fname, "shape": list(arr.shape)})
     out_files = []
     for i, arr in enumerate(outputs):
-        if not np.all(np.isfinite(arr)):
+        # A NaN or Inf in a reference is a bug in the case unless the case is about them.
+        if not case.nonfinite and not np.all(np.isfinite(arr)):
             raise RuntimeError("%s: output %d is not finite" % (case.name, i))
         fname = "output%d.npy" % i
         np.save(os.path.join(case_dir, fname), np.ascontiguousarray(arr, dtype=np.float32))
@@ -388,12 +405,12 @@ V = mx.sym.var
 I = mx.sym._internal  # scalar ops, _arange and _copy live here
 
 
-def op(name, opname, build, note=""):
+def op(name, opname, build, note="", nonfinite=False):
     """Register a raw-symbol case.  build(rng) -> (sym, OrderedDict inputs, dict params)."""
     def run(case, case_dir, rng):
         sym, inputs, params = build(rng)
         return write_symbol_case(case, case_dir, sym, inputs, params)
-    register("op_" + name, "small", "op", run, op=opname, note=note)
+    register("op_" + name, "small", "op", run, op=opname, note=note, nonfinite=nonfinite)
 
 
 def unary(fn, shape=(2, 3, 4, 5), gen=randn):
@@ -869,6 +886,202 @@ def ops_reduce():
            ("indices as float32; " + note).strip("; "))
 
 
+def ops_nonfinite():
+    """NaN, +Inf and -Inf through every op family: MXNet's own kernels decide what comes out
+    (NaN at NaN positions or over a whole softmax row, NaN through relu and max, Inf - Inf).
+    Each case is an existing one (same symbol) with special values in its float inputs."""
+    NF = " with NaN/+Inf/-Inf inputs"
+
+    def nf(name, opname, fn, shape=(2, 3, 4, 5), gen=randn, note=""):
+        op(name + "_nan", opname, unary(fn, shape=shape, gen=with_nonfinite(gen)),
+           (note + ";" if note else "") + NF.lstrip(), nonfinite=True)
+
+    # softmax family: a NaN or an Inf anywhere in a row
+    nf("softmax", "softmax", lambda d: mx.sym.softmax(d), shape=(6, 5), note="axis -1")
+    nf("softmax_axis1", "softmax", lambda d: mx.sym.softmax(d, axis=1), note="inner axis")
+    nf("softmax_temperature", "softmax", lambda d: mx.sym.softmax(d, temperature=2.5),
+       shape=(6, 5))
+    nf("log_softmax", "log_softmax", lambda d: mx.sym.log_softmax(d), shape=(6, 5))
+    nf("log_softmax_axis1", "log_softmax", lambda d: mx.sym.log_softmax(d, axis=1))
+    nf("SoftmaxActivation_instance", "SoftmaxActivation", lambda d: mx.sym.SoftmaxActivation(d),
+       shape=(6, 2, 2))
+    nf("SoftmaxActivation_channel", "SoftmaxActivation",
+       lambda d: mx.sym.SoftmaxActivation(d, mode="channel"), shape=(2, 3, 2, 2))
+    for tag, shape, kw in [("default_2d", (6, 5), {}), ("multi_output", (2, 3, 2, 2),
+                                                         {"multi_output": True})]:
+        nf("SoftmaxOutput_" + tag, "SoftmaxOutput",
+           lambda d, kw=kw: mx.sym.SoftmaxOutput(d, name="softmax", **kw), shape=shape,
+           note="softmax_label is an unbound label variable")
+
+    # activations
+    for act in ["relu", "sigmoid", "tanh", "softrelu", "softsign"]:
+        nf("Activation_" + act, "Activation",
+           lambda d, a=act: mx.sym.Activation(d, act_type=a, name="act"))
+    for tag, kw in [("default", {}), ("leaky_slope0.1", {"act_type": "leaky", "slope": 0.1}),
+                    ("elu", {"act_type": "elu"}), ("selu", {"act_type": "selu"}),
+                    ("gelu", {"act_type": "gelu"})]:
+        nf("LeakyReLU_" + tag, "LeakyReLU", lambda d, kw=kw: mx.sym.LeakyReLU(d, name="lrelu", **kw))
+    nf("LeakyReLU_rrelu", "LeakyReLU",
+       lambda d: mx.sym.LeakyReLU(d, act_type="rrelu", name="lrelu")[0], note="output 0")
+
+    def prelu(rng):
+        sym = mx.sym.LeakyReLU(V("data"), V("lrelu_gamma"), act_type="prelu", name="lrelu")
+        return sym, OrderedDict(data=with_nonfinite(randn)(rng, (2, 3, 4, 5))), \
+            {"lrelu_gamma": uniform(rng, (3,), 0.05, 0.5)}
+    op("LeakyReLU_prelu_nan", "LeakyReLU", prelu, "per-channel slope;" + NF, nonfinite=True)
+    nf("hard_sigmoid", "hard_sigmoid", lambda d: mx.sym.hard_sigmoid(d))
+    nf("clip", "clip", lambda d: mx.sym.clip(d, a_min=-0.5, a_max=0.7))
+    nf("clip_relu6", "clip", lambda d: mx.sym.clip(d, a_min=0.0, a_max=6.0))
+
+    # pooling: special values inside windows, on both sides of the padding
+    x7, x8 = (2, 3, 7, 7), (2, 3, 8, 8)
+    for tag, shape, kw in [
+            ("max_k2_s2", x8, dict(kernel=(2, 2), stride=(2, 2), pool_type="max")),
+            ("max_k3_s1", x7, dict(kernel=(3, 3), pool_type="max")),
+            ("max_k3_s2_pad1", x7, dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                                        pool_type="max")),
+            ("max_k3_s2_full", x8, dict(kernel=(3, 3), stride=(2, 2), pool_type="max",
+                                        pooling_convention="full")),
+            ("avg_k2_s2", x8, dict(kernel=(2, 2), stride=(2, 2), pool_type="avg")),
+            ("avg_k3_s2_pad1", x7, dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                                        pool_type="avg")),
+            ("avg_k3_s2_pad1_nopadcount", x7, dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                                                   pool_type="avg", count_include_pad=False)),
+            ("sum_k3_pad1", x7, dict(kernel=(3, 3), pad=(1, 1), pool_type="sum")),
+            ("lp_p2", x8, dict(kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=2)),
+            ("lp_p3", x8, dict(kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=3)),
+            ("global_max", x7, dict(kernel=(1, 1), global_pool=True, pool_type="max")),
+            ("global_avg", x7, dict(kernel=(1, 1), global_pool=True, pool_type="avg")),
+            ("global_sum", x7, dict(kernel=(1, 1), global_pool=True, pool_type="sum"))]:
+        # a lower rate: most windows keep clean values, some hold one or more specials
+        op("Pooling_%s_nan" % tag, "Pooling",
+           unary(lambda d, kw=kw: mx.sym.Pooling(d, name="pool", **kw), shape=shape,
+                 gen=with_nonfinite(randn, 0.08)), NF.lstrip(), nonfinite=True)
+
+    # reductions and arg-reductions
+    for name in ["sum", "mean", "max", "min", "prod"]:
+        fn = getattr(mx.sym, name)
+        for tag, kw in [("all", {}), ("axis1", {"axis": 1}), ("axis_minus1", {"axis": -1}),
+                        ("axis0_keepdims", {"axis": 0, "keepdims": True})]:
+            op("%s_%s_nan" % (name, tag), name,
+               unary(lambda d, fn=fn, kw=kw: fn(d, **kw), shape=(3, 4, 5),
+                     gen=with_nonfinite(randn, 0.1)), NF.lstrip(), nonfinite=True)
+    for name in ["argmax", "argmin"]:
+        fn = getattr(mx.sym, name)
+        for tag, kw in [("axis1", {"axis": 1}), ("axis_minus1", {"axis": -1}),
+                        ("axis0", {"axis": 0}), ("noaxis", {})]:
+            op("%s_%s_nan" % (name, tag), name,
+               unary(lambda d, fn=fn, kw=kw: fn(d, **kw), shape=(3, 4, 5),
+                     gen=with_nonfinite(grid, 0.3)), "indices as float32;" + NF,
+               nonfinite=True)
+
+    # elementwise math, scalar ops and comparisons
+    for name, gen in UNARY_OPS:
+        nf(name, name, lambda d, f=getattr(mx.sym, name): f(d), gen=gen)
+    for name, scalar, gen in SCALAR_OPS:
+        nf(name, name, lambda d, f=getattr(I, name), s=scalar: f(d, scalar=s), shape=(3, 4, 5),
+           gen=gen, note="scalar=%g" % scalar)
+    for name, scalar in [("_maximum_scalar", np.nan), ("_minimum_scalar", np.nan),
+                         ("_maximum_scalar", np.inf), ("_minimum_scalar", -np.inf)]:
+        tag = "%s_%s" % (name, "of_nan" if np.isnan(scalar) else "of_inf")
+        op(tag, name, unary(lambda d, f=getattr(I, name), s=scalar: f(d, scalar=s),
+                            shape=(3, 4, 5), gen=with_nonfinite(grid)),
+           "scalar=%g;%s" % (scalar, NF), nonfinite=True)
+
+    def binary_nf(name, opname, fn, sa, sb, ga, gb):
+        def build(rng):
+            ins = inputs_of(rng, (sa, with_nonfinite(ga)), (sb, with_nonfinite(gb)))
+            return fn(V("data0"), V("data1")), ins, {}
+        op(name + "_nan", opname, build, "%s vs %s;%s" % (sa, sb, NF), nonfinite=True)
+    for opname, ga, gb in BROADCAST_OPS:
+        full = "broadcast_" + opname
+        binary_nf(full + "_c11", full, getattr(mx.sym, full), (2, 3, 4, 5), (1, 3, 1, 1), ga, gb)
+        binary_nf(full + "_same", full, getattr(mx.sym, full), (3, 4, 5), (3, 4, 5), ga, gb)
+    for name in ["add", "sub", "mul", "div"]:
+        binary_nf("elemwise_" + name, "elemwise_" + name, getattr(mx.sym, "elemwise_" + name),
+                  (3, 4, 5), (3, 4, 5), randn, randn)
+    for name in ["_maximum", "_minimum", "_power", "_equal", "_not_equal", "_greater",
+                 "_greater_equal", "_lesser", "_lesser_equal"]:
+        binary_nf(name, name, getattr(I, name), (3, 4, 5), (3, 4, 5), grid, grid)
+
+    def add_n(rng):
+        ins = inputs_of(rng, *[((3, 4, 5), with_nonfinite(randn))] * 3)
+        return mx.sym.add_n(*[V(n) for n in ins]), ins, {}
+    op("add_n_nan", "add_n", add_n, "3 inputs;" + NF, nonfinite=True)
+
+    def where(rng):
+        cond = (rng.random_sample((3, 4, 5)) < 0.5).astype(np.float32)
+        cond[rng.random_sample(cond.shape) < 0.2] = np.nan
+        ins = OrderedDict([("data0", cond), ("data1", with_nonfinite(randn)(rng, (3, 4, 5))),
+                           ("data2", with_nonfinite(randn)(rng, (3, 4, 5)))])
+        return mx.sym.where(V("data0"), V("data1"), V("data2")), ins, {}
+    op("where_nan", "where", where, "a NaN condition is nonzero;" + NF, nonfinite=True)
+    nf("Cast_float16", "Cast", lambda d: mx.sym.Cast(d, dtype="float16"), shape=(3, 4, 5))
+
+    # layers: a NaN/Inf input poisons what it reaches, through BLAS too
+    def bn(rng):
+        sym = mx.sym.BatchNorm(V("data"), name="bn", fix_gamma=False, eps=1e-5)
+        params = {"bn_" + k: v for k, v in bn_stats(rng, 3).items()}
+        return sym, OrderedDict(data=with_nonfinite(randn)(rng, (2, 3, 5, 5))), params
+    op("BatchNorm_nan", "BatchNorm", bn, NF.lstrip(), nonfinite=True)
+
+    def fc(rng):
+        sym = mx.sym.FullyConnected(V("data"), num_hidden=6, name="fc")
+        x = randn(rng, (6, 10))
+        x[1, 3], x[2, 0], x[3, 9], x[4, 4], x[4, 5] = np.nan, np.inf, -np.inf, np.inf, -np.inf
+        return sym, OrderedDict(data=x), {"fc_weight": weight(rng, (6, 10)),
+                                          "fc_bias": randn(rng, (6,), 0.1)}
+    op("FullyConnected_nan", "FullyConnected", fc, "one special per row, row 4: Inf - Inf",
+       nonfinite=True)
+
+    def conv(rng):
+        sym = mx.sym.Convolution(V("data"), num_filter=4, kernel=(3, 3), pad=(1, 1), name="conv")
+        x = randn(rng, (2, 3, 9, 9))
+        x[0, 0, 1, 1], x[0, 2, 6, 6], x[1, 1, 4, 2] = np.nan, np.inf, -np.inf
+        return sym, OrderedDict(data=x), {"conv_weight": weight(rng, (4, 3, 3, 3)),
+                                          "conv_bias": randn(rng, (4,), 0.1)}
+    op("Convolution_k3_pad1_nan", "Convolution", conv, "isolated specials: 3x3 footprints",
+       nonfinite=True)
+
+    # What hybrid mode fuses into a Convolution/FullyConnected epilogue must treat NaN as the
+    # op it replaces does: relu keeps NaN in MXNet (it is `isnan(x) || x > 0 ? x : 0`).
+    def fused(name, opname, after, nf_=4, residual=False, bn=False, dense=False):
+        def build(rng):
+            d = V("data")  # one variable, read twice by the residual add
+            if dense:
+                x = randn(rng, (6, 10))
+                x[1, 3], x[2, 0], x[3, 9], x[4, 4], x[4, 5] = \
+                    np.nan, np.inf, -np.inf, np.inf, -np.inf
+                y = mx.sym.FullyConnected(d, num_hidden=6, name="fc")
+                params = {"fc_weight": weight(rng, (6, 10)), "fc_bias": randn(rng, (6,), 0.1)}
+            else:
+                x = randn(rng, (2, nf_, 9, 9))
+                x[0, 0, 1, 1], x[0, 2, 6, 6], x[1, 1, 4, 2] = np.nan, np.inf, -np.inf
+                y = mx.sym.Convolution(d, num_filter=nf_, kernel=(3, 3), pad=(1, 1),
+                                       name="conv")
+                params = {"conv_weight": weight(rng, (nf_, nf_, 3, 3)),
+                          "conv_bias": randn(rng, (nf_,), 0.1)}
+            if bn:
+                y = mx.sym.BatchNorm(y, name="bn", fix_gamma=False, eps=1e-5)
+                params.update(("bn_" + k, v) for k, v in bn_stats(rng, nf_).items())
+            if residual:
+                y = mx.sym.elemwise_add(y, d)
+            return after(y), OrderedDict(data=x), params
+        op(name + "_nan", opname, build, "fused into the producer in hybrid mode;" + NF,
+           nonfinite=True)
+
+    fused("Convolution_Activation_relu", "Activation",
+          lambda y: mx.sym.Activation(y, act_type="relu", name="act"))
+    fused("Convolution_clip_relu6", "clip", lambda y: mx.sym.clip(y, a_min=0.0, a_max=6.0))
+    fused("Convolution_LeakyReLU", "LeakyReLU",
+          lambda y: mx.sym.LeakyReLU(y, act_type="leaky", slope=0.1, name="lrelu"))
+    fused("Convolution_BatchNorm_add_relu", "relu", lambda y: mx.sym.relu(y), residual=True,
+          bn=True)
+    fused("FullyConnected_relu", "relu", lambda y: mx.sym.relu(y), dense=True)
+    fused("FullyConnected_Activation_relu", "Activation",
+          lambda y: mx.sym.Activation(y, act_type="relu", name="act"), dense=True)
+
+
 def register_ops():
     ops_convolution()
     ops_batchnorm()
@@ -886,6 +1099,7 @@ def register_ops():
     ops_cast()
     ops_unary_math()
     ops_reduce()
+    ops_nonfinite()
 
 
 # ---------------------------------------------------------------------------------------------
