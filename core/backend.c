@@ -1,13 +1,14 @@
 /*
- * backend.c — picks the backend for a device.
+ * backend.c — picks the backend for a device, and runs one op on one.
  */
-#include "backend.h"
+#include "backend-impl.h"
+#include "op.h"
 
 hy_backend *
-hy_backend_new (hy_device device, GError **error)
+hy_backend_new (hy_device device, int n_threads, GError **error)
 {
   if (device.kind == HY_DEVICE_CPU)
-    return hy_cpu_backend_new (error);
+    return hy_cpu_backend_new (n_threads, error);
   if (!hy_cuda_backend_new) {
     g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
         "device cuda:%d: this build has no CUDA backend (configure with "
@@ -22,4 +23,28 @@ hy_backend_free (hy_backend *be)
 {
   if (be)
     be->iface->free (be);
+}
+
+gboolean
+hy_backend_run_op (hy_backend *be, hy_op_id op, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out,
+    GError **error)
+{
+  hy_kernel_ptr fn = be->iface->kernel_for (op);
+  if (!fn) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "the %s backend has no kernel for op %s", be->iface->name,
+        hy_op_info_get (op)->name);
+    return FALSE;
+  }
+  hy_call call = {
+    .fn = fn, .params = params, .in = in, .out = out,
+    .n_in = n_in, .n_out = n_out, .op = op,
+  };
+  if (be->iface->prepare_call && !be->iface->prepare_call (be, &call, error))
+    return FALSE;
+  gboolean ok = be->iface->run (be, &call, 1, NULL, error);
+  if (be->iface->release_call)
+    be->iface->release_call (be, &call);
+  return ok;
 }

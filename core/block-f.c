@@ -41,7 +41,7 @@ struct hy_value {
 
 struct hy_F {
   gboolean symbolic;
-  hy_cpu_ctx *cpu;              /* imperative */
+  hy_backend *backend;          /* imperative: a host-memory backend */
   GPtrArray *values;            /* every value made, freed with F */
   GError *error;                /* the first failure; sticky */
   char *scope;                  /* the innermost block's prefix */
@@ -85,10 +85,10 @@ F_new (gboolean symbolic)
 }
 
 hy_F *
-hy_F_new_imperative (hy_cpu_ctx *cpu)
+hy_F_new_imperative (hy_backend *backend)
 {
   hy_F *F = F_new (FALSE);
-  F->cpu = cpu;
+  F->backend = backend;
   return F;
 }
 
@@ -400,9 +400,9 @@ make_node_name (hy_F *F, const char *op_name, const char *name)
   return full;
 }
 
-static void
+static gboolean
 run_imperative (hy_F *F, const hy_op_info *op, const void *params,
-    hy_cpu_kernel_fn kernel, hy_value *const *inputs, int n_inputs,
+    hy_value *const *inputs, int n_inputs,
     const hy_shape *out_shapes, int n_out, hy_value **outputs,
     int max_outputs)
 {
@@ -413,12 +413,21 @@ run_imperative (hy_F *F, const hy_op_info *op, const void *params,
     in[i] = inputs[i]->tensor;
   for (int k = 0; k < n_out; k++)
     out[k] = hy_tensor_new (&out_shapes[k]);
-  kernel (F->cpu, params, in, n_inputs, out, n_out);
+  GError *local = NULL;
+  if (!hy_backend_run_op (F->backend, op->id, params, in, n_inputs, out,
+          n_out, &local)) {
+    for (int k = 0; k < n_out; k++)
+      hy_tensor_free (out[k]);
+    g_prefix_error (&local, "F.%s: ", op->name);
+    hy_F_fail (F, local);
+    return FALSE;
+  }
   for (int k = 0; k < n_out; k++) {
     hy_value *v = hy_F_adopt (F, out[k]);
     if (k < max_outputs)
       outputs[k] = v;
   }
+  return TRUE;
 }
 
 /* `called` is the op's name as the forward wrote it: MXNet names nodes
@@ -463,10 +472,9 @@ invoke_op (hy_F *F, const char *op_name, hy_value *const *inputs,
         op ? "known but not implemented" : "no such op");
     return 0;
   }
-  hy_cpu_kernel_fn kernel = NULL;
-  if (!F->symbolic && !(kernel = hy_cpu_kernel_for (op->id))) {
-    hy_F_failf (F, HY_ERROR_UNSUPPORTED, "F.%s: the CPU backend has no "
-        "kernel for this op", op->name);
+  if (!F->symbolic && !F->backend->iface->kernel_for (op->id)) {
+    hy_F_failf (F, HY_ERROR_UNSUPPORTED, "F.%s: the %s backend has no "
+        "kernel for this op", op->name, F->backend->iface->name);
     return 0;
   }
 
@@ -519,8 +527,9 @@ invoke_op (hy_F *F, const char *op_name, hy_value *const *inputs,
         out_shapes, n_out, outputs, max_outputs);
     return n_out;
   }
-  run_imperative (F, op, params, kernel, inputs, n_inputs, out_shapes, n_out,
-      outputs, max_outputs);
+  if (!run_imperative (F, op, params, inputs, n_inputs, out_shapes, n_out,
+          outputs, max_outputs))
+    goto fail;
   g_free (params);
   g_hash_table_unref (attrs);
   return n_out;

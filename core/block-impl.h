@@ -8,7 +8,7 @@
 #define HY_BLOCK_IMPL_H
 
 #include "hybrid-block.h"
-#include "cpu-kernel.h"
+#include "backend-impl.h"
 #include "graph.h"
 
 struct hy_parameter {
@@ -58,12 +58,25 @@ struct hy_block {
   gpointer user_data;
   GDestroyNotify user_destroy;
   hy_cached_graph *cache;
-  hy_cpu_ctx cpu;               /* imperative forwards' scratch */
+  /* Where hybridized forwards run: a device, or (tests) a maker of
+   * backends, called for each executor the block builds. */
+  hy_device device;
+  hy_backend_maker make_backend;
+  void *make_backend_data;
+  /* Imperative forwards' ops run here: host memory, made at the first
+   * imperative forward (F hands its tensors straight to the caller). */
+  hy_backend *imperative;
   GPtrArray *outputs;           /* const hy_tensor *, of the last forward */
   GPtrArray *owned_outputs;     /* hy_tensor *, those of them we own */
 };
 
 /* ---- block.c, for the layers and block-io.c ------------------------------ */
+
+/* Hybridizes like hy_block_hybridize_on, but every executor the block (or
+ * a child) builds runs on a backend `make` returns (the tests' pretend
+ * device); the executor takes it. */
+void hy_block_hybridize_with (hy_block *block, hy_hybrid_flags flags,
+    hy_backend_maker make, void *data);
 
 hy_block *hy_block_new_full (const char *hint, hy_forward_fn forward,
     hy_infer_params_fn infer_params, gboolean hybrid);
@@ -84,7 +97,8 @@ void hy_parameters_changed (void);
 
 /* ---- block-f.c, for the other block files -------------------------------- */
 
-hy_F *hy_F_new_imperative (hy_cpu_ctx *cpu);
+/* `backend` must have host memory: F's values are host tensors. */
+hy_F *hy_F_new_imperative (hy_backend *backend);
 hy_F *hy_F_new_symbolic (void);
 void hy_F_free (hy_F *F);
 /* Records an error (the first one wins); takes `error`. */

@@ -122,7 +122,7 @@ hy_block_free (hy_block *block)
   g_hash_table_unref (block->hint_counts);
   if (block->user_destroy)
     block->user_destroy (block->user_data);
-  hy_cpu_ctx_clear (&block->cpu);
+  hy_backend_free (block->imperative);
   g_free (block->hint);
   g_free (block->own_prefix);
   g_free (block->prefix);
@@ -490,27 +490,58 @@ drop_cache (hy_block *block)
 }
 
 static void
-set_hybridized (hy_block *block, gboolean on, hy_hybrid_flags flags)
+set_hybridized (hy_block *block, gboolean on, hy_hybrid_flags flags,
+    hy_device device, hy_backend_maker make, void *make_data)
 {
   drop_cache (block);
   block->hybridized = on;
   /* Gluon: static_shape implies static_alloc. */
   block->flags = flags & HY_HYBRID_STATIC_SHAPE
       ? flags | HY_HYBRID_STATIC_ALLOC : flags;
+  block->device = device;
+  block->make_backend = make;
+  block->make_backend_data = make_data;
   for (guint i = 0; i < block->children->len; i++)
-    set_hybridized (g_ptr_array_index (block->children, i), on, flags);
+    set_hybridized (g_ptr_array_index (block->children, i), on, flags,
+        device, make, make_data);
 }
+
+static const hy_device cpu_device = { HY_DEVICE_CPU, 0 };
 
 void
 hy_block_hybridize (hy_block *block, hy_hybrid_flags flags)
 {
-  set_hybridized (block, TRUE, flags);
+  set_hybridized (block, TRUE, flags, cpu_device, NULL, NULL);
+}
+
+void
+hy_block_hybridize_on (hy_block *block, hy_hybrid_flags flags,
+    hy_device device)
+{
+  set_hybridized (block, TRUE, flags, device, NULL, NULL);
+}
+
+void
+hy_block_hybridize_with (hy_block *block, hy_hybrid_flags flags,
+    hy_backend_maker make, void *data)
+{
+  set_hybridized (block, TRUE, flags, cpu_device, make, data);
 }
 
 void
 hy_block_dehybridize (hy_block *block)
 {
-  set_hybridized (block, FALSE, HY_HYBRID_DEFAULT);
+  set_hybridized (block, FALSE, HY_HYBRID_DEFAULT, cpu_device, NULL, NULL);
+}
+
+/* An executor for a traced graph, on the block's device. */
+static hy_executor *
+new_executor (hy_block *block, const hy_model *model, GError **error)
+{
+  if (!block->make_backend)
+    return hy_executor_new (model, block->device, HY_MODE_HYBRID, error);
+  hy_backend *be = block->make_backend (block->make_backend_data, error);
+  return be ? hy_executor_new_on (model, be, HY_MODE_HYBRID, error) : NULL;
 }
 
 gboolean
@@ -572,8 +603,7 @@ build_cache (hy_block *block, const hy_shape *shapes, int n_inputs,
   hy_model *model = hy_model_new_from_graph (graph, views, source, error);
   if (!model)
     return FALSE;
-  hy_device cpu = { HY_DEVICE_CPU, 0 };
-  hy_executor *exec = hy_executor_new (model, cpu, HY_MODE_HYBRID, error);
+  hy_executor *exec = new_executor (block, model, error);
   if (!exec) {
     hy_model_free (model);
     return FALSE;
@@ -612,8 +642,7 @@ run_cached (hy_block *block, const hy_tensor *const *inputs, int n_inputs,
   if (c->param_generation != current_generation ()) {
     /* Plans fold parameters in: rebuild them from the new values. */
     hy_executor_free (c->exec);
-    hy_device cpu = { HY_DEVICE_CPU, 0 };
-    c->exec = hy_executor_new (c->model, cpu, HY_MODE_HYBRID, error);
+    c->exec = new_executor (block, c->model, error);
     if (!c->exec) {
       drop_cache (block);
       return FALSE;
@@ -727,7 +756,10 @@ static const hy_tensor *
 forward_imperative (hy_block *block, const hy_tensor *const *inputs,
     int n_inputs, GError **error)
 {
-  hy_F *F = hy_F_new_imperative (&block->cpu);
+  if (!block->imperative
+      && !(block->imperative = hy_backend_new (cpu_device, 0, error)))
+    return NULL;
+  hy_F *F = hy_F_new_imperative (block->imperative);
   hy_value **in = g_newa (hy_value *, n_inputs);
   for (int i = 0; i < n_inputs; i++)
     in[i] = hy_F_wrap (F, inputs[i]);

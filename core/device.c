@@ -6,7 +6,11 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "backend.h"
+#include "backend-impl.h"
+
+/* cuda:N takes N below this: no machine we know of has 64 GPUs, so a
+ * larger N is taken for a mistake rather than probed. */
+#define HY_MAX_CUDA_DEVICES 64
 
 gboolean
 hy_device_parse (const char *text, hy_device *out, GError **error)
@@ -22,13 +26,16 @@ hy_device_parse (const char *text, hy_device *out, GError **error)
   if (g_str_has_prefix (text, "cuda:")) {
     char *end = NULL;
     long idx = strtol (text + 5, &end, 10);
-    if (end && *end == '\0' && end != text + 5 && idx >= 0 && idx < 64) {
+    if (end && *end == '\0' && end != text + 5 && idx >= 0
+        && idx < HY_MAX_CUDA_DEVICES) {
       *out = (hy_device) { HY_DEVICE_CUDA, (int) idx };
       return TRUE;
     }
   }
+  /* State the range: "cuda:64" must not read as a typo of the syntax. */
   g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-      "device '%s' is not one of cpu, cuda, cuda:N, auto", text);
+      "device '%s' is not one of cpu, cuda, cuda:N (N from 0 to %d), auto",
+      text, HY_MAX_CUDA_DEVICES - 1);
   return FALSE;
 }
 
@@ -76,33 +83,4 @@ hy_device_resolve_auto (const char *text, hy_device *out, char **note,
   *note = g_strdup_printf ("device auto: %s, using the CPU", why);
   g_free (why);
   return TRUE;
-}
-
-/* From OpenBLAS (declared in its cblas.h, which we keep out of core). */
-extern char *openblas_get_corename (void);
-
-const char *
-hy_blas_core_name (void)
-{
-  return openblas_get_corename ();
-}
-
-const char *
-hy_blas_suggested_coretype (void)
-{
-  const char *core = openblas_get_corename ();
-  if (!core)
-    return NULL;
-  /* Already on an AVX-512 kernel set: nothing to gain. */
-  if (!g_ascii_strcasecmp (core, "skylakex")
-      || !g_ascii_strcasecmp (core, "cooperlake")
-      || !g_ascii_strcasecmp (core, "sapphirerapids"))
-    return NULL;
-  __builtin_cpu_init ();
-  /* OpenBLAS 0.3.21 predates Zen 4/5 and files them under Haswell (AVX2),
-   * although they run its AVX-512 kernels about twice as fast. */
-  if (__builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
-      && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq"))
-    return "SkylakeX";
-  return NULL;
 }

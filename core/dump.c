@@ -15,7 +15,7 @@
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 struct hy_dump {
   char *dir;

@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "model-impl.h"
-#include "backend.h"
+#include "backend-impl.h"
 #include "plan.h"
 
 /* How many input shapes keep a plan; the least recently used goes first.
@@ -35,7 +35,8 @@ typedef struct cached_plan {
 } cached_plan;
 
 struct hy_executor {
-  hy_model *model;
+  const hy_model *model;        /* shared, read-only */
+  hy_shapes *shapes;            /* ours: input shapes, node shapes */
   hy_device device;
   hy_mode mode;
   hy_backend *backend;
@@ -83,7 +84,7 @@ backend_tensor_free (hy_executor *exec, hy_tensor *t)
 static void
 free_node_tensors (hy_executor *exec, hy_tensor ***table, gboolean backend)
 {
-  hy_graph *g = exec->model->graph;
+  hy_graph *g = hy_shapes_graph (exec->shapes);
   for (guint i = 0; table && i < hy_graph_n_nodes (g); i++) {
     hy_node *n = hy_graph_node (g, i);
     if (!table[i])
@@ -129,9 +130,10 @@ find_plan (const hy_executor *exec)
   const hy_model *m = exec->model;
   for (int i = 0; i < exec->n_plans; i++) {
     gboolean same = TRUE;
-    for (int k = 0; k < hy_model_n_inputs (m) && same; k++)
-      same = hy_shape_equal (&exec->plans[i].input_shapes[k],
-          &m->input_shapes[k]);
+    for (int k = 0; k < hy_model_n_inputs (m) && same; k++) {
+      hy_shape now = hy_shapes_input (exec->shapes, k);
+      same = hy_shape_equal (&exec->plans[i].input_shapes[k], &now);
+    }
     if (same)
       return i;
   }
@@ -148,14 +150,14 @@ use_plan (hy_executor *exec, GError **error)
   if (hit >= 0) {
     entry = exec->plans[hit];
   } else {
-    entry.plan = hy_plan_new (exec->model, exec->backend, error);
+    entry.plan = hy_plan_new (exec->shapes, exec->backend, error);
     if (!entry.plan)
       return NULL;
     int n = hy_model_n_inputs (exec->model);
+    /* A model of constants (_arange) has no inputs. */
     entry.input_shapes = g_new0 (hy_shape, MAX (n, 1));
-    if (n > 0)              /* a model of constants (_arange) has none */
-      memcpy (entry.input_shapes, exec->model->input_shapes,
-          (size_t) n * sizeof (hy_shape));
+    for (int k = 0; k < n; k++)
+      entry.input_shapes[k] = hy_shapes_input (exec->shapes, k);
     if (exec->n_plans == HY_PLAN_CACHE_SIZE) {
       cached_plan *old = &exec->plans[--exec->n_plans];
       if (exec->last_run == old->plan)
@@ -171,24 +173,43 @@ use_plan (hy_executor *exec, GError **error)
 }
 
 hy_executor *
-hy_executor_new (hy_model *model, hy_device device, hy_mode mode,
-    GError **error)
+hy_executor_new_with_options (const hy_model *model,
+    const hy_executor_options *options, GError **error)
 {
+  const hy_executor_options defaults = { 0 };
+  const hy_executor_options *o = options ? options : &defaults;
   /* The backend's set-up (threads, a device context) happens here, once,
    * never per forward. */
-  hy_backend *backend = hy_backend_new (device, error);
-  return backend ? hy_executor_new_on (model, backend, mode, error) : NULL;
+  hy_backend *backend = hy_backend_new (o->device, o->threads, error);
+  if (!backend)
+    return NULL;
+  hy_executor *exec = hy_executor_new_on (model, backend, o->mode, error);
+  if (exec && o->precision != HY_PRECISION_FP32
+      && !hy_executor_set_precision (exec, o->precision, error)) {
+    hy_executor_free (exec);
+    return NULL;
+  }
+  return exec;
 }
 
 hy_executor *
-hy_executor_new_on (hy_model *model, hy_backend *backend, hy_mode mode,
+hy_executor_new (const hy_model *model, hy_device device, hy_mode mode,
     GError **error)
+{
+  hy_executor_options o = { .device = device, .mode = mode };
+  return hy_executor_new_with_options (model, &o, error);
+}
+
+hy_executor *
+hy_executor_new_on (const hy_model *model, hy_backend *backend,
+    hy_mode mode, GError **error)
 {
   hy_device device = backend->device;
   hy_graph *g = model->graph;
   guint n = hy_graph_n_nodes (g);
   hy_executor *exec = g_new0 (hy_executor, 1);
   exec->model = model;
+  exec->shapes = hy_shapes_new (model);
   exec->device = device;
   exec->mode = mode;
   exec->backend = backend;
@@ -229,8 +250,9 @@ hy_executor_free (hy_executor *exec)
   release_values (exec);
   release_plans (exec);
   for (guint i = 0; exec->device_vars
-      && i < hy_graph_n_nodes (exec->model->graph); i++)
+      && i < hy_graph_n_nodes (hy_shapes_graph (exec->shapes)); i++)
     backend_tensor_free (exec, exec->device_vars[i]);
+  hy_shapes_free (exec->shapes);
   g_free (exec->device_vars);
   g_free (exec->device_inputs);
   g_free (exec->host_values);
@@ -286,7 +308,7 @@ static gboolean
 bind_inputs (hy_executor *exec, const hy_tensor *const *inputs, int n_inputs,
     GError **error)
 {
-  hy_model *m = exec->model;
+  const hy_model *m = exec->model;
   if (n_inputs != hy_model_n_inputs (m)) {
     g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
         "the model takes %d input(s), %d given", hy_model_n_inputs (m),
@@ -294,11 +316,11 @@ bind_inputs (hy_executor *exec, const hy_tensor *const *inputs, int n_inputs,
     return FALSE;
   }
   for (int i = 0; i < n_inputs; i++) {
-    if (!hy_model_set_input_shape (m, hy_model_input_name (m, i),
+    if (!hy_shapes_set_input (exec->shapes, hy_model_input_name (m, i),
             &inputs[i]->shape, error))
       return FALSE;
   }
-  return hy_model_infer_shapes (m, error);
+  return hy_shapes_infer (exec->shapes, error);
 }
 
 /* Gives every op node fresh output tensors sized by the inferred shapes,
@@ -306,7 +328,7 @@ bind_inputs (hy_executor *exec, const hy_tensor *const *inputs, int n_inputs,
 static gboolean
 allocate_outputs (hy_executor *exec, GError **error)
 {
-  hy_graph *g = exec->model->graph;
+  hy_graph *g = hy_shapes_graph (exec->shapes);
   for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
     hy_node *node = hy_graph_node (g, i);
     if (!node->op)
@@ -327,7 +349,7 @@ upload_variables (hy_executor *exec, const hy_tensor *const *inputs,
     GError **error)
 {
   hy_backend *be = exec->backend;
-  hy_graph *g = exec->model->graph;
+  hy_graph *g = hy_shapes_graph (exec->shapes);
   for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
     hy_node *node = hy_graph_node (g, i);
     if (node->op || !node->value || exec->device_vars[i])
@@ -355,7 +377,7 @@ static gboolean
 download_node (hy_executor *exec, guint i, GError **error)
 {
   hy_backend *be = exec->backend;
-  hy_node *node = hy_graph_node (exec->model->graph, i);
+  hy_node *node = hy_graph_node (hy_shapes_graph (exec->shapes), i);
   if (!exec->host_values[i])
     exec->host_values[i] = g_new0 (hy_tensor *, node->n_outputs);
   for (guint k = 0; k < node->n_outputs; k++) {
@@ -373,7 +395,7 @@ static const hy_tensor *
 value_of (hy_executor *exec, const hy_entry *e,
     const hy_tensor *const *inputs)
 {
-  hy_node *src = hy_graph_node (exec->model->graph, e->node);
+  hy_node *src = hy_graph_node (hy_shapes_graph (exec->shapes), e->node);
   if (src->op)
     return exec->values[e->node][e->index];
   if (src->value)
@@ -399,6 +421,7 @@ call_hook (hy_executor *exec, guint i, double elapsed_us)
 {
   hy_node_desc desc;
   hy_model_node (exec->model, (int) i, &desc);
+  desc.shapes = hy_shapes_node (exec->shapes, (int) i);
   hy_tensor **outputs = exec->on_host ? exec->values[i]
       : exec->host_values[i];
   hy_node_event ev = {
@@ -419,39 +442,26 @@ run_node (hy_executor *exec, guint i, const hy_tensor *const *inputs,
     GError **error)
 {
   hy_backend *be = exec->backend;
-  hy_node *node = hy_graph_node (exec->model->graph, i);
+  hy_node *node = hy_graph_node (hy_shapes_graph (exec->shapes), i);
   for (guint k = 0; k < node->n_inputs; k++)
     exec->in_buf[k] = value_of (exec, &node->inputs[k], inputs);
   for (guint k = 0; k < node->n_outputs; k++)
     exec->out_buf[k] = exec->values[i][k];
-  hy_call call = {
-    .fn = exec->kernels[i],
-    .params = node->params,
-    .in = exec->in_buf,
-    .out = exec->out_buf,
-    .n_in = (int) node->n_inputs,
-    .n_out = (int) node->n_outputs,
-    .op = node->op->id,
-  };
-  if (be->iface->prepare_call && !be->iface->prepare_call (be, &call, error)) {
+  if (!hy_backend_run_op (be, node->op->id, node->params, exec->in_buf,
+          (int) node->n_inputs, exec->out_buf, (int) node->n_outputs,
+          error)) {
     g_prefix_error (error, "node '%s' (op %s): ", node->name,
         node->op->name);
     return FALSE;
   }
-  gboolean ok = be->iface->run (be, &call, 1, NULL, error);
-  if (be->iface->release_call)
-    be->iface->release_call (be, &call);
-  if (!ok)
-    g_prefix_error (error, "node '%s' (op %s): ", node->name,
-        node->op->name);
-  return ok;
+  return TRUE;
 }
 
 gboolean
 hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
     int n_inputs, GError **error)
 {
-  hy_graph *g = exec->model->graph;
+  hy_graph *g = hy_shapes_graph (exec->shapes);
   if (!bind_inputs (exec, inputs, n_inputs, error))
     return FALSE;
 
@@ -511,7 +521,7 @@ hy_executor_device_input (hy_executor *exec, int i, GError **error)
     return NULL;
   }
   hy_plan *plan;
-  if (!hy_model_infer_shapes (exec->model, error)
+  if (!hy_shapes_infer (exec->shapes, error)
       || !(plan = use_plan (exec, error)))
     return NULL;
   hy_tensor *t = hy_plan_device_input (plan, i);
@@ -531,7 +541,7 @@ hy_executor_forward_staged (hy_executor *exec, GError **error)
     return FALSE;
   }
   hy_plan *plan;
-  if (!hy_model_infer_shapes (exec->model, error)
+  if (!hy_shapes_infer (exec->shapes, error)
       || !(plan = use_plan (exec, error)))
     return FALSE;
   if (!hy_plan_run (plan, NULL, 0, error))
@@ -551,7 +561,7 @@ hy_executor_set_node_hook (hy_executor *exec, hy_node_hook hook,
 gboolean
 hy_executor_prepare (hy_executor *exec, GError **error)
 {
-  if (!hy_model_infer_shapes (exec->model, error))
+  if (!hy_shapes_infer (exec->shapes, error))
     return FALSE;
   if (exec->mode != HY_MODE_HYBRID)
     return TRUE;                /* imperative allocates per forward */
@@ -561,7 +571,7 @@ hy_executor_prepare (hy_executor *exec, GError **error)
 gboolean
 hy_executor_memory (const hy_executor *exec, hy_memory_stats *out)
 {
-  int i = exec->mode == HY_MODE_HYBRID && exec->model->shapes_valid
+  int i = exec->mode == HY_MODE_HYBRID && hy_shapes_inferred (exec->shapes)
       ? find_plan (exec) : -1;
   if (i < 0)
     return FALSE;
@@ -578,7 +588,7 @@ hy_executor_n_outputs (const hy_executor *exec)
 const hy_tensor *
 hy_executor_output (const hy_executor *exec, int i)
 {
-  hy_graph *g = exec->model->graph;
+  hy_graph *g = hy_shapes_graph (exec->shapes);
   if (i < 0 || i >= (int) g->n_heads)
     return NULL;
   if (exec->mode == HY_MODE_HYBRID)
@@ -589,4 +599,26 @@ hy_executor_output (const hy_executor *exec, int i)
     return src->value;          /* a head that is a variable: rare */
   hy_tensor ***values = exec->on_host ? exec->values : exec->host_values;
   return values[e->node] ? values[e->node][e->index] : NULL;
+}
+
+gboolean
+hy_executor_set_input_shape (hy_executor *exec, const char *name,
+    const hy_shape *shape, GError **error)
+{
+  return hy_shapes_set_input (exec->shapes, name, shape, error);
+}
+
+const hy_shapes *
+hy_executor_shapes (const hy_executor *exec)
+{
+  return exec->shapes;
+}
+
+hy_shape
+hy_executor_output_shape (hy_executor *exec, int i, GError **error)
+{
+  hy_shape none = { .ndim = -1 };
+  if (!hy_shapes_infer (exec->shapes, error))
+    return none;
+  return hy_shapes_output (exec->shapes, i);
 }

@@ -7,7 +7,7 @@
 
 #include "hybrid.h"
 #include "graph.h"
-#include "params-io.h"
+#include "core/io/params-io.h"
 
 struct hy_model {
   char *symbol_path;
@@ -15,10 +15,17 @@ struct hy_model {
   hy_graph *graph;
   hy_param_list *params;        /* owns the tensors bound to variables */
   GArray *inputs;               /* guint node indices of HY_VAR_INPUT vars */
-  hy_shape *input_shapes;       /* parallel to inputs */
-  gboolean shapes_valid;        /* node shapes match input_shapes */
-  guint64 shape_generation;     /* bumped whenever shapes are re-inferred */
+  hy_shape *input_shapes;       /* parallel to inputs: as declared */
+  gboolean shapes_valid;        /* node shapes follow from input_shapes */
 };
+
+/* Read-only once loaded: nothing below writes to a model after
+ * hy_model_load returns, so threads may share one.  What changes per
+ * forward lives in a hy_shapes (its own copy of the nodes). */
+
+/* The graph whose node shapes `shapes` holds (the model's nodes, shared
+ * weights); owned by `shapes`. */
+hy_graph *hy_shapes_graph (const hy_shapes *shapes);
 
 /* A model over a resolved graph built in memory (a hybridized block's
  * trace), taking both: variables named in `params` are bound, the rest

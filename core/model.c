@@ -8,7 +8,7 @@
 #include <gio/gio.h>
 
 #include "model-impl.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 #define SYMBOL_SUFFIX "-symbol.json"
 
@@ -118,6 +118,26 @@ declared_shape (const hy_node *var, hy_shape *out, gboolean *complete)
   return TRUE;
 }
 
+/* MXNet marks a dimension left to the data 0 (legacy files) or -1 (numpy
+ * shapes); any other negative size is corrupt, and must be named as such
+ * rather than read as "no shape" later. */
+static gboolean
+check_declared_dims (const hy_node *var, const hy_shape *decl,
+    GError **error)
+{
+  for (int d = 0; d < decl->ndim; d++) {
+    if (decl->dims[d] < -1) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "variable '%s': __shape__ '%s' has dimension %d = %" G_GINT64_FORMAT
+          ", a negative size (only 0 or -1 may mark a dimension the data "
+          "gives)", var->name, hy_attr_string (var->attrs, "__shape__"), d,
+          (gint64) decl->dims[d]);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 static gboolean
 bind_variables (hy_model *m, GError **error)
 {
@@ -137,6 +157,10 @@ bind_variables (hy_model *m, GError **error)
     hy_shape decl;
     gboolean complete = FALSE;
     gboolean has_decl = declared_shape (v, &decl, &complete);
+    if (has_decl && !check_declared_dims (v, &decl, error)) {
+      g_array_unref (shapes);
+      return FALSE;
+    }
 
     if (p && p->tensor->shape.ndim < 0) {
       g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
@@ -182,6 +206,19 @@ bind_variables (hy_model *m, GError **error)
   return TRUE;
 }
 
+/* Node shapes for the declared input shapes, when every input declares
+ * one: what inspection shows without being given shapes.  A failure is
+ * not the load's: it is reported where shapes are asked for (a hy_shapes,
+ * an executor), naming the node. */
+static void
+infer_declared_shapes (hy_model *m)
+{
+  for (int i = 0; i < hy_model_n_inputs (m); i++)
+    if (m->input_shapes[i].ndim < 0)
+      return;
+  m->shapes_valid = hy_graph_infer_shapes (m->graph, NULL);
+}
+
 static hy_model *
 model_load (const char *symbol_path, const char *params_path,
     GPtrArray *unsupported, GError **error)
@@ -213,6 +250,7 @@ model_load (const char *symbol_path, const char *params_path,
     g_prefix_error (error, "%s: ", symbol_path);
     goto fail;
   }
+  infer_declared_shapes (m);
   return m;
 
 fail:
@@ -240,6 +278,7 @@ hy_model_new_from_graph (hy_graph *graph, hy_param_list *params,
     hy_model_free (m);
     return NULL;
   }
+  infer_declared_shapes (m);
   return m;
 }
 
@@ -325,57 +364,6 @@ hy_model_input_index (const hy_model *model, const char *name)
   return -1;
 }
 
-gboolean
-hy_model_set_input_shape (hy_model *model, const char *name,
-    const hy_shape *shape, GError **error)
-{
-  int i = hy_model_input_index (model, name);
-  if (i < 0) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "the model has no input named '%s'", name);
-    return FALSE;
-  }
-  if (shape->ndim < 0 || shape->ndim > HY_MAX_DIMS) {
-    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-        "input '%s': a shape needs 0 to %d dimensions", name, HY_MAX_DIMS);
-    return FALSE;
-  }
-  for (int d = 0; d < shape->ndim; d++) {
-    if (shape->dims[d] <= 0) {
-      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-          "input '%s': dimension %d is %" G_GINT64_FORMAT
-          ", must be positive", name, d, (gint64) shape->dims[d]);
-      return FALSE;
-    }
-  }
-  if (!hy_shape_equal (&model->input_shapes[i], shape)) {
-    model->input_shapes[i] = *shape;
-    input_node (model, i)->shapes[0] = *shape;
-    model->shapes_valid = FALSE;
-  }
-  return TRUE;
-}
-
-gboolean
-hy_model_infer_shapes (hy_model *model, GError **error)
-{
-  if (model->shapes_valid)
-    return TRUE;
-  for (int i = 0; i < hy_model_n_inputs (model); i++) {
-    if (model->input_shapes[i].ndim < 0) {
-      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-          "input '%s' has no shape: give one (e.g. --shape %s=1x3x224x224)",
-          hy_model_input_name (model, i), hy_model_input_name (model, i));
-      return FALSE;
-    }
-  }
-  if (!hy_graph_infer_shapes (model->graph, error))
-    return FALSE;
-  model->shapes_valid = TRUE;
-  model->shape_generation++;
-  return TRUE;
-}
-
 int
 hy_model_n_outputs (const hy_model *model)
 {
@@ -386,7 +374,7 @@ hy_shape
 hy_model_output_shape (const hy_model *model, int i)
 {
   hy_shape none = { .ndim = -1 };
-  if (i < 0 || i >= hy_model_n_outputs (model))
+  if (!model->shapes_valid || i < 0 || i >= hy_model_n_outputs (model))
     return none;
   const hy_entry *e = &model->graph->heads[i];
   return hy_graph_node (model->graph, e->node)->shapes[e->index];

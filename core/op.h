@@ -13,7 +13,7 @@
 #include <glib.h>
 
 #include "hybrid-tensor.h"
-#include "hy-ops.h"
+#include "kernels/hy-ops.h"
 #include "attrs.h"
 
 typedef struct hy_op_def {

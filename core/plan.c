@@ -35,7 +35,7 @@
 
 #include "plan.h"
 #include "planner.h"
-#include "backend.h"
+#include "backend-impl.h"
 
 typedef enum storage_kind {
   STORAGE_NONE,                 /* an input nobody reads (a label) */
@@ -93,7 +93,7 @@ struct hy_plan {
 
 /* The state of one build; freed when the plan is done. */
 typedef struct plan_builder {
-  hy_model *model;
+  const hy_model *model;
   hy_graph *graph;
   gboolean host_memory;         /* the backend's tensors are host memory */
   guint *first_value;           /* per node: index of its output 0 */
@@ -544,19 +544,20 @@ builder_clear (plan_builder *b)
 }
 
 hy_plan *
-hy_plan_new (hy_model *model, hy_backend *backend, GError **error)
+hy_plan_new (const hy_shapes *shapes, hy_backend *backend, GError **error)
 {
-  if (!model->shapes_valid) {
+  const hy_model *model = hy_shapes_model (shapes);
+  if (!hy_shapes_inferred (shapes)) {
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
         "cannot plan '%s': its shapes are not inferred yet",
-        model->symbol_path);
+        hy_model_symbol_path (model));
     return NULL;
   }
   hy_plan *plan = g_new0 (hy_plan, 1);
   plan->backend = backend;
   plan->owned = g_ptr_array_new_with_free_func (
       (GDestroyNotify) hy_tensor_free);
-  plan->graph = hy_graph_copy (model->graph);
+  plan->graph = hy_graph_copy (hy_shapes_graph (shapes));
   if (!hy_passes_run (plan->graph, plan->owned, &plan->pass_stats, error)) {
     hy_plan_free (plan);
     return NULL;

@@ -8,16 +8,17 @@
 #define HY_PLAN_H
 
 #include "model-impl.h"
-#include "backend.h"
-#include "passes.h"
+#include "backend-impl.h"
+#include "core/passes/passes.h"
 
 typedef struct hy_plan hy_plan;
 
-/* Plans `model` for its current input shapes (hy_model_infer_shapes must
+/* Plans a model for the input shapes `shapes` holds (hy_shapes_infer must
  * have succeeded) on `backend`: the arena, and on a device the weights,
  * are allocated there.  The plan keeps pointers into the model and the
  * backend: free it first. */
-hy_plan *hy_plan_new (hy_model *model, hy_backend *backend, GError **error);
+hy_plan *hy_plan_new (const hy_shapes *shapes, hy_backend *backend,
+    GError **error);
 void hy_plan_free (hy_plan *plan);
 
 /* One forward.  inputs[i] (host memory) feeds model input i and must have

@@ -2,9 +2,9 @@
  * registry.c — the op table: ids, names and aliases from ops.def joined with
  * the op definitions in core/ops/.
  *
- * Definitions are referenced weakly: a family not linked in leaves its ops
- * "known but not implemented" (def == NULL), which the loader reports by
- * node name.
+ * Every HY_OP family's definition is a strong reference (a missing one
+ * fails the link); HY_OP_KNOWN ops have none: "known but not implemented"
+ * (def == NULL), which the loader reports by node name.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,14 +13,19 @@
 #include "op.h"
 
 #define HY_OP(id, family, name, aliases) \
-  extern const hy_op_def hy_opdef_##family __attribute__ ((weak));
-#include "ops.def"
+  extern const hy_op_def hy_opdef_##family;
+#define HY_OP_KNOWN(id, family, name, aliases)
+#include "kernels/ops.def"
+#undef HY_OP_KNOWN
 #undef HY_OP
 
 static const hy_op_info op_table[HY_OP_COUNT] = {
 #define HY_OP(id, family, name, aliases) \
   [HY_OP_##id] = {HY_OP_##id, name, aliases, #family, &hy_opdef_##family},
-#include "ops.def"
+#define HY_OP_KNOWN(id, family, name, aliases) \
+  [HY_OP_##id] = {HY_OP_##id, name, aliases, #family, NULL},
+#include "kernels/ops.def"
+#undef HY_OP_KNOWN
 #undef HY_OP
 };
 

@@ -764,7 +764,8 @@ check_labels (GstHybridInfer * self)
   if (!labels || hy_session_output (self->session)
       != GST_HYBRID_OUTPUT_CLASSIFICATION)
     return;
-  hy_shape head = hy_model_output_shape (hy_session_model (self->session), 0);
+  hy_shape head = hy_executor_output_shape (
+      hy_session_executor (self->session), 0, NULL);
   gint64 classes = hy_shape_numel (&head) / MAX (head.dims[0], 1);
   if (classes != (gint64) n_labels)
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,

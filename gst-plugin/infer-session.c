@@ -16,8 +16,8 @@
 
 #include "infer-session.h"
 #include "property-parse.h"
-#include "backend.h"
-#include "../kernels/cuda/frame-stage.h"
+#include "core/backend-impl.h"
+#include "kernels/cuda/frame-stage.h"
 
 #define DEFAULT_SIDE 224
 
@@ -105,7 +105,7 @@ try_plan (hy_session *s, int channels, int width, int height, GError **error)
   hy_shape shape = {.ndim = 4,.dims = {s->shape.dims[0], channels, height,
           width}
   };
-  if (!hy_model_set_input_shape (s->model, s->input_name, &shape, error)
+  if (!hy_executor_set_input_shape (s->exec, s->input_name, &shape, error)
       || !hy_executor_prepare (s->exec, error))
     return FALSE;
   s->shape = shape;
@@ -118,7 +118,7 @@ resolve_output (hy_session *s, GError **error)
   int n = hy_model_n_outputs (s->model);
   hy_shape *shapes = g_new (hy_shape, MAX (n, 1));
   for (int i = 0; i < n; i++)
-    shapes[i] = hy_model_output_shape (s->model, i);
+    shapes[i] = hy_executor_output_shape (s->exec, i, NULL);
   gboolean ok = gst_hybrid_output_resolve (s->requested, shapes, (guint) n,
       s->shape.dims[0], &s->output, error);
   g_free (shapes);

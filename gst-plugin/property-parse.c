@@ -151,13 +151,11 @@ hy_labels_load (const char *path, guint *n_labels, GError **error)
 {
   char *text = NULL;
   gsize len = 0;
-  GError *local = NULL;
-  if (!g_file_get_contents (path, &text, &len, &local)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_IO, "labels file: %s",
-        local->message);
-    g_error_free (local);
+  /* labels=/dev/zero or a FIFO must fail the start, not grow without end
+   * or block it. */
+  if (!hy_file_read_bounded (path, "labels file", HY_LABELS_MAX_BYTES, &text,
+          &len, error))
     return NULL;
-  }
   if (!g_utf8_validate (text, (gssize) len, NULL)) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
         "labels file %s is not UTF-8 text", path);

@@ -24,8 +24,13 @@ hy_frame_set *hy_frame_set_parse (const char *text, GError **error);
 gboolean hy_frame_set_contains (const hy_frame_set *set, guint64 frame);
 void hy_frame_set_free (hy_frame_set *set);
 
+/* The largest labels file read: ImageNet-21k's 21,841 labels take about
+ * 1 MiB, so anything near this is not a labels file. */
+#define HY_LABELS_MAX_BYTES ((gsize) 16 << 20)
+
 /* One label per line (trailing blanks and a final newline ignored; empty
- * lines count, so line N is class N).  NULL + error when unreadable. */
+ * lines count, so line N is class N).  NULL + error when unreadable, not a
+ * regular file or larger than HY_LABELS_MAX_BYTES. */
 char **hy_labels_load (const char *path, guint *n_labels, GError **error);
 
 G_END_DECLS

@@ -94,8 +94,9 @@ hy_cli_parse_mode (const char *text, hy_mode *out, GError **error)
 }
 
 gboolean
-hy_cli_apply_shapes (hy_model *model, char **specs, GError **error)
+hy_cli_apply_shapes (hy_shapes *shapes, char **specs, GError **error)
 {
+  const hy_model *model = hy_shapes_model (shapes);
   for (int s = 0; specs && specs[s]; s++) {
     g_autofree char *name = NULL;
     hy_shape shape;
@@ -107,7 +108,7 @@ hy_cli_apply_shapes (hy_model *model, char **specs, GError **error)
           specs[s], hy_model_n_inputs (model), specs[s]);
       return FALSE;
     }
-    if (!hy_model_set_input_shape (model,
+    if (!hy_shapes_set_input (shapes,
             name ? name : hy_model_input_name (model, 0), &shape, error))
       return FALSE;
   }

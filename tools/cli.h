@@ -35,7 +35,8 @@ void hy_cli_split_assignment (const char *text, char **name, char **value);
 gboolean hy_cli_parse_mode (const char *text, hy_mode *out, GError **error);
 /* Applies each "[NAME=]1x3x224x224" of --shape; a bare shape needs a
  * one-input model. */
-gboolean hy_cli_apply_shapes (hy_model *model, char **specs, GError **error);
+gboolean hy_cli_apply_shapes (hy_shapes *shapes, char **specs,
+    GError **error);
 
 /* Loads the model named by --model/--params, reporting errors itself. */
 hy_model *hy_cli_load_model (const char *model, const char *params,

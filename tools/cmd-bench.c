@@ -18,23 +18,6 @@
 
 #include "cli.h"
 
-/* From OpenBLAS (its cblas.h declares them; the tool does not include it). */
-extern void openblas_set_num_threads (int num_threads);
-extern int openblas_get_num_threads (void);
-
-/* The thread count goes two ways because the engine has had two threading
- * models: OpenBLAS's own threads inside each product, or the kernels'
- * thread pool (sized from HYBRIDINFER_THREADS when the executor is made)
- * with OpenBLAS kept to one thread.  Setting both before the executor
- * exists gives N threads either way. */
-static void
-set_threads (int n)
-{
-  g_autofree char *text = g_strdup_printf ("%d", n);
-  g_setenv ("HYBRIDINFER_THREADS", text, TRUE);
-  openblas_set_num_threads (n);
-}
-
 /* What the engine runs on when --threads is not given. */
 static int
 default_threads (void)
@@ -88,13 +71,14 @@ bench_args_clear (bench_args *a)
 
 /* The --shape options, then a check that every input has a shape. */
 static gboolean
-apply_shapes (hy_model *model, char **specs, GError **error)
+apply_shapes (hy_shapes *shapes, char **specs, GError **error)
 {
-  if (!hy_cli_apply_shapes (model, specs, error))
+  const hy_model *model = hy_shapes_model (shapes);
+  if (!hy_cli_apply_shapes (shapes, specs, error))
     return FALSE;
   /* Inputs are generated, so every one of them needs a shape. */
   for (int i = 0; i < hy_model_n_inputs (model); i++) {
-    if (hy_model_input_shape (model, i).ndim < 0) {
+    if (hy_shapes_input (shapes, i).ndim < 0) {
       g_set_error (error, HY_ERROR, HY_ERROR_MISSING,
           "input '%s' has no declared shape (__shape__): give one with "
           "--shape %s=DIMS (like 1x3x224x224)", hy_model_input_name (model, i),
@@ -126,12 +110,13 @@ fill_random (hy_tensor *t, guint64 seed)
 }
 
 static hy_tensor **
-make_inputs (const hy_model *model)
+make_inputs (const hy_shapes *shapes)
 {
+  const hy_model *model = hy_shapes_model (shapes);
   int n = hy_model_n_inputs (model);
   hy_tensor **inputs = g_new0 (hy_tensor *, MAX (n, 1));
   for (int i = 0; i < n; i++) {
-    hy_shape s = hy_model_input_shape (model, i);
+    hy_shape s = hy_shapes_input (shapes, i);
     inputs[i] = hy_tensor_new (&s);
     fill_random (inputs[i], 0x5EED0000u + (guint64) i);
   }
@@ -199,11 +184,12 @@ per_forward (const hy_device_stats *before, const hy_device_stats *after,
 }
 
 static gboolean
-run_bench (hy_executor *exec, const hy_model *model, const bench_args *a,
+run_bench (hy_executor *exec, const hy_shapes *shapes, const bench_args *a,
     bench_result *r, GError **error)
 {
+  const hy_model *model = hy_shapes_model (shapes);
   int n_inputs = hy_model_n_inputs (model);
-  hy_tensor **inputs = make_inputs (model);
+  hy_tensor **inputs = make_inputs (shapes);
   const hy_tensor *const *in = (const hy_tensor *const *) inputs;
   const int n = a->iterations;
   double *wall = g_new (double, n), *cpu = g_new (double, n);
@@ -288,7 +274,7 @@ print_json (const bench_args *a, const char *device, const char *mode,
   json_builder_set_member_name (b, "threads");
   json_builder_add_int_value (b, threads);
   json_builder_set_member_name (b, "blas_threads");
-  json_builder_add_int_value (b, openblas_get_num_threads ());
+  json_builder_add_int_value (b, hy_blas_n_threads ());
   json_builder_set_member_name (b, "blas_core");
   json_builder_add_string_value (b, hy_blas_core_name ());
   add_times (b, "latency_ms", &r->wall);
@@ -341,7 +327,7 @@ print_text (const bench_args *a, const char *device, const char *mode,
   printf ("device      %s, mode %s, batch %" G_GINT64_FORMAT "\n", device,
       mode, r->batch);
   printf ("threads     %d (OpenBLAS core %s, %d OpenBLAS thread(s))\n",
-      threads, hy_blas_core_name (), openblas_get_num_threads ());
+      threads, hy_blas_core_name (), hy_blas_n_threads ());
   printf ("forwards    %d timed after %d warm-up\n", a->iterations, a->warmup);
   printf ("latency     min %.3f ms, median %.3f ms, p90 %.3f ms\n",
       r->wall.min_ms, r->wall.median_ms, r->wall.p90_ms);
@@ -400,6 +386,8 @@ hy_cmd_bench (int argc, char **argv)
   g_autofree char *note = NULL;
   int status = HY_EXIT_FAIL;
   hy_model *model = NULL;
+  hy_shapes *shapes = NULL;
+  hy_executor_options options;
   hy_executor *exec = NULL;
   bench_result r = { 0 };
   hy_mode mode;
@@ -435,15 +423,17 @@ hy_cmd_bench (int argc, char **argv)
   }
   if (note)
     g_printerr ("hybridinfer: %s\n", note);
-  if (a.threads > 0)
-    set_threads (a.threads);
-
+  options = (hy_executor_options) {
+    .device = device, .mode = mode, .precision = precision,
+    .threads = a.threads,
+  };
   model = hy_cli_load_model (a.model, a.params, &error);
-  if (!model || !apply_shapes (model, a.shapes, &error)
-      || !hy_model_infer_shapes (model, &error)
-      || !(exec = hy_executor_new (model, device, mode, &error))
-      || !hy_executor_set_precision (exec, precision, &error)
-      || !run_bench (exec, model, &a, &r, &error)) {
+  if (model)
+    shapes = hy_shapes_new (model);
+  if (!model || !apply_shapes (shapes, a.shapes, &error)
+      || !hy_shapes_infer (shapes, &error)
+      || !(exec = hy_executor_new_with_options (model, &options, &error))
+      || !run_bench (exec, shapes, &a, &r, &error)) {
     status = hy_cli_fail (error);
     goto out;
   }
@@ -459,6 +449,7 @@ hy_cmd_bench (int argc, char **argv)
 
 out:
   hy_executor_free (exec);
+  hy_shapes_free (shapes);
   hy_model_free (model);
   bench_args_clear (&a);
   return status;

@@ -17,7 +17,8 @@
 #include <json-glib/json-glib.h>
 
 #include "cli.h"
-#include "npy.h"
+#include "dump-index.h"
+#include "hybrid-npy.h"
 
 enum { DIFF_SAME = 0, DIFF_DIVERGES = 1, DIFF_ERROR = 2 };
 
@@ -25,21 +26,6 @@ typedef struct diff_args {
   double rtol, atol, ptol;
   gboolean json, verbose;
 } diff_args;
-
-/* One dumped output, as index.json lists it. */
-typedef struct dump_entry {
-  int index, output;
-  const char *name, *op, *file;
-  JsonArray *inputs;            /* producer names; may be NULL */
-  gboolean matched;             /* B side: some entry of A used it */
-} dump_entry;
-
-typedef struct dump_index {
-  char *dir;
-  JsonParser *parser;           /* owns the strings entries point to */
-  GArray *entries;              /* dump_entry */
-  GHashTable *by_key;           /* "name\x1foutput" → entry index + 1 */
-} dump_index;
 
 /* What comparing one output found. */
 typedef struct tensor_diff {
@@ -52,122 +38,6 @@ typedef struct tensor_diff {
                                  * its tolerance; -1 when all are equal */
   float worst_a, worst_b;
 } tensor_diff;
-
-static char *
-entry_key (const char *name, int output)
-{
-  return g_strdup_printf ("%s\x1f%d", name, output);
-}
-
-static void
-dump_index_free (dump_index *d)
-{
-  if (!d)
-    return;
-  g_free (d->dir);
-  g_clear_object (&d->parser);
-  if (d->entries)
-    g_array_free (d->entries, TRUE);
-  if (d->by_key)
-    g_hash_table_destroy (d->by_key);
-  g_free (d);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (dump_index, dump_index_free)
-
-/* Untrusted JSON: a member of the wrong type reads as absent, quietly. */
-static const char *
-string_member (JsonObject *o, const char *member)
-{
-  JsonNode *n = json_object_get_member (o, member);
-  return n && JSON_NODE_HOLDS_VALUE (n)
-      && json_node_get_value_type (n) == G_TYPE_STRING
-      ? json_node_get_string (n) : NULL;
-}
-
-static gboolean
-read_entry (JsonNode *node, const char *path, guint i, dump_entry *e,
-    GError **error)
-{
-  JsonObject *o = JSON_NODE_HOLDS_OBJECT (node)
-      ? json_node_get_object (node) : NULL;
-  const char *missing = NULL;
-  if (!o)
-    missing = "an object";
-  else if (!string_member (o, "name"))
-    missing = "an object with a string \"name\"";
-  else if (!string_member (o, "file"))
-    missing = "an object with a string \"file\"";
-  if (missing) {
-    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-        "%s: nodes[%u] is not %s", path, i, missing);
-    return FALSE;
-  }
-  e->name = string_member (o, "name");
-  e->file = string_member (o, "file");
-  e->op = string_member (o, "op") ? string_member (o, "op") : "?";
-  e->index = (int) json_object_get_int_member_with_default (o, "index", -1);
-  e->output = (int) json_object_get_int_member_with_default (o, "output", 0);
-  JsonNode *inputs = json_object_get_member (o, "inputs");
-  e->inputs = inputs && JSON_NODE_HOLDS_ARRAY (inputs)
-      ? json_node_get_array (inputs) : NULL;
-  /* The index names files inside its own directory, nothing else. */
-  if (!*e->file || strchr (e->file, '/') || !strcmp (e->file, "..")) {
-    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-        "%s: nodes[%u] file '%s' is not a file name in the dump directory",
-        path, i, e->file);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-static dump_index *
-dump_index_load (const char *dir, GError **error)
-{
-  g_autofree char *path = g_build_filename (dir, "index.json", NULL);
-  g_autoptr (dump_index) d = g_new0 (dump_index, 1);
-  d->dir = g_strdup (dir);
-  d->parser = json_parser_new ();
-  if (!g_file_test (path, G_FILE_TEST_EXISTS)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: no index.json (not a "
-        "dump from `run --dump-dir` or mxnet_dump.py?)", dir);
-    return NULL;
-  }
-  if (!json_parser_load_from_file (d->parser, path, error))
-    return NULL;                /* json-glib's message names the file */
-  JsonNode *root = json_parser_get_root (d->parser);
-  JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root)
-      ? json_node_get_object (root) : NULL;
-  JsonNode *nodes = o ? json_object_get_member (o, "nodes") : NULL;
-  if (!nodes || !JSON_NODE_HOLDS_ARRAY (nodes)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-        "%s: expected an object with a \"nodes\" array", path);
-    return NULL;
-  }
-  JsonArray *arr = json_node_get_array (nodes);
-  d->entries = g_array_new (FALSE, TRUE, sizeof (dump_entry));
-  d->by_key = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  for (guint i = 0; i < json_array_get_length (arr); i++) {
-    dump_entry e = { 0 };
-    if (!read_entry (json_array_get_element (arr, i), path, i, &e, error))
-      return NULL;
-    g_array_append_val (d->entries, e);
-    char *key = entry_key (e.name, e.output);
-    if (g_hash_table_contains (d->by_key, key))
-      g_free (key);             /* a repeated name: the first one counts */
-    else
-      g_hash_table_insert (d->by_key, key, GUINT_TO_POINTER (i + 1));
-  }
-  return g_steal_pointer (&d);
-}
-
-static dump_entry *
-dump_index_find (dump_index *d, const char *name, int output)
-{
-  g_autofree char *key = entry_key (name, output);
-  guint i = GPOINTER_TO_UINT (g_hash_table_lookup (d->by_key, key));
-  return i ? &g_array_index (d->entries, dump_entry, i - 1) : NULL;
-}
 
 static hy_tensor *
 load_tensor (const dump_index *d, const dump_entry *e, GError **error)

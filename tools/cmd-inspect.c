@@ -31,11 +31,18 @@ build_shape (JsonBuilder *b, const hy_shape *s)
 
 /* The hybrid plan's memory figures, when shapes are known. */
 static gboolean
-plan_memory (hy_model *model, hy_memory_stats *mem)
+plan_memory (const hy_shapes *shapes, hy_memory_stats *mem)
 {
+  const hy_model *model = hy_shapes_model (shapes);
   hy_device cpu = { HY_DEVICE_CPU, 0 };
   hy_executor *exec = hy_executor_new (model, cpu, HY_MODE_HYBRID, NULL);
-  gboolean ok = exec && hy_executor_prepare (exec, NULL)
+  gboolean ok = exec != NULL;
+  for (int i = 0; ok && i < hy_model_n_inputs (model); i++) {
+    hy_shape s = hy_shapes_input (shapes, i);
+    ok = hy_executor_set_input_shape (exec, hy_model_input_name (model, i),
+        &s, NULL);
+  }
+  ok = ok && hy_executor_prepare (exec, NULL)
       && hy_executor_memory (exec, mem);
   hy_executor_free (exec);
   return ok;
@@ -52,7 +59,7 @@ add_bytes (JsonBuilder *b, const char *name, gboolean known, gint64 bytes)
 }
 
 static char *
-describe_json (hy_model *model, char **unsupported, const char *shape_error,
+describe_json (hy_model *model, const hy_shapes *shapes, char **unsupported, const char *shape_error,
     const hy_memory_stats *mem)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
@@ -72,7 +79,7 @@ describe_json (hy_model *model, char **unsupported, const char *shape_error,
   json_builder_set_member_name (b, "inputs");
   json_builder_begin_array (b);
   for (int i = 0; i < hy_model_n_inputs (model); i++) {
-    hy_shape s = hy_model_input_shape (model, i);
+    hy_shape s = hy_shapes_input (shapes, i);
     json_builder_begin_object (b);
     json_builder_set_member_name (b, "name");
     json_builder_add_string_value (b, hy_model_input_name (model, i));
@@ -85,7 +92,7 @@ describe_json (hy_model *model, char **unsupported, const char *shape_error,
   json_builder_set_member_name (b, "outputs");
   json_builder_begin_array (b);
   for (int i = 0; i < hy_model_n_outputs (model); i++) {
-    hy_shape s = hy_model_output_shape (model, i);
+    hy_shape s = hy_shapes_output (shapes, i);
     json_builder_begin_object (b);
     json_builder_set_member_name (b, "name");
     json_builder_add_string_value (b, hy_model_output_name (model, i));
@@ -101,6 +108,8 @@ describe_json (hy_model *model, char **unsupported, const char *shape_error,
   for (int i = 0; i < hy_model_n_nodes (model); i++) {
     hy_node_desc d;
     hy_model_node (model, i, &d);
+    if (hy_shapes_inferred (shapes))
+      d.shapes = hy_shapes_node (shapes, i);
     json_builder_begin_object (b);
     json_builder_set_member_name (b, "name");
     json_builder_add_string_value (b, d.name);
@@ -162,7 +171,7 @@ describe_json (hy_model *model, char **unsupported, const char *shape_error,
 }
 
 static void
-describe_text (hy_model *model, char **unsupported, const char *shape_error,
+describe_text (hy_model *model, const hy_shapes *shapes, char **unsupported, const char *shape_error,
     const hy_memory_stats *mem)
 {
   char buf[HY_SHAPE_STRLEN];
@@ -173,12 +182,12 @@ describe_text (hy_model *model, char **unsupported, const char *shape_error,
       hy_model_param_count (model),
       hy_model_param_bytes (model) / (1024.0 * 1024.0));
   for (int i = 0; i < hy_model_n_inputs (model); i++) {
-    hy_shape s = hy_model_input_shape (model, i);
+    hy_shape s = hy_shapes_input (shapes, i);
     printf ("input  %d: %s %s\n", i, hy_model_input_name (model, i),
         hy_shape_format (&s, buf, sizeof buf));
   }
   for (int i = 0; i < hy_model_n_outputs (model); i++) {
-    hy_shape s = hy_model_output_shape (model, i);
+    hy_shape s = hy_shapes_output (shapes, i);
     printf ("output %d: %s %s\n", i, hy_model_output_name (model, i),
         hy_shape_format (&s, buf, sizeof buf));
   }
@@ -186,6 +195,8 @@ describe_text (hy_model *model, char **unsupported, const char *shape_error,
   for (int i = 0; i < hy_model_n_nodes (model); i++) {
     hy_node_desc d;
     hy_model_node (model, i, &d);
+    if (hy_shapes_inferred (shapes))
+      d.shapes = hy_shapes_node (shapes, i);
     if (!strcmp (d.kind, "param") || !strcmp (d.kind, "aux"))
       continue;                 /* weights: counted above, not listed */
     printf ("%5d  %-40s %-20s", i, d.name,
@@ -233,6 +244,7 @@ hy_cmd_inspect (int argc, char **argv)
   char **unsupported = NULL;
   hy_model *model = NULL;
   int status = HY_EXIT_FAIL;
+  hy_shapes *shapes = NULL;
 
   if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
     status = hy_cli_usage (ctx, "inspect: %s", error->message);
@@ -244,7 +256,9 @@ hy_cmd_inspect (int argc, char **argv)
   }
   model = hy_model_load_for_inspection (a.model, a.params, &unsupported,
       &error);
-  if (!model || !hy_cli_apply_shapes (model, a.shapes, &error)) {
+  if (model)
+    shapes = hy_shapes_new (model);
+  if (!model || !hy_cli_apply_shapes (shapes, a.shapes, &error)) {
     status = hy_cli_fail (error);
     goto out;
   }
@@ -254,21 +268,22 @@ hy_cmd_inspect (int argc, char **argv)
     g_set_error (&shape_error, HY_ERROR, HY_ERROR_UNSUPPORTED,
         "the model has unsupported ops");
   else
-    hy_model_infer_shapes (model, &shape_error);
-  if (!shape_error && plan_memory (model, &mem_stats))
+    hy_shapes_infer (shapes, &shape_error);
+  if (!shape_error && plan_memory (shapes, &mem_stats))
     mem = &mem_stats;
   if (a.json) {
-    g_autofree char *text = describe_json (model, unsupported,
+    g_autofree char *text = describe_json (model, shapes, unsupported,
         shape_error ? shape_error->message : NULL, mem);
     printf ("%s\n", text);
   } else {
-    describe_text (model, unsupported,
+    describe_text (model, shapes, unsupported,
         shape_error ? shape_error->message : NULL, mem);
   }
   status = HY_EXIT_OK;
 
 out:
   g_strfreev (unsupported);
+  hy_shapes_free (shapes);
   hy_model_free (model);
   g_free (a.model);
   g_free (a.params);

@@ -1,15 +1,18 @@
 /*
  * cmd-run.c — `hybridinfer run`: one forward over .npy inputs, outputs as
- * output0.npy, output1.npy, … (one per graph head, in order).  With
- * --dump-dir, every layer's output is dumped too (docs/DEBUGGING.md).
+ * output0.npy, output1.npy, … (one per graph head, in order), all or none
+ * (see write_outputs).  With --dump-dir, every layer's output is dumped
+ * too (docs/DEBUGGING.md).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
 #include "cli.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 typedef struct run_args {
   char *model, *params, *output_dir, *device, *mode, *dump_dir, *precision;
@@ -79,6 +82,73 @@ load_inputs (hy_model *model, char **specs, hy_tensor **tensors,
   return TRUE;
 }
 
+/* "outputN.npy", exactly: the only names the output set may clear. */
+static gboolean
+output_index (const char *name, gint64 *n)
+{
+  if (!g_str_has_prefix (name, "output") || !g_ascii_isdigit (name[6]))
+    return FALSE;
+  char *end = NULL;
+  *n = g_ascii_strtoll (name + 6, &end, 10);
+  return !strcmp (end, ".npy");
+}
+
+/* Removes every outputN.npy in `dir` with N >= keep. */
+static void
+remove_outputs (const char *dir, int keep)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  if (!d)
+    return;
+  /* Names first: no unlinking while the directory is being read. */
+  g_autoptr (GPtrArray) doomed = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+  gint64 n;
+  while ((name = g_dir_read_name (d)))
+    if (output_index (name, &n) && n >= keep)
+      g_ptr_array_add (doomed, g_build_filename (dir, name, NULL));
+  g_dir_close (d);
+  for (guint i = 0; i < doomed->len; i++)
+    g_unlink (g_ptr_array_index (doomed, i));
+}
+
+static gboolean
+write_file (const char *path, const char *shown, GBytes *bytes,
+    GError **error)
+{
+  gsize len;
+  const char *data = g_bytes_get_data (bytes, &len);
+  int fd = g_open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  gsize done = 0;
+  int saved = 0;
+  if (fd < 0)
+    saved = errno;
+  while (fd >= 0 && done < len) {
+    ssize_t n = write (fd, data + done, len - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      saved = n < 0 ? errno : EIO;
+      break;
+    }
+    done += (gsize) n;
+  }
+  if (fd >= 0 && close (fd) != 0 && !saved)
+    saved = errno;
+  if (saved) {
+    g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: cannot write "
+        "%" G_GSIZE_FORMAT " bytes: %s", shown, len, g_strerror (saved));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* All heads or none.  Each head is written to a temporary beside its
+ * name and only when every one is written are they renamed into place; a
+ * full disk on head 2 must not leave heads 0 and 1 beside it.  outputN.npy
+ * of an earlier run (of a model with more heads) go too, so the directory
+ * holds exactly this run's set; a failed run clears the set, so nothing in
+ * the directory can pass for its output. */
 static gboolean
 write_outputs (hy_executor *exec, const char *dir, GError **error)
 {
@@ -87,13 +157,44 @@ write_outputs (hy_executor *exec, const char *dir, GError **error)
         "cannot create output directory %s: %s", dir, g_strerror (errno));
     return FALSE;
   }
-  for (int i = 0; i < hy_executor_n_outputs (exec); i++) {
+  int n = hy_executor_n_outputs (exec);
+  g_autoptr (GPtrArray) temps = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) finals = g_ptr_array_new_with_free_func (g_free);
+  for (int i = 0; i < n; i++) {
     g_autofree char *name = g_strdup_printf ("output%d.npy", i);
-    g_autofree char *path = g_build_filename (dir, name, NULL);
-    if (!hy_npy_save (hy_executor_output (exec, i), path, error))
-      return FALSE;
+    g_autofree char *tmp = g_strdup_printf (".output%d.npy.%d.tmp", i,
+        (int) getpid ());
+    g_ptr_array_add (finals, g_build_filename (dir, name, NULL));
+    g_ptr_array_add (temps, g_build_filename (dir, tmp, NULL));
   }
+  int written = 0;
+  for (; written < n; written++) {
+    g_autoptr (GBytes) bytes = hy_npy_write (hy_executor_output (exec,
+            written));
+    if (!write_file (g_ptr_array_index (temps, written),
+            g_ptr_array_index (finals, written), bytes, error)) {
+      written++;                /* a part may be there: remove it too */
+      goto fail;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    if (g_rename (g_ptr_array_index (temps, i),
+            g_ptr_array_index (finals, i)) != 0) {
+      int saved = errno;
+      g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: cannot rename %s into "
+          "place: %s", (char *) g_ptr_array_index (finals, i),
+          (char *) g_ptr_array_index (temps, i), g_strerror (saved));
+      goto fail;
+    }
+  }
+  remove_outputs (dir, n);
   return TRUE;
+
+fail:
+  for (int i = 0; i < written; i++)
+    g_unlink (g_ptr_array_index (temps, i));
+  remove_outputs (dir, 0);
+  return FALSE;
 }
 
 int

@@ -179,6 +179,10 @@ typedef enum hy_hybrid_flags {
 /* Hybridizes the block and its children (dropping any traced graph): the
  * next forward traces. */
 void hy_block_hybridize (hy_block *block, hy_hybrid_flags flags);
+/* The same, with every compiled graph running on `device` (weights
+ * uploaded once per plan; inputs and outputs stay host tensors). */
+void hy_block_hybridize_on (hy_block *block, hy_hybrid_flags flags,
+    hy_device device);
 /* Back to imperative execution. */
 void hy_block_dehybridize (hy_block *block);
 gboolean hy_block_is_hybridized (const hy_block *block);

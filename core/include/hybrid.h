@@ -33,6 +33,18 @@ typedef enum hy_error_code {
   HY_ERROR_BACKEND,             /* a device, driver or library call failed */
 } hy_error_code;
 
+/* ---- files ------------------------------------------------------------- */
+
+/* Reads the whole of a file a user named (a symbol file, a labels file),
+ * refusing what would block or never end: anything but a regular file (a
+ * FIFO, /dev/zero, a directory) and a file of more than max_bytes (at most
+ * G_MAXSIZE / 2), each with an error naming the path, what it is, its size
+ * and the limit.  `what` names the file in messages ("labels file").  The
+ * contents get a terminating NUL not counted in *length (which may be
+ * NULL); free them with g_free. */
+gboolean hy_file_read_bounded (const char *path, const char *what,
+    gsize max_bytes, char **contents, gsize *length, GError **error);
+
 /* ---- models ------------------------------------------------------------ */
 
 typedef struct hy_model hy_model;
@@ -51,23 +63,47 @@ char *hy_model_find_params (const char *symbol_path, GError **error);
 const char *hy_model_symbol_path (const hy_model *model);
 const char *hy_model_params_path (const hy_model *model);
 
+/* A loaded model is read-only: nothing changes it after hy_model_load, so
+ * any number of threads may share one, each with its own executor.  Shapes
+ * that depend on the input (set per executor or per hy_shapes) never live
+ * in the model. */
+
 /* Data inputs (variables with no parameter), in graph order. */
 int hy_model_n_inputs (const hy_model *model);
 const char *hy_model_input_name (const hy_model *model, int i);
-/* The input's shape as currently set (from __shape__ or the last
- * hy_model_set_input_shape); ndim -1 when not known. */
+/* The input's shape as the symbol file declares it (__shape__); ndim -1
+ * when it declares none. */
 hy_shape hy_model_input_shape (const hy_model *model, int i);
 int hy_model_input_index (const hy_model *model, const char *name);
-gboolean hy_model_set_input_shape (hy_model *model, const char *name,
-    const hy_shape *shape, GError **error);
-
-/* Infers every node's output shapes from the input shapes. */
-gboolean hy_model_infer_shapes (hy_model *model, GError **error);
 
 int hy_model_n_outputs (const hy_model *model);
-/* Shapes after hy_model_infer_shapes. */
+/* Output shapes for the declared input shapes; ndim -1 when an input
+ * declares none (use a hy_shapes or an executor for other shapes). */
 hy_shape hy_model_output_shape (const hy_model *model, int i);
 const char *hy_model_output_name (const hy_model *model, int i);
+
+/* ---- shapes: one set of input shapes and what it implies ----------------- */
+
+/* Every node's output shapes for one assignment of input shapes, kept
+ * apart from the (shared, read-only) model.  Starts from the declared
+ * shapes.  `model` must outlive it. */
+typedef struct hy_shapes hy_shapes;
+
+hy_shapes *hy_shapes_new (const hy_model *model);
+void hy_shapes_free (hy_shapes *shapes);
+/* Dimensions must be positive; an unknown name is an error. */
+gboolean hy_shapes_set_input (hy_shapes *shapes, const char *name,
+    const hy_shape *shape, GError **error);
+hy_shape hy_shapes_input (const hy_shapes *shapes, int i);
+/* Infers every node's shapes from the input shapes (once per change);
+ * errors name the node and op where a shape does not fit. */
+gboolean hy_shapes_infer (hy_shapes *shapes, GError **error);
+gboolean hy_shapes_inferred (const hy_shapes *shapes);
+/* After hy_shapes_infer; ndim -1 before. */
+hy_shape hy_shapes_output (const hy_shapes *shapes, int i);
+/* Node i's output shapes (hy_model_node's n_outputs of them). */
+const hy_shape *hy_shapes_node (const hy_shapes *shapes, int i);
+const hy_model *hy_shapes_model (const hy_shapes *shapes);
 
 /* Like hy_model_load, but an unknown or unimplemented op does not fail the
  * load: each is listed as "node (op)" in *unsupported (NULL-terminated; free
@@ -85,7 +121,9 @@ typedef struct hy_node_desc {
   gboolean supported;           /* op nodes: we can run it */
   int n_inputs;
   int n_outputs;
-  const hy_shape *shapes;       /* n_outputs; ndim -1 until inferred */
+  const hy_shape *shapes;       /* n_outputs: for the declared input shapes
+                                 * (hy_model_node) or the executor's (node
+                                 * hooks); ndim -1 when not known */
 } hy_node_desc;
 
 int hy_model_n_nodes (const hy_model *model);
@@ -147,8 +185,23 @@ gboolean hy_precision_parse (const char *text, hy_precision *out,
 
 typedef struct hy_executor hy_executor;
 
-/* Prepares to run `model` (which must outlive the executor). */
-hy_executor *hy_executor_new (hy_model *model, hy_device device,
+/* How an executor runs.  A zeroed struct means: the CPU, hybridized,
+ * fp32, HYBRIDINFER_THREADS threads (else one per CPU). */
+typedef struct hy_executor_options {
+  hy_device device;
+  hy_mode mode;
+  hy_precision precision;
+  int threads;                  /* CPU compute threads, the caller's
+                                 * included; <= 0: the default */
+} hy_executor_options;
+
+/* Prepares to run `model`, which must outlive the executor and which it
+ * only reads: executors on one model may run on different threads at
+ * once.  `options` NULL: all defaults. */
+hy_executor *hy_executor_new_with_options (const hy_model *model,
+    const hy_executor_options *options, GError **error);
+/* The same with default threads and precision. */
+hy_executor *hy_executor_new (const hy_model *model, hy_device device,
     hy_mode mode, GError **error);
 void hy_executor_free (hy_executor *exec);
 hy_mode hy_executor_mode (const hy_executor *exec);
@@ -158,6 +211,15 @@ gboolean hy_executor_set_precision (hy_executor *exec,
     hy_precision precision, GError **error);
 gboolean hy_executor_set_mode (hy_executor *exec, hy_mode mode,
     GError **error);
+
+/* The executor's input shapes (starting from the declared ones) and what
+ * they imply; a forward sets them from its inputs. */
+gboolean hy_executor_set_input_shape (hy_executor *exec, const char *name,
+    const hy_shape *shape, GError **error);
+const hy_shapes *hy_executor_shapes (const hy_executor *exec);
+/* Output i's shape for the current input shapes (inferring them if
+ * needed); ndim -1 + error when they do not fit. */
+hy_shape hy_executor_output_shape (hy_executor *exec, int i, GError **error);
 
 /* Runs one forward.  inputs[i] feeds hy_model_input_name(i); a shape that
  * differs from the last one re-infers (and, hybrid, re-plans) once.  The
@@ -199,7 +261,7 @@ typedef struct hy_device_stats {
 void hy_executor_device_stats (const hy_executor *exec,
     hy_device_stats *out);
 
-/* Plans for the model's current input shapes without running (hybrid). */
+/* Plans for the executor's current input shapes without running (hybrid). */
 gboolean hy_executor_prepare (hy_executor *exec, GError **error);
 
 /* ---- per-node hooks (imperative mode: the debugging path) ------------- */
@@ -238,6 +300,9 @@ void hy_dump_free (hy_dump *dump);
 
 /* ---- CPU tuning -------------------------------------------------------- */
 
+/* Threads OpenBLAS itself would use: 1 once a CPU executor exists (our
+ * kernels split products over their own threads). */
+int hy_blas_n_threads (void);
 /* Name of the CPU kernel set OpenBLAS runs ("Haswell", "SkylakeX", …). */
 const char *hy_blas_core_name (void);
 /* The OPENBLAS_CORETYPE that would run faster on this CPU than what

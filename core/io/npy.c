@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "npy.h"
+#include "hybrid-npy.h"
+#include "file-read.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -347,14 +348,11 @@ hy_npy_parse (const guint8 *data, gsize size, const char *source,
 hy_tensor *
 hy_npy_load (const char *path, GError **error)
 {
-  GError *local = NULL;
-  GMappedFile *file = g_mapped_file_new (path, FALSE, &local);
-  if (!file) {
-    g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: %s", path,
-        local->message);
-    g_error_free (local);
+  /* A directory, FIFO or device is refused by name (GLib would block on
+   * a FIFO, and say "mmap() failed: No such device" for a directory). */
+  GMappedFile *file = hy_file_map_regular (path, ".npy file", error);
+  if (!file)
     return NULL;
-  }
   hy_tensor *t = hy_npy_parse (
       (const guint8 *) g_mapped_file_get_contents (file),
       g_mapped_file_get_length (file), path, error);

@@ -12,6 +12,7 @@
 
 #include "hybrid.h"
 #include "params-io.h"
+#include "file-read.h"
 
 #define LIST_MAGIC G_GUINT64_CONSTANT (0x112)
 #define ARRAY_V1_MAGIC 0xF993FAC8u
@@ -652,14 +653,11 @@ out:
 hy_param_list *
 hy_params_load (const char *path, GError **error)
 {
-  GError *local = NULL;
-  GMappedFile *file = g_mapped_file_new (path, FALSE, &local);
-  if (!file) {
-    g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: %s", path,
-        local->message);
-    g_error_free (local);
+  /* A directory, FIFO or device is refused by name (GLib would block on
+   * a FIFO, and say "mmap() failed: No such device" for a directory). */
+  GMappedFile *file = hy_file_map_regular (path, "params file", error);
+  if (!file)
     return NULL;
-  }
   hy_param_list *list = hy_params_parse (
       (const guint8 *) g_mapped_file_get_contents (file),
       g_mapped_file_get_length (file), path, error);

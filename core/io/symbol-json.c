@@ -20,7 +20,7 @@
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
-#include "graph.h"
+#include "core/graph.h"
 
 /* A symbol file larger than this is not a symbol file. */
 #define MAX_SYMBOL_BYTES (G_GINT64_CONSTANT (1) << 30)
@@ -582,28 +582,13 @@ hy_symbol_json_parse (const char *json, gsize length, const char *source,
 hy_graph *
 hy_symbol_json_load (const char *path, GError **error)
 {
-  GStatBuf st;
-  if (g_stat (path, &st) != 0) {
-    int saved = errno;
-    g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: %s", path,
-        g_strerror (saved));
-    return NULL;
-  }
-  if ((guint64) st.st_size > (guint64) MAX_SYMBOL_BYTES) {
-    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-        "%s: %" G_GUINT64_FORMAT " bytes is too large for a symbol file "
-        "(the limit is 1 GiB)", path, (guint64) st.st_size);
-    return NULL;
-  }
+  /* Bounded and regular files only: /dev/zero or a FIFO named as a model
+   * must fail here, not exhaust memory or block. */
   g_autofree char *text = NULL;
   gsize len;
-  GError *local = NULL;
-  if (!g_file_get_contents (path, &text, &len, &local)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: %s", path,
-        local->message);
-    g_error_free (local);
+  if (!hy_file_read_bounded (path, "symbol file", MAX_SYMBOL_BYTES, &text,
+          &len, error))
     return NULL;
-  }
   return hy_symbol_json_parse (text, len, path, error);
 }
 

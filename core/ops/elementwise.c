@@ -12,8 +12,8 @@
  * hybridized.
  */
 #include "hybrid.h"
-#include "op.h"
-#include "elementwise.h"
+#include "core/op.h"
+#include "kernels/params/elementwise.h"
 
 static const char *const data_input[] = { "data", NULL };
 

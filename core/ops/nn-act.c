@@ -10,8 +10,8 @@
  * unwritten at inference; we give zeros.
  */
 #include "hybrid.h"
-#include "op.h"
-#include "nn.h"
+#include "core/op.h"
+#include "kernels/params/nn.h"
 
 /* ---- Activation ---------------------------------------------------------- */
 

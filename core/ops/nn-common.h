@@ -9,8 +9,8 @@
 #include <glib.h>
 
 #include "hybrid.h"
-#include "attrs.h"
-#include "nn.h"
+#include "core/attrs.h"
+#include "kernels/params/nn.h"
 
 /* Bound on kernel, stride, dilate and pad entries: far beyond any real
  * layer, and small enough that window arithmetic cannot overflow. */

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "nn.h"
+#include "core/op.h"
+#include "kernels/params/nn.h"
 #include "nn-common.h"
 
 static const char *const layout_for_rank[HY_NN_MAX_SPATIAL + 1] = {

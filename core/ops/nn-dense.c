@@ -12,8 +12,8 @@
  * stacks, transposes swapping the last two axes.
  */
 #include "hybrid.h"
-#include "op.h"
-#include "nn.h"
+#include "core/op.h"
+#include "kernels/params/nn.h"
 #include "nn-common.h"
 
 /* ---- FullyConnected ---------------------------------------------------- */

@@ -11,8 +11,8 @@
  * (it keeps the inverse standard deviation there, not the variance).
  */
 #include "hybrid.h"
-#include "op.h"
-#include "nn.h"
+#include "core/op.h"
+#include "kernels/params/nn.h"
 #include "nn-common.h"
 
 #define BN_DEFAULT_EPS 1e-3

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "nn.h"
+#include "core/op.h"
+#include "kernels/params/nn.h"
 #include "nn-common.h"
 
 static const char *const pool_types[] = { "max", "avg", "sum", "lp", NULL };

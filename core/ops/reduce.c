@@ -9,8 +9,8 @@
  * for the index into the flattened array.
  */
 #include "hybrid.h"
-#include "op.h"
-#include "elementwise.h"
+#include "core/op.h"
+#include "kernels/params/elementwise.h"
 
 static const char *const data_input[] = { "data", NULL };
 

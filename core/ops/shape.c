@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "shape.h"
+#include "core/op.h"
+#include "kernels/params/shape.h"
 
 static const char *const data_input[] = { "data", NULL };
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "shape.h"
+#include "core/op.h"
+#include "kernels/params/shape.h"
 
 /* Upper bound on Concat inputs and SliceChannel outputs: the graph loader
  * allocates per output before any shape is known, so a corrupt count must

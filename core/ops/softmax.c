@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "elementwise.h"
+#include "core/op.h"
+#include "kernels/params/elementwise.h"
 
 /* An optional float ("None" or absent: *out stays as given). */
 static gboolean

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "shape.h"
+#include "core/op.h"
+#include "kernels/params/shape.h"
 
 /* Largest output we agree to make from attributes alone (elements):
  * beyond it a corrupt attribute would only become a failed allocation. */

@@ -10,8 +10,8 @@
 #ifndef HY_GRAPH_EDIT_H
 #define HY_GRAPH_EDIT_H
 
-#include "graph.h"
-#include "nn.h"
+#include "core/graph.h"
+#include "kernels/params/nn.h"
 
 /* A variable holds a bound value (parameter, aux state, folded constant). */
 static inline gboolean

@@ -23,7 +23,7 @@
 
 #include "passes.h"
 #include "graph-edit.h"
-#include "nn.h"
+#include "kernels/params/nn.h"
 
 /* BatchNorm's inputs, in order. */
 enum { BN_DATA, BN_GAMMA, BN_BETA, BN_MEAN, BN_VAR };

@@ -19,7 +19,7 @@
  */
 #include "passes.h"
 #include "graph-edit.h"
-#include "elementwise.h"
+#include "kernels/params/elementwise.h"
 
 /* Output k > 0 of a node must be read by nothing (rrelu's mask). */
 static gboolean

@@ -10,7 +10,7 @@
 #ifndef HY_PASSES_H
 #define HY_PASSES_H
 
-#include "graph.h"
+#include "core/graph.h"
 
 typedef struct hy_pass_stats {
   int identities_dropped;       /* Dropout/_copy/BlockGrad removed */

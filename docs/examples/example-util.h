@@ -13,7 +13,7 @@
 #include <glib/gstdio.h>
 
 #include "hybrid-block.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 /* Outputs of two runs agree when max|a - b| <= TOL · max(1, max|b|). */
 #define EXAMPLE_TOL 1e-5

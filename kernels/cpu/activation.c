@@ -10,7 +10,7 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
-#include "nn.h"
+#include "kernels/params/nn.h"
 
 void hy_cpu_activation (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

@@ -30,7 +30,7 @@
 #include "blas.h"
 #include "epilogue.h"
 #include "window.h"
-#include "nn.h"
+#include "kernels/params/nn.h"
 
 void hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

@@ -1,117 +1,14 @@
 /*
- * cpu-backend.c — maps op ids to CPU kernels.
- *
- * Kernels are declared weak so that a family whose file is not linked in
- * reads as "not implemented" (NULL) rather than as a link error; the core
- * turns that into a clear "op X has no CPU kernel" message.
+ * cpu-backend.c — the CPU as a backend (core/backend-impl.h): host memory,
+ * the op table of cpu-ops.c, and calls run in order on the context's
+ * threads.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu-kernel.h"
 #include "blas.h"
-#include "backend.h"
-
-#define HY_OP(id, family, name, aliases) \
-  extern void hy_cpu_##family (hy_cpu_ctx *, const void *, \
-      const hy_tensor *const *, int, hy_tensor *const *, int) \
-      __attribute__ ((weak));
-#include "ops.def"
-#undef HY_OP
-
-static hy_cpu_kernel_fn
-kernel_table (hy_op_id op)
-{
-  switch (op) {
-#define HY_OP(id, family, name, aliases) \
-    case HY_OP_##id: return hy_cpu_##family;
-#include "ops.def"
-#undef HY_OP
-    default:
-      return NULL;
-  }
-}
-
-hy_cpu_kernel_fn
-hy_cpu_kernel_for (hy_op_id op)
-{
-  if ((int) op < 0 || op >= HY_OP_COUNT)
-    return NULL;
-  return kernel_table (op);
-}
-
-void *
-hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size)
-{
-  if (size <= ctx->workspace_size)
-    return ctx->workspace;
-  free (ctx->workspace);
-  /* Round up so small growth steps do not reallocate every time. */
-  size_t rounded = (size + 4095) & ~(size_t) 4095;
-  ctx->workspace = aligned_alloc (64, rounded);
-  if (!ctx->workspace)
-    abort ();                   /* out of memory: an engine invariant */
-  ctx->workspace_size = rounded;
-  return ctx->workspace;
-}
-
-void
-hy_cpu_ctx_clear (hy_cpu_ctx *ctx)
-{
-  hy_threadpool_free (ctx->pool);
-  free (ctx->workspace);
-  memset (ctx, 0, sizeof *ctx);
-}
-
-void
-hy_cpu_ctx_set_threads (hy_cpu_ctx *ctx, int n_threads)
-{
-  hy_blas_use_one_thread ();
-  hy_threadpool_free (ctx->pool);
-  ctx->pool = hy_threadpool_new (n_threads > 0 ? n_threads
-      : hy_threadpool_default_threads ());
-}
-
-int
-hy_cpu_n_threads (const hy_cpu_ctx *ctx)
-{
-  return hy_threadpool_in_loop () ? 1 : hy_threadpool_n_threads (ctx->pool);
-}
-
-#define CHUNKS_PER_THREAD 4
-
-void
-hy_cpu_parallel_for (hy_cpu_ctx *ctx, int64_t n, int64_t grain,
-    hy_parallel_fn fn, void *arg)
-{
-  /* A few chunks per thread: whoever is free takes the next, so a thread
-   * that starts late, or is preempted on a busy machine, holds up only a
-   * small part of the loop. */
-  const int threads = hy_cpu_n_threads (ctx);
-  int64_t chunks = n / (grain > 1 ? grain : 1);
-  if (chunks > CHUNKS_PER_THREAD * threads)
-    chunks = CHUNKS_PER_THREAD * threads;
-  if (chunks < 2 || threads < 2)
-    chunks = 1;
-  /* One chunk runs on the caller, with its own thread index. */
-  hy_threadpool_run (ctx->pool, n, (n + chunks - 1) / chunks, fn, arg);
-}
-
-void
-hy_cpu_parallel_each (hy_cpu_ctx *ctx, int64_t n, hy_parallel_fn fn,
-    void *arg)
-{
-  hy_threadpool_run (ctx->pool, n, 1, fn, arg);
-}
-
-void *
-hy_cpu_workspace_per_thread (hy_cpu_ctx *ctx, size_t size, size_t *stride)
-{
-  *stride = (size + 63) & ~(size_t) 63;
-  return hy_cpu_workspace (ctx, *stride * (size_t) hy_cpu_n_threads (ctx));
-}
-
-/* ---- the backend interface (core/backend.h) ---------------------------- */
+#include "core/backend-impl.h"
 
 typedef struct cpu_backend {
   hy_backend base;
@@ -193,14 +90,16 @@ static const hy_backend_iface cpu_iface = {
 };
 
 hy_backend *
-hy_cpu_backend_new (GError **error)
+hy_cpu_backend_new (int n_threads, GError **error)
 {
   cpu_backend *cpu = g_new0 (cpu_backend, 1);
   cpu->base.iface = &cpu_iface;
   cpu->base.device = (hy_device) { HY_DEVICE_CPU, 0 };
-  /* The kernels' threads start here, once, never per forward
-   * (HYBRIDINFER_THREADS overrides the CPU count). */
-  hy_cpu_ctx_set_threads (&cpu->ctx, 0);
+  /* OpenBLAS runs inside our threads: its own would spin beside them. */
+  hy_blas_use_one_thread ();
+  /* The kernels' threads start here, once, never per forward (n_threads
+   * <= 0: HYBRIDINFER_THREADS, else the CPU count). */
+  hy_cpu_ctx_set_threads (&cpu->ctx, n_threads);
   return &cpu->base;
 }
 

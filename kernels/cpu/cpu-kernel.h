@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "hybrid-tensor.h"
-#include "hy-ops.h"
+#include "kernels/hy-ops.h"
 #include "threadpool.h"
 
 typedef struct hy_cpu_ctx {
@@ -38,8 +38,7 @@ void hy_cpu_ctx_clear (hy_cpu_ctx *ctx);
 
 /* Gives ctx n_threads threads in all, the caller's included (<= 0: the
  * default, hy_threadpool_default_threads; 1: no pool), replacing its pool.
- * Starts threads: call it when setting up, never per forward.  Also makes
- * OpenBLAS single-threaded (blas.h). */
+ * Starts threads: call it when setting up, never per forward. */
 void hy_cpu_ctx_set_threads (hy_cpu_ctx *ctx, int n_threads);
 
 /* The threads a loop started now would run on: 1 without a pool, and
@@ -85,7 +84,8 @@ typedef void (*hy_cpu_kernel_fn) (hy_cpu_ctx *ctx, const void *params,
 /* The kernel for an op, or NULL when the CPU backend has none. */
 hy_cpu_kernel_fn hy_cpu_kernel_for (hy_op_id op);
 
-/* The context of a backend made by hy_cpu_backend_new (core/backend.h). */
+/* The context of a backend made by hy_cpu_backend_new
+ * (core/backend-impl.h). */
 struct hy_backend;
 hy_cpu_ctx *hy_cpu_backend_ctx (struct hy_backend *be);
 

@@ -21,8 +21,8 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
-#include "elementwise.h"
-#include "elementwise-common.h"
+#include "kernels/params/elementwise.h"
+#include "kernels/elementwise-common.h"
 
 /* The kernels this file defines (cpu-backend.c looks them up weakly). */
 #define HY_CPU_KERNEL(name) \

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "blas.h"
-#include "nn.h"
+#include "kernels/params/nn.h"
 
 #ifndef HY_CPU_VECTOR_CLONES
 #define HY_CPU_VECTOR_CLONES

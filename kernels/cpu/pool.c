@@ -17,7 +17,7 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
-#include "nn.h"
+#include "kernels/params/nn.h"
 #include "window.h"
 
 void hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cpu-kernel.h"
-#include "shape.h"
+#include "kernels/params/shape.h"
 
 /* Referenced weakly by cpu-backend.c through ops.def; declared here so the
  * definitions have prototypes. */

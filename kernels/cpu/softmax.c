@@ -17,7 +17,7 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
-#include "elementwise.h"
+#include "kernels/params/elementwise.h"
 
 void hy_cpu_softmax (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

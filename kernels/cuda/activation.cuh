@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "launch.cuh"
-#include "nn.h"
+#include "kernels/params/nn.h"
 #include "hybrid-tensor.h"
 
 /* SELU's constants (Klambauer et al.), as MXNet uses them. */

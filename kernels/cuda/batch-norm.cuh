@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "launch.cuh"
-#include "nn.h"
+#include "kernels/params/nn.h"
 #include "hybrid-tensor.h"
 
 /* in: data, gamma, beta, moving_mean, moving_var. */

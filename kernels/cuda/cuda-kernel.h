@@ -31,7 +31,7 @@
 #include <cudnn.h>
 
 #include "hybrid-tensor.h"
-#include "hy-ops.h"
+#include "kernels/hy-ops.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,21 +1,22 @@
 /*
- * cuda-ops.c — maps op ids to CUDA kernels, as cpu-backend.c does for the
- * CPU: weak references, so a family whose .cu file is not built reads as
- * "no CUDA kernel for this op" instead of a link error.  A family with
- * plan-time set-up also defines hy_cuda_prepare_<family> and
- * hy_cuda_release_<family> (cuda-kernel.h).
+ * cuda-ops.c — maps op ids to CUDA kernels, as cpu-ops.c does for the CPU:
+ * every family's kernel is a strong reference, so a missing one fails the
+ * link.  A family with plan-time set-up also defines
+ * hy_cuda_prepare_<family> and hy_cuda_release_<family> (cuda-kernel.h);
+ * those are weak, since most families need none.
  */
 #include "cuda-kernel.h"
 
 #define HY_OP(id, family, name, aliases) \
   extern void hy_cuda_##family (hy_cuda_ctx *, const void *, \
-      const hy_tensor *const *, int, hy_tensor *const *, int) \
-      __attribute__ ((weak)); \
+      const hy_tensor *const *, int, hy_tensor *const *, int); \
   extern gboolean hy_cuda_prepare_##family (hy_cuda_ctx *, const void *, \
       const hy_tensor *const *, int, hy_tensor *const *, int, void **, \
       size_t *, GError **) __attribute__ ((weak)); \
   extern void hy_cuda_release_##family (void *) __attribute__ ((weak));
-#include "ops.def"
+#define HY_OP_KNOWN(id, family, name, aliases)
+#include "kernels/ops.def"
+#undef HY_OP_KNOWN
 #undef HY_OP
 
 static gboolean
@@ -30,7 +31,9 @@ hy_cuda_kernel_for (hy_op_id op)
   switch (valid (op) ? op : HY_OP_COUNT) {
 #define HY_OP(id, family, name, aliases) \
     case HY_OP_##id: return hy_cuda_##family;
-#include "ops.def"
+#define HY_OP_KNOWN(id, family, name, aliases)
+#include "kernels/ops.def"
+#undef HY_OP_KNOWN
 #undef HY_OP
     default:
       return NULL;
@@ -43,7 +46,9 @@ hy_cuda_prepare_for (hy_op_id op)
   switch (valid (op) ? op : HY_OP_COUNT) {
 #define HY_OP(id, family, name, aliases) \
     case HY_OP_##id: return hy_cuda_prepare_##family;
-#include "ops.def"
+#define HY_OP_KNOWN(id, family, name, aliases)
+#include "kernels/ops.def"
+#undef HY_OP_KNOWN
 #undef HY_OP
     default:
       return NULL;
@@ -56,7 +61,9 @@ hy_cuda_release_for (hy_op_id op)
   switch (valid (op) ? op : HY_OP_COUNT) {
 #define HY_OP(id, family, name, aliases) \
     case HY_OP_##id: return hy_cuda_release_##family;
-#include "ops.def"
+#define HY_OP_KNOWN(id, family, name, aliases)
+#include "kernels/ops.def"
+#undef HY_OP_KNOWN
 #undef HY_OP
     default:
       return NULL;

@@ -23,7 +23,7 @@
 #include <glib.h>
 
 #include "cuda-kernel.h"
-#include "../../gst-plugin/preprocess-setup.h"
+#include "gst-plugin/preprocess-setup.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -38,7 +38,7 @@
 #include "cuda-kernel.h"
 #include "convert.cuh"
 #include "epilogue.cuh"
-#include "nn.h"
+#include "kernels/params/nn.h"
 
 extern "C" {
 gboolean hy_cuda_prepare_fully_connected (hy_cuda_ctx *ctx,

@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "launch.cuh"
-#include "elementwise.h"
-#include "elementwise-common.h"
+#include "kernels/params/elementwise.h"
+#include "kernels/elementwise-common.h"
 #include "hybrid-tensor.h"
 
 /* ---- unary math -------------------------------------------------------- */

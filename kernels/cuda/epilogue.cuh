@@ -27,7 +27,7 @@
 
 #include "convert.cuh"
 #include "launch.cuh"
-#include "nn.h"
+#include "kernels/params/nn.h"
 
 typedef struct hy_cuda_epilogue {
   hy_fused_act act;

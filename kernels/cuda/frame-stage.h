@@ -22,7 +22,7 @@
 #include <glib.h>
 
 #include "hybrid.h"
-#include "../../gst-plugin/preprocess.h"
+#include "gst-plugin/preprocess.h"
 
 G_BEGIN_DECLS
 

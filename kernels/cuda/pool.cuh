@@ -23,7 +23,7 @@
 
 #include "launch.cuh"
 #include "hybrid-tensor.h"
-#include "nn.h"
+#include "kernels/params/nn.h"
 
 typedef struct hy_cuda_pool_args {
   int type;                     /* hy_pool_type */

@@ -17,7 +17,7 @@
 
 #include "launch.cuh"
 #include "hybrid-tensor.h"
-#include "elementwise.h"
+#include "kernels/params/elementwise.h"
 
 typedef enum hy_cuda_reduce_kind {
   HY_CUDA_REDUCE_SUM,

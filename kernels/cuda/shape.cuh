@@ -14,7 +14,7 @@
 
 #include "launch.cuh"
 #include "hybrid-tensor.h"
-#include "shape.h"
+#include "kernels/params/shape.h"
 
 typedef struct hy_cuda_strided_args {
   int nd;

@@ -15,7 +15,7 @@
 
 #include "launch.cuh"
 #include "hybrid-tensor.h"
-#include "shape.h"
+#include "kernels/params/shape.h"
 
 #define HY_CUDA_PARTS_MAX 16
 

@@ -18,7 +18,7 @@
 
 #include "launch.cuh"
 #include "hybrid-tensor.h"
-#include "elementwise.h"
+#include "kernels/params/elementwise.h"
 
 typedef struct hy_cuda_softmax_args {
   int64_t n, inner;

@@ -7,7 +7,7 @@
 
 #include "launch.cuh"
 #include "hybrid-tensor.h"
-#include "shape.h"
+#include "kernels/params/shape.h"
 
 /* tile: the input promoted to the output's rank (leading 1s), output axis
  * k of length out[k] reading input coordinate index % dims[k]. */

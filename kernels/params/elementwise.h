@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hy-ops.h"
+#include "kernels/hy-ops.h"
 #include "hybrid-tensor.h"
 
 /* Unary math (relu, exp, round, …) and zeros_like/ones_like: the op id says

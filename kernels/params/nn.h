@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hy-ops.h"
+#include "kernels/hy-ops.h"
 
 #define HY_NN_MAX_SPATIAL 3
 

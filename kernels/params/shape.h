@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hy-ops.h"
+#include "kernels/hy-ops.h"
 
 /* The longest tuple attribute these ops accept (Reshape codes, slice
  * bounds, tile reps); matches the attribute parser's limit. */

@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "hybrid.h"
-#include "preprocess.h"
+#include "gst-plugin/preprocess.h"
 
 /* The one libhybrid symbol preprocess.c uses. */
 GQuark

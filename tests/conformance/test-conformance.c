@@ -25,7 +25,7 @@
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 #define MXNET_TOL 1e-4
 #define MODE_TOL 1e-5

@@ -12,8 +12,8 @@
  * element functions for every index in launch order, and again with the
  * output on input 0.  One line per case; exit 1 on a failure.
  */
-#include "activation.cuh"
-#include "batch-norm.cuh"
+#include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/batch-norm.cuh"
 #include "emulate-harness.h"
 
 /* Values at the activations' edges: signed zeros, NaN and infinities,

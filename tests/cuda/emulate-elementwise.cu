@@ -11,7 +11,7 @@
  * for every index, in launch order, and again with the output on input 0
  * where the op may run in place.  One line per case; exit 1 on a failure.
  */
-#include "elementwise.cuh"
+#include "kernels/cuda/elementwise.cuh"
 #include "emulate-harness.h"
 
 /* Values that exercise the edge cases of MXNet's semantics: signed zeros,

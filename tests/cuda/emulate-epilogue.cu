@@ -19,15 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "epilogue.cuh"
+#include "kernels/cuda/epilogue.cuh"
 #include "emulate-harness.h"
 
 /* The CPU header is C: restrict, and no vector clones in this C++ file. */
 #define restrict __restrict__
-#include "blas.h"
+#include "kernels/cpu/blas.h"
 #undef HY_CPU_VECTOR_CLONES
 #define HY_CPU_VECTOR_CLONES
-#include "epilogue.h"
+#include "kernels/cpu/epilogue.h"
 
 static unsigned rng = 12345u;
 

@@ -33,8 +33,8 @@
 #include <glib.h>
 
 extern "C" {
-#include "op.h"
-#include "cpu-kernel.h"
+#include "core/op.h"
+#include "kernels/cpu/cpu-kernel.h"
 }
 
 #define EMU_MAX_IO 48

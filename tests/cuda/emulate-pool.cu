@@ -8,8 +8,8 @@
  *
  * One line per case; exits 1 if any case failed.
  */
-#include "launch.cuh"
-#include "pool.cuh"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/pool.cuh"
 #include "emulate-harness.h"
 
 /* ---- the CUDA side, emulated -------------------------------------------- */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda-preprocess.h"
+#include "kernels/cuda/cuda-preprocess.h"
 #include "emulate-harness.h"
 
 /* The CPU code is C: restrict is spelt otherwise in C++. */

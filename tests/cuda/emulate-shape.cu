@@ -11,10 +11,10 @@
  *
  * One line per case; exits 1 if any case failed.
  */
-#include "launch.cuh"
-#include "shape.cuh"
-#include "slice.cuh"
-#include "tile.cuh"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/shape.cuh"
+#include "kernels/cuda/slice.cuh"
+#include "kernels/cuda/tile.cuh"
 #include "emulate-harness.h"
 
 /* ---- the CUDA side, emulated -------------------------------------------- */

@@ -9,8 +9,8 @@
  *
  * One line per case; exits 1 if any case failed.
  */
-#include "launch.cuh"
-#include "softmax.cuh"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/softmax.cuh"
 #include "emulate-harness.h"
 
 /* ---- the CUDA side, emulated -------------------------------------------- */

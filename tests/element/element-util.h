@@ -16,7 +16,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
-#include "gsthybridmeta.h"
+#include "gst-plugin/gsthybridmeta.h"
 
 static inline const gchar *
 models_dir (void)

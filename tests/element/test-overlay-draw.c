@@ -6,8 +6,8 @@
 
 #include <glib.h>
 
-#include "font5x7.h"
-#include "overlay-draw.h"
+#include "gst-plugin/font5x7.h"
+#include "gst-plugin/overlay-draw.h"
 
 #define W 40
 #define H 20

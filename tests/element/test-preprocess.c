@@ -12,7 +12,7 @@
 
 #include "alloc-count.h"
 #include "hybrid.h"
-#include "preprocess.h"
+#include "gst-plugin/preprocess.h"
 
 #define TOL 1e-3                /* on 0..255 values: float vs double */
 

@@ -7,7 +7,7 @@
 #include <glib/gstdio.h>
 
 #include "hybrid.h"
-#include "property-parse.h"
+#include "gst-plugin/property-parse.h"
 
 static void
 test_size (void)

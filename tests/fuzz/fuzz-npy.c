@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "hybrid.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

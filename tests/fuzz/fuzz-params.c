@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "hybrid.h"
-#include "params-io.h"
+#include "core/io/params-io.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "hybrid.h"
-#include "graph.h"
+#include "core/graph.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

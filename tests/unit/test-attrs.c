@@ -3,7 +3,7 @@
  * the messages for the ones we must refuse.
  */
 #include "hybrid.h"
-#include "attrs.h"
+#include "core/attrs.h"
 
 static void
 test_tuples (void)

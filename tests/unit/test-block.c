@@ -12,8 +12,8 @@
 #include <glib/gstdio.h>
 
 #include "hybrid-block.h"
-#include "npy.h"
-#include "params-io.h"
+#include "hybrid-npy.h"
+#include "core/io/params-io.h"
 
 #define TOL 1e-5
 /* Against MXNet's own outputs, the project's conformance tolerance. */

@@ -26,10 +26,10 @@
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
-#include "backend.h"
-#include "model-impl.h"
-#include "cpu-kernel.h"
-#include "npy.h"
+#include "core/backend-impl.h"
+#include "core/model-impl.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "hybrid-npy.h"
 
 #define MXNET_TOL 1e-4
 
@@ -187,7 +187,7 @@ static pretend_device *
 pretend_device_new (void)
 {
   pretend_device *d = g_new0 (pretend_device, 1);
-  d->cpu = hy_backend_new ((hy_device) { HY_DEVICE_CPU, 0 }, NULL);
+  d->cpu = hy_backend_new ((hy_device) { HY_DEVICE_CPU, 0 }, 0, NULL);
   pretend_iface.kernel_for = d->cpu->iface->kernel_for;
   pretend_iface.copy_kernel = d->cpu->iface->copy_kernel;
   d->base.iface = &pretend_iface;
@@ -373,7 +373,7 @@ test_staged_input (void)
   hy_executor *exec = hy_executor_new_on (f->model, &d->base,
       HY_MODE_HYBRID, &error);
   const hy_tensor *in = g_ptr_array_index (f->inputs, 0);
-  g_assert_true (hy_model_set_input_shape (f->model,
+  g_assert_true (hy_executor_set_input_shape (exec,
           hy_model_input_name (f->model, 0), &in->shape, &error));
   hy_tensor *slot = hy_executor_device_input (exec, 0, &error);
   g_assert_no_error (error);
@@ -416,7 +416,7 @@ test_imperative_hook (void)
   for (int k = 0; k < 2; k++) {
     g_autoptr (GError) error = NULL;
     hy_backend *be = k ? &pretend_device_new ()->base
-        : hy_backend_new ((hy_device) { HY_DEVICE_CPU, 0 }, &error);
+        : hy_backend_new ((hy_device) { HY_DEVICE_CPU, 0 }, 0, &error);
     hy_executor *exec = hy_executor_new_on (f->model, be,
         HY_MODE_IMPERATIVE, &error);
     logs[k].outputs = g_ptr_array_new_with_free_func (

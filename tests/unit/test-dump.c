@@ -14,7 +14,7 @@
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 static const char *const index_keys[] = {
   "index", "name", "op", "inputs", "output", "shape", "dtype", "file", "min",

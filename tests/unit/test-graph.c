@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "graph.h"
+#include "core/graph.h"
 
 /* A variable, then `op` on it; `extra` is spliced into the op node. */
 static hy_graph *

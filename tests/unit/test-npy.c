@@ -14,7 +14,7 @@
 #include <glib/gstdio.h>
 
 #include "hybrid.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 static const char *
 source_dir (void)

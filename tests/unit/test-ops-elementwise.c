@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "cpu-kernel.h"
-#include "elementwise.h"
+#include "core/op.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/params/elementwise.h"
 
 #define SHAPE(...) shape_of ((const int64_t[]) { __VA_ARGS__ }, \
     sizeof ((const int64_t[]) { __VA_ARGS__ }) / sizeof (int64_t))

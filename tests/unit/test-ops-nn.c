@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "cpu-kernel.h"
-#include "nn.h"
+#include "core/op.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/params/nn.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 

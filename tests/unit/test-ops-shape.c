@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "cpu-kernel.h"
-#include "shape.h"
+#include "core/op.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/params/shape.h"
 
 #define SHAPE(...) shape_of ((const int64_t[]) { __VA_ARGS__ }, \
     sizeof ((const int64_t[]) { __VA_ARGS__ }) / sizeof (int64_t))

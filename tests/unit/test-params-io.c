@@ -17,8 +17,8 @@
 #include <glib/gstdio.h>
 
 #include "hybrid.h"
-#include "npy.h"
-#include "params-io.h"
+#include "hybrid-npy.h"
+#include "core/io/params-io.h"
 
 static char *
 fixture (const char *name)

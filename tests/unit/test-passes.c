@@ -15,11 +15,11 @@
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
-#include "model-impl.h"
-#include "passes.h"
-#include "graph-edit.h"
-#include "cpu-kernel.h"
-#include "npy.h"
+#include "core/model-impl.h"
+#include "core/passes/passes.h"
+#include "core/passes/graph-edit.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "hybrid-npy.h"
 
 #define TOL 1e-5
 
@@ -151,7 +151,8 @@ relative_diff (GPtrArray *a, GPtrArray *b)
 /* A test subject: a graph with bound parameters and its inputs. */
 typedef struct subject {
   hy_model *model;              /* when loaded from files */
-  hy_graph *graph;              /* the original (the model's, or own) */
+  hy_shapes *shapes;            /*   with the inputs' shapes */
+  hy_graph *graph;              /* the original (the shapes', or own) */
   gboolean owns_graph;
   GPtrArray *params;            /* hy_tensor *: own graphs' parameters */
   feed *inputs;
@@ -162,6 +163,7 @@ subject_free (subject *s)
 {
   if (s->owns_graph)
     hy_graph_free (s->graph);
+  hy_shapes_free (s->shapes);
   hy_model_free (s->model);
   if (s->params)
     g_ptr_array_unref (s->params);
@@ -203,7 +205,8 @@ load_case (const char *dir)
   s->model = hy_model_load (sym, g_file_test (par, G_FILE_TEST_EXISTS)
       ? par : NULL, &error);
   g_assert_no_error (error);
-  s->graph = s->model->graph;
+  s->shapes = hy_shapes_new (s->model);
+  s->graph = hy_shapes_graph (s->shapes);
   s->inputs = feed_new ();
   JsonArray *ins = json_object_get_array_member (spec, "inputs");
   for (guint i = 0; i < json_array_get_length (ins); i++) {
@@ -213,11 +216,11 @@ load_case (const char *dir)
         json_object_get_string_member (o, "file"), NULL);
     hy_tensor *t = hy_npy_load (f, &error);
     g_assert_no_error (error);
-    g_assert_true (hy_model_set_input_shape (s->model, name, &t->shape,
+    g_assert_true (hy_shapes_set_input (s->shapes, name, &t->shape,
             &error));
     feed_add (s->inputs, name, t);
   }
-  g_assert_true (hy_model_infer_shapes (s->model, &error));
+  g_assert_true (hy_shapes_infer (s->shapes, &error));
   g_assert_no_error (error);
   return s;
 }

@@ -30,7 +30,7 @@
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
-#include "npy.h"
+#include "hybrid-npy.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HY_SANITIZED 1
@@ -409,13 +409,13 @@ test_zoo_arenas (void)
     if (!c)
       continue;
     g_autoptr (GError) error = NULL;
+    hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
     for (int i = 0; i < hy_model_n_inputs (c->model); i++) {
       hy_tensor *t = g_ptr_array_index (c->inputs, i);
-      hy_model_set_input_shape (c->model, hy_model_input_name (c->model, i),
+      hy_executor_set_input_shape (hyb, hy_model_input_name (c->model, i),
           &t->shape, &error);
       g_assert_no_error (error);
     }
-    hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
     g_assert_false (hy_executor_memory (hyb, &(hy_memory_stats) { 0 }));
     hy_executor_prepare (hyb, &error);
     g_assert_no_error (error);
@@ -546,10 +546,9 @@ test_prepare_and_memory (void)
   g_autoptr (GError) error = NULL;
   hy_memory_stats m;
   hy_tensor *in = g_ptr_array_index (c->inputs, 0);
-  hy_model_set_input_shape (c->model, "data", &in->shape, &error);
-  g_assert_no_error (error);
-
   hy_executor *imp = executor (c->model, HY_MODE_IMPERATIVE);
+  hy_executor_set_input_shape (imp, "data", &in->shape, &error);
+  g_assert_no_error (error);
   g_assert_true (hy_executor_prepare (imp, &error));
   g_assert_false (hy_executor_memory (imp, &m));
   hy_executor_free (imp);

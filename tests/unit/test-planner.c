@@ -11,7 +11,7 @@
 
 #include <glib.h>
 
-#include "planner.h"
+#include "core/planner.h"
 
 #define REQ(size, first, last) ((hy_buffer_request) { size, first, last })
 

@@ -16,7 +16,7 @@
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
-#include "graph.h"
+#include "core/graph.h"
 
 static const char *
 source_dir (void)

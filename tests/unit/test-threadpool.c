@@ -26,10 +26,10 @@
 #include <glib.h>
 
 #include "hybrid.h"
-#include "op.h"
-#include "cpu-kernel.h"
-#include "threadpool.h"
-#include "nn.h"
+#include "core/op.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/threadpool.h"
+#include "kernels/params/nn.h"
 
 /* ---- coverage ---------------------------------------------------------- */
 

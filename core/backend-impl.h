@@ -1,21 +1,23 @@
 /*
- * backend.h — what the executor and the plan need from a device: memory,
- * copies to and from the host, a kernel per op, and a way to run a list of
- * kernel calls.  The CPU backend (kernels/cpu/cpu-backend.c) and the CUDA
- * backend (kernels/cuda/cuda-backend.c) each fill one hy_backend_iface;
- * the core never includes a device header.
+ * backend-impl.h — what a device must provide, for those who implement one
+ * (ggml's ggml-backend-impl.h plays this part): memory, copies to and from
+ * the host, a kernel per op, and a way to run a list of kernel calls.  The
+ * CPU backend (kernels/cpu/cpu-backend.c) and the CUDA backend
+ * (kernels/cuda/cuda-backend.c) each fill one hy_backend_iface; the core
+ * reaches kernels only through it and never includes a device header.
+ * Not public: users pick a device with hy_device in hybrid.h.
  *
  * Kernels keep their backend's own signature (hy_cpu_kernel_fn,
  * hy_cuda_kernel_fn): a call stores its kernel as an opaque function
  * pointer that only the backend that handed it out calls, cast back.
  */
-#ifndef HY_BACKEND_H
-#define HY_BACKEND_H
+#ifndef HY_BACKEND_IMPL_H
+#define HY_BACKEND_IMPL_H
 
 #include <glib.h>
 
 #include "hybrid.h"
-#include "hy-ops.h"
+#include "kernels/hy-ops.h"
 
 typedef void (*hy_kernel_ptr) (void);
 
@@ -80,22 +82,34 @@ struct hy_backend {
   hy_device_stats stats;        /* kept up by the backend */
 };
 
-/* The backend for a device; FALSE with a clear message when that device
+/* Makes a backend for someone who will own it (a block's executors). */
+typedef hy_backend *(*hy_backend_maker) (void *data, GError **error);
+
+/* Runs one op once on `be`: its kernel, prepared, run and released — the
+ * one way an op runs outside a plan (imperative forwards, F's imperative
+ * calls, constant folding).  Errors name the op; callers add the node. */
+gboolean hy_backend_run_op (hy_backend *be, hy_op_id op, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out,
+    GError **error);
+
+/* The backend for a device (n_threads: CPU compute threads, <= 0 for the
+ * default); FALSE with a clear message when that device
  * cannot be used (no CUDA in this build, no GPU, a driver too old). */
-hy_backend *hy_backend_new (hy_device device, GError **error);
+hy_backend *hy_backend_new (hy_device device, int n_threads,
+    GError **error);
 void hy_backend_free (hy_backend *be);
 
 /* An executor on `backend`, which it takes (and frees with itself):
  * hy_executor_new for a backend made elsewhere (tests). */
-hy_executor *hy_executor_new_on (hy_model *model, hy_backend *backend,
+hy_executor *hy_executor_new_on (const hy_model *model, hy_backend *backend,
     hy_mode mode, GError **error);
 
 hy_backend *hy_executor_backend (hy_executor *exec);
 
 /* Staged inputs (a device frame path writes the input where the plan
  * reads it, instead of uploading a host tensor): hybrid mode on a device
- * only.  hy_executor_device_input plans for the model's current input
- * shapes (hy_model_set_input_shape) and returns the device tensor of
+ * only.  hy_executor_device_input plans for the executor's current input
+ * shapes (hy_executor_set_input_shape) and returns the device tensor of
  * input i, valid until the shapes or the mode change;
  * hy_executor_forward_staged then runs a forward without any upload. */
 hy_tensor *hy_executor_device_input (hy_executor *exec, int i,
@@ -103,7 +117,7 @@ hy_tensor *hy_executor_device_input (hy_executor *exec, int i,
 gboolean hy_executor_forward_staged (hy_executor *exec, GError **error);
 
 /* The backends themselves (NULL when not built in, or on failure). */
-hy_backend *hy_cpu_backend_new (GError **error);
+hy_backend *hy_cpu_backend_new (int n_threads, GError **error);
 hy_backend *hy_cuda_backend_new (int index, GError **error)
     __attribute__ ((weak));
 
@@ -111,4 +125,4 @@ hy_backend *hy_cuda_backend_new (int index, GError **error)
  * The returned string is owned by the caller. */
 char *hy_cuda_unavailable_reason (int index) __attribute__ ((weak));
 
-#endif /* HY_BACKEND_H */
+#endif /* HY_BACKEND_IMPL_H */
