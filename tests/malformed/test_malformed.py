@@ -19,15 +19,22 @@ Python 3, no numpy.  Prints TAP.
 import ast
 import json
 import os
+import resource
 import shutil
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 CASE = "seed_net"            # conv/pool/dense/dot LeNet, input data (4, 1, 28, 28)
 ERROR_PREFIX = "hybridinfer: error: "
 TIMEOUT_S = 60
+FIFO_TIMEOUT_S = 10
+# More than any check needs (LeNet, under ASan too): a reader that does not bound what it
+# reads (/dev/zero) is stopped here and reported, not left to take the machine's memory.
+RSS_LIMIT_KIB = 1536 * 1024
 
 # ---------------------------------------------------------------------------------------------
 # MXNet's NDArray-list format (see shared MXNET-FORMAT.md §2), read just enough to cut it apart.
@@ -154,8 +161,13 @@ class Check:
     `names` entries are strings or tuples of alternatives, matched case-insensitively against
     the error line (or stdout, for a check with status 0)."""
 
-    def __init__(self, title, argv, names, status=1):
+    def __init__(self, title, argv, names, status=1, timeout=TIMEOUT_S, fsize=None,
+                 setup=None, after=None):
         self.title, self.argv, self.names, self.status = title, argv, names, status
+        # timeout: a FIFO blocks a reader that does not refuse it, so wait less.
+        # fsize: RLIMIT_FSIZE in bytes, a disk that fills up after that many bytes.
+        # setup() runs first; after() -> a problem string or None judges the files left.
+        self.timeout, self.fsize, self.setup, self.after = timeout, fsize, setup, after
 
 
 class Fixture:
@@ -331,7 +343,103 @@ def symbol_checks(fx):
     p = fx.write_graph("sgmkldnn-symbol.json", g)
     checks.append(Check("_sg_mkldnn_conv node with subgraphs", fx.run(symbol=p),
                         ["_sg_mkldnn_conv"]))
+
+    # A negative size is corrupt, not "no shape" (0 and -1 mark a size the data gives).
+    g = fx.graph_copy()
+    didx, _ = fx.node(fx.input_name)
+    g["nodes"][didx].setdefault("attrs", {})["__shape__"] = "(4, -3, 28, 28)"
+    p = fx.write_graph("negshape-symbol.json", g)
+    checks.append(Check("input __shape__ (4, -3, 28, 28): inspect",
+                        ["inspect", "--model", p, "--params", fx.params],
+                        ["'%s'" % fx.input_name, "-3", "negative"]))
+    checks.append(Check("input __shape__ (4, -3, 28, 28): run", fx.run(symbol=p),
+                        ["'%s'" % fx.input_name, "-3", "negative"]))
     return checks
+
+
+def file_kind_checks(fx):
+    """Paths that are not regular files, and files that never end: refused by name, at once."""
+    checks = []
+    folder = fx.path("a-folder")
+    fifo = fx.path("a-fifo")
+    os.mkdir(folder)
+    os.mkfifo(fifo)
+    inp = fx.input_name + "="
+    for what, path, kind in (("a directory", folder, "directory"), ("a FIFO", fifo, "fifo"),
+                             ("/dev/zero", "/dev/zero", "device")):
+        checks.append(Check("--model is %s" % what, fx.run(symbol=path),
+                            [path, kind, "symbol file"], timeout=FIFO_TIMEOUT_S))
+        checks.append(Check("--params is %s" % what, fx.run(params=path),
+                            [path, kind, "params file"], timeout=FIFO_TIMEOUT_S))
+        checks.append(Check("--input is %s" % what, fx.run(inputs=[inp + path]),
+                            [path, kind, ".npy"], timeout=FIFO_TIMEOUT_S))
+    return checks
+
+
+def diff_checks(fx):
+    """`diff` reads index.json files it did not write: nesting and size are bounded."""
+    checks = []
+    good = fx.path("dump-good")
+    deep = fx.path("dump-deep")
+    zero = fx.path("dump-zero")
+    for d in (good, deep, zero):
+        os.mkdir(d)
+    with open(os.path.join(good, "index.json"), "w") as f:
+        json.dump({"nodes": []}, f)
+    # 100,000 '[': json-glib recursed once per level and overflowed the stack.
+    with open(os.path.join(deep, "index.json"), "w") as f:
+        f.write('{"nodes": ' + "[" * 100000 + "]" * 100000 + "}")
+    os.symlink("/dev/zero", os.path.join(zero, "index.json"))
+    checks.append(Check("diff of an index.json nested 100,000 deep",
+                        ["diff", deep, good], ["index.json", "nested"], status=2))
+    checks.append(Check("diff of an index.json nested 100,000 deep (second dump)",
+                        ["diff", good, deep], ["index.json", "nested"], status=2))
+    checks.append(Check("diff of an index.json that is /dev/zero",
+                        ["diff", zero, good], ["index.json", "regular file"], status=2))
+    return checks
+
+
+def output_set_checks(fx):
+    """`run` writes all heads or none, and leaves no outputs of earlier runs beside them."""
+    g = fx.graph_copy()
+    conv, _ = fx.node("seednet0_conv0_fwd")
+    # Head 0 is small (4x10), head 1 large (4x6x24x24, 55 KB): a disk that fills after 8 KiB
+    # takes the first and refuses the second.
+    g["heads"] = [g["heads"][0], [conv, 0, 0]]
+    sym = fx.write_graph("twohead-symbol.json", g)
+    full, clean = fx.path("out-full"), fx.path("out-clean")
+
+    def listing(d):
+        return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+    def stale(d, names):
+        def setup():
+            os.makedirs(d, exist_ok=True)
+            for n in names:
+                with open(os.path.join(d, n), "wb") as f:
+                    f.write(b"stale output of an earlier run")
+        return setup
+
+    def expect(d, want):
+        def after():
+            have = listing(d)
+            return None if have == want else "%s holds %s, expected %s" % (
+                os.path.basename(d), have or "nothing", want or "nothing")
+        return after
+
+    def run(d):
+        return ["run", "--model", sym, "--params", fx.params, "--mode", "imperative",
+                "--input", fx.input_name + "=" + fx.input, "--output-dir", d]
+
+    return [
+        Check("two-head run on a disk full after 8 KiB: no outputs left, stale ones gone",
+              run(full), ["output1.npy"], fsize=8192,
+              setup=stale(full, ["output0.npy", "output1.npy", "output2.npy"]),
+              after=expect(full, [])),
+        Check("two-head run: exactly output0.npy and output1.npy, stale output2.npy gone",
+              run(clean), [], status=0, setup=stale(clean, ["output2.npy", "output17.npy"]),
+              after=expect(clean, ["output0.npy", "output1.npy"])),
+    ]
 
 
 def params_checks(fx):
@@ -514,6 +622,9 @@ def option_checks(fx):
         Check("--device cuda:-1", fx.run(extra=["--device", "cuda:-1"]), ["cuda:-1"]),
         # No machine has 64 GPUs: a CUDA build says so, a CPU-only build says it has no CUDA.
         Check("--device cuda:63", fx.run(extra=["--device", "cuda:63"]), [("cuda:63", "63")]),
+        # Past the accepted range: the message states the range, not just "cuda:N".
+        Check("--device cuda:64", fx.run(extra=["--device", "cuda:64"]),
+              ["cuda:64", "0 to 63"]),
         Check("--mode fast", fx.run(extra=["--mode", "fast"]), ["fast"]),
         Check("--precision fp8", fx.run(extra=["--precision", "fp8"]), ["fp8", "fp16"]),
         # fp16 is a GPU option: on the CPU it is refused, not ignored.
@@ -550,22 +661,61 @@ def option_checks(fx):
 # Running and judging
 # ---------------------------------------------------------------------------------------------
 
+def rss_kib(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def run_watched(argv, check):
+    """-> (status, stdout, stderr, problem): runs argv, stopping it past check.timeout or
+    RSS_LIMIT_KIB (problem then says which)."""
+    def limits():
+        if check.fsize is not None:
+            # A full disk: write() fails with EFBIG instead of the signal killing the tool.
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (check.fsize, check.fsize))
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                preexec_fn=limits)
+        problem, start = None, time.monotonic()
+        while proc.poll() is None:
+            if time.monotonic() - start > check.timeout:
+                problem = "no answer within %ds" % check.timeout
+            elif rss_kib(proc.pid) > RSS_LIMIT_KIB:
+                problem = "grew past %d MiB of memory" % (RSS_LIMIT_KIB // 1024)
+            if problem:
+                proc.kill()
+                proc.wait()
+                break
+            time.sleep(0.02)
+        out.seek(0)
+        err.seek(0)
+        return (proc.returncode, out.read().decode("utf-8", "replace"),
+                err.read().decode("utf-8", "replace"), problem)
+
+
 def judge(tool, check):
     """-> (problem, what the tool said): problem is None when it kept its contract."""
+    if check.setup:
+        check.setup()
     try:
-        proc = subprocess.run([tool] + check.argv, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return "no answer within %ds" % TIMEOUT_S, ""
+        rc, out, err, problem = run_watched([tool] + check.argv, check)
     except OSError as e:
         return "cannot start the tool: %s" % e, ""
-    out = proc.stdout.decode("utf-8", "replace")
-    err = proc.stderr.decode("utf-8", "replace")
+    if problem:
+        return problem, ""
     lines = [l for l in err.splitlines() if l.strip()]
-    rc = proc.returncode
     said = lines[0] if rc != 0 and lines else "(status %d)" % rc
-    return verdict(check, rc, out, lines), said
+    problem = verdict(check, rc, out, lines)
+    if not problem and check.after:
+        problem = check.after()
+    return problem, said
 
 
 def verdict(check, rc, out, lines):
@@ -609,7 +759,8 @@ def main(argv):
     work = tempfile.mkdtemp(prefix="hy-malformed-")
     try:
         fx = Fixture(case_dir, work)
-        checks = symbol_checks(fx) + params_checks(fx) + input_checks(fx) + option_checks(fx)
+        checks = (symbol_checks(fx) + params_checks(fx) + input_checks(fx) + option_checks(fx)
+                  + file_kind_checks(fx) + diff_checks(fx) + output_set_checks(fx))
         print("1..%d" % len(checks))
         failed = 0
         for n, check in enumerate(checks, 1):
