@@ -2,9 +2,22 @@
  * test-property-parse.c — the text values of hybridinfer's properties
  * (gst-plugin/property-parse.c): input-size, dump-frames, labels files.
  */
+#include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HY_HAS_ASAN 1
+#endif
+#endif
+#ifndef HY_HAS_ASAN
+#define HY_HAS_ASAN 0
+#endif
 
 #include "hybrid.h"
 #include "gst-plugin/property-parse.h"
@@ -134,6 +147,70 @@ test_labels (void)
   g_clear_error (&error);
 }
 
+/* What is not a regular file, or is too large, is refused at once by name:
+ * labels=/dev/zero used to read until memory ran out, a FIFO blocked the
+ * state change forever.  Run in a subprocess, with its address space
+ * bounded where the sanitizers allow, so a reader that does neither fails
+ * this test quickly instead of taking the machine's memory. */
+static void
+test_labels_not_regular_subprocess (void)
+{
+#if !defined(__SANITIZE_ADDRESS__) && !HY_HAS_ASAN
+  struct rlimit lim = { 2UL << 30, 2UL << 30 };
+  g_assert_cmpint (setrlimit (RLIMIT_AS, &lim), ==, 0);
+#endif
+  g_autofree char *dir = g_dir_make_tmp ("hy-labels-XXXXXX", NULL);
+  g_assert_nonnull (dir);
+  g_autofree char *fifo = g_build_filename (dir, "fifo", NULL);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  g_autofree char *big = g_build_filename (dir, "big.txt", NULL);
+  int fd = g_open (big, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (ftruncate (fd, (off_t) HY_LABELS_MAX_BYTES + 1), ==, 0);
+  close (fd);
+
+  static const struct {
+    const char *name;           /* NULL: the folder itself */
+    const char *says;
+  } cases[] = {
+    {"/dev/zero", "is a character device"}, {"fifo", "is a FIFO"},
+    {NULL, "is a directory"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    const char *path = !cases[i].name ? dir
+        : cases[i].name[0] == '/' ? cases[i].name : fifo;
+    GError *error = NULL;
+    guint n = 7;
+    g_assert_null (hy_labels_load (path, &n, &error));
+    g_assert_error (error, HY_ERROR, HY_ERROR_IO);
+    g_assert_nonnull (strstr (error->message, path));
+    g_assert_nonnull (strstr (error->message, cases[i].says));
+    g_assert_nonnull (strstr (error->message, "labels file"));
+    g_clear_error (&error);
+  }
+
+  GError *error = NULL;
+  guint n = 7;
+  g_assert_null (hy_labels_load (big, &n, &error));
+  g_assert_error (error, HY_ERROR, HY_ERROR_FORMAT);
+  g_assert_nonnull (strstr (error->message, big));
+  g_assert_nonnull (strstr (error->message, "16777217 bytes is too large"));
+  g_assert_nonnull (strstr (error->message, "16777216 bytes"));
+  g_clear_error (&error);
+
+  g_unlink (big);
+  g_unlink (fifo);
+  g_rmdir (dir);
+}
+
+static void
+test_labels_not_regular (void)
+{
+  g_test_trap_subprocess ("/property-parse/labels-not-regular/subprocess",
+      30 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -141,5 +218,9 @@ main (int argc, char **argv)
   g_test_add_func ("/property-parse/size", test_size);
   g_test_add_func ("/property-parse/frame-set", test_frame_set);
   g_test_add_func ("/property-parse/labels", test_labels);
+  g_test_add_func ("/property-parse/labels-not-regular",
+      test_labels_not_regular);
+  g_test_add_func ("/property-parse/labels-not-regular/subprocess",
+      test_labels_not_regular_subprocess);
   return g_test_run ();
 }
