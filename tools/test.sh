@@ -90,16 +90,19 @@ if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
     -Dbuildtype=debugoptimized >/dev/null
 fi
 if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
-  for target in symbol-json params npy; do
+  for target in symbol-json params npy diff-index; do
     corpus="$FUZZ_DIR/corpus-$target"
     mkdir -p "$corpus"
-    # Seed corpora: the real fixtures, one file per case (names made unique).
+    # Seed corpora: the real fixtures, one file per case (names made unique);
+    # diff's index.json: dumps of ours and MXNet's (tests/fuzz/corpus-diff).
+    seeds=tests/fixtures
     case "$target" in
       symbol-json) pattern='*-symbol.json'; limit=64k ;;
       params) pattern='*.params'; limit=64k ;;
       npy) pattern='*.npy'; limit=16k ;;
+      diff-index) pattern='*.json'; limit=16k; seeds=tests/fuzz/corpus-diff ;;
     esac
-    find tests/fixtures -name "$pattern" -size "-$limit" | while read -r f; do
+    find "$seeds" -name "$pattern" -size "-$limit" | while read -r f; do
       cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"
     done
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
