@@ -25,11 +25,14 @@ void hy_cpu_leaky_relu (hy_cpu_ctx *ctx, const void *params,
  * float32 anyway and exp would soon overflow. */
 #define SOFTRELU_LINEAR_ABOVE 20.0f
 
+/* MXNet's relu is `isnan(x) || x > 0 ? x : 0`: NaN passes through, −0
+ * becomes +0.  !(x <= 0) says the same in one comparison (unordered is
+ * true), so the loop still vectorises to a compare and a mask. */
 HY_CPU_VECTOR_CLONES static void
 relu (float *y, const float *x, int64_t n)
 {
   for (int64_t i = 0; i < n; i++)
-    y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    y[i] = !(x[i] <= 0.0f) ? x[i] : 0.0f;
 }
 
 HY_CPU_VECTOR_CLONES static void

@@ -72,7 +72,8 @@ run_flat (hy_cpu_ctx *ctx, int64_t n, const flat_job *j)
 
 /* ---- unary math -------------------------------------------------------- */
 
-static inline float u_relu (float v) { return v < 0.0f ? 0.0f : v; }
+/* MXNet: isnan(v) || v > 0 ? v : 0 — NaN passes, −0 becomes +0. */
+static inline float u_relu (float v) { return !(v <= 0.0f) ? v : 0.0f; }
 static inline float u_sigmoid (float v) { return 1.0f / (1.0f + expf (-v)); }
 static inline float u_softsign (float v) { return v / (1.0f + fabsf (v)); }
 static inline float u_rsqrt (float v) { return 1.0f / sqrtf (v); }

@@ -32,7 +32,8 @@ HY_CUDA_HD float
 hy_cuda_activation_op (int act_type, float x)
 {
   switch (act_type) {
-    case HY_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    /* MXNet: isnan(x) || x > 0 ? x : 0 — NaN passes, −0 becomes +0. */
+    case HY_ACT_RELU: return !(x <= 0.0f) ? x : 0.0f;
     case HY_ACT_SIGMOID: return 1.0f / (1.0f + expf (-x));
     case HY_ACT_TANH: return tanhf (x);
     case HY_ACT_SOFTRELU:

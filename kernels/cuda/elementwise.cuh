@@ -39,7 +39,8 @@ HY_CUDA_HD float
 hy_cuda_unary_op (hy_op_id op, float v)
 {
   switch (op) {
-    case HY_OP_RELU: return v < 0.0f ? 0.0f : v;
+    /* MXNet: isnan(v) || v > 0 ? v : 0 — NaN passes, −0 becomes +0. */
+    case HY_OP_RELU: return !(v <= 0.0f) ? v : 0.0f;
     case HY_OP_SIGMOID: return 1.0f / (1.0f + expf (-v));
     case HY_OP_TANH: return tanhf (v);
     case HY_OP_SOFTSIGN: return v / (1.0f + fabsf (v));

@@ -46,8 +46,8 @@ hy_cuda_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
   switch (act) {
     case HY_FUSED_ACT_NONE:
       return v;
-    case HY_FUSED_ACT_RELU:
-      return v > 0.0f ? v : 0.0f;
+    case HY_FUSED_ACT_RELU:     /* NaN passes, as MXNet's relu */
+      return !(v <= 0.0f) ? v : 0.0f;
     case HY_FUSED_ACT_CLIP:
       return v > beta ? beta : v < alpha ? alpha : v;
     case HY_FUSED_ACT_LEAKY:

@@ -958,6 +958,40 @@ def ops_nonfinite():
            unary(lambda d, kw=kw: mx.sym.Pooling(d, name="pool", **kw), shape=shape,
                  gen=with_nonfinite(randn, 0.08)), NF.lstrip(), nonfinite=True)
 
+    # Windows and rows made only of special values, which random placement rarely gives:
+    # MXNet's max pooling starts from -FLT_MAX and skips NaN, so an all -Inf or all NaN
+    # window gives -3.4e38, while max() over such a row gives -Inf or NaN.
+    nan, inf = np.nan, np.inf
+    edge_rows = np.array([[-inf, -inf, -inf, -inf], [inf, inf, inf, inf], [nan, nan, nan, nan],
+                          [nan, -inf, -inf, nan], [inf, -inf, 1.0, 2.0], [1.0, nan, 2.0, -inf],
+                          [-inf, 0.5, -inf, 0.5], [0.5, -1.0, 2.0, 0.0]], dtype=np.float32)
+
+    def edges(name, opname, fn, shape, note="", rows=edge_rows):
+        op(name + "_edges_nan", opname,
+           lambda rng: (fn(V("data")), OrderedDict(data=rows.reshape(shape).copy()), {}),
+           (note + ";" if note else "") + " windows/rows all NaN, all +-Inf, mixed",
+           nonfinite=True)
+    for pt in ["max", "avg", "sum", "lp"]:
+        kw = dict(kernel=(2, 2), stride=(2, 2), pool_type=pt)
+        if pt == "lp":
+            kw["p_value"] = 2
+        edges("Pooling_%s_k2_s2" % pt, "Pooling",
+              lambda d, kw=kw: mx.sym.Pooling(d, name="pool", **kw), (1, 2, 4, 4),
+              "each 2x2 window is two rows' halves")
+        edges("Pooling_%s_k1x4" % pt, "Pooling",
+              lambda d, kw=kw: mx.sym.Pooling(d, name="pool", **dict(kw, kernel=(1, 4),
+                                                                      stride=(1, 4))),
+              (1, 1, 8, 4), "one window per row")
+    edges("Pooling_global_max", "Pooling",
+          lambda d: mx.sym.Pooling(d, kernel=(1, 1), global_pool=True, pool_type="max",
+                                   name="pool"), (8, 1, 2, 2), "one plane per row")
+    for name in ["max", "min", "sum", "mean", "prod", "argmax", "argmin", "softmax",
+                 "log_softmax"]:
+        edges(name, name, lambda d, f=getattr(mx.sym, name): f(d, axis=1), (8, 4))
+        edges(name + "_axis0", name, lambda d, f=getattr(mx.sym, name): f(d, axis=0), (8, 4))
+    edges("softmax_inner", "softmax", lambda d: mx.sym.softmax(d, axis=1), (1, 4, 8),
+          "each row along axis 1: the inner-axis path", rows=edge_rows.T.copy())
+
     # reductions and arg-reductions
     for name in ["sum", "mean", "max", "min", "prod"]:
         fn = getattr(mx.sym, name)

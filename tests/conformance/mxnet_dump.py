@@ -12,7 +12,13 @@ names the first layer where we and MXNet part ways.  NNNN is the node's index in
 file's "nodes" list, which is the index our loader gives it; variables are not dumped.
 
 MXNet runs on the CPU in inference mode (is_train=False) with its own kernels, not oneDNN's,
-the same choice gen_fixtures.py makes for the reference outputs.  Run it with the MXNet 1.9.1
+the same choice gen_fixtures.py makes for the reference outputs and the semantics hybridinfer
+implements.  The two differ beyond rounding only on NaN/Inf inputs: MXNet's own relu keeps NaN
+where oneDNN's Activation(relu) (and the relu/relu6 it fuses into convolutions) gives 0, and its
+softmax over a row holding a NaN or an Inf is NaN throughout where oneDNN's last-axis softmax
+gives NaN at those positions and 0 elsewhere.  --onednn dumps what the wheel's default oneDNN
+kernels compute instead, op by op (no oneDNN graph fusion), to tell such a difference from a
+real one.  Run it with the MXNet 1.9.1
 venv (numpy < 1.24).  --params defaults to the newest prefix-NNNN.params beside the model.
 """
 
@@ -24,7 +30,12 @@ import re
 import sys
 
 # Must be set before mxnet is imported (see gen_fixtures.py).
-os.environ["MXNET_MKLDNN_ENABLED"] = "0"
+if "--onednn" not in sys.argv:
+    os.environ["MXNET_MKLDNN_ENABLED"] = "0"
+else:
+    # oneDNN's kernels op by op: its graph partitioning fuses nodes away (a layer dump needs
+    # each of them) and cannot bind the internals of a graph with BatchNorm at all.
+    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
 os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")
 os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
 import numpy as np  # noqa: E402
@@ -122,6 +133,9 @@ def main():
     ap.add_argument("--params", help="prefix-NNNN.params (default: the newest beside --model)")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     ap.add_argument("--out", required=True, help="dump directory (created)")
+    ap.add_argument("--onednn", action="store_true",
+                    help="compute with the wheel's oneDNN kernels (MXNet's default path) "
+                         "instead of MXNet's own, which the fixtures and hybridinfer follow")
     opts = ap.parse_args()
 
     with open(opts.model) as f:

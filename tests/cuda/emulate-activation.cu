@@ -168,10 +168,33 @@ check_batch_norm (void)
           "output_mean_var", "True"));
 }
 
+/* Activation's relu against MXNet's relu itself, isnan(x) || x > 0 ? x : 0
+ * (the CPU comparison cannot tell if both drift together): NaN passes,
+ * ±0 and negatives give +0. */
+static void
+check_relu_semantics (void)
+{
+  int bad = 0;
+  for (int k = 0; k < N_SPECIALS; k++) {
+    const float v = specials[k];
+    const float want = isnan (v) || v > 0.0f ? v : 0.0f;
+    const float got = hy_cuda_activation_op (HY_ACT_RELU, v);
+    if (!(isnan (got) && isnan (want))
+        && (got != want || signbit (got) != signbit (want))) {
+      if (bad++ == 0)
+        printf ("  relu (%g) = %g, MXNet %g\n", (double) v, (double) got,
+            (double) want);
+    }
+  }
+  emu_report (bad == 0, "Activation relu is MXNet's on NaN, infinities "
+      "and signed zeros", 0.0, NULL);
+}
+
 int
 main (void)
 {
   emu_checking = &suite;
+  check_relu_semantics ();
   check_activation ();
   check_leaky_relu ();
   check_batch_norm ();

@@ -237,10 +237,33 @@ check_cast (void)
   check ("amp_cast", KV ("dtype", "float16"), 1, &x, WIDE);
 }
 
+/* The relu op against MXNet's relu itself, isnan(v) || v > 0 ? v : 0 (the
+ * CPU comparison cannot tell if both drift together): NaN passes, ±0 and
+ * negatives give +0. */
+static void
+check_relu_semantics (void)
+{
+  int bad = 0;
+  for (int k = 0; k < N_SPECIALS; k++) {
+    const float v = specials[k];
+    const float want = isnan (v) || v > 0.0f ? v : 0.0f;
+    const float got = hy_cuda_unary_op (HY_OP_RELU, v);
+    if (!(isnan (got) && isnan (want))
+        && (got != want || signbit (got) != signbit (want))) {
+      if (bad++ == 0)
+        printf ("  relu (%g) = %g, MXNet %g\n", (double) v, (double) got,
+            (double) want);
+    }
+  }
+  emu_report (bad == 0, "relu is MXNet's on NaN, infinities and signed "
+      "zeros", 0.0, NULL);
+}
+
 int
 main (void)
 {
   emu_checking = &suite;
+  check_relu_semantics ();
   check_unary ();
   check_scalar ();
   check_binary ();

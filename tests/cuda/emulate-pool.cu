@@ -28,10 +28,37 @@ emulate (emu *e)
     e->got[0]->data[i] = hy_cuda_pool_one (&g, e->in[0]->data, i);
 }
 
+/* Input 0 given NaN, +inf and -inf at scattered positions and a run of
+ * each long enough to fill whole windows/rows, then the CPU kernel run
+ * again on it: MXNet's NaN semantics (max pooling skips NaN and starts
+ * from -FLT_MAX; a softmax row with a NaN or an inf is NaN) must hold on
+ * both sides alike. */
+static void
+sprinkle_specials (emu *e)
+{
+  static const float sp[] = { NAN, INFINITY, -INFINITY };
+  float *x = e->in[0]->data;
+  const int64_t n = numel (e->in[0]);
+  for (int64_t i = 0; i < n; i++) {
+    if ((i * 7 + i / 13) % 9 == 4)
+      x[i] = sp[(i / 9) % 3];
+    else if (i / 16 % 8 >= 5)   /* runs of 16 of one value */
+      x[i] = sp[i / 16 % 8 - 5];
+  }
+  emu_run_cpu (e);
+  g_strlcat (e->name, " NaN/inf", sizeof e->name);
+}
+
 static void
 run (const char *const *kv, hy_shape in)
 {
   emu_run (emulate, "Pooling", kv, &in, 1, -1.0f, 1.0f);
+  emu e;
+  if (!emu_setup (&e, "Pooling", kv, &in, 1, -1.0f, 1.0f))
+    return;
+  sprinkle_specials (&e);
+  emulate (&e);
+  emu_finish (&e);
 }
 
 /* ---- cases -------------------------------------------------------------- */

@@ -28,19 +28,44 @@ emulate_into (emu *e, const float *x, float *y)
     hy_cuda_softmax_row (&m, x, y, r);
 }
 
-/* Runs the case twice: out of place, then in place (the planner may give
- * softmax its input's buffer). */
+/* Input 0 given NaN, +inf and -inf at scattered positions and a run of
+ * each long enough to fill whole windows/rows, then the CPU kernel run
+ * again on it: MXNet's NaN semantics (max pooling skips NaN and starts
+ * from -FLT_MAX; a softmax row with a NaN or an inf is NaN) must hold on
+ * both sides alike. */
+static void
+sprinkle_specials (emu *e)
+{
+  static const float sp[] = { NAN, INFINITY, -INFINITY };
+  float *x = e->in[0]->data;
+  const int64_t n = numel (e->in[0]);
+  for (int64_t i = 0; i < n; i++) {
+    if ((i * 7 + i / 13) % 9 == 4)
+      x[i] = sp[(i / 9) % 3];
+    else if (i / 16 % 8 >= 5)   /* runs of 16 of one value */
+      x[i] = sp[i / 16 % 8 - 5];
+  }
+  emu_run_cpu (e);
+  g_strlcat (e->name, " NaN/inf", sizeof e->name);
+}
+
+/* Runs the case three times: out of place, in place (the planner may give
+ * softmax its input's buffer), and with special values among the inputs. */
 static void
 run (const char *op, const char *const *kv,
     std::initializer_list<hy_shape> in, float range)
 {
-  for (int inplace = 0; inplace < 2; inplace++) {
+  /* Plain, in place, then plain with special values among the inputs. */
+  for (int inplace = 0; inplace < 3; inplace++) {
     emu e;
     const uint64_t seed = emu_rng;
     if (!emu_setup (&e, op, kv, in.begin (), (int) in.size (), -range,
             range))
       return;
-    if (!inplace) {
+    if (inplace == 2) {
+      sprinkle_specials (&e);
+      emulate_into (&e, e.in[0]->data, e.got[0]->data);
+    } else if (!inplace) {
       emulate_into (&e, e.in[0]->data, e.got[0]->data);
       emu_rng = seed;           /* the same inputs in place */
     } else {
