@@ -1,0 +1,1345 @@
+/*
+ * fuzz-graph.c — structure-aware differential libFuzzer target: the engine
+ * past the readers.
+ *
+ * The fuzzer's bytes drive a small generator that writes a random graph as
+ * symbol JSON (ops from kernels/ops.def with attributes inside and outside
+ * their valid ranges, random shapes and wiring, residual joins, constants,
+ * several heads) plus random weights and inputs.  The model is loaded the
+ * way a file is (JSON parser, op resolution, parameter binding), then run
+ * imperatively and hybridized.  Either may fail with a GError; neither may
+ * crash, leak or trip a sanitizer, and where both run their outputs must
+ * agree (abort() otherwise, so libFuzzer keeps the input).
+ *
+ * The generator asks the core's own op definitions (parse + infer_shape)
+ * for each node's output shapes, so it can size weights and find operands
+ * that fit; a node the core rejects is dropped, except in inputs whose
+ * first byte asks to keep invalid nodes (then the model must fail cleanly).
+ *
+ * HY_FUZZ_DUMP=DIR writes the last generated case as model-symbol.json,
+ * model-0000.params and inputN.npy, so that `hybridinfer run` replays it.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hybrid.h"
+#include "hybrid-npy.h"
+#include "core/graph.h"
+#include "core/model-impl.h"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+#define MAX_OPS 10              /* op nodes per graph */
+#define MAX_ELEMS 2048          /* per tensor: keeps one run in milliseconds */
+#define MAX_VALUES 64
+#define MAX_INS 8               /* inputs of one node (add_n, concat) */
+
+/* ---- bytes → choices ---------------------------------------------------- */
+
+typedef struct src {
+  const uint8_t *p;
+  size_t n;
+} src;
+
+/* 0..n-1 from the next byte (0 once the bytes run out: the simplest
+ * choice, so shorter inputs mean simpler graphs). */
+static guint
+pick (src *s, guint n)
+{
+  if (n <= 1 || s->n == 0)
+    return 0;
+  guint v = s->p[0];
+  s->p++;
+  s->n--;
+  return v % n;
+}
+
+static gboolean
+chance (src *s, guint one_in)
+{
+  return pick (s, one_in) == 0;
+}
+
+/* Tensor contents come from a small PRNG seeded by the bytes: the values
+ * matter to the kernels, not to coverage. */
+static guint32
+xorshift (guint32 *state)
+{
+  guint32 x = *state;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return *state = x;
+}
+
+/* ---- the generator ------------------------------------------------------ */
+
+typedef struct val {
+  guint node, index;
+  hy_shape shape;
+} val;
+
+typedef enum fill {
+  FILL_RANDOM,                  /* [-2, 2] */
+  FILL_POSITIVE,                /* [0.1, 2]: BatchNorm variances */
+  FILL_MASK,                    /* 0 or 1: where's condition */
+} fill;
+
+typedef struct gen {
+  src s;
+  guint32 rng;
+  int value_style;
+  gboolean keep_invalid;
+  gboolean failed;              /* an invalid node was kept */
+  GString *json;                /* node objects written so far */
+  guint n_nodes;
+  GArray *params;               /* hy_param */
+  val vals[MAX_VALUES];
+  guint n_vals;
+  guint n_ops;
+  GPtrArray *input_names;       /* data inputs created, with their shapes */
+  GArray *input_shapes;
+  /* the node being built */
+  struct {
+    gboolean pending;           /* a constant made for this node */
+    guint ref;                  /* value index, or pending index */
+    hy_shape shape;
+  } in[MAX_INS];
+  guint n_in;
+  hy_tensor *pend[MAX_INS];
+  guint n_pend;
+  GPtrArray *attrs;             /* key, value, key, value… */
+} gen;
+
+static void
+fill_tensor (gen *g, hy_tensor *t, fill how)
+{
+  int64_t n = hy_shape_numel (&t->shape);
+  for (int64_t i = 0; i < n; i++) {
+    guint32 r = xorshift (&g->rng);
+    float v = ((r >> 8) / 16777216.0f) * 4.0f - 2.0f;
+    if (how == FILL_POSITIVE)
+      v = 0.1f + fabsf (v);
+    else if (how == FILL_MASK)
+      v = (float) (r & 1);
+    else if (g->value_style == 1)
+      v = (float) ((int) (r % 7) - 3);  /* integers: ties for round, floor */
+    else if (g->value_style == 2 && r % 16 == 0) {
+      static const float special[] = { 0.0f, -0.0f, 1e-30f, -1e30f, 65504.0f,
+        1e-8f, 100.0f, -100.0f };
+      v = special[(r >> 4) % G_N_ELEMENTS (special)];
+    }
+    t->data[i] = v;
+  }
+}
+
+static gboolean
+shape_ok (const hy_shape *s)
+{
+  if (s->ndim < 0 || s->ndim > HY_MAX_DIMS)
+    return FALSE;
+  int64_t n = 1;
+  for (int d = 0; d < s->ndim; d++) {
+    if (s->dims[d] < 0 || s->dims[d] > MAX_ELEMS)
+      return FALSE;
+    n *= s->dims[d];
+  }
+  return n <= MAX_ELEMS;
+}
+
+/* Dims 1..4 (now and then 0 or 7), at most MAX_ELEMS elements. */
+static hy_shape
+rand_shape (gen *g, int min_rank, int max_rank)
+{
+  hy_shape s = { .ndim = min_rank + (int) pick (&g->s, max_rank - min_rank + 1) };
+  for (int d = 0; d < s.ndim; d++) {
+    s.dims[d] = 1 + pick (&g->s, 4);
+    if (chance (&g->s, 32))
+      s.dims[d] = chance (&g->s, 2) ? 0 : 7;
+  }
+  return shape_ok (&s) ? s : (hy_shape) { .ndim = 1, .dims = { 3 } };
+}
+
+/* A value to feed a node: the latest one half the time (chains), any
+ * earlier one otherwise (random wiring, residual joins). */
+static const val *
+pick_val (gen *g)
+{
+  if (chance (&g->s, 2))
+    return &g->vals[g->n_vals - 1];
+  return &g->vals[pick (&g->s, g->n_vals)];
+}
+
+/* Prefers a value of rank in [lo, hi], if there is one. */
+static const val *
+pick_val_rank (gen *g, int lo, int hi)
+{
+  const val *v = pick_val (g);
+  for (guint i = g->n_vals; i-- > 0 && (v->shape.ndim < lo || v->shape.ndim > hi);)
+    v = &g->vals[i];
+  return v;
+}
+
+/* Another value of the same shape, if any (a residual join). */
+static const val *
+find_same_shape (gen *g, const hy_shape *shape)
+{
+  guint start = pick (&g->s, g->n_vals);
+  for (guint k = 0; k < g->n_vals; k++) {
+    const val *v = &g->vals[(start + k) % g->n_vals];
+    if (hy_shape_equal (&v->shape, shape))
+      return v;
+  }
+  return NULL;
+}
+
+static void
+in_val (gen *g, const val *v)
+{
+  if (g->n_in >= MAX_INS)
+    return;
+  g->in[g->n_in].pending = FALSE;
+  g->in[g->n_in].ref = (guint) (v - g->vals);
+  g->in[g->n_in].shape = v->shape;
+  g->n_in++;
+}
+
+/* A new constant (a weight) of the given shape as the next input. */
+static void
+in_const (gen *g, hy_shape shape, fill how)
+{
+  if (g->n_in >= MAX_INS || g->n_pend >= MAX_INS || !shape_ok (&shape))
+    return;
+  hy_tensor *t = hy_tensor_new (&shape);
+  fill_tensor (g, t, how);
+  g->in[g->n_in].pending = TRUE;
+  g->in[g->n_in].ref = g->n_pend;
+  g->in[g->n_in].shape = shape;
+  g->n_in++;
+  g->pend[g->n_pend++] = t;
+}
+
+/* Either an existing value of that shape or a new constant. */
+static void
+in_operand (gen *g, hy_shape shape)
+{
+  const val *v = chance (&g->s, 2) ? find_same_shape (g, &shape) : NULL;
+  if (v)
+    in_val (g, v);
+  else
+    in_const (g, shape, FILL_RANDOM);
+}
+
+static void G_GNUC_PRINTF (3, 4)
+attr (gen *g, const char *key, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_ptr_array_add (g->attrs, g_strdup (key));
+  g_ptr_array_add (g->attrs, g_strdup_vprintf (fmt, ap));
+  va_end (ap);
+}
+
+/* One of `choices` (NULL-terminated), or no attribute at all. */
+static void
+attr_pick (gen *g, const char *key, const char *const *choices)
+{
+  guint n = g_strv_length ((char **) choices);
+  guint i = pick (&g->s, n + 1);
+  if (i < n)
+    attr (g, key, "%s", choices[i]);
+}
+
+static const char *const bools[] = { "True", "False", "1", "0", "maybe", NULL };
+
+/* An integer in [lo, hi], now and then one outside it. */
+static int
+rand_int (gen *g, int lo, int hi)
+{
+  static const int odd[] = { -1, 0, -7, 1000, 1 << 30 };
+  if (chance (&g->s, 24))
+    return odd[pick (&g->s, G_N_ELEMENTS (odd))];
+  return lo + (int) pick (&g->s, hi - lo + 1);
+}
+
+static const char *
+rand_float (gen *g)
+{
+  static const char *const floats[] = { "0", "1", "-1", "0.5", "2", "-2.5",
+    "0.001", "3.7", "1e-05", "100", "-0.25", "1e30", "nan", "inf", "x", "" };
+  return floats[pick (&g->s, chance (&g->s, 8) ? G_N_ELEMENTS (floats) : 11)];
+}
+
+/* "(a, b, c)" */
+static char *
+tuple_str (const int64_t *v, int n)
+{
+  GString *s = g_string_new ("(");
+  for (int i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? ", " : "", (gint64) v[i]);
+  if (n == 1)
+    g_string_append_c (s, ',');
+  g_string_append_c (s, ')');
+  return g_string_free (s, FALSE);
+}
+
+static void
+attr_tuple (gen *g, const char *key, const int64_t *v, int n)
+{
+  g_autofree char *t = tuple_str (v, n);
+  attr (g, key, "%s", t);
+}
+
+static int
+rand_axis (gen *g, int ndim)
+{
+  return rand_int (g, -ndim - 1, ndim);
+}
+
+static void
+reset_node (gen *g)
+{
+  for (guint i = 0; i < g->n_pend; i++)
+    hy_tensor_free (g->pend[i]);
+  g->n_in = g->n_pend = 0;
+  g_ptr_array_set_size (g->attrs, 0);
+}
+
+static void
+add_val (gen *g, guint node, guint index, const hy_shape *shape)
+{
+  if (g->n_vals < MAX_VALUES)
+    g->vals[g->n_vals++] = (val) { node, index, *shape };
+}
+
+static guint
+add_variable (gen *g, const char *prefix)
+{
+  guint idx = g->n_nodes++;
+  g_string_append_printf (g->json,
+      "%s{\"op\": \"null\", \"name\": \"%s%u\", \"inputs\": []}",
+      idx ? ",\n" : "", prefix, idx);
+  return idx;
+}
+
+typedef enum verdict {
+  NODE_OK,
+  NODE_REJECTED,                /* by the core: the model must fail */
+  NODE_TOO_BIG,                 /* by us: outputs over MAX_ELEMS */
+} verdict;
+
+/* The node being built, checked with the core's own op definition (its
+ * output shapes when it passes). */
+static verdict
+check_node (gen *g, const char *op_name, hy_shape *out, int *n_out)
+{
+  const hy_op_info *op = hy_op_lookup (op_name);
+  if (!op || !op->def)
+    return NODE_REJECTED;
+  g_autoptr (GHashTable) attrs = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i + 1 < g->attrs->len; i += 2)
+    g_hash_table_insert (attrs, g->attrs->pdata[i], g->attrs->pdata[i + 1]);
+  GError *error = NULL;
+  void *params = hy_op_params_new (op, attrs, &error);
+  gboolean ok = params != NULL;
+  if (ok && hy_op_num_inputs (op, params) != (int) g->n_in)
+    ok = FALSE;
+  gboolean big = FALSE;
+  if (ok) {
+    *n_out = hy_op_num_outputs (op, params);
+    big = *n_out < 1 || *n_out > MAX_INS;
+  }
+  if (ok && !big) {
+    hy_shape in[MAX_INS];
+    for (guint i = 0; i < g->n_in; i++)
+      in[i] = g->in[i].shape;
+    for (int k = 0; k < *n_out; k++)
+      out[k] = (hy_shape) { .ndim = -1 };
+    ok = op->def->infer_shape (params, in, g->n_in, out, *n_out, &error);
+    for (int k = 0; ok && k < *n_out; k++)
+      big = big || !shape_ok (&out[k]);
+  }
+  g_clear_error (&error);
+  g_free (params);
+  return !ok ? NODE_REJECTED : big ? NODE_TOO_BIG : NODE_OK;
+}
+
+/* Commits the node being built (its constants first), or drops it when
+ * the core rejects it and invalid nodes are not kept. */
+static void
+emit (gen *g, const char *op_name)
+{
+  hy_shape out[MAX_INS];
+  int n_out = 0;
+  verdict v = check_node (g, op_name, out, &n_out);
+  gboolean ok = v == NODE_OK;
+  if (v == NODE_TOO_BIG || (!ok && !g->keep_invalid)) {
+    reset_node (g);
+    return;
+  }
+  const hy_op_info *op = hy_op_lookup (op_name);
+  int n_aux = op && op->def ? op->def->n_aux : 0;
+  guint first_const = g->n_nodes;
+  for (guint k = 0; k < g->n_pend; k++) {
+    guint idx = add_variable (g, "c");
+    hy_param p = { .name = g_strdup_printf ("c%u", idx),
+      .kind = HY_PARAM_ARG, .stored_dtype = 0, .tensor = g->pend[k] };
+    for (guint i = 0; i < g->n_in; i++)
+      if (g->in[i].pending && g->in[i].ref == k
+          && (int) i >= (int) g->n_in - n_aux)
+        p.kind = HY_PARAM_AUX;
+    g_array_append_val (g->params, p);
+    /* Constants join the pool: later ops on them exercise folding. */
+    if (p.kind == HY_PARAM_ARG)
+      add_val (g, idx, 0, &p.tensor->shape);
+  }
+  g->n_pend = 0;
+
+  guint idx = g->n_nodes++;
+  g_string_append_printf (g->json, ",\n{\"op\": \"%s\", \"name\": \"n%u\", "
+      "\"attrs\": {", op_name, idx);
+  for (guint i = 0; i + 1 < g->attrs->len; i += 2)
+    g_string_append_printf (g->json, "%s\"%s\": \"%s\"", i ? ", " : "",
+        (char *) g->attrs->pdata[i], (char *) g->attrs->pdata[i + 1]);
+  g_string_append (g->json, "}, \"inputs\": [");
+  for (guint i = 0; i < g->n_in; i++) {
+    guint node = g->in[i].pending ? first_const + g->in[i].ref
+        : g->vals[g->in[i].ref].node;
+    guint index = g->in[i].pending ? 0 : g->vals[g->in[i].ref].index;
+    g_string_append_printf (g->json, "%s[%u, %u, 0]", i ? ", " : "", node,
+        index);
+  }
+  g_string_append (g->json, "]}");
+  g->n_ops++;
+  if (!ok) {
+    g->failed = TRUE;
+    add_val (g, idx, 0, &(hy_shape) { .ndim = 1, .dims = { 1 } });
+  }
+  for (int k = 0; ok && k < n_out; k++)
+    add_val (g, idx, k, &out[k]);
+  reset_node (g);
+}
+
+/* ---- one generator per op family (kernels/ops.def) ---------------------- */
+
+/* kernel/stride/dilate/pad for n spatial axes. */
+static void
+window_attrs (gen *g, int n, int64_t *kernel, gboolean dilate)
+{
+  int64_t stride[3], pad[3], dil[3];
+  for (int i = 0; i < n; i++) {
+    kernel[i] = rand_int (g, 1, 3);
+    stride[i] = rand_int (g, 1, 2);
+    pad[i] = rand_int (g, 0, 1);
+    dil[i] = rand_int (g, 1, 2);
+  }
+  attr_tuple (g, "kernel", kernel, n);
+  if (!chance (&g->s, 3))
+    attr_tuple (g, "stride", stride, n);
+  if (!chance (&g->s, 3))
+    attr_tuple (g, "pad", pad, n);
+  if (dilate && chance (&g->s, 3))
+    attr_tuple (g, "dilate", dil, n);
+}
+
+static void
+gen_convolution (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 3, 5);
+  int n = CLAMP (x->shape.ndim - 2, 1, 3);
+  int64_t c = x->shape.ndim >= 2 ? x->shape.dims[1] : 1;
+  int64_t kernel[3];
+  window_attrs (g, n, kernel, TRUE);
+  int64_t group = pick (&g->s, 3) == 0 && c > 0 ? c : rand_int (g, 1, 2);
+  int64_t filters = group * rand_int (g, 1, 3);
+  gboolean no_bias = chance (&g->s, 2);
+  attr (g, "num_filter", "%" G_GINT64_FORMAT, (gint64) filters);
+  if (group != 1 || chance (&g->s, 4))
+    attr (g, "num_group", "%" G_GINT64_FORMAT, (gint64) group);
+  attr (g, "no_bias", "%s", no_bias ? "True" : "False");
+  if (chance (&g->s, 8))
+    attr_pick (g, "layout", (const char *const[]) { "NCHW", "NHWC", "NCW",
+        "None", "XYZ", NULL });
+  in_val (g, x);
+  hy_shape w = { .ndim = n + 2, .dims = { filters, group ? c / group : 1 } };
+  for (int i = 0; i < n; i++)
+    w.dims[2 + i] = kernel[i];
+  in_const (g, w, FILL_RANDOM);
+  if (!no_bias)
+    in_const (g, (hy_shape) { .ndim = 1, .dims = { filters } }, FILL_RANDOM);
+  emit (g, op);
+}
+
+static void
+gen_fully_connected (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  gboolean flatten = !chance (&g->s, 3);
+  int64_t hidden = rand_int (g, 1, 6);
+  gboolean no_bias = chance (&g->s, 3);
+  attr (g, "num_hidden", "%" G_GINT64_FORMAT, (gint64) hidden);
+  attr (g, "flatten", "%s", flatten ? "True" : "False");
+  if (no_bias || chance (&g->s, 2))
+    attr (g, "no_bias", "%s", no_bias ? "True" : "False");
+  int64_t in_units = 1;
+  if (flatten)
+    for (int d = 1; d < x->shape.ndim; d++)
+      in_units *= x->shape.dims[d];
+  else if (x->shape.ndim > 0)
+    in_units = x->shape.dims[x->shape.ndim - 1];
+  in_val (g, x);
+  in_const (g, (hy_shape) { .ndim = 2, .dims = { hidden, in_units } },
+      FILL_RANDOM);
+  if (!no_bias)
+    in_const (g, (hy_shape) { .ndim = 1, .dims = { hidden } }, FILL_RANDOM);
+  emit (g, op);
+}
+
+static void
+gen_pooling (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 3, 5);
+  int n = CLAMP (x->shape.ndim - 2, 1, 3);
+  int64_t kernel[3];
+  gboolean global = chance (&g->s, 4);
+  if (global)
+    attr (g, "global_pool", "True");
+  if (!global || chance (&g->s, 2))
+    window_attrs (g, n, kernel, FALSE);
+  attr_pick (g, "pool_type", (const char *const[]) { "max", "avg", "sum",
+      "lp", "median", NULL });
+  attr_pick (g, "pooling_convention", (const char *const[]) { "valid",
+      "full", "same", "bogus", NULL });
+  if (chance (&g->s, 3))
+    attr_pick (g, "count_include_pad", bools);
+  if (chance (&g->s, 3))
+    attr_pick (g, "p_value", (const char *const[]) { "1", "2", "3", "4",
+        "None", NULL });
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_batch_norm (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 1, 6);
+  int axis = chance (&g->s, 2) ? 1 : rand_axis (g, x->shape.ndim);
+  if (axis != 1 || chance (&g->s, 4))
+    attr (g, "axis", "%d", axis);
+  int a = axis < 0 ? axis + x->shape.ndim : axis;
+  int64_t c = a >= 0 && a < x->shape.ndim ? x->shape.dims[a] : 1;
+  if (chance (&g->s, 2))
+    attr (g, "eps", "%s", chance (&g->s, 2) ? "1e-05" : "0.001");
+  if (chance (&g->s, 2))
+    attr_pick (g, "fix_gamma", bools);
+  if (chance (&g->s, 4))
+    attr_pick (g, "use_global_stats", bools);
+  if (chance (&g->s, 6))
+    attr_pick (g, "output_mean_var", bools);
+  hy_shape v = { .ndim = 1, .dims = { c } };
+  in_val (g, x);
+  in_const (g, v, FILL_RANDOM);
+  in_const (g, v, FILL_RANDOM);
+  in_const (g, v, FILL_RANDOM);
+  in_const (g, v, chance (&g->s, 16) ? FILL_RANDOM : FILL_POSITIVE);
+  emit (g, op);
+}
+
+static void
+gen_activation (gen *g, const char *op)
+{
+  attr_pick (g, "act_type", (const char *const[]) { "relu", "sigmoid", "tanh",
+      "softrelu", "softsign", "log_sigmoid", "mish", NULL });
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_leaky_relu (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  static const char *const types[] = { "leaky", "prelu", "rrelu", "elu",
+    "selu", "gelu", "swish", NULL };
+  guint t = pick (&g->s, G_N_ELEMENTS (types) - 1);
+  attr (g, "act_type", "%s", types[t]);
+  if (chance (&g->s, 2))
+    attr (g, "slope", "%s", rand_float (g));
+  if (chance (&g->s, 4)) {
+    attr (g, "lower_bound", "%s", rand_float (g));
+    attr (g, "upper_bound", "%s", rand_float (g));
+  }
+  in_val (g, x);
+  if (t == 1) {
+    hy_shape gs = { .ndim = 1, .dims = { 1 } };
+    switch (pick (&g->s, 3)) {
+      case 0: gs = x->shape; break;
+      case 1: if (x->shape.ndim >= 2) gs.dims[0] = x->shape.dims[1]; break;
+      default: break;
+    }
+    in_const (g, gs, FILL_RANDOM);
+  }
+  emit (g, op);
+}
+
+static void
+gen_dot (gen *g, const char *op)
+{
+  gboolean batch = !strcmp (op, "batch_dot");
+  const val *x = batch ? pick_val_rank (g, 3, 3) : pick_val_rank (g, 1, 3);
+  gboolean ta = chance (&g->s, 3), tb = chance (&g->s, 3);
+  if (ta)
+    attr (g, "transpose_a", "True");
+  if (tb)
+    attr (g, "transpose_b", "True");
+  in_val (g, x);
+  const hy_shape *s = &x->shape;
+  int64_t n = rand_int (g, 1, 4);
+  hy_shape r = { .ndim = 2 };
+  if (batch && s->ndim == 3) {
+    int64_t k = ta ? s->dims[1] : s->dims[2];
+    r = (hy_shape) { .ndim = 3, .dims = { s->dims[0], tb ? n : k, tb ? k : n } };
+  } else if (s->ndim >= 1) {
+    int64_t k = ta ? s->dims[0] : s->dims[s->ndim - 1];
+    r.dims[0] = tb ? n : k;
+    r.dims[1] = tb ? k : n;
+    if (chance (&g->s, 4))
+      r = (hy_shape) { .ndim = 1, .dims = { k } };
+  }
+  if (chance (&g->s, 8))
+    in_val (g, pick_val (g));
+  else
+    in_operand (g, r);
+  emit (g, op);
+}
+
+static void
+gen_softmax (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  if (!strcmp (op, "SoftmaxActivation")) {
+    attr_pick (g, "mode", (const char *const[]) { "instance", "channel",
+        "pixel", NULL });
+    in_val (g, x);
+  } else if (!strcmp (op, "SoftmaxOutput")) {
+    if (chance (&g->s, 2))
+      attr_pick (g, "multi_output", bools);
+    if (chance (&g->s, 2))
+      attr_pick (g, "preserve_shape", bools);
+    in_val (g, x);
+    in_const (g, (hy_shape) { .ndim = 1, .dims = { x->shape.ndim > 0
+        ? x->shape.dims[0] : 1 } }, FILL_MASK);
+  } else {
+    if (chance (&g->s, 2))
+      attr (g, "axis", "%d", rand_axis (g, x->shape.ndim));
+    if (chance (&g->s, 4))
+      attr (g, "temperature", "%s", rand_float (g));
+    if (chance (&g->s, 16))
+      attr_pick (g, "use_length", bools);
+    in_val (g, x);
+  }
+  emit (g, op);
+}
+
+static void
+gen_unary (gen *g, const char *op)
+{
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_scalar (gen *g, const char *op)
+{
+  attr (g, "scalar", "%s", rand_float (g));
+  if (chance (&g->s, 4))
+    attr_pick (g, "is_int", bools);
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+/* The shape with some axes set to 1 or dropped from the front: a
+ * broadcasting partner. */
+static hy_shape
+broadcast_partner (gen *g, const hy_shape *s)
+{
+  hy_shape r = *s;
+  for (int d = 0; d < r.ndim; d++)
+    if (chance (&g->s, 2))
+      r.dims[d] = 1;
+  if (r.ndim > 0 && chance (&g->s, 3)) {
+    int drop = 1 + (int) pick (&g->s, r.ndim);
+    memmove (r.dims, r.dims + drop, (r.ndim - drop) * sizeof r.dims[0]);
+    r.ndim -= drop;
+  }
+  return r;
+}
+
+static void
+gen_binary (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  gboolean swap = chance (&g->s, 2);
+  if (!swap)
+    in_val (g, x);
+  switch (pick (&g->s, 4)) {
+    case 0: in_val (g, x); break;                   /* x op x */
+    case 1: in_operand (g, x->shape); break;         /* residual join */
+    case 2:
+      if (g_str_has_prefix (op, "broadcast_")) {
+        in_const (g, broadcast_partner (g, &x->shape), FILL_RANDOM);
+        break;
+      }
+      /* fall through */
+    default: in_val (g, pick_val (g)); break;       /* whatever fits */
+  }
+  if (swap)
+    in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_add_n (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int n = rand_int (g, 1, 4);
+  attr (g, "num_args", "%d", n);
+  in_val (g, x);
+  for (int i = 1; i < CLAMP (n, 1, MAX_INS); i++)
+    in_operand (g, x->shape);
+  emit (g, op);
+}
+
+static void
+gen_clip (gen *g, const char *op)
+{
+  if (!chance (&g->s, 16))
+    attr (g, "a_min", "%s", rand_float (g));
+  if (!chance (&g->s, 16))
+    attr (g, "a_max", "%s", rand_float (g));
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_hard_sigmoid (gen *g, const char *op)
+{
+  if (chance (&g->s, 2))
+    attr (g, "alpha", "%s", rand_float (g));
+  if (chance (&g->s, 2))
+    attr (g, "beta", "%s", rand_float (g));
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_where (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  hy_shape c = x->shape;
+  if (c.ndim > 1 && chance (&g->s, 3))
+    c.ndim = 1;                 /* a condition per row */
+  in_const (g, c, FILL_MASK);
+  in_val (g, x);
+  in_operand (g, x->shape);
+  emit (g, op);
+}
+
+static void
+gen_cast (gen *g, const char *op)
+{
+  attr_pick (g, "dtype", (const char *const[]) { "float32", "float16",
+      "float64", "int32", "uint8", "int8", "int64", "bool", "bfloat16",
+      "complex", NULL });
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_fill_like (gen *g, const char *op)
+{
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_reduce (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int nd = x->shape.ndim;
+  switch (pick (&g->s, 4)) {
+    case 0: break;
+    case 1: attr (g, "axis", "%d", rand_axis (g, nd)); break;
+    case 2: {
+      int64_t axes[2] = { rand_axis (g, nd), rand_axis (g, nd) };
+      attr_tuple (g, "axis", axes, 2);
+      break;
+    }
+    default: attr (g, "axis", "()"); break;
+  }
+  if (chance (&g->s, 2))
+    attr_pick (g, "keepdims", bools);
+  if (chance (&g->s, 4))
+    attr_pick (g, "exclude", bools);
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_arg_reduce (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  if (!chance (&g->s, 4))
+    attr (g, "axis", "%d", rand_axis (g, x->shape.ndim));
+  if (chance (&g->s, 2))
+    attr_pick (g, "keepdims", bools);
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_identity (gen *g, const char *op)
+{
+  if (!strcmp (op, "Dropout")) {
+    if (chance (&g->s, 2))
+      attr (g, "p", "%s", rand_float (g));
+    if (chance (&g->s, 3))
+      attr_pick (g, "mode", (const char *const[]) { "training", "always",
+          "never", NULL });
+  }
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_flatten (gen *g, const char *op)
+{
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_reshape (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  const hy_shape *s = &x->shape;
+  int64_t t[HY_MAX_DIMS];
+  int n = 0;
+  switch (pick (&g->s, 5)) {
+    case 0:                     /* everything flat */
+      t[n++] = hy_shape_numel (s);
+      break;
+    case 1:                     /* keep the first axis, infer the rest */
+      t[n++] = 0;
+      t[n++] = -1;
+      break;
+    case 2:                     /* the special codes, at random */
+      for (int i = 0; i < 1 + (int) pick (&g->s, 4); i++) {
+        static const int64_t codes[] = { 0, -1, -2, -3, -4, 1, 2, 3 };
+        t[n++] = codes[pick (&g->s, G_N_ELEMENTS (codes))];
+      }
+      break;
+    case 3:                     /* merge two neighbours, keep the rest */
+      for (int d = 0; d < s->ndim; d++)
+        t[n++] = d + 1 < s->ndim && d == 0 ? -3 : 0;
+      if (s->ndim >= 2)
+        n--;
+      break;
+    default:                    /* split off a factor */
+      t[n++] = -4;
+      t[n++] = 1;
+      t[n++] = -1;
+      t[n++] = -2;
+      break;
+  }
+  if (n == 0)
+    t[n++] = 1;
+  attr_tuple (g, chance (&g->s, 16) ? "target_shape" : "shape", t, n);
+  if (chance (&g->s, 4))
+    attr_pick (g, "reverse", bools);
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_expand_dims (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 0, 5);
+  attr (g, "axis", "%d", rand_int (g, -x->shape.ndim - 1, x->shape.ndim));
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_squeeze (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  if (chance (&g->s, 2)) {
+    int d = rand_axis (g, x->shape.ndim);
+    for (int i = 0; i < x->shape.ndim; i++)
+      if (x->shape.dims[i] == 1 && chance (&g->s, 2))
+        d = i;
+    attr (g, "axis", "%d", d);
+  }
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_transpose (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int nd = x->shape.ndim;
+  if (nd > 0 && !chance (&g->s, 4)) {
+    int64_t axes[HY_MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+      axes[i] = i;
+    for (int i = nd - 1; i > 0; i--) {  /* Fisher-Yates */
+      int j = pick (&g->s, i + 1);
+      int64_t t = axes[i];
+      axes[i] = axes[j];
+      axes[j] = t;
+    }
+    if (chance (&g->s, 16))
+      axes[0] = rand_axis (g, nd);
+    attr_tuple (g, "axes", axes, chance (&g->s, 16) ? nd - 1 : nd);
+  }
+  in_val (g, x);
+  emit (g, op);
+}
+
+/* "(1, None, -2)": begin/end/step entries for slice. */
+static void
+attr_slice_tuple (gen *g, const char *key, int n, int lo, int hi)
+{
+  GString *s = g_string_new ("(");
+  for (int i = 0; i < n; i++) {
+    if (i)
+      g_string_append (s, ", ");
+    if (chance (&g->s, 4))
+      g_string_append (s, "None");
+    else
+      g_string_append_printf (s, "%d", rand_int (g, lo, hi));
+  }
+  g_string_append (s, n == 1 ? ",)" : ")");
+  attr (g, key, "%s", s->str);
+  g_string_free (s, TRUE);
+}
+
+static void
+gen_slice (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int n = CLAMP (x->shape.ndim - (int) pick (&g->s, 2), 1, HY_MAX_DIMS);
+  attr_slice_tuple (g, "begin", n, -3, 2);
+  attr_slice_tuple (g, "end", n, -2, 4);
+  if (chance (&g->s, 2))
+    attr_slice_tuple (g, "step", n, -2, 2);
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_slice_axis (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  attr (g, "axis", "%d", rand_axis (g, x->shape.ndim));
+  attr (g, "begin", "%d", rand_int (g, -3, 2));
+  if (chance (&g->s, 4))
+    attr (g, "end", "None");
+  else
+    attr (g, "end", "%d", rand_int (g, -2, 4));
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_concat (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int nd = x->shape.ndim;
+  int dim = chance (&g->s, 2) ? 1 : rand_axis (g, nd);
+  int n = rand_int (g, 1, 3);
+  attr (g, "dim", "%d", dim);
+  attr (g, "num_args", "%d", n);
+  in_val (g, x);
+  int d = dim < 0 ? dim + nd : dim;
+  for (int i = 1; i < CLAMP (n, 1, MAX_INS); i++) {
+    hy_shape s = x->shape;
+    if (d >= 0 && d < nd && chance (&g->s, 2))
+      s.dims[d] = 1 + pick (&g->s, 3);
+    in_operand (g, s);
+  }
+  emit (g, op);
+}
+
+static void
+gen_split (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int axis = chance (&g->s, 2) ? 1 : rand_axis (g, x->shape.ndim);
+  int a = axis < 0 ? axis + x->shape.ndim : axis;
+  int n = a >= 0 && a < x->shape.ndim && chance (&g->s, 2)
+      ? (int) x->shape.dims[a] : rand_int (g, 1, 3);
+  attr (g, "num_outputs", "%d", n);
+  attr (g, "axis", "%d", axis);
+  if (chance (&g->s, 3))
+    attr_pick (g, "squeeze_axis", bools);
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_tile (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int64_t reps[HY_MAX_DIMS];
+  int n = rand_int (g, 0, CLAMP (x->shape.ndim + 1, 1, HY_MAX_DIMS));
+  n = CLAMP (n, 0, HY_MAX_DIMS);
+  for (int i = 0; i < n; i++)
+    reps[i] = rand_int (g, 1, 3);
+  attr_tuple (g, "reps", reps, n);
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_repeat (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  attr (g, "repeats", "%d", rand_int (g, 0, 3));
+  if (chance (&g->s, 2))
+    attr (g, "axis", "%d", rand_axis (g, x->shape.ndim));
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_arange (gen *g, const char *op)
+{
+  attr (g, "start", "%s", rand_float (g));
+  if (!chance (&g->s, 4))
+    attr (g, "stop", "%d", rand_int (g, -4, 12));
+  if (chance (&g->s, 2))
+    attr (g, "step", "%s", rand_float (g));
+  if (chance (&g->s, 3))
+    attr (g, "repeat", "%d", rand_int (g, 1, 3));
+  if (chance (&g->s, 8))
+    attr_pick (g, "infer_range", bools);
+  if (chance (&g->s, 4))
+    attr_pick (g, "dtype", (const char *const[]) { "float32", "int32",
+        "int64", "float16", NULL });
+  emit (g, op);
+}
+
+/* Listed in ops.def but not implemented yet: the loader must say so. */
+static void
+gen_unimplemented (gen *g, const char *op)
+{
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+#define gen_box_nms gen_unimplemented
+#define gen_box_decode gen_unimplemented
+#define gen_multibox_prior gen_unimplemented
+#define gen_slice_like gen_unimplemented
+#define gen_bilinear_resize gen_unimplemented
+
+typedef void (*op_gen) (gen *g, const char *op);
+
+static const struct {
+  const char *name;
+  op_gen gen;
+} op_table[] = {
+#define HY_OP(id, family, name, aliases) { name, gen_##family },
+#include "kernels/ops.def"
+#undef HY_OP
+};
+
+/* ---- the model ---------------------------------------------------------- */
+
+static void
+add_input (gen *g)
+{
+  hy_shape s = rand_shape (g, 1, 5);
+  guint idx = add_variable (g, "in");
+  g_ptr_array_add (g->input_names, g_strdup_printf ("in%u", idx));
+  g_array_append_val (g->input_shapes, s);
+  add_val (g, idx, 0, &s);
+}
+
+static void
+param_clear (gpointer p)
+{
+  hy_param *param = p;
+  g_free (param->name);
+  hy_tensor_free (param->tensor);
+}
+
+static void
+generate (gen *g)
+{
+  guint8 flags = (guint8) pick (&g->s, 256);
+  g->keep_invalid = (flags & 0x7) == 0;
+  g->value_style = (flags >> 3) % 3;
+  g->rng = 0x9e3779b9u ^ (flags * 0x01000193u) ^ (guint32) g->s.n;
+  if (!g->rng)
+    g->rng = 1;
+  add_input (g);
+  if (chance (&g->s, 4))
+    add_input (g);
+  guint n_ops = 1 + pick (&g->s, MAX_OPS);
+  for (guint i = 0; i < n_ops * 2 && g->n_ops < n_ops && !g->failed
+      && g->s.n > 0; i++) {
+    guint k = pick (&g->s, G_N_ELEMENTS (op_table));
+    op_table[k].gen (g, op_table[k].name);
+  }
+
+  /* Heads: the last value, and now and then others (inputs included). */
+  g_autoptr (GString) heads = g_string_new (NULL);
+  guint n_heads = 1 + (chance (&g->s, 2) ? pick (&g->s, 3) : 0);
+  for (guint h = 0; h < n_heads; h++) {
+    const val *v = h == 0 ? &g->vals[g->n_vals - 1]
+        : &g->vals[pick (&g->s, g->n_vals)];
+    g_string_append_printf (heads, "%s[%u, %u, 0]", h ? ", " : "", v->node,
+        v->index);
+  }
+  g_string_prepend (g->json, "{\"nodes\": [\n");
+  g_string_append_printf (g->json, "],\n\"arg_nodes\": [], \"heads\": [%s],\n"
+      "\"attrs\": {\"mxnet_version\": [\"int\", 10901]}}\n", heads->str);
+}
+
+/* ---- running and comparing ---------------------------------------------- */
+
+/* Bugs found by this target and reported (tests/fuzz/findings/) but not
+ * fixed yet: skipped so that a run goes on finding new ones, unless
+ * HY_FUZZ_STRICT is set (as when replaying a finding). */
+static gboolean skip_case;      /* this case hit a known bug */
+
+static gboolean
+known_bug (const char *finding)
+{
+  if (g_getenv ("HY_FUZZ_STRICT"))
+    return FALSE;
+  static gsize once;
+  if (g_once_init_enter (&once)) {
+    fprintf (stderr, "fuzz-graph: skipping known bug %s (HY_FUZZ_STRICT=1 "
+        "to stop on it)\n", finding);
+    g_once_init_leave (&once, 1);
+  }
+  skip_case = TRUE;
+  return TRUE;
+}
+
+static void
+free_outputs (hy_tensor **outs)
+{
+  for (int i = 0; outs && outs[i]; i++)
+    hy_tensor_free (outs[i]);
+  g_free (outs);
+}
+
+static hy_tensor **
+run (hy_model *model, hy_mode mode, hy_tensor **inputs, int n_inputs,
+    int *n_out, GError **error)
+{
+  hy_device cpu = { .kind = HY_DEVICE_CPU };
+  hy_executor *exec = hy_executor_new (model, cpu, mode, error);
+  if (!exec)
+    return NULL;
+  hy_tensor **outs = NULL;
+  /* Hybrid twice: the second forward reuses the plan and its arena, so
+   * anything that depends on stale arena contents shows up as a
+   * difference between the two (checked by the caller through run 2). */
+  int times = mode == HY_MODE_HYBRID ? 2 : 1;
+  for (int t = 0; t < times; t++)
+    if (!hy_executor_forward (exec, (const hy_tensor *const *) inputs,
+            n_inputs, error))
+      goto out;
+  *n_out = hy_executor_n_outputs (exec);
+  outs = g_new0 (hy_tensor *, *n_out + 1);
+  for (int i = 0; i < *n_out; i++) {
+    const hy_tensor *t = hy_executor_output (exec, i);
+    if (!t && mode == HY_MODE_IMPERATIVE
+        && known_bug ("imperative-input-head")) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "known bug");
+      free_outputs (outs);
+      outs = NULL;
+      goto out;
+    }
+    if (!t) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "fuzz: output %d of a successful forward is NULL", i);
+      fprintf (stderr, "%s mode: output %d is NULL after a successful "
+          "forward\n", mode == HY_MODE_HYBRID ? "hybrid" : "imperative", i);
+      abort ();
+    }
+    outs[i] = hy_tensor_copy (t);
+  }
+out:
+  hy_executor_free (exec);
+  return outs;
+}
+
+static gboolean
+close_enough (float a, float b, float atol)
+{
+  if (isnan (a) || isnan (b))
+    return isnan (a) && isnan (b);
+  if (isinf (a) || isinf (b))
+    return a == b;
+  double d = fabs ((double) a - b);
+  return d <= atol + 1e-5 * fmax (fabs (a), fabs (b));
+}
+
+static void
+compare (hy_tensor **ref, hy_tensor **got, int n)
+{
+  for (int i = 0; i < n; i++) {
+    char a[HY_SHAPE_STRLEN], b[HY_SHAPE_STRLEN];
+    if (!hy_shape_equal (&ref[i]->shape, &got[i]->shape)) {
+      fprintf (stderr, "output %d: imperative shape %s, hybrid %s\n", i,
+          hy_shape_format (&ref[i]->shape, a, sizeof a),
+          hy_shape_format (&got[i]->shape, b, sizeof b));
+      abort ();
+    }
+    int64_t numel = hy_shape_numel (&ref[i]->shape);
+    /* The absolute floor scales with the output: folded BatchNorm and
+     * fused epilogues round differently, which shows near 0 after
+     * cancellation. */
+    float scale = 0;
+    for (int64_t k = 0; k < numel; k++)
+      if (isfinite (ref[i]->data[k]))
+        scale = fmaxf (scale, fabsf (ref[i]->data[k]));
+    float atol = 1e-6f * (1.0f + scale);
+    for (int64_t k = 0; k < numel; k++) {
+      if (!close_enough (ref[i]->data[k], got[i]->data[k], atol)) {
+        fprintf (stderr, "output %d %s element %" G_GINT64_FORMAT
+            ": imperative %.9g, hybrid %.9g\n", i,
+            hy_shape_format (&ref[i]->shape, a, sizeof a), (gint64) k,
+            ref[i]->data[k], got[i]->data[k]);
+        abort ();
+      }
+    }
+  }
+}
+
+static void
+dump_case (const char *dir, const char *json, const hy_param_list *params,
+    hy_tensor **inputs, int n_inputs)
+{
+  g_mkdir_with_parents (dir, 0755);
+  g_autofree char *sym = g_build_filename (dir, "model-symbol.json", NULL);
+  g_autofree char *par = g_build_filename (dir, "model-0000.params", NULL);
+  g_file_set_contents (sym, json, -1, NULL);
+  hy_params_save (params, par, NULL);
+  for (int i = 0; i < n_inputs; i++) {
+    g_autofree char *name = g_strdup_printf ("input%d.npy", i);
+    g_autofree char *path = g_build_filename (dir, name, NULL);
+    hy_npy_save (inputs[i], path, NULL);
+  }
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  gen g = { .s = { data, size } };
+  g.json = g_string_new (NULL);
+  g.params = g_array_new (FALSE, TRUE, sizeof (hy_param));
+  g.attrs = g_ptr_array_new_with_free_func (g_free);
+  g.input_names = g_ptr_array_new_with_free_func (g_free);
+  g.input_shapes = g_array_new (FALSE, FALSE, sizeof (hy_shape));
+  generate (&g);
+
+  /* The parameter list the model takes over. */
+  hy_param_list *params = g_new0 (hy_param_list, 1);
+  params->n = g.params->len;
+  params->items = (hy_param *) g_array_free (g.params, FALSE);
+
+  GError *error = NULL;
+  hy_model *model = NULL;
+  hy_tensor *inputs[4] = { NULL };
+  int n_inputs = 0;
+  hy_graph *graph = hy_symbol_json_parse (g.json->str, g.json->len, "fuzz",
+      &error);
+  if (!graph) {
+    /* The generator writes well-formed JSON: failing here is a bug in it
+     * or in the parser. */
+    fprintf (stderr, "generated JSON rejected: %s\n%s\n", error->message,
+        g.json->str);
+    abort ();
+  }
+  if (!hy_graph_resolve (graph, NULL, &error)) {
+    hy_graph_free (graph);
+    for (guint i = 0; i < params->n; i++)
+      param_clear (&params->items[i]);
+    g_free (params->items);
+    g_free (params);
+    goto done;
+  }
+  model = hy_model_new_from_graph (graph, params, "fuzz", &error);
+  if (!model)
+    goto done;
+
+  n_inputs = MIN (hy_model_n_inputs (model), (int) G_N_ELEMENTS (inputs));
+  for (int i = 0; i < n_inputs; i++) {
+    const char *name = hy_model_input_name (model, i);
+    for (guint k = 0; k < g.input_names->len; k++)
+      if (!strcmp (name, g.input_names->pdata[k])) {
+        inputs[i] = hy_tensor_new (&g_array_index (g.input_shapes, hy_shape, k));
+        fill_tensor (&g, inputs[i], FILL_RANDOM);
+      }
+    if (!inputs[i]) {
+      fprintf (stderr, "model input '%s' was not generated\n", name);
+      abort ();
+    }
+  }
+  const char *dump = g_getenv ("HY_FUZZ_DUMP");
+  if (dump)
+    dump_case (dump, g.json->str, model->params, inputs, n_inputs);
+
+  int n_ref = 0, n_got = 0;
+  GError *ref_error = NULL, *got_error = NULL;
+  hy_tensor **ref = run (model, HY_MODE_IMPERATIVE, inputs, n_inputs, &n_ref,
+      &ref_error);
+  hy_tensor **got = run (model, HY_MODE_HYBRID, inputs, n_inputs, &n_got,
+      &got_error);
+  if (skip_case) {
+    skip_case = FALSE;
+  } else if (!ref != !got) {
+    /* Same graph, same shapes: one mode refusing what the other runs is a
+     * difference too. */
+    fprintf (stderr, "imperative %s, hybrid %s\n",
+        ref ? "ran" : ref_error->message, got ? "ran" : got_error->message);
+    abort ();
+  } else if (ref && got) {
+    if (n_ref != n_got)
+      abort ();
+    compare (ref, got, n_ref);
+  }
+  if (g.failed && ref) {
+    fprintf (stderr, "a node the core's own checks reject ran\n%s\n",
+        g.json->str);
+    abort ();
+  }
+  free_outputs (ref);
+  free_outputs (got);
+  g_clear_error (&ref_error);
+  g_clear_error (&got_error);
+
+done:
+  g_clear_error (&error);
+  for (int i = 0; i < n_inputs; i++)
+    hy_tensor_free (inputs[i]);
+  hy_model_free (model);
+  reset_node (&g);
+  g_ptr_array_unref (g.attrs);
+  g_ptr_array_unref (g.input_names);
+  g_array_unref (g.input_shapes);
+  g_string_free (g.json, TRUE);
+  return 0;
+}
