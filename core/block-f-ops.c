@@ -10,13 +10,17 @@
 #include "block-impl.h"
 
 /* Python's repr of a float, which MXNet attributes use: the shortest
- * string that reads back the same ("1e-05", "0.5"). */
+ * string that reads back the same ("1e-05", "0.5").  Always with a '.'
+ * whatever LC_NUMERIC says (an application in a comma-decimal locale must
+ * still write what MXNet and attrs.c read): g_ascii_* both ways. */
 void
 hy_F_format_double (double v, char *buf, size_t size)
 {
   for (int precision = 1; precision <= 17; precision++) {
-    snprintf (buf, size, "%.*g", precision, v);
-    if (strtod (buf, NULL) == v)
+    char format[8];
+    snprintf (format, sizeof format, "%%.%dg", precision);
+    g_ascii_formatd (buf, (int) size, format, v);
+    if (g_ascii_strtod (buf, NULL) == v)
       break;
   }
   if (!strpbrk (buf, ".eEin"))

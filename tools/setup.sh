@@ -16,7 +16,7 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 VENV="$CACHE/venv"
 export HYBRIDINFER_CACHE="$CACHE"
 
-APT_PACKAGES=(meson ninja-build pkg-config gcc libglib2.0-dev libjson-glib-dev
+APT_PACKAGES=(meson ninja-build pkg-config gcc locales libglib2.0-dev libjson-glib-dev
   libopenblas-dev python3 python3-venv clang libclang-rt-14-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good)
@@ -35,6 +35,16 @@ install_packages() {
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# A comma-decimal locale for the test that exports under one (exports must
+# spell numbers as MXNet reads them, whatever LC_NUMERIC says).
+install_test_locale() {
+  locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$' && return 0
+  log "generating the de_DE.UTF-8 locale"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo localedef -i de_DE -f UTF-8 de_DE.UTF-8
 }
 
 # MXNet 1.9.1 (the reference we must match) needs numpy < 1.24.
@@ -82,6 +92,7 @@ build() {
 }
 
 install_packages
+install_test_locale
 install_venv
 tune_blas
 build

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The block API's exports, read by real MXNet: what hy_block_export writes must load with Gluon.
 
-    check_block_export.py EXAMPLE_PROGRAM...
+    check_block_export.py [--locale NAME] EXAMPLE_PROGRAM...
 
 Runs each example program (docs/examples/) with `--out TMP`; the program exports its network to
 TMP/NAME-symbol.json + TMP/NAME-NNNN.params (NAME: the program's file name) and saves the input it
@@ -10,6 +10,10 @@ export with mx.gluon.SymbolBlock.imports(symbol, ['data'], params), runs the sam
 requires
 
     max|mxnet - ours| <= 1e-5 * max(1, max|mxnet|)
+
+With --locale NAME the programs run with LC_ALL=NAME (e.g. de_DE.UTF-8, whose decimal point is a
+comma); the locale must exist (`locale -a`), or every program fails, since a test that silently
+ran in the C locale would prove nothing.
 
 Prints TAP, one line per program.
 """
@@ -37,10 +41,24 @@ RTOL = 1e-5
 TIMEOUT_S = 120
 
 
-def check(program, out_dir):
+def locale_available(name):
+    """Whether the C library can load locale `name` (checked the way the programs will use it)."""
+    import locale
+    saved = locale.setlocale(locale.LC_NUMERIC)
+    try:
+        locale.setlocale(locale.LC_NUMERIC, name)
+        comma = locale.localeconv()["decimal_point"] == ","
+    except locale.Error:
+        return False
+    finally:
+        locale.setlocale(locale.LC_NUMERIC, saved)
+    return comma
+
+
+def check(program, out_dir, env):
     name = os.path.basename(program)
     run = subprocess.run([program, "--out", out_dir], capture_output=True, text=True,
-                         timeout=TIMEOUT_S)
+                         timeout=TIMEOUT_S, env=env)
     if run.returncode != 0:
         tail = (run.stdout + run.stderr)[-2000:]
         raise AssertionError("%s exited with %d:\n%s" % (name, run.returncode, tail))
@@ -64,7 +82,14 @@ def check(program, out_dir):
 
 
 def main():
-    programs = sys.argv[1:]
+    args = sys.argv[1:]
+    env = dict(os.environ)
+    locale_name = None
+    if args[:1] == ["--locale"] and len(args) >= 2:
+        locale_name = args[1]
+        args = args[2:]
+        env["LC_ALL"] = locale_name
+    programs = args
     if not programs:
         print(__doc__, file=sys.stderr)
         return 2
@@ -73,7 +98,10 @@ def main():
     for i, program in enumerate(programs, 1):
         with tempfile.TemporaryDirectory(prefix="hy-block-export-") as out_dir:
             try:
-                print("ok %d - %s" % (i, check(program, out_dir)))
+                if locale_name and not locale_available(locale_name):
+                    raise AssertionError("locale %s with a comma decimal point is not installed "
+                                         "(tools/setup.sh makes it with localedef)" % locale_name)
+                print("ok %d - %s" % (i, check(program, out_dir, env)))
             except Exception as e:  # noqa: BLE001 - every failure is one TAP line
                 failed += 1
                 print("not ok %d - %s" % (i, os.path.basename(program)))

@@ -554,6 +554,8 @@ test_prepare_and_memory (void)
   hy_executor_free (imp);
 
   hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
+  hy_executor_set_input_shape (hyb, "data", &in->shape, &error);
+  g_assert_no_error (error);
   g_assert_false (hy_executor_memory (hyb, &m));
   g_assert_null (hy_executor_output (hyb, 0));
   g_assert_true (hy_executor_prepare (hyb, &error));
