@@ -285,7 +285,7 @@ describe_parameter (hy_node *var, const hy_parameter *p)
 }
 
 hy_value *
-hy_F_param (hy_F *F, hy_parameter *param)
+hy_F_param (hy_F *F, hy_parameter *param, const char *full_name)
 {
   if (!F->symbolic)
     return hy_F_wrap (F, param->data);
@@ -297,7 +297,7 @@ hy_F_param (hy_F *F, hy_parameter *param)
     v->entry = (hy_entry) { index, 0 };
     return v;
   }
-  hy_node *var = hy_node_new_variable (hy_parameter_name (param));
+  hy_node *var = hy_node_new_variable (full_name);
   var->shapes[0] = param->shape;
   describe_parameter (var, param);
   hy_value *v = add_variable (F, var, VALUE_SYMBOL, param);

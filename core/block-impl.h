@@ -119,9 +119,10 @@ hy_value *hy_F_wrap (hy_F *F, const hy_tensor *tensor);
 hy_value *hy_F_adopt (hy_F *F, hy_tensor *tensor);
 /* Tracing: a data input variable of the given (hidden) shape. */
 hy_value *hy_F_input (hy_F *F, const char *name, const hy_shape *shape);
-/* A parameter as a value: its data, or (tracing) its variable, one per
- * parameter per trace. */
-hy_value *hy_F_param (hy_F *F, hy_parameter *param);
+/* A parameter as a value: its data, or (tracing) its variable named
+ * `full_name`, one per parameter per trace.  The caller names it, so F
+ * needs nothing of the blocks that own parameters. */
+hy_value *hy_F_param (hy_F *F, hy_parameter *param, const char *full_name);
 /* A value an op reads nothing from (an unused label input). */
 hy_value *hy_F_placeholder (hy_F *F, const char *name);
 /* The generic op call behind hy_F_op: `name` names the node (NULL: the

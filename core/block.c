@@ -715,8 +715,10 @@ hy_block_call (hy_F *F, hy_block *block, hy_value *const *inputs,
     return NULL;
   int n_params = (int) block->params->len;
   hy_value **params = g_newa (hy_value *, n_params + 1);
-  for (int i = 0; i < n_params; i++)
-    params[i] = hy_F_param (F, g_ptr_array_index (block->params, i));
+  for (int i = 0; i < n_params; i++) {
+    hy_parameter *param = g_ptr_array_index (block->params, i);
+    params[i] = hy_F_param (F, param, hy_parameter_name (param));
+  }
   char *saved = hy_F_push_scope (F, hy_block_prefix (block));
   hy_value *out = block->forward (block, F, inputs, n_inputs, params);
   hy_F_pop_scope (F, saved);

@@ -122,7 +122,8 @@ run_graph (const hy_graph *g, const feed *in)
   return outs;
 }
 
-/* max |a − b| / max(1, max |a|) over every output. */
+/* max |a − b| / max(1, max |a|) over every output's finite values; NaN
+ * and ±Inf must sit at the same places in both (else: infinity). */
 static double
 relative_diff (GPtrArray *a, GPtrArray *b)
 {
@@ -134,9 +135,13 @@ relative_diff (GPtrArray *a, GPtrArray *b)
     g_assert_true (hy_shape_equal (&x->shape, &y->shape));
     double md = 0, mr = 0;
     for (int64_t j = 0; j < hy_shape_numel (&x->shape); j++) {
-      if (isnan (x->data[j]) && isnan (y->data[j]))
+      float p = x->data[j], q = y->data[j];
+      if (!isfinite (p) || !isfinite (q)) {
+        if (!((isnan (p) && isnan (q)) || p == q))
+          md = INFINITY;
         continue;
-      md = MAX (md, fabs ((double) x->data[j] - y->data[j]));
+      }
+      md = MAX (md, fabs ((double) p - q));
       mr = MAX (mr, fabs ((double) x->data[j]));
     }
     if (isnan (md))
