@@ -2,6 +2,7 @@
  * dump-index.c — the index.json of a per-layer dump, read as untrusted
  * input (see dump-index.h).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "dump-index.h"
@@ -130,9 +131,22 @@ dump_index_parse (const char *dir, const char *path, const char *json,
   GError *local = NULL;
   if (!json_parser_load_from_data (d->parser, json, (gssize) length,
           &local)) {
-    /* json-glib says "<data>:LINE:COL: …": name the file instead. */
-    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON: %s",
-        path, local->message);
+    /* json-glib says "<data>:LINE:COL: Parse error: …": name the file
+     * and the place instead. */
+    unsigned line, column;
+    int skip = 0;
+    const char *detail = local->message;
+    if (sscanf (detail, "<data>:%u:%u: %n", &line, &column, &skip) == 2
+        && skip > 0) {
+      detail += skip;
+      if (g_str_has_prefix (detail, "Parse error: "))
+        detail += strlen ("Parse error: ");
+      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON at "
+          "line %u, column %u: %s", path, line, column, detail);
+    } else {
+      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON: %s",
+          path, detail);
+    }
     g_error_free (local);
     return NULL;
   }

@@ -82,6 +82,7 @@ hy_file_read_bounded (const char *path, const char *what, gsize max_bytes,
     char **contents, gsize *length, GError **error)
 {
   g_return_val_if_fail (path && what && contents, FALSE);
+  g_return_val_if_fail (max_bytes <= G_MAXSIZE / 2, FALSE);
   *contents = NULL;
   if (length)
     *length = 0;
@@ -104,7 +105,7 @@ hy_file_read_bounded (const char *path, const char *what, gsize max_bytes,
         set_too_large (error, path, what, len, TRUE, max_bytes);
         goto fail;
       }
-      cap = MIN (cap * 2, max_bytes + 1);
+      cap = cap > (max_bytes + 1) / 2 ? max_bytes + 1 : cap * 2;
       buf = g_realloc (buf, cap + 1);
     }
     ssize_t n = read (fd, buf + len, cap - len);
