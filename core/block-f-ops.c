@@ -174,7 +174,7 @@ hy_F_dot (hy_F *F, hy_value *a, hy_value *b, gboolean transpose_a,
     attrs[n++] = "transpose_b";
     attrs[n++] = "True";
   }
-  return hy_F_opv (F, "dot", in, 2, attrs);
+  return hy_F_op_array (F, "dot", in, 2, attrs);
 }
 
 /* "(0, -1)"; "(6,)" for one entry, as Python writes tuples. */

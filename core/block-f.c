@@ -556,8 +556,8 @@ hy_F_invoke (hy_F *F, const char *op_name, hy_value *const *inputs,
 }
 
 hy_value *
-hy_F_opv (hy_F *F, const char *op, hy_value *const *inputs, int n_inputs,
-    const char *const *attrs)
+hy_F_op_array (hy_F *F, const char *op, hy_value *const *inputs,
+    int n_inputs, const char *const *attrs)
 {
   hy_value *out = NULL;
   return hy_F_invoke (F, op, inputs, n_inputs, attrs, NULL, &out, 1) > 0
@@ -578,7 +578,7 @@ hy_F_op (hy_F *F, const char *op, hy_value *const *inputs, int n_inputs,
   }
   va_end (args);
   g_ptr_array_add (attrs, NULL);
-  hy_value *out = hy_F_opv (F, op, inputs, n_inputs,
+  hy_value *out = hy_F_op_array (F, op, inputs, n_inputs,
       (const char *const *) attrs->pdata);
   g_ptr_array_unref (attrs);
   return out;

@@ -207,7 +207,7 @@ pool_forward (hy_block *self, hy_F *F, hy_value *const *inputs, int n,
     !cfg->global && !strcmp (cfg->type, "avg") ? "count_include_pad" : NULL,
     "True", NULL,
   };
-  return hy_F_opv (F, "Pooling", inputs, 1, attrs);
+  return hy_F_op_array (F, "Pooling", inputs, 1, attrs);
 }
 
 static hy_block *

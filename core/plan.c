@@ -522,14 +522,21 @@ prepare_calls (hy_plan *plan, GError **error)
 }
 
 /* Device backends: a host tensor per graph output to download into. */
-static void
-make_host_outputs (hy_plan *plan)
+static gboolean
+make_host_outputs (hy_plan *plan, GError **error)
 {
   if (plan->backend->iface->host_memory)
-    return;
+    return TRUE;
   plan->host_outputs = g_new0 (hy_tensor *, plan->n_outputs + 1);
-  for (int h = 0; h < plan->n_outputs; h++)
-    plan->host_outputs[h] = hy_tensor_new (&plan->outputs[h]->shape);
+  for (int h = 0; h < plan->n_outputs; h++) {
+    g_autofree char *what = g_strdup_printf ("the host copy of output %d",
+        h);
+    plan->host_outputs[h] = hy_tensor_try_new (&plan->outputs[h]->shape,
+        what, error);
+    if (!plan->host_outputs[h])
+      return FALSE;
+  }
+  return TRUE;
 }
 
 static void
@@ -588,11 +595,10 @@ hy_plan_new (const hy_shapes *shapes, hy_backend *backend, GError **error)
     ok = build_calls (plan, &b, error) && prepare_calls (plan, error);
   }
   builder_clear (&b);
-  if (!ok) {
+  if (!ok || !make_host_outputs (plan, error)) {
     hy_plan_free (plan);
     return NULL;
   }
-  make_host_outputs (plan);
   return plan;
 }
 

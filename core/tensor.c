@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "hybrid-tensor.h"
+#include "hybrid.h"
 
 int64_t
 hy_shape_numel (const hy_shape *shape)
@@ -59,19 +59,54 @@ hy_shape_format (const hy_shape *shape, char *buf, size_t size)
   return buf;
 }
 
+/* The bytes of a tensor's storage (rounded to 64), or 0 when the element
+ * count overflows: no allocation could hold it. */
+static size_t
+storage_bytes (const hy_shape *shape)
+{
+  gint64 n = 1;
+  for (int d = 0; d < shape->ndim; d++) {
+    if (shape->dims[d] < 0)
+      return 0;
+    if (shape->dims[d] > 0 && n > G_MAXINT64 / 4 / shape->dims[d])
+      return 0;
+    n *= shape->dims[d];
+  }
+  guint64 bytes = (guint64) MAX (n, 1) * sizeof (float);
+  if (bytes > G_MAXSIZE - 63)
+    return 0;
+  return ((size_t) bytes + 63) & ~(size_t) 63;
+}
+
+hy_tensor *
+hy_tensor_try_new (const hy_shape *shape, const char *what, GError **error)
+{
+  size_t bytes = storage_bytes (shape);
+  /* 64-byte alignment keeps SIMD loads and BLAS on their fast paths. */
+  float *data = bytes ? aligned_alloc (64, bytes) : NULL;
+  if (!data) {
+    char buf[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_NO_MEMORY,
+        "out of memory: %s of shape %s needs %.1f MiB", what,
+        hy_shape_format (shape, buf, sizeof buf),
+        (double) hy_shape_numel (shape) * sizeof (float) / (1024.0 * 1024));
+    return NULL;
+  }
+  memset (data, 0, bytes);
+  hy_tensor *t = g_new0 (hy_tensor, 1);
+  t->shape = *shape;
+  t->data = data;
+  t->owns_data = true;
+  return t;
+}
+
 hy_tensor *
 hy_tensor_new (const hy_shape *shape)
 {
-  hy_tensor *t = g_new0 (hy_tensor, 1);
-  t->shape = *shape;
-  int64_t n = hy_shape_numel (shape);
-  /* 64-byte alignment keeps SIMD loads and BLAS on their fast paths. */
-  size_t bytes = ((size_t) (n > 0 ? n : 1) * sizeof (float) + 63) & ~(size_t) 63;
-  t->data = aligned_alloc (64, bytes);
-  if (!t->data)
-    g_error ("out of memory allocating a %zu-byte tensor", bytes);
-  memset (t->data, 0, bytes);
-  t->owns_data = true;
+  GError *error = NULL;
+  hy_tensor *t = hy_tensor_try_new (shape, "a tensor", &error);
+  if (!t)
+    g_error ("%s", error->message);
   return t;
 }
 

@@ -109,15 +109,30 @@ fill_random (hy_tensor *t, guint64 seed)
         - 1.0f;
 }
 
+static void
+free_inputs (hy_tensor **inputs, int n)
+{
+  for (int i = 0; inputs && i < n; i++)
+    hy_tensor_free (inputs[i]);
+  g_free (inputs);
+}
+
+/* Random inputs of the given shapes; NULL + error when one does not fit
+ * in memory. */
 static hy_tensor **
-make_inputs (const hy_shapes *shapes)
+make_inputs (const hy_shapes *shapes, GError **error)
 {
   const hy_model *model = hy_shapes_model (shapes);
   int n = hy_model_n_inputs (model);
   hy_tensor **inputs = g_new0 (hy_tensor *, MAX (n, 1));
   for (int i = 0; i < n; i++) {
     hy_shape s = hy_shapes_input (shapes, i);
-    inputs[i] = hy_tensor_new (&s);
+    g_autofree char *what = g_strdup_printf ("input '%s'",
+        hy_model_input_name (model, i));
+    if (!(inputs[i] = hy_tensor_try_new (&s, what, error))) {
+      free_inputs (inputs, n);
+      return NULL;
+    }
     fill_random (inputs[i], 0x5EED0000u + (guint64) i);
   }
   return inputs;
@@ -154,16 +169,18 @@ summarize (double *times, int n)
 /* What allocating every op output separately costs: needs shapes only, so
  * it is known in imperative mode too. */
 static gint64
-naive_bytes_from_shapes (const hy_model *model)
+naive_bytes_from_shapes (const hy_shapes *shapes)
 {
+  const hy_model *model = hy_shapes_model (shapes);
   gint64 total = 0;
   for (int i = 0; i < hy_model_n_nodes (model); i++) {
     hy_node_desc d;
     if (!hy_model_node (model, i, &d) || strcmp (d.kind, "op"))
       continue;
+    const hy_shape *s = hy_shapes_node (shapes, i);
     for (int k = 0; k < d.n_outputs; k++)
-      if (d.shapes[k].ndim >= 0)
-        total += hy_shape_numel (&d.shapes[k]) * (gint64) sizeof (float);
+      if (s[k].ndim >= 0)
+        total += hy_shape_numel (&s[k]) * (gint64) sizeof (float);
   }
   return total;
 }
@@ -189,7 +206,9 @@ run_bench (hy_executor *exec, const hy_shapes *shapes, const bench_args *a,
 {
   const hy_model *model = hy_shapes_model (shapes);
   int n_inputs = hy_model_n_inputs (model);
-  hy_tensor **inputs = make_inputs (shapes);
+  hy_tensor **inputs = make_inputs (shapes, error);
+  if (!inputs)
+    return FALSE;
   const hy_tensor *const *in = (const hy_tensor *const *) inputs;
   const int n = a->iterations;
   double *wall = g_new (double, n), *cpu = g_new (double, n);
@@ -219,11 +238,9 @@ run_bench (hy_executor *exec, const hy_shapes *shapes, const bench_args *a,
     r->have_plan_memory = hy_executor_memory (exec, &r->memory);
     if (!r->have_plan_memory)
       r->memory = (hy_memory_stats) {
-        .naive_bytes = naive_bytes_from_shapes (model) };
+        .naive_bytes = naive_bytes_from_shapes (shapes) };
   }
-  for (int i = 0; i < n_inputs; i++)
-    hy_tensor_free (inputs[i]);
-  g_free (inputs);
+  free_inputs (inputs, n_inputs);
   g_free (wall);
   g_free (cpu);
   return ok;

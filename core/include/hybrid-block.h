@@ -262,7 +262,7 @@ hy_value *hy_F_call_child (hy_F *F, hy_block *self, const char *child,
 hy_value *hy_F_op (hy_F *F, const char *op, hy_value *const *inputs,
     int n_inputs, ...) G_GNUC_NULL_TERMINATED;
 /* The same with the attributes as a NULL-terminated key, value array. */
-hy_value *hy_F_opv (hy_F *F, const char *op, hy_value *const *inputs,
+hy_value *hy_F_op_array (hy_F *F, const char *op, hy_value *const *inputs,
     int n_inputs, const char *const *attrs);
 /* All outputs: writes up to max_outputs values and returns how many the
  * op has (0 after an error). */

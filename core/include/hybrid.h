@@ -31,6 +31,9 @@ typedef enum hy_error_code {
   HY_ERROR_INVALID,             /* a bad argument or attribute value */
   HY_ERROR_MISSING,             /* a parameter or input is missing */
   HY_ERROR_BACKEND,             /* a device, driver or library call failed */
+  HY_ERROR_NO_MEMORY,           /* an allocation the input's size asked for
+                                 * failed (the message says what and how
+                                 * much) */
 } hy_error_code;
 
 /* ---- files ------------------------------------------------------------- */

@@ -30,6 +30,11 @@ extern int blas_thread_shutdown_ (void) __attribute__ ((weak));
 void
 hy_blas_use_one_thread (void)
 {
+  /* Once per process: executors made on several threads at once must not
+   * reconfigure OpenBLAS while another one runs a product. */
+  static gsize once = 0;
+  if (!g_once_init_enter (&once))
+    return;
   if (openblas_set_num_threads)
     openblas_set_num_threads (1);
   /* OpenBLAS starts its worker threads when it loads, and each spins on
@@ -39,6 +44,7 @@ hy_blas_use_one_thread (void)
    * (OpenBLAS starts them anew if anyone asks it for more threads). */
   if (blas_thread_shutdown_)
     blas_thread_shutdown_ ();
+  g_once_init_leave (&once, 1);
 }
 
 static inline blasint
