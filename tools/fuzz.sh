@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# fuzz.sh — the long fuzz run: each libFuzzer target for SECONDS (default
+# 600), one after the other, in build-fuzz/ (clang, ASan + UBSan).
+#
+#   tools/fuzz.sh [SECONDS] [TARGET...]
+#
+# Targets: symbol-json params npy diff-index graph element (default: all
+# that are built; element needs GStreamer).  Corpora grow in
+# build-fuzz/corpus-TARGET, seeded from the fixtures or tests/fuzz/corpus-*;
+# a crash is written to build-fuzz/crash-TARGET-*.  Prints libFuzzer's last
+# status line (coverage, execs/s) per target and exits non-zero when any
+# target failed.  tools/test.sh runs the same targets for FUZZ_SECONDS each.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+SECONDS_EACH="${1:-600}"
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(symbol-json params npy diff-index graph element)
+FUZZ_DIR="${FUZZ_DIR:-$ROOT/build-fuzz}"
+
+if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
+  CC=clang meson setup "$FUZZ_DIR" -Dfuzz=true -Dtests=false -Dcuda=disabled \
+    -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debugoptimized >/dev/null || exit 1
+fi
+ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1 || { cat "$FUZZ_DIR/build.log"; exit 1; }
+
+failed=()
+for target in "${TARGETS[@]}"; do
+  exe="$FUZZ_DIR/tests/fuzz/fuzz-$target"
+  if [ ! -x "$exe" ]; then
+    echo "fuzz $target: not built (fuzz-element needs GStreamer), skipped"
+    continue
+  fi
+  corpus="$FUZZ_DIR/corpus-$target"
+  mkdir -p "$corpus"
+  seeds=tests/fixtures
+  case "$target" in
+    symbol-json) pattern='*-symbol.json'; limit=64k ;;
+    params) pattern='*.params'; limit=64k ;;
+    npy) pattern='*.npy'; limit=16k ;;
+    diff-index) pattern='*.json'; limit=16k; seeds=tests/fuzz/corpus-diff ;;
+    *) pattern='*'; limit=16k; seeds="tests/fuzz/corpus-$target" ;;
+  esac
+  [ -d "$seeds" ] && find "$seeds" -type f -name "$pattern" -size "-$limit" |
+    while read -r f; do cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"; done
+  echo "== fuzz $target for ${SECONDS_EACH}s"
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$exe" -max_total_time="$SECONDS_EACH" -max_len=4096 \
+    -detect_leaks=1 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$FUZZ_DIR/crash-$target-" "$corpus" \
+    >"$FUZZ_DIR/fuzz-$target.log" 2>&1
+  status=$?
+  grep -E '^#[0-9]+ +(DONE|pulse|NEW|REDUCE)' "$FUZZ_DIR/fuzz-$target.log" | tail -1
+  grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
+    "$FUZZ_DIR/fuzz-$target.log"
+  if [ "$status" -ne 0 ]; then
+    failed+=("$target")
+    grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$FUZZ_DIR/fuzz-$target.log" | head -5
+  fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzzing failed: ${failed[*]} (logs in $FUZZ_DIR/fuzz-TARGET.log)"
+  exit 1
+fi
+echo "fuzzing: nothing found"
