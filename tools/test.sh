@@ -90,7 +90,9 @@ if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
     -Dbuildtype=debugoptimized >/dev/null
 fi
 if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
-  for target in symbol-json params npy diff-index; do
+  for target in symbol-json params npy diff-index graph element; do
+    # fuzz-element is built only with GStreamer.
+    [ -x "$FUZZ_DIR/tests/fuzz/fuzz-$target" ] || continue
     corpus="$FUZZ_DIR/corpus-$target"
     mkdir -p "$corpus"
     # Seed corpora: the real fixtures, one file per case (names made unique);
@@ -101,6 +103,8 @@ if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
       params) pattern='*.params'; limit=64k ;;
       npy) pattern='*.npy'; limit=16k ;;
       diff-index) pattern='*.json'; limit=16k; seeds=tests/fuzz/corpus-diff ;;
+      # the engine (random graphs) and the element: tests/fuzz/corpus-*
+      graph|element) pattern='*'; limit=16k; seeds="tests/fuzz/corpus-$target" ;;
     esac
     find "$seeds" -name "$pattern" -size "-$limit" | while read -r f; do
       cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"
