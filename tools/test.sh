@@ -82,7 +82,7 @@ else
   cat "$ASAN_DIR/build.log"; record "asan build" 1
 fi
 
-log "fuzzing each reader for ${FUZZ_SECONDS}s (libFuzzer, ASan, UBSan)"
+log "fuzzing each reader, the engine and the element for ${FUZZ_SECONDS}s (libFuzzer, ASan, UBSan; longer: tools/fuzz.sh)"
 FUZZ_DIR="$ROOT/build-fuzz"
 if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
   CC=clang meson setup "$FUZZ_DIR" -Dfuzz=true -Dtests=false -Dcuda=disabled \
