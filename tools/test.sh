@@ -76,7 +76,7 @@ if [ ! -f "$ASAN_DIR/build.ninja" ]; then
 fi
 if ninja -C "$ASAN_DIR" >"$ASAN_DIR/build.log" 2>&1; then
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ASAN_OPTIONS=detect_leaks=1 \
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     run_meson_tests "asan" "$ASAN_DIR" --timeout-multiplier 4
 else
   cat "$ASAN_DIR/build.log"; record "asan build" 1

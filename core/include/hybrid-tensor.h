@@ -57,14 +57,9 @@ char *hy_shape_format (const hy_shape *shape, char *buf, size_t size);
 
 /* A tensor owning zero-initialised storage for `shape`.  Aborts when the
  * memory cannot be had: for small, fixed sizes only.  Anything sized by
- * input (a frame, a model's shapes, a file) uses hy_tensor_try_new. */
+ * input (a frame, a model's shapes, a file) uses hy_tensor_try_new
+ * (hybrid.h). */
 hy_tensor *hy_tensor_new (const hy_shape *shape);
-/* The same, or NULL + an error (HY_ERROR, HY_ERROR_NO_MEMORY) naming
- * `what` needed it ("the input tensor", "node 'conv0' output 0"), the
- * shape and the bytes, when the memory cannot be had or the size does not
- * fit in memory at all. */
-hy_tensor *hy_tensor_try_new (const hy_shape *shape, const char *what,
-    GError **error);
 /* A tensor viewing `data` (not owned, not freed). */
 hy_tensor *hy_tensor_new_view (const hy_shape *shape, float *data);
 hy_tensor *hy_tensor_copy (const hy_tensor *src);

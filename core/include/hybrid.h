@@ -48,6 +48,14 @@ typedef enum hy_error_code {
 gboolean hy_file_read_bounded (const char *path, const char *what,
     gsize max_bytes, char **contents, gsize *length, GError **error);
 
+/* ---- tensors sized by input ---------------------------------------------- */
+
+/* hy_tensor_new, or NULL + an error (HY_ERROR_NO_MEMORY) naming what
+ * needed it ("the input tensor", "node 'conv0' output 0"), the shape and
+ * the MiB, when the memory cannot be had or the size cannot exist. */
+hy_tensor *hy_tensor_try_new (const hy_shape *shape, const char *what,
+    GError **error);
+
 /* ---- models ------------------------------------------------------------ */
 
 typedef struct hy_model hy_model;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cblas.h>
+#include <glib.h>
 
 #include "blas.h"
 

@@ -42,11 +42,25 @@ cpu_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
 {
   hy_cpu_ctx *ctx = &((cpu_backend *) be)->ctx;
   be->stats.direct_calls += n_calls;
-  for (int c = 0; c < n_calls; c++) {
+  /* A workspace that cannot grow comes back here (cpu-kernel.h): the
+   * forward fails with an error, as an arena that cannot be had does. */
+  jmp_buf no_memory;
+  volatile int c = 0;
+  if (setjmp (no_memory)) {
+    ctx->on_no_memory = NULL;
+    g_set_error (error, HY_ERROR, HY_ERROR_NO_MEMORY,
+        "out of memory: call %d of %d needs %.1f MiB of CPU kernel "
+        "workspace", c + 1, n_calls,
+        (double) ctx->denied_bytes / (1024.0 * 1024));
+    return FALSE;
+  }
+  ctx->on_no_memory = &no_memory;
+  for (; c < n_calls; c++) {
     const hy_call *call = &calls[c];
     ((hy_cpu_kernel_fn) call->fn) (ctx, call->params, call->in, call->n_in,
         call->out, call->n_out);
   }
+  ctx->on_no_memory = NULL;
   return TRUE;
 }
 

@@ -18,6 +18,7 @@
 #ifndef HY_CPU_KERNEL_H
 #define HY_CPU_KERNEL_H
 
+#include <setjmp.h>
 #include <stddef.h>
 
 #include "hybrid-tensor.h"
@@ -28,11 +29,20 @@ typedef struct hy_cpu_ctx {
   void *workspace;
   size_t workspace_size;
   hy_threadpool *pool;          /* NULL: one thread */
+  /* Where a workspace that cannot grow returns to (the backend's run sets
+   * it around its calls; NULL: abort, for code that calls kernels
+   * directly), and how many bytes were asked for. */
+  jmp_buf *on_no_memory;
+  size_t denied_bytes;
 } hy_cpu_ctx;
 
 /* Returns at least `size` bytes of 64-byte aligned scratch, valid until the
  * next call.  Grows (allocates) only when a bigger size is asked for.
- * Never from inside a parallel loop: ask before it, for every thread. */
+ * Never from inside a parallel loop: ask before it, for every thread.
+ * When it cannot grow, it does not return: it jumps to on_no_memory, so a
+ * kernel never sees NULL and never needs an error path (kernels allocate
+ * nothing else and hold no lock when they ask, so nothing is left
+ * behind). */
 void *hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size);
 void hy_cpu_ctx_clear (hy_cpu_ctx *ctx);
 

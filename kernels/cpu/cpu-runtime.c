@@ -2,6 +2,7 @@
  * cpu-runtime.c — what a CPU kernel runs with: its threads (one pool per
  * context, started when the context is set up) and its scratch workspace.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,10 +15,16 @@ hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size)
     return ctx->workspace;
   free (ctx->workspace);
   /* Round up so small growth steps do not reallocate every time. */
-  size_t rounded = (size + 4095) & ~(size_t) 4095;
-  ctx->workspace = aligned_alloc (64, rounded);
-  if (!ctx->workspace)
-    abort ();                   /* out of memory: an engine invariant */
+  size_t rounded = size > SIZE_MAX - 4095 ? 0
+      : (size + 4095) & ~(size_t) 4095;
+  ctx->workspace = rounded ? aligned_alloc (64, rounded) : NULL;
+  if (!ctx->workspace) {
+    ctx->workspace_size = 0;
+    ctx->denied_bytes = size;
+    if (ctx->on_no_memory)
+      longjmp (*ctx->on_no_memory, 1);
+    abort ();                   /* no one to tell: a kernel test's context */
+  }
   ctx->workspace_size = rounded;
   return ctx->workspace;
 }
