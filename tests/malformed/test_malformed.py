@@ -626,6 +626,12 @@ def option_checks(fx):
         Check("--device cuda:64", fx.run(extra=["--device", "cuda:64"]),
               ["cuda:64", "0 to 63"]),
         Check("--mode fast", fx.run(extra=["--mode", "fast"]), ["fast"]),
+        # An input no memory holds (120 GB): an error naming it, not an abort.
+        Check("bench --shape 1x3x100000x100000",
+              ["bench", "--model", os.path.join(os.path.dirname(fx.case_dir), "op_relu",
+                                                "model-symbol.json"),
+               "--shape", "1x3x100000x100000", "--iterations", "1", "--warmup", "0"],
+              ["out of memory", "(1, 3, 100000, 100000)"]),
         Check("--precision fp8", fx.run(extra=["--precision", "fp8"]), ["fp8", "fp16"]),
         # fp16 is a GPU option: on the CPU it is refused, not ignored.
         Check("--precision fp16 on the CPU",
