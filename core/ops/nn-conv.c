@@ -134,6 +134,14 @@ conv_infer_shape (const void *params, const hy_shape *in, int n_in,
     return FALSE;
   }
   const int64_t channels = in[0].dims[1];
+  /* Zero input channels would leave the kernel an empty reduction (and a
+   * division by zero when it sizes its im2col blocks): refuse it here. */
+  if (channels == 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "data has 0 channels (shape %s); a convolution needs at least one",
+        hy_shape_format (&in[0], buf, sizeof buf));
+    return FALSE;
+  }
   if (channels % p->num_group != 0) {
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
         "data has %" G_GINT64_FORMAT " channels, not divisible by "

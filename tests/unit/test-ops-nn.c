@@ -211,6 +211,11 @@ test_conv_shape_errors (void)
   infer_fails ("Convolution", p, in, 3, "4 dimensions");
   in[0] = shape_of (4, 1, 3, 2, 9);
   infer_fails ("Convolution", p, in, 3, "exceeds input size 2");
+  /* Found by fuzz-graph: zero channels reached the kernel, which divided
+   * by zero sizing its im2col blocks. */
+  in[0] = shape_of (4, 1, 0, 9, 9);
+  in[1] = shape_of (4, 8, 0, 3, 3);
+  infer_fails ("Convolution", p, in, 3, "0 channels");
   g_free (p);
 
   /* Depthwise: weight (C, 1, kh, kw); channels must divide by groups. */
