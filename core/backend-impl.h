@@ -16,7 +16,10 @@
 
 #include <glib.h>
 
+#include <stdint.h>
+
 #include "hybrid.h"
+#include "hybrid-frame.h"
 #include "kernels/hy-ops.h"
 
 typedef void (*hy_kernel_ptr) (void);
@@ -74,6 +77,21 @@ typedef struct hy_backend_iface {
    * NULL means fp32 only. */
   gboolean (*set_precision) (hy_backend *be, hy_precision precision,
       GError **error);
+
+  /* Optional (NULL: this backend does not stage frames; the CPU reads
+   * them where they are): frame stages (hybrid-frame.h).  frame_stage_new
+   * makes everything a stage of `batch` slots needs, once, to convert
+   * frames as `plan` says into `input`, a plan's device input of shape
+   * (batch, C, H, W) that the core found for it and that outlives the
+   * stage; the stage copies what it keeps of `plan`.  frame_stage_load
+   * allocates nothing and only enqueues: copy, upload and conversion
+   * complete in stream order before the next run.  The core has checked
+   * the slot, the shapes and the mode. */
+  void *(*frame_stage_new) (hy_backend *be, const hy_frame_plan *plan,
+      hy_tensor *input, int batch, GError **error);
+  gboolean (*frame_stage_load) (hy_backend *be, void *stage, int slot,
+      const uint8_t *const planes[3], const int strides[3], GError **error);
+  void (*frame_stage_free) (hy_backend *be, void *stage);
 } hy_backend_iface;
 
 struct hy_backend {
@@ -111,10 +129,11 @@ hy_backend *hy_executor_backend (hy_executor *exec);
  * only.  hy_executor_device_input plans for the executor's current input
  * shapes (hy_executor_set_input_shape) and returns the device tensor of
  * input i, valid until the shapes or the mode change;
- * hy_executor_forward_staged then runs a forward without any upload. */
+ * hy_executor_forward_staged (hybrid-frame.h) then runs a forward without
+ * any upload.  Frame stages (hy_executor_frame_stage_new) ask for it once
+ * per plan. */
 hy_tensor *hy_executor_device_input (hy_executor *exec, int i,
     GError **error);
-gboolean hy_executor_forward_staged (hy_executor *exec, GError **error);
 
 /* The backends themselves (NULL when not built in, or on failure). */
 hy_backend *hy_cpu_backend_new (int n_threads, GError **error);

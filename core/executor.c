@@ -550,6 +550,125 @@ hy_executor_forward_staged (hy_executor *exec, GError **error)
   return TRUE;
 }
 
+/* ---- frame stages (hybrid-frame.h) ---------------------------------------
+ * The backend converts; the core finds the plan's device input once, when
+ * the stage is made, and checks what a backend should not have to. */
+
+struct hy_frame_stage {
+  hy_executor *exec;
+  const hy_plan *plan;          /* the plan whose input it writes */
+  hy_tensor *input;             /* that plan's device input 0 */
+  int batch;
+  void *impl;                   /* the backend's */
+};
+
+/* The plan's input must be what the stage writes: (batch, C, H, W). */
+static gboolean
+stage_input_fits (const hy_tensor *input, const hy_frame_config *c,
+    int batch, GError **error)
+{
+  const hy_shape *s = &input->shape;
+  if (s->ndim == 4 && s->dims[0] == batch && s->dims[1] == c->dst_channels
+      && s->dims[2] == c->dst_height && s->dims[3] == c->dst_width)
+    return TRUE;
+  char buf[HY_SHAPE_STRLEN];
+  g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+      "the frame stage writes (%d, %d, %d, %d) but the planned input is %s",
+      batch, c->dst_channels, c->dst_height, c->dst_width,
+      hy_shape_format (s, buf, sizeof buf));
+  return FALSE;
+}
+
+hy_frame_stage *
+hy_executor_frame_stage_new (hy_executor *exec, const hy_frame_plan *plan,
+    int batch, GError **error)
+{
+  hy_backend *be = exec->backend;
+  if (!be->iface->frame_stage_new || exec->mode != HY_MODE_HYBRID) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "frames are staged only in hybrid mode on a backend that converts "
+        "them on its device (here: the %s backend, %s mode)",
+        be->iface->name, exec->mode == HY_MODE_HYBRID ? "hybrid"
+        : "imperative");
+    return NULL;
+  }
+  if (batch < 1) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "batch %d: a frame stage needs at least one slot", batch);
+    return NULL;
+  }
+  /* Once per plan: loads write here without asking again. */
+  hy_tensor *input = hy_executor_device_input (exec, 0, error);
+  if (!input
+      || !stage_input_fits (input, hy_frame_plan_config (plan), batch, error))
+    return NULL;
+  void *impl = be->iface->frame_stage_new (be, plan, input, batch, error);
+  if (!impl)
+    return NULL;
+  hy_frame_stage *st = g_new0 (hy_frame_stage, 1);
+  st->exec = exec;
+  st->plan = exec->plans[0].plan;       /* use_plan put it first */
+  st->input = input;
+  st->batch = batch;
+  st->impl = impl;
+  return st;
+}
+
+void
+hy_frame_stage_free (hy_frame_stage *st)
+{
+  if (!st)
+    return;
+  hy_backend *be = st->exec->backend;
+  be->iface->frame_stage_free (be, st->impl);
+  g_free (st);
+}
+
+/* A slot in range, and the plan the stage was made for still the
+ * executor's current one (a cheap guard: a new mode, precision or input
+ * shape re-plans, and the stage's input would be another plan's). */
+static gboolean
+stage_usable (const hy_frame_stage *st, int slot, GError **error)
+{
+  const hy_executor *exec = st->exec;
+  if (slot < 0 || slot >= st->batch) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "batch slot %d: the frame stage has %d", slot, st->batch);
+    return FALSE;
+  }
+  if (exec->mode != HY_MODE_HYBRID || exec->n_plans == 0
+      || exec->plans[0].plan != st->plan) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "the executor re-planned since the frame stage was made (its "
+        "mode, precision or input shape changed): make a new stage");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+hy_frame_stage_load (hy_frame_stage *st, int slot,
+    const uint8_t *const planes[3], const int strides[3], GError **error)
+{
+  hy_backend *be = st->exec->backend;
+  return stage_usable (st, slot, error)
+      && be->iface->frame_stage_load (be, st->impl, slot, planes, strides,
+      error);
+}
+
+gboolean
+hy_frame_stage_download (hy_frame_stage *st, int slot, float *dst,
+    GError **error)
+{
+  hy_backend *be = st->exec->backend;
+  const int64_t per_slot = hy_shape_numel (&st->input->shape) / st->batch;
+  if (!stage_usable (st, slot, error))
+    return FALSE;
+  /* Waits for the stream, and so for the slot's conversion. */
+  return be->iface->download (be, dst, st->input->data + slot * per_slot,
+      (size_t) per_slot * sizeof (float), error);
+}
+
 void
 hy_executor_set_node_hook (hy_executor *exec, hy_node_hook hook,
     void *user_data)

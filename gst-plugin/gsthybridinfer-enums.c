@@ -3,9 +3,9 @@
  * the nicks are what gst-launch and gst-inspect show.
  */
 #include "gsthybridinfer-enums.h"
-#include "gsthybridresult.h"
+#include "decode.h"
 #include "hybrid.h"
-#include "preprocess.h"
+#include "hybrid-frame.h"
 
 #define DEFINE_ENUM_TYPE(func, name, ...)                                  \
   GType func (void)                                                        \

@@ -31,15 +31,17 @@
 
 #include <string.h>
 
-#include <gst/base/gstqueuearray.h>
 #include <gst/video/video.h>
 
 #include "gsthybridinfer.h"
 #include "gsthybridinfer-enums.h"
 #include "gsthybridmeta.h"
 #include "gsthybridresult.h"
+#include "infer-batch.h"
+#include "infer-config.h"
 #include "infer-session.h"
 #include "property-parse.h"
+#include "video-format.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_hybrid_infer_debug);
 #define GST_CAT_DEFAULT gst_hybrid_infer_debug
@@ -77,57 +79,6 @@ enum
   PROP_ARENA_BYTES,
 };
 
-#define DEFAULT_DEVICE "auto"
-#define DEFAULT_PRECISION "fp32"
-#define DEFAULT_MODE HY_MODE_HYBRID
-#define DEFAULT_COLOR_ORDER GST_HYBRID_INFER_COLOR_ORDER_RGB
-#define DEFAULT_SCALE GST_HYBRID_INFER_SCALE_BYTE
-#define DEFAULT_RESIZE HY_RESIZE_STRETCH
-#define DEFAULT_INTERPOLATION HY_INTERP_BILINEAR
-#define DEFAULT_INTERVAL 1
-#define DEFAULT_BATCH_SIZE 1
-#define MAX_BATCH_SIZE 256
-#define DEFAULT_OUTPUT GST_HYBRID_OUTPUT_AUTO
-#define DEFAULT_TOP_K 5
-#define MAX_TOP_K GST_HYBRID_MAX_TOP_K
-#define DEFAULT_THRESHOLD 0.5f
-#define DEFAULT_POST_MESSAGES TRUE
-#define MAX_CHANNEL_VALUES 3
-
-/* What the properties say; guarded by the object lock. */
-typedef struct {
-  gchar *model;
-  gchar *params;
-  gchar *labels;
-  gchar *device;
-  gchar *precision;
-  hy_mode mode;
-  gchar *dump_dir;
-  gchar *dump_frames;
-  hy_frame_set *dump_set;       /* NULL: dump_frames does not parse */
-  gchar *input_name;
-  gchar *input_size;
-  GstHybridInferColorOrder color_order;
-  GArray *mean, *std;           /* gdouble */
-  GstHybridInferScale scale;
-  hy_resize_mode resize;
-  hy_interpolation interpolation;
-  guint interval;
-  guint batch_size;
-  GstHybridOutput output;
-  guint top_k;
-  gfloat threshold;
-  gboolean post_messages;
-} GstHybridInferSettings;
-
-/* A frame waiting for its batch to fill (batch-size > 1). */
-typedef struct {
-  GstBuffer *buffer;
-  guint64 frame_number;
-  gint slot;                    /* -1: not inferred (interval) */
-  gint64 start_us;
-} PendingFrame;
-
 struct _GstHybridInfer
 {
   GstBaseTransform parent;
@@ -144,14 +95,11 @@ struct _GstHybridInfer
   gint64 arena_bytes;
 
   /* runtime state: start() to stop(), streaming thread */
-  hy_session *session;
+  GstHybridSession *session;
   GstVideoInfo info;            /* of the current caps */
   guint64 frame_count;
-  GstHybridResultPool *pool;    /* result blocks for the output shapes */
   GstHybridResult *last;        /* for the frames interval skips */
-  GstQueueArray *pending;       /* PendingFrame, in order */
-  GstQueueArray *ready;         /* GstBuffer *, results attached */
-  gint filled;                  /* batch slots holding a frame */
+  GstHybridBatch *batch;        /* frames waiting for their batch */
   gboolean warned_device;
   gboolean warned_dump_frames;
 };
@@ -161,15 +109,12 @@ G_DEFINE_TYPE (GstHybridInfer, gst_hybrid_infer, GST_TYPE_BASE_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE (hybridinfer, "hybridinfer", GST_RANK_NONE,
     GST_TYPE_HYBRID_INFER);
 
-#define VIDEO_FORMATS \
-  "{ RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, NV12, I420, GRAY8 }"
-
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+    GST_STATIC_CAPS (GST_HYBRID_VIDEO_CAPS));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+    GST_STATIC_CAPS (GST_HYBRID_VIDEO_CAPS));
 
 static void gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
@@ -358,23 +303,7 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
 static void
 gst_hybrid_infer_init (GstHybridInfer * self)
 {
-  GstHybridInferSettings *s = &self->settings;
-  s->device = g_strdup (DEFAULT_DEVICE);
-  s->precision = g_strdup (DEFAULT_PRECISION);
-  s->mode = DEFAULT_MODE;
-  s->dump_set = hy_frame_set_parse (NULL, NULL);
-  s->color_order = DEFAULT_COLOR_ORDER;
-  s->mean = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  s->std = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  s->scale = DEFAULT_SCALE;
-  s->resize = DEFAULT_RESIZE;
-  s->interpolation = DEFAULT_INTERPOLATION;
-  s->interval = DEFAULT_INTERVAL;
-  s->batch_size = DEFAULT_BATCH_SIZE;
-  s->output = DEFAULT_OUTPUT;
-  s->top_k = DEFAULT_TOP_K;
-  s->threshold = DEFAULT_THRESHOLD;
-  s->post_messages = DEFAULT_POST_MESSAGES;
+  gst_hybrid_infer_settings_init (&self->settings);
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
   gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), FALSE);
 }
@@ -382,19 +311,7 @@ gst_hybrid_infer_init (GstHybridInfer * self)
 static void
 gst_hybrid_infer_finalize (GObject * object)
 {
-  GstHybridInferSettings *s = &GST_HYBRID_INFER (object)->settings;
-  g_free (s->model);
-  g_free (s->params);
-  g_free (s->labels);
-  g_free (s->device);
-  g_free (s->precision);
-  g_free (s->dump_dir);
-  g_free (s->dump_frames);
-  hy_frame_set_free (s->dump_set);
-  g_free (s->input_name);
-  g_free (s->input_size);
-  g_array_unref (s->mean);
-  g_array_unref (s->std);
+  gst_hybrid_infer_settings_clear (&GST_HYBRID_INFER (object)->settings);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -665,109 +582,13 @@ post_error_at (GstHybridInfer * self, const GError * error,
 
 /* ---- start / stop -------------------------------------------------------- */
 
-/* Reads the settings into a session configuration; the strings stay owned
- * by `copy` (a snapshot taken under the lock). */
-static gboolean
-make_config (GstHybridInfer * self, GstHybridInferSettings * copy,
-    hy_session_config * c, GError ** error)
-{
-  memset (c, 0, sizeof *c);
-  if (!copy->model || !*copy->model) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "no model: set the 'model' property to a prefix-symbol.json file");
-    return FALSE;
-  }
-  if (copy->mean->len > MAX_CHANNEL_VALUES
-      || copy->std->len > MAX_CHANNEL_VALUES) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "mean and std take 1 to %d values (got %u and %u)",
-        MAX_CHANNEL_VALUES, copy->mean->len, copy->std->len);
-    return FALSE;
-  }
-  hy_frame_set *frames = hy_frame_set_parse (copy->dump_frames, error);
-  if (!frames)
-    return FALSE;
-  hy_frame_set_free (frames);
-  c->model_path = copy->model;
-  c->params_path = copy->params && *copy->params ? copy->params : NULL;
-  c->labels_path = copy->labels && *copy->labels ? copy->labels : NULL;
-  c->device = copy->device ? copy->device : DEFAULT_DEVICE;
-  if (!hy_precision_parse (copy->precision ? copy->precision
-          : DEFAULT_PRECISION, &c->precision, error))
-    return FALSE;
-  c->mode = copy->mode;
-  c->input_name = copy->input_name && *copy->input_name
-      ? copy->input_name : NULL;
-  c->input_width = c->input_height = HY_SESSION_SIZE_FROM_MODEL;
-  if (copy->input_size && !g_ascii_strcasecmp (copy->input_size, "frame"))
-    c->input_width = c->input_height = HY_SESSION_SIZE_FROM_FRAME;
-  else if (copy->input_size && *copy->input_size
-      && !hy_parse_size (copy->input_size, &c->input_width,
-          &c->input_height, error))
-    return FALSE;
-  c->batch = (int) copy->batch_size;
-  c->output = copy->output;
-  c->bgr = copy->color_order == GST_HYBRID_INFER_COLOR_ORDER_BGR;
-  c->resize = copy->resize;
-  c->interpolation = copy->interpolation;
-  c->scale = copy->scale == GST_HYBRID_INFER_SCALE_UNIT ? 1.0f / 255.0f : 1.0f;
-  c->mean = (const double *) copy->mean->data;
-  c->n_mean = (int) copy->mean->len;
-  c->std = (const double *) copy->std->data;
-  c->n_std = (int) copy->std->len;
-  return TRUE;
-}
-
-static void
-snapshot_settings (GstHybridInfer * self, GstHybridInferSettings * copy)
-{
-  GstHybridInferSettings *s = &self->settings;
-  GST_OBJECT_LOCK (self);
-  *copy = *s;
-  copy->model = g_strdup (s->model);
-  copy->params = g_strdup (s->params);
-  copy->labels = g_strdup (s->labels);
-  copy->device = g_strdup (s->device);
-  copy->precision = g_strdup (s->precision);
-  copy->dump_dir = NULL;
-  copy->dump_frames = g_strdup (s->dump_frames);
-  copy->dump_set = NULL;
-  copy->input_name = g_strdup (s->input_name);
-  copy->input_size = g_strdup (s->input_size);
-  copy->mean = g_array_copy (s->mean);
-  copy->std = g_array_copy (s->std);
-  GST_OBJECT_UNLOCK (self);
-}
-
-static void
-snapshot_clear (GstHybridInferSettings * copy)
-{
-  g_free (copy->model);
-  g_free (copy->params);
-  g_free (copy->labels);
-  g_free (copy->device);
-  g_free (copy->precision);
-  g_free (copy->dump_frames);
-  hy_frame_set_free (copy->dump_set);
-  g_free (copy->input_name);
-  g_free (copy->input_size);
-  g_array_unref (copy->mean);
-  g_array_unref (copy->std);
-}
-
 /* Tells about a labels file that does not match the classes, once. */
 static void
 check_labels (GstHybridInfer * self)
 {
   guint n_labels;
-  const char *const *labels = hy_session_labels (self->session, &n_labels);
-  if (!labels || hy_session_output (self->session)
-      != GST_HYBRID_OUTPUT_CLASSIFICATION)
-    return;
-  hy_shape head = hy_executor_output_shape (
-      hy_session_executor (self->session), 0, NULL);
-  gint64 classes = hy_shape_numel (&head) / MAX (head.dims[0], 1);
-  if (classes != (gint64) n_labels)
+  gint64 classes;
+  if (gst_hybrid_session_labels_mismatch (self->session, &n_labels, &classes))
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
         ("The labels file has %u labels but the model has %" G_GINT64_FORMAT
             " classes", n_labels, classes), (NULL));
@@ -779,7 +600,7 @@ static void
 report_device (GstHybridInfer * self, const char *note)
 {
   const char *coretype = hy_blas_suggested_coretype ();
-  gboolean on_cpu = hy_session_device (self->session).kind == HY_DEVICE_CPU;
+  gboolean on_cpu = gst_hybrid_session_device (self->session).kind == HY_DEVICE_CPU;
   if (note && !on_cpu) {
     GST_INFO_OBJECT (self, "%s", note);
   } else if (note && !self->warned_device) {
@@ -797,7 +618,7 @@ report_device (GstHybridInfer * self, const char *note)
 static void
 report_session_note (GstHybridInfer * self)
 {
-  char *note = hy_session_take_note (self->session);
+  char *note = gst_hybrid_session_take_note (self->session);
   if (note)
     GST_WARNING_OBJECT (self, "%s", note);
   g_free (note);
@@ -808,32 +629,31 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
   GstHybridInferSettings copy;
-  hy_session_config config;
+  GstHybridSessionConfig config;
   GError *error = NULL;
   char *note = NULL;
 
-  snapshot_settings (self, &copy);
-  if (!make_config (self, &copy, &config, &error))
+  GST_OBJECT_LOCK (self);
+  gst_hybrid_infer_settings_snapshot (&self->settings, &copy);
+  GST_OBJECT_UNLOCK (self);
+  if (!gst_hybrid_infer_settings_to_config (&copy, &config, &error))
     goto config_failed;
-  self->session = hy_session_new (&config, &note, &error);
+  self->session = gst_hybrid_session_new (&config, &note, &error);
   if (!self->session)
     goto session_failed;
-  snapshot_clear (&copy);
+  gst_hybrid_infer_settings_clear (&copy);
   report_device (self, note);
   g_free (note);
   check_labels (self);
 
   self->frame_count = 0;
-  self->filled = 0;
-  self->pending = gst_queue_array_new_for_struct (sizeof (PendingFrame),
-      2 * config.batch);
-  self->ready = gst_queue_array_new (2 * config.batch);
+  self->batch = gst_hybrid_batch_new ((guint) config.batch);
   GST_OBJECT_LOCK (self);
   self->frame_duration = 0;
   self->frames_inferred = 0;
   self->total_latency_us = 0;
   self->last_latency_us = 0;
-  self->arena_bytes = hy_session_arena_bytes (self->session);
+  self->arena_bytes = gst_hybrid_session_arena_bytes (self->session);
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 
@@ -842,7 +662,7 @@ config_failed:
   {
     post_error (self, error, "invalid property value");
     g_error_free (error);
-    snapshot_clear (&copy);
+    gst_hybrid_infer_settings_clear (&copy);
     return FALSE;
   }
 session_failed:
@@ -852,7 +672,7 @@ session_failed:
     g_free (what);
     g_error_free (error);
     g_free (note);
-    snapshot_clear (&copy);
+    gst_hybrid_infer_settings_clear (&copy);
     return FALSE;
   }
 }
@@ -860,61 +680,21 @@ session_failed:
 static void
 drop_pending (GstHybridInfer * self)
 {
-  if (self->pending) {
-    while (!gst_queue_array_is_empty (self->pending)) {
-      PendingFrame *p = gst_queue_array_pop_head_struct (self->pending);
-      gst_buffer_unref (p->buffer);
-    }
-  }
-  if (self->ready) {
-    while (!gst_queue_array_is_empty (self->ready))
-      gst_buffer_unref (gst_queue_array_pop_head (self->ready));
-  }
-  self->filled = 0;
+  if (self->batch)
+    gst_hybrid_batch_drop (self->batch);
 }
 
 static gboolean
 gst_hybrid_infer_stop (GstBaseTransform * trans)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
-  drop_pending (self);
-  g_clear_pointer (&self->pending, gst_queue_array_free);
-  g_clear_pointer (&self->ready, gst_queue_array_free);
+  g_clear_pointer (&self->batch, gst_hybrid_batch_free);
   g_clear_pointer (&self->last, gst_hybrid_result_unref);
-  g_clear_pointer (&self->pool, gst_hybrid_result_pool_close);
-  g_clear_pointer (&self->session, hy_session_free);
+  g_clear_pointer (&self->session, gst_hybrid_session_free);
   return TRUE;
 }
 
 /* ---- caps ---------------------------------------------------------------------- */
-
-static gboolean
-layout_for_format (GstVideoFormat format, hy_pixel_layout * layout)
-{
-  static const struct {
-    GstVideoFormat format;
-    hy_pixel_layout layout;
-  } map[] = {
-    {GST_VIDEO_FORMAT_RGB, HY_PIXEL_RGB},
-    {GST_VIDEO_FORMAT_BGR, HY_PIXEL_BGR},
-    {GST_VIDEO_FORMAT_RGBx, HY_PIXEL_RGBX},
-    {GST_VIDEO_FORMAT_BGRx, HY_PIXEL_BGRX},
-    {GST_VIDEO_FORMAT_xRGB, HY_PIXEL_XRGB},
-    {GST_VIDEO_FORMAT_xBGR, HY_PIXEL_XBGR},
-    {GST_VIDEO_FORMAT_RGBA, HY_PIXEL_RGBA},
-    {GST_VIDEO_FORMAT_BGRA, HY_PIXEL_BGRA},
-    {GST_VIDEO_FORMAT_GRAY8, HY_PIXEL_GRAY8},
-    {GST_VIDEO_FORMAT_NV12, HY_PIXEL_NV12},
-    {GST_VIDEO_FORMAT_I420, HY_PIXEL_I420},
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (map); i++) {
-    if (map[i].format == format) {
-      *layout = map[i].layout;
-      return TRUE;
-    }
-  }
-  return FALSE;
-}
 
 /* Batching holds frames for a time that depends on the frame rate: a new
  * rate is a new latency. */
@@ -946,7 +726,8 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GError *error = NULL;
 
   if (!gst_video_info_from_caps (&info, incaps)
-      || !layout_for_format (GST_VIDEO_INFO_FORMAT (&info), &layout))
+      || !gst_hybrid_layout_for_format (GST_VIDEO_INFO_FORMAT (&info),
+          &layout))
     goto invalid_caps;
   if (GST_VIDEO_INFO_IS_YUV (&info)
       && !gst_video_color_matrix_get_Kr_Kb (info.colorimetry.matrix, &kr,
@@ -954,7 +735,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     kr = 0.299;                 /* unknown matrix: BT.601 */
     kb = 0.114;
   }
-  if (!hy_session_set_frame (self->session, layout,
+  if (!gst_hybrid_session_set_frame (self->session, layout,
           GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
           (float) kr, (float) kb,
           info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, &error))
@@ -963,7 +744,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   self->info = info;
   update_frame_duration (self, &info);
   GST_OBJECT_LOCK (self);
-  self->arena_bytes = hy_session_arena_bytes (self->session);
+  self->arena_bytes = gst_hybrid_session_arena_bytes (self->session);
   GST_OBJECT_UNLOCK (self);
   GST_DEBUG_OBJECT (self, "frames %" GST_PTR_FORMAT, incaps);
   return TRUE;
@@ -1044,7 +825,7 @@ load_frame (GstHybridInfer * self, GstBuffer * buf, gint slot)
   const uint8_t *planes[3] = { NULL };
   int strides[3] = { 0 };
 
-  if (!hy_session_has_frame (self->session)) {
+  if (!gst_hybrid_session_has_frame (self->session)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("a buffer arrived before its caps"));
     return FALSE;
@@ -1058,7 +839,7 @@ load_frame (GstHybridInfer * self, GstBuffer * buf, gint slot)
     planes[i] = GST_VIDEO_FRAME_PLANE_DATA (&frame, i);
     strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i);
   }
-  hy_session_load (self->session, slot, planes, strides);
+  gst_hybrid_session_load (self->session, slot, planes, strides);
   gst_video_frame_unmap (&frame);
   report_session_note (self);
   return TRUE;
@@ -1104,7 +885,7 @@ run_forward (GstHybridInfer * self, guint64 first, guint64 last)
   GST_OBJECT_UNLOCK (self);
 
   gchar *dump_dir = dump_dir_for (self, mode, first, last);
-  gboolean ok = hy_session_forward (self->session, mode, dump_dir,
+  gboolean ok = gst_hybrid_session_forward (self->session, mode, dump_dir,
       &dump_error, &error);
   if (dump_error) {
     GST_ELEMENT_WARNING (self, RESOURCE, WRITE, ("%s", dump_error->message),
@@ -1123,7 +904,7 @@ run_forward (GstHybridInfer * self, guint64 first, guint64 last)
     g_error_free (error);
     return FALSE;
   }
-  gint64 arena = hy_session_arena_bytes (self->session);
+  gint64 arena = gst_hybrid_session_arena_bytes (self->session);
   GST_OBJECT_LOCK (self);
   self->arena_bytes = arena;
   GST_OBJECT_UNLOCK (self);
@@ -1158,22 +939,6 @@ carry_last (GstHybridInfer * self, GstBuffer * buf)
     attach_result (buf, self->last, FALSE);
 }
 
-/* The pool that results come from: made for the first frame and again
- * when a re-plan (new input size) changed the output shapes. */
-static GstHybridResultPool *
-result_pool (GstHybridInfer * self, const GstHybridResultSpec * spec)
-{
-  const hy_executor *exec = hy_session_executor (self->session);
-  gint64 batch = hy_session_batch (self->session);
-  if (self->pool && gst_hybrid_result_pool_fits (self->pool, exec, batch))
-    return self->pool;
-  if (self->pool)
-    gst_hybrid_result_pool_close (self->pool);
-  self->pool = gst_hybrid_result_pool_new (exec,
-      hy_session_model (self->session), batch, spec);
-  return self->pool;
-}
-
 /* Reads batch slot `slot` into a result, attaches it to `buf`, posts it
  * and accounts for it.  Nothing is allocated here but the meta (and the
  * message when posting); see docs/ELEMENT.md, "Allocations per frame". */
@@ -1182,34 +947,29 @@ finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
     gint slot, gint64 start_us)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
-  GstHybridResultSpec spec = { 0 };
   GstHybridResultFrame details = {
     .frame_number = frame,
     .timestamp = GST_BUFFER_PTS (buf),
     .running_time = GST_CLOCK_TIME_NONE,
     .latency_us = (gdouble) (g_get_monotonic_time () - start_us),
-    .mode = hy_executor_mode (hy_session_executor (self->session)),
   };
-  gboolean post;
+  guint top_k;
+  gfloat threshold;
+  gboolean post, grew;
 
   if (trans->segment.format == GST_FORMAT_TIME)
     details.running_time = gst_segment_to_running_time (&trans->segment,
         GST_FORMAT_TIME, details.timestamp);
   GST_OBJECT_LOCK (self);
-  spec.top_k = self->settings.top_k;
-  spec.threshold = self->settings.threshold;
+  top_k = self->settings.top_k;
+  threshold = self->settings.threshold;
   post = self->settings.post_messages;
   GST_OBJECT_UNLOCK (self);
-  spec.output = hy_session_output (self->session);
-  spec.labels = hy_session_labels (self->session, &spec.n_labels);
-  spec.pp = hy_session_preprocess (self->session);
 
-  GstHybridResultPool *pool = result_pool (self, &spec);
-  guint blocks = gst_hybrid_result_pool_n_blocks (pool);
-  GstHybridResult *result = gst_hybrid_result_new (pool,
-      hy_session_executor (self->session), slot, &details, &spec);
-  if (gst_hybrid_result_pool_n_blocks (pool) != blocks)
-    GST_DEBUG_OBJECT (self, "all %u result blocks held: one more", blocks);
+  GstHybridResult *result = gst_hybrid_session_result (self->session, slot,
+      &details, top_k, threshold, &grew);
+  if (grew)
+    GST_DEBUG_OBJECT (self, "every result block held: one more");
   attach_result (buf, result, TRUE);
   /* The message owns its structure: a copy (GStreamer's own allocations,
    * see docs/ELEMENT.md). */
@@ -1252,51 +1012,39 @@ gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 static gboolean
 complete_batch (GstHybridInfer * self)
 {
-  guint n = gst_queue_array_get_length (self->pending);
-  if (self->filled > 0) {
-    guint64 first = G_MAXUINT64, last = 0;
-    for (guint i = 0; i < n; i++) {
-      PendingFrame *p = gst_queue_array_peek_nth_struct (self->pending, i);
-      if (p->slot >= 0) {
-        first = MIN (first, p->frame_number);
-        last = MAX (last, p->frame_number);
-      }
-    }
-    if (!run_forward (self, first, last))
-      return FALSE;
-  }
-  while (!gst_queue_array_is_empty (self->pending)) {
-    PendingFrame *p = gst_queue_array_pop_head_struct (self->pending);
-    if (p->slot >= 0)
-      finish_frame (self, p->buffer, p->frame_number, p->slot, p->start_us);
+  GstHybridPendingFrame p;
+  guint64 first, last;
+  if (gst_hybrid_batch_inferred_range (self->batch, &first, &last)
+      && !run_forward (self, first, last))
+    return FALSE;
+  while (gst_hybrid_batch_pop_pending (self->batch, &p)) {
+    if (p.slot >= 0)
+      finish_frame (self, p.buffer, p.frame_number, p.slot, p.start_us);
     else
-      carry_last (self, p->buffer);
-    gst_queue_array_push_tail (self->ready, p->buffer);
+      carry_last (self, p.buffer);
+    gst_hybrid_batch_push_ready (self->batch, p.buffer);
   }
-  self->filled = 0;
   return TRUE;
 }
 
 static GstFlowReturn
 queue_frame (GstHybridInfer * self, GstBuffer * buf)
 {
-  PendingFrame p = {
+  GstHybridPendingFrame p = {
     .buffer = gst_buffer_make_writable (buf),
     .frame_number = self->frame_count++,
     .slot = -1,
     .start_us = g_get_monotonic_time (),
   };
   if (wants_inference (self, p.frame_number)) {
-    p.slot = self->filled;
+    p.slot = gst_hybrid_batch_next_slot (self->batch);
     if (!load_frame (self, p.buffer, p.slot)) {
       gst_buffer_unref (p.buffer);
       return GST_FLOW_ERROR;
     }
-    self->filled++;
   }
-  gst_queue_array_push_tail_struct (self->pending, &p);
-  if (self->filled == hy_session_batch (self->session)
-      && !complete_batch (self))
+  gst_hybrid_batch_add (self->batch, &p);
+  if (gst_hybrid_batch_is_full (self->batch) && !complete_batch (self))
     return GST_FLOW_ERROR;
   return GST_FLOW_OK;
 }
@@ -1309,7 +1057,7 @@ gst_hybrid_infer_generate_output (GstBaseTransform * trans,
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
 
-  if (!self->session || hy_session_batch (self->session) == 1)
+  if (!self->session || gst_hybrid_session_batch (self->session) == 1)
     return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
         outbuf);
   *outbuf = NULL;
@@ -1320,8 +1068,7 @@ gst_hybrid_infer_generate_output (GstBaseTransform * trans,
     if (ret != GST_FLOW_OK)
       return ret;
   }
-  if (!gst_queue_array_is_empty (self->ready))
-    *outbuf = gst_queue_array_pop_head (self->ready);
+  *outbuf = gst_hybrid_batch_pop_ready (self->batch);
   return GST_FLOW_OK;
 }
 
@@ -1331,15 +1078,15 @@ static void
 drain (GstHybridInfer * self)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
-  if (!self->pending || gst_queue_array_is_empty (self->pending))
+  GstBuffer *buf;
+  if (!self->batch || !gst_hybrid_batch_has_pending (self->batch))
     return;
   if (!complete_batch (self)) {
     drop_pending (self);
     return;
   }
-  while (!gst_queue_array_is_empty (self->ready)) {
-    GstFlowReturn ret = gst_pad_push (trans->srcpad,
-        gst_queue_array_pop_head (self->ready));
+  while ((buf = gst_hybrid_batch_pop_ready (self->batch))) {
+    GstFlowReturn ret = gst_pad_push (trans->srcpad, buf);
     if (ret != GST_FLOW_OK) {
       GST_DEBUG_OBJECT (self, "drain push: %s", gst_flow_get_name (ret));
       drop_pending (self);

@@ -26,6 +26,7 @@
 #include "gsthybridmeta.h"
 #include "gsthybridoverlay.h"
 #include "overlay-draw.h"
+#include "video-format.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_hybrid_overlay_debug);
 #define GST_CAT_DEFAULT gst_hybrid_overlay_debug
@@ -72,15 +73,12 @@ G_DEFINE_TYPE (GstHybridOverlay, gst_hybrid_overlay, GST_TYPE_VIDEO_FILTER);
 GST_ELEMENT_REGISTER_DEFINE (hybridoverlay, "hybridoverlay", GST_RANK_NONE,
     GST_TYPE_HYBRID_OVERLAY);
 
-#define VIDEO_FORMATS \
-  "{ RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, NV12, I420, GRAY8 }"
-
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+    GST_STATIC_CAPS (GST_HYBRID_VIDEO_CAPS));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+    GST_STATIC_CAPS (GST_HYBRID_VIDEO_CAPS));
 
 static void gst_hybrid_overlay_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
@@ -286,49 +284,6 @@ gst_hybrid_overlay_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   return GST_BASE_TRANSFORM_CLASS (parent_class)->transform_ip (trans, buf);
 }
 
-static gboolean
-layout_for_format (GstVideoFormat format, hy_pixel_layout * layout)
-{
-  switch (format) {
-    case GST_VIDEO_FORMAT_RGB:
-      *layout = HY_PIXEL_RGB;
-      break;
-    case GST_VIDEO_FORMAT_BGR:
-      *layout = HY_PIXEL_BGR;
-      break;
-    case GST_VIDEO_FORMAT_RGBx:
-      *layout = HY_PIXEL_RGBX;
-      break;
-    case GST_VIDEO_FORMAT_BGRx:
-      *layout = HY_PIXEL_BGRX;
-      break;
-    case GST_VIDEO_FORMAT_xRGB:
-      *layout = HY_PIXEL_XRGB;
-      break;
-    case GST_VIDEO_FORMAT_xBGR:
-      *layout = HY_PIXEL_XBGR;
-      break;
-    case GST_VIDEO_FORMAT_RGBA:
-      *layout = HY_PIXEL_RGBA;
-      break;
-    case GST_VIDEO_FORMAT_BGRA:
-      *layout = HY_PIXEL_BGRA;
-      break;
-    case GST_VIDEO_FORMAT_GRAY8:
-      *layout = HY_PIXEL_GRAY8;
-      break;
-    case GST_VIDEO_FORMAT_NV12:
-      *layout = HY_PIXEL_NV12;
-      break;
-    case GST_VIDEO_FORMAT_I420:
-      *layout = HY_PIXEL_I420;
-      break;
-    default:
-      return FALSE;
-  }
-  return TRUE;
-}
-
 static void
 draw_box (const hy_canvas * canvas, const DrawStyle * st,
     GstVideoRegionOfInterestMeta * roi)
@@ -386,7 +341,8 @@ gst_hybrid_overlay_transform_frame_ip (GstVideoFilter * filter,
     .width = GST_VIDEO_FRAME_WIDTH (frame),
     .height = GST_VIDEO_FRAME_HEIGHT (frame),
   };
-  if (!layout_for_format (GST_VIDEO_FRAME_FORMAT (frame), &canvas.layout))
+  if (!gst_hybrid_layout_for_format (GST_VIDEO_FRAME_FORMAT (frame),
+          &canvas.layout))
     return GST_FLOW_NOT_NEGOTIATED;
   for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES (frame) && i < 3; i++) {
     canvas.planes[i] = GST_VIDEO_FRAME_PLANE_DATA (frame, i);

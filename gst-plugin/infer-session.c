@@ -1,27 +1,27 @@
 /*
- * infer-session.c — model, executor, input tensor and frame plan.
+ * infer-session.c — model, executor, input tensor, frame plan, results.
  *
  * Frames reach the input one of two ways.  On the CPU, and in imperative
- * mode anywhere, hy_preprocess converts them into the host tensor
+ * mode anywhere, the frame plan converts them into the host tensor
  * `input`, which the forward uploads when the device needs it.  On a CUDA
- * device in hybrid mode, a frame stage (kernels/cuda/frame-stage.h)
- * uploads the frame's bytes and converts them on the GPU, straight into
- * the plan's device input, and the forward uploads nothing.  The executor
- * changes mode only in hy_session_forward, so a batch is loaded in one
+ * device in hybrid mode, a frame stage (hybrid-frame.h) uploads the
+ * frame's bytes and converts them on the GPU, straight into the plan's
+ * device input, and the forward uploads nothing.  The executor changes
+ * mode only in gst_hybrid_session_forward, so a batch is loaded in one
  * mode but may run in the other: `staged` says which slots are on the
  * device only, and they are copied back to `input` when the forward reads
- * that.
+ * that.  A stage writes into one plan's input: it is made again when the
+ * frame plan or the mode changes.
  */
 #include <string.h>
 
 #include "infer-session.h"
 #include "property-parse.h"
-#include "core/backend-impl.h"
-#include "kernels/cuda/frame-stage.h"
+#include "result-pool.h"
 
 #define DEFAULT_SIDE 224
 
-struct hy_session {
+struct _GstHybridSession {
   hy_model *model;
   hy_executor *exec;
   hy_device device;
@@ -33,14 +33,16 @@ struct hy_session {
   hy_shape shape;               /* (B, C, H, W); ndim -1 until planned */
   hy_tensor *input;
   GstHybridOutput requested, output;
-  hy_preprocess *pp;
-  /* The GPU frame path (NULL: frames go through pp), per frame plan. */
+  hy_frame_plan *plan;
+  /* The GPU frame path (NULL: frames go through plan on the CPU), per
+   * frame plan and executor plan. */
   hy_frame_stage *stage;
   gboolean stage_failed;        /* for this frame plan: do not retry */
   gboolean *staged;             /* per batch slot: its frame is on the
                                  * device only */
   GError *load_error;           /* a staged load's failure, for the forward */
-  char *note;                   /* a fallback, for hy_session_take_note */
+  char *note;                   /* a fallback, for
+                                 * gst_hybrid_session_take_note */
   gboolean noted;               /* one fallback note per session */
   /* pre-processing settings */
   bool bgr;
@@ -49,6 +51,8 @@ struct hy_session {
   float scale;
   double mean[3], std[3];
   int n_mean, n_std;
+  /* results */
+  GstHybridResultPool *pool;    /* for the current output shapes */
 };
 
 static char *
@@ -63,7 +67,7 @@ input_names (const hy_model *model)
 
 /* The one input hybridinfer feeds, checked against input-name. */
 static gboolean
-choose_input (hy_session *s, const char *wanted, GError **error)
+choose_input (GstHybridSession *s, const char *wanted, GError **error)
 {
   int n = hy_model_n_inputs (s->model);
   if (wanted && hy_model_input_index (s->model, wanted) < 0) {
@@ -100,7 +104,7 @@ check_values (const char *what, int n, int channels, GError **error)
 /* Sets the input shape and plans for it; an unknown channel count is tried
  * as 3 (colour), then 1 (gray). */
 static gboolean
-try_plan (hy_session *s, int channels, int width, int height, GError **error)
+try_plan (GstHybridSession *s, int channels, int width, int height, GError **error)
 {
   hy_shape shape = {.ndim = 4,.dims = {s->shape.dims[0], channels, height,
           width}
@@ -113,7 +117,7 @@ try_plan (hy_session *s, int channels, int width, int height, GError **error)
 }
 
 static gboolean
-resolve_output (hy_session *s, GError **error)
+resolve_output (GstHybridSession *s, GError **error)
 {
   int n = hy_model_n_outputs (s->model);
   hy_shape *shapes = g_new (hy_shape, MAX (n, 1));
@@ -126,7 +130,7 @@ resolve_output (hy_session *s, GError **error)
 }
 
 static gboolean
-plan_input (hy_session *s, int width, int height, GError **error)
+plan_input (GstHybridSession *s, int width, int height, GError **error)
 {
   gint64 before = hy_shape_numel (&s->shape);
   if (s->channels_known) {
@@ -159,7 +163,7 @@ plan_input (hy_session *s, int width, int height, GError **error)
 
 /* Where the input's size and channel count come from. */
 static gboolean
-initial_shape (hy_session *s, const hy_session_config *c, int *width,
+initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
     int *height, GError **error)
 {
   hy_shape declared = hy_model_input_shape (s->model, 0);
@@ -183,14 +187,14 @@ initial_shape (hy_session *s, const hy_session_config *c, int *width,
     *width = c->input_width;
     *height = c->input_height;
   }
-  s->follow_frame = c->input_width == HY_SESSION_SIZE_FROM_FRAME;
+  s->follow_frame = c->input_width == GST_HYBRID_SESSION_SIZE_FROM_FRAME;
   return TRUE;
 }
 
 /* The executor on s->device, planned for the input when its size does
  * not wait for the frame.  May be called again (another device). */
 static gboolean
-open_executor (hy_session *s, const hy_session_config *c, GError **error)
+open_executor (GstHybridSession *s, const GstHybridSessionConfig *c, GError **error)
 {
   int width, height;
   hy_executor_free (s->exec);
@@ -206,11 +210,11 @@ open_executor (hy_session *s, const hy_session_config *c, GError **error)
   return s->follow_frame || plan_input (s, width, height, error);
 }
 
-hy_session *
-hy_session_new (const hy_session_config *c, char **device_note,
+GstHybridSession *
+gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
     GError **error)
 {
-  hy_session *s = g_new0 (hy_session, 1);
+  GstHybridSession *s = g_new0 (GstHybridSession, 1);
   gboolean auto_gpu;
   GError *gpu_error = NULL;
   *device_note = NULL;
@@ -267,21 +271,23 @@ hy_session_new (const hy_session_config *c, char **device_note,
   return s;
 
 fail:
-  hy_session_free (s);
+  gst_hybrid_session_free (s);
   return NULL;
 }
 
 void
-hy_session_free (hy_session *s)
+gst_hybrid_session_free (GstHybridSession *s)
 {
   if (!s)
     return;
-  if (s->stage)                 /* uses the executor's stream */
-    hy_frame_stage_free (s->stage);
+  if (s->pool)
+    gst_hybrid_result_pool_close (s->pool);
+  /* before the executor, whose stream it uses */
+  hy_frame_stage_free (s->stage);
   g_free (s->staged);
   g_clear_error (&s->load_error);
   g_free (s->note);
-  hy_preprocess_free (s->pp);
+  hy_frame_plan_free (s->plan);
   hy_tensor_free (s->input);
   hy_executor_free (s->exec);
   hy_model_free (s->model);
@@ -304,14 +310,14 @@ channel_value (const double *values, int n, int channel, float fallback)
  * enters hybrid mode.  When it cannot be made, frames take the CPU path
  * and the reason is noted, once per session. */
 static void
-ensure_stage (hy_session *s)
+ensure_stage (GstHybridSession *s)
 {
-  if (s->stage || s->stage_failed || !s->pp
-      || s->device.kind != HY_DEVICE_CUDA || !hy_frame_stage_new
+  if (s->stage || s->stage_failed || !s->plan
+      || s->device.kind != HY_DEVICE_CUDA
       || hy_executor_mode (s->exec) != HY_MODE_HYBRID)
     return;
   GError *error = NULL;
-  s->stage = hy_frame_stage_new (s->exec, hy_preprocess_get_config (s->pp),
+  s->stage = hy_executor_frame_stage_new (s->exec, s->plan,
       (int) s->shape.dims[0], &error);
   if (s->stage)
     return;
@@ -326,14 +332,14 @@ ensure_stage (hy_session *s)
 }
 
 gboolean
-hy_session_set_frame (hy_session *s, hy_pixel_layout layout, int width,
+gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout, int width,
     int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
     GError **error)
 {
   if (s->follow_frame && !plan_input (s, width, height, error))
     return FALSE;
   int channels = (int) s->shape.dims[1];
-  hy_preprocess_config pc = {
+  hy_frame_config pc = {
     .layout = layout,
     .src_width = width,
     .src_height = height,
@@ -354,17 +360,14 @@ hy_session_set_frame (hy_session *s, hy_pixel_layout layout, int width,
     pc.std[i] = channel_value (s->std, s->n_std, MIN (i, channels - 1),
         1.0f);
   }
-  hy_preprocess *pp = hy_preprocess_new (&pc, error);
-  if (!pp)
+  hy_frame_plan *plan = hy_frame_plan_new (&pc, error);
+  if (!plan)
     return FALSE;
-  hy_preprocess_free (s->pp);
-  s->pp = pp;
+  hy_frame_plan_free (s->plan);
+  s->plan = plan;
   /* A new frame plan: the stage is made again for it, and what slots
    * held belongs to the old one. */
-  if (s->stage) {
-    hy_frame_stage_free (s->stage);
-    s->stage = NULL;
-  }
+  g_clear_pointer (&s->stage, hy_frame_stage_free);
   s->stage_failed = FALSE;
   memset (s->staged, 0, (size_t) s->shape.dims[0] * sizeof *s->staged);
   ensure_stage (s);
@@ -372,13 +375,13 @@ hy_session_set_frame (hy_session *s, hy_pixel_layout layout, int width,
 }
 
 gboolean
-hy_session_has_frame (const hy_session *s)
+gst_hybrid_session_has_frame (const GstHybridSession *s)
 {
-  return s->pp != NULL;
+  return s->plan != NULL;
 }
 
 char *
-hy_session_take_note (hy_session *s)
+gst_hybrid_session_take_note (GstHybridSession *s)
 {
   char *note = s->note;
   s->note = NULL;
@@ -386,7 +389,7 @@ hy_session_take_note (hy_session *s)
 }
 
 void
-hy_session_load (hy_session *s, int slot, const uint8_t *const planes[3],
+gst_hybrid_session_load (GstHybridSession *s, int slot, const uint8_t *const planes[3],
     const int strides[3])
 {
   gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
@@ -402,7 +405,7 @@ hy_session_load (hy_session *s, int slot, const uint8_t *const planes[3],
       g_error_free (error);
     return;
   }
-  hy_preprocess_run (s->pp, planes, strides,
+  hy_frame_plan_convert (s->plan, planes, strides,
       s->input->data + (gint64) slot * per_slot);
 }
 
@@ -410,7 +413,7 @@ hy_session_load (hy_session *s, int slot, const uint8_t *const planes[3],
  * every slot was staged (partial batches included: a slot not loaded this
  * time holds a frame whose result nobody reads). */
 static gboolean
-all_staged (const hy_session *s)
+all_staged (const GstHybridSession *s)
 {
   if (!s->stage)
     return FALSE;
@@ -426,28 +429,22 @@ all_staged (const hy_session *s)
  * input (leaving the mode frees it).  Only on a mode switch: steady
  * states never come here. */
 static gboolean
-unstage (hy_session *s, GError **error)
+unstage (GstHybridSession *s, GError **error)
 {
-  hy_backend *be = hy_executor_backend (s->exec);
   gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
-  size_t bytes = (size_t) per_slot * sizeof (float);
-  hy_tensor *device = NULL;
   for (int i = 0; i < s->shape.dims[0]; i++) {
     if (!s->staged[i])
       continue;
     s->staged[i] = FALSE;
-    if (!device && !(device = hy_executor_device_input (s->exec, 0, error)))
-      return FALSE;
-    /* Waits for the stream, and so for the slot's conversion. */
-    if (!be->iface->download (be, s->input->data + i * per_slot,
-            device->data + i * per_slot, bytes, error))
+    if (!hy_frame_stage_download (s->stage, i, s->input->data + i * per_slot,
+            error))
       return FALSE;
   }
   return TRUE;
 }
 
 gboolean
-hy_session_forward (hy_session *s, hy_mode mode, const char *dump_dir,
+gst_hybrid_session_forward (GstHybridSession *s, hy_mode mode, const char *dump_dir,
     GError **dump_error, GError **error)
 {
   const hy_tensor *inputs[1] = { s->input };
@@ -460,9 +457,13 @@ hy_session_forward (hy_session *s, hy_mode mode, const char *dump_dir,
   gboolean staged = mode == HY_MODE_HYBRID && all_staged (s);
   if (!staged && !unstage (s, error))
     return FALSE;
-  if (hy_executor_mode (s->exec) != mode
-      && !hy_executor_set_mode (s->exec, mode, error))
-    return FALSE;
+  if (hy_executor_mode (s->exec) != mode) {
+    /* The stage writes into the plan the mode switch frees: it is made
+     * again when the executor is back in hybrid mode. */
+    g_clear_pointer (&s->stage, hy_frame_stage_free);
+    if (!hy_executor_set_mode (s->exec, mode, error))
+      return FALSE;
+  }
   hy_dump *dump = NULL;
   if (dump_dir && mode == HY_MODE_IMPERATIVE) {
     dump = hy_dump_new (dump_dir, dump_error);
@@ -480,57 +481,69 @@ hy_session_forward (hy_session *s, hy_mode mode, const char *dump_dir,
   return ok;
 }
 
-const hy_executor *
-hy_session_executor (const hy_session *s)
+/* The pool results come from: made for the first frame and again when a
+ * re-plan (new input size) changed the output shapes. */
+static GstHybridResultPool *
+result_pool (GstHybridSession *s, const GstHybridResultSpec *spec)
 {
-  return s->exec;
+  gint64 batch = s->shape.dims[0];
+  if (s->pool && gst_hybrid_result_pool_fits (s->pool, s->exec, batch))
+    return s->pool;
+  if (s->pool)
+    gst_hybrid_result_pool_close (s->pool);
+  s->pool = gst_hybrid_result_pool_new (s->exec, s->model, batch, spec);
+  return s->pool;
 }
 
-const hy_model *
-hy_session_model (const hy_session *s)
+GstHybridResult *
+gst_hybrid_session_result (GstHybridSession *s, int slot,
+    const GstHybridResultFrame *frame, guint top_k, gfloat threshold,
+    gboolean *grew)
 {
-  return s->model;
+  GstHybridResultSpec spec = {
+    .output = s->output,
+    .top_k = top_k,
+    .threshold = threshold,
+    .labels = (const gchar * const *) s->labels,
+    .n_labels = s->n_labels,
+    .plan = s->plan,
+  };
+  GstHybridResultFrame details = *frame;
+  details.mode = hy_executor_mode (s->exec);
+  GstHybridResultPool *pool = result_pool (s, &spec);
+  guint blocks = gst_hybrid_result_pool_n_blocks (pool);
+  GstHybridResult *result = gst_hybrid_result_new (pool, s->exec, slot,
+      &details, &spec);
+  *grew = gst_hybrid_result_pool_n_blocks (pool) != blocks;
+  return result;
 }
 
-GstHybridOutput
-hy_session_output (const hy_session *s)
+gboolean
+gst_hybrid_session_labels_mismatch (GstHybridSession *s, guint *n_labels,
+    gint64 *n_classes)
 {
-  return s->output;
-}
-
-const hy_preprocess *
-hy_session_preprocess (const hy_session *s)
-{
-  return s->pp;
-}
-
-const char *const *
-hy_session_labels (const hy_session *s, guint *n_labels)
-{
+  if (!s->labels || s->output != GST_HYBRID_OUTPUT_CLASSIFICATION)
+    return FALSE;
+  hy_shape head = hy_executor_output_shape (s->exec, 0, NULL);
   *n_labels = s->n_labels;
-  return (const char *const *) s->labels;
+  *n_classes = hy_shape_numel (&head) / MAX (head.dims[0], 1);
+  return *n_classes != (gint64) *n_labels;
 }
 
 hy_device
-hy_session_device (const hy_session *s)
+gst_hybrid_session_device (const GstHybridSession *s)
 {
   return s->device;
 }
 
 int
-hy_session_batch (const hy_session *s)
+gst_hybrid_session_batch (const GstHybridSession *s)
 {
   return (int) s->shape.dims[0];
 }
 
-hy_shape
-hy_session_input_shape (const hy_session *s)
-{
-  return s->shape;
-}
-
 gint64
-hy_session_arena_bytes (const hy_session *s)
+gst_hybrid_session_arena_bytes (const GstHybridSession *s)
 {
   hy_memory_stats m;
   if (!hy_executor_memory (s->exec, &m))

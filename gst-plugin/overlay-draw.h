@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "pixel-layout.h"
+#include "hybrid-frame.h"
 
 typedef struct hy_canvas {
   hy_pixel_layout layout;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cuda-backend.h"
+#include "kernels/cuda/frame-stage.h"
 
 /* cuBLAS's recommended workspace on Hopper; given to it so that no call
  * allocates, which graph capture requires. */
@@ -244,6 +245,9 @@ static const hy_backend_iface cuda_iface = {
   .upload = hy_cuda_backend_upload,
   .download = hy_cuda_backend_download,
   .set_precision = cuda_set_precision,
+  .frame_stage_new = hy_cuda_frame_stage_new,
+  .frame_stage_load = hy_cuda_frame_stage_load,
+  .frame_stage_free = hy_cuda_frame_stage_free,
 };
 
 /* Handles, stream and pool; FALSE with the failed call named. */

@@ -1,6 +1,5 @@
 /*
- * frame-stage.c — video frames to the executor's device input
- * (frame-stage.h).
+ * frame-stage.c — video frames to a plan's device input (frame-stage.h).
  *
  * A frame costs one host copy, into pinned memory: GStreamer's buffers are
  * pageable, which the GPU cannot read asynchronously (the driver would
@@ -25,9 +24,8 @@
  */
 #include <string.h>
 
-#include "cuda-backend.h"
-#include "cuda-preprocess.h"
-#include "frame-stage.h"
+#include "kernels/cuda/frame-convert.h"
+#include "kernels/cuda/frame-stage.h"
 
 typedef struct stage_slot {
   uint8_t *host;                /* pinned, tight planes */
@@ -36,11 +34,12 @@ typedef struct stage_slot {
   cudaEvent_t converted;        /* conversion done: `device` likewise */
 } stage_slot;
 
-struct hy_frame_stage {
-  hy_executor *exec;
-  hy_cuda_ctx *ctx;             /* the executor's backend's */
+typedef struct cuda_frame_stage {
+  hy_cuda_ctx *ctx;             /* the backend's */
   cudaStream_t copy;            /* uploads, beside ctx->stream */
-  hy_cuda_preprocess_desc desc;
+  hy_frame_desc desc;           /* the plan's, copied */
+  float *input;                 /* the plan's device input, (batch, C, H, W) */
+  int64_t per_slot;             /* floats per slot of it */
   int batch;
   int n_planes;
   size_t row_bytes[3];          /* tight stride of each plane */
@@ -48,73 +47,18 @@ struct hy_frame_stage {
   size_t offset[3];             /* where each plane starts in a slot */
   size_t frame_bytes;
   stage_slot *slots;
-};
-
-/* The planes of a frame as hy_preprocess_run reads them (4:2:0 chroma
- * rounds up, as GStreamer's odd sizes do); their count, 0 if unknown. */
-static int
-plane_geometry (const hy_preprocess_config *pc, size_t row_bytes[3],
-    int rows[3])
-{
-  const size_t w = (size_t) pc->src_width, cw = (w + 1) / 2;
-  const int h = pc->src_height, ch = (h + 1) / 2;
-  int bpp, r, g, b, a;
-  if (hy_pixel_packed (pc->layout, &bpp, &r, &g, &b, &a)) {
-    row_bytes[0] = w * (size_t) bpp;
-    rows[0] = h;
-    return 1;
-  }
-  row_bytes[0] = w;
-  rows[0] = h;
-  switch (pc->layout) {
-    case HY_PIXEL_GRAY8:
-      return 1;
-    case HY_PIXEL_NV12:        /* U and V interleaved on one plane */
-      row_bytes[1] = 2 * cw;
-      rows[1] = ch;
-      return 2;
-    case HY_PIXEL_I420:
-      row_bytes[1] = row_bytes[2] = cw;
-      rows[1] = rows[2] = ch;
-      return 3;
-    default:
-      return 0;
-  }
-}
-
-/* The plan's input must be what the stage writes: (batch, C, H, W). */
-static gboolean
-input_fits (const hy_frame_stage *st, const hy_tensor *input,
-    GError **error)
-{
-  const hy_shape *s = &input->shape;
-  const hy_cuda_preprocess_desc *d = &st->desc;
-  if (s->ndim == 4 && s->dims[0] == st->batch
-      && s->dims[1] == d->dst_channels && s->dims[2] == d->dst_height
-      && s->dims[3] == d->dst_width)
-    return TRUE;
-  char buf[HY_SHAPE_STRLEN];
-  g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-      "the frame stage writes (%d, %d, %d, %d) but the planned input is %s",
-      st->batch, d->dst_channels, d->dst_height, d->dst_width,
-      hy_shape_format (s, buf, sizeof buf));
-  return FALSE;
-}
+} cuda_frame_stage;
 
 /* Everything the stage will use, allocated once; FALSE with the failed
  * call named.  What was made before a failure is freed by the caller. */
 static gboolean
-set_up (hy_frame_stage *st, const hy_preprocess_config *pc, GError **error)
+set_up (cuda_frame_stage *st, GError **error)
 {
-  hy_tensor *input;
-  if (!hy_cuda_preprocess_desc_init (&st->desc, pc, error)
-      || !(input = hy_executor_device_input (st->exec, 0, error))
-      || !input_fits (st, input, error))
-    return FALSE;
-  st->n_planes = plane_geometry (pc, st->row_bytes, st->rows);
+  st->n_planes = hy_frame_planes (&st->desc.config, st->row_bytes,
+      st->rows);
   if (st->n_planes == 0) {
     g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
-        "pixel layout %d cannot be staged", (int) pc->layout);
+        "pixel layout %d cannot be staged", (int) st->desc.config.layout);
     return FALSE;
   }
   for (int p = 0; p < st->n_planes; p++) {
@@ -142,40 +86,27 @@ set_up (hy_frame_stage *st, const hy_preprocess_config *pc, GError **error)
   return TRUE;
 }
 
-hy_frame_stage *
-hy_frame_stage_new (hy_executor *exec, const hy_preprocess_config *pc,
-    int batch, GError **error)
+void *
+hy_cuda_frame_stage_new (hy_backend *be, const hy_frame_plan *plan,
+    hy_tensor *input, int batch, GError **error)
 {
-  hy_backend *be = hy_executor_backend (exec);
-  /* The name tells the CUDA backend from other device backends (the
-   * tests' pretend device), whose object is not a cuda_backend. */
-  if (be->device.kind != HY_DEVICE_CUDA
-      || strcmp (be->iface->name, "cuda") != 0
-      || hy_executor_mode (exec) != HY_MODE_HYBRID) {
-    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
-        "frames are staged on the GPU only in hybrid mode on a CUDA "
-        "device");
-    return NULL;
-  }
-  if (batch < 1) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "batch %d: a frame stage needs at least one slot", batch);
-    return NULL;
-  }
-  hy_frame_stage *st = g_new0 (hy_frame_stage, 1);
-  st->exec = exec;
+  cuda_frame_stage *st = g_new0 (cuda_frame_stage, 1);
   st->ctx = &cuda_backend_of (be)->ctx;
+  st->desc = *hy_frame_plan_desc (plan);
+  st->input = input->data;
+  st->per_slot = hy_shape_numel (&input->shape) / batch;
   st->batch = batch;
-  if (!set_up (st, pc, error)) {
-    hy_frame_stage_free (st);
+  if (!set_up (st, error)) {
+    hy_cuda_frame_stage_free (be, st);
     return NULL;
   }
   return st;
 }
 
 void
-hy_frame_stage_free (hy_frame_stage *st)
+hy_cuda_frame_stage_free (hy_backend *be, void *stage)
 {
+  cuda_frame_stage *st = stage;
   if (!st)
     return;
   for (int i = 0; st->slots && i < st->batch; i++) {
@@ -214,15 +145,11 @@ copy_plane (uint8_t *dst, const uint8_t *src, int stride, size_t row_bytes,
 }
 
 gboolean
-hy_frame_stage_load (hy_frame_stage *st, int slot,
+hy_cuda_frame_stage_load (hy_backend *be, void *stage, int slot,
     const uint8_t *const planes[3], const int strides[3], GError **error)
 {
+  cuda_frame_stage *st = stage;
   hy_cuda_ctx *ctx = st->ctx;
-  if (slot < 0 || slot >= st->batch) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "batch slot %d: the frame stage has %d", slot, st->batch);
-    return FALSE;
-  }
   for (int p = 0; p < st->n_planes; p++) {
     if (strides[p] < 0 || (size_t) strides[p] < st->row_bytes[p]) {
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
@@ -231,11 +158,6 @@ hy_frame_stage_load (hy_frame_stage *st, int slot,
       return FALSE;
     }
   }
-  /* Asked for every frame: the plan, and so the input slot, changes with
-   * the mode and the shape (a cache hit costs a few compares). */
-  hy_tensor *input = hy_executor_device_input (st->exec, 0, error);
-  if (!input || !input_fits (st, input, error))
-    return FALSE;
 
   stage_slot *sl = &st->slots[slot];
   const uint8_t *device_planes[3] = { NULL };
@@ -256,9 +178,8 @@ hy_frame_stage_load (hy_frame_stage *st, int slot,
   HY_CUDA_TRY (cudaEventRecord (sl->copied, st->copy), error);
   HY_CUDA_TRY (cudaStreamWaitEvent (ctx->stream, sl->copied, 0), error);
 
-  const int64_t per_slot = hy_shape_numel (&input->shape) / st->batch;
-  hy_cuda_preprocess_run (ctx, &st->desc, device_planes, tight,
-      input->data + (int64_t) slot * per_slot);
+  hy_cuda_frame_convert (ctx, &st->desc, device_planes, tight,
+      st->input + (int64_t) slot * st->per_slot);
   HY_CUDA_TRY (cudaEventRecord (sl->converted, ctx->stream), error);
   /* A launch that failed is recorded in ctx, not returned. */
   return hy_cuda_ctx_take_error (ctx, error);

@@ -1,8 +1,8 @@
 /*
- * emulate-preprocess.cu — the CUDA frame preprocessing
- * (kernels/cuda/cuda-preprocess.h) run on the host over every output
- * pixel and compared bit for bit with the CPU's hy_preprocess
- * (gst-plugin/preprocess.c, compiled into this file): every pixel layout,
+ * emulate-preprocess.cu — the CUDA frame conversion
+ * (kernels/cuda/frame-convert.h) run on the host over every output pixel
+ * and compared bit for bit with the CPU's (hy_frame_plan_convert, the
+ * library's own kernels/cpu/frame-convert.c): every pixel layout,
  * downscales, upscales, odd and equal sizes, rows padded past their
  * pixels, both interpolations, stretch and letterbox, and several
  * normalisations (RGB or BGR, 1 or 3 channels, 0..1 or 0..255, YUV
@@ -12,15 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda-preprocess.h"
+#include "hybrid-frame.h"
+#include "kernels/cuda/frame-convert.h"
 #include "emulate-harness.h"
-
-/* The CPU code is C: restrict is spelt otherwise in C++. */
-#define restrict __restrict__
-extern "C" {
-#include "../../gst-plugin/preprocess.c"
-}
-#undef restrict
 
 static const char *const layout_names[] = {
   "RGB", "BGR", "RGBx", "BGRx", "xRGB", "xBGR", "RGBA", "BGRA", "GRAY8",
@@ -100,7 +94,7 @@ static bool
 run_case (hy_pixel_layout layout, const size_case *sz, int pad,
     hy_interpolation interp, hy_resize_mode resize, int norm)
 {
-  hy_preprocess_config c;
+  hy_frame_config c;
   memset (&c, 0, sizeof c);
   c.layout = layout;
   c.src_width = sz->src_w;
@@ -150,12 +144,11 @@ run_case (hy_pixel_layout layout, const size_case *sz, int pad,
   }
 
   GError *error = NULL;
-  hy_preprocess *pp = hy_preprocess_new (&c, &error);
-  hy_cuda_preprocess_desc d;
-  if (!pp || !hy_cuda_preprocess_desc_init (&d, &c, &error)) {
+  hy_frame_plan *pp = hy_frame_plan_new (&c, &error);
+  if (!pp) {
     printf ("FAIL %s: %s\n", layout_names[layout], error->message);
     g_clear_error (&error);
-    hy_preprocess_free (pp);
+    hy_frame_plan_free (pp);
     return false;
   }
 
@@ -171,7 +164,7 @@ run_case (hy_pixel_layout layout, const size_case *sz, int pad,
     got[i] = -1e30f;
   }
   const uint8_t *const planes[3] = { f.plane[0], f.plane[1], f.plane[2] };
-  hy_preprocess_run (pp, planes, f.stride, want);
+  hy_frame_plan_convert (pp, planes, f.stride, want);
 
   hy_cuda_frame cf;
   for (int p = 0; p < 3; p++) {
@@ -179,7 +172,7 @@ run_case (hy_pixel_layout layout, const size_case *sz, int pad,
     cf.stride[p] = f.stride[p];
   }
   for (int64_t i = 0; i < pixels; i++)
-    hy_cuda_preprocess_pixel (&d, &cf, i, got);
+    hy_cuda_frame_pixel (hy_frame_plan_desc (pp), &cf, i, got);
 
   int64_t bad = 0, first = -1;
   for (int64_t i = 0; i < n; i++)
@@ -203,7 +196,7 @@ run_case (hy_pixel_layout layout, const size_case *sz, int pad,
   free (want);
   free (got);
   frame_clear (&f);
-  hy_preprocess_free (pp);
+  hy_frame_plan_free (pp);
   return bad == 0;
 }
 

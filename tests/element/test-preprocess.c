@@ -1,5 +1,6 @@
 /*
- * test-preprocess.c — the frame-to-tensor pass (gst-plugin/preprocess.c).
+ * test-preprocess.c — the frame-to-tensor pass (hybrid-frame.h, on the
+ * CPU: kernels/cpu/frame-convert.c).
  *
  * Small hand-checked cases (identity, 2x down-scaling, nearest, letterbox
  * padding and its inverse, normalisation, channel order, gray) and, for
@@ -12,7 +13,7 @@
 
 #include "alloc-count.h"
 #include "hybrid.h"
-#include "gst-plugin/preprocess.h"
+#include "hybrid-frame.h"
 
 #define TOL 1e-3                /* on 0..255 values: float vs double */
 
@@ -87,7 +88,7 @@ ref_sample (const guint8 *plane, int stride, int step, int offset, int w,
 
 /* The colour at output pixel (x, y) of the picture area (rw x rh). */
 static ref_rgb
-ref_pixel (const test_frame *f, const hy_preprocess_config *c, int x, int y,
+ref_pixel (const test_frame *f, const hy_frame_config *c, int x, int y,
     int rw, int rh)
 {
   gboolean nearest = c->interpolation == HY_INTERP_NEAREST;
@@ -144,7 +145,7 @@ ref_pixel (const test_frame *f, const hy_preprocess_config *c, int x, int y,
 }
 
 static double
-ref_channel (ref_rgb p, const hy_preprocess_config *c, int ch)
+ref_channel (ref_rgb p, const hy_frame_config *c, int ch)
 {
   double v;
   if (c->dst_channels == 1)
@@ -158,7 +159,7 @@ ref_channel (ref_rgb p, const hy_preprocess_config *c, int ch)
 
 /* The whole tensor, as the documented conventions say. */
 static double *
-reference (const test_frame *f, const hy_preprocess_config *c)
+reference (const test_frame *f, const hy_frame_config *c)
 {
   int W = c->dst_width, H = c->dst_height, C = c->dst_channels;
   int rw = W, rh = H;
@@ -181,10 +182,10 @@ reference (const test_frame *f, const hy_preprocess_config *c)
   return t;
 }
 
-static hy_preprocess_config
+static hy_frame_config
 config_for (const test_frame *f, int w, int h)
 {
-  return (hy_preprocess_config) {
+  return (hy_frame_config) {
     .layout = f->layout,.src_width = f->width,.src_height = f->height,
     .dst_width = w,.dst_height = h,.dst_channels = 3,
     .scale = 1.0f,.mean = {0, 0, 0},.std = {1, 1, 1},
@@ -193,21 +194,21 @@ config_for (const test_frame *f, int w, int h)
 }
 
 static float *
-run (const test_frame *f, const hy_preprocess_config *c)
+run (const test_frame *f, const hy_frame_config *c)
 {
   GError *error = NULL;
-  hy_preprocess *pp = hy_preprocess_new (c, &error);
+  hy_frame_plan *pp = hy_frame_plan_new (c, &error);
   g_assert_no_error (error);
   float *t = g_new (float, (gsize) c->dst_channels * c->dst_width
       * c->dst_height);
-  hy_preprocess_run (pp, planes_of (f), f->strides, t);
-  hy_preprocess_free (pp);
+  hy_frame_plan_convert (pp, planes_of (f), f->strides, t);
+  hy_frame_plan_free (pp);
   return t;
 }
 
 /* Max |ours - reference| relative to the value range. */
 static double
-compare (const test_frame *f, const hy_preprocess_config *c)
+compare (const test_frame *f, const hy_frame_config *c)
 {
   float *ours = run (f, c);
   double *ref = reference (f, c);
@@ -243,7 +244,7 @@ static void
 test_identity (void)
 {
   test_frame f = frame_ramp ();
-  hy_preprocess_config c = config_for (&f, 4, 2);
+  hy_frame_config c = config_for (&f, 4, 2);
   float *t = run (&f, &c);
   for (int y = 0; y < 2; y++)
     for (int x = 0; x < 4; x++) {
@@ -260,7 +261,7 @@ static void
 test_half_bilinear (void)
 {
   test_frame f = frame_ramp ();
-  hy_preprocess_config c = config_for (&f, 2, 1);
+  hy_frame_config c = config_for (&f, 2, 1);
   float *t = run (&f, &c);
   g_assert_cmpfloat_with_epsilon (t[0], (0 + 10 + 1 + 11) / 4.0, 1e-5);
   g_assert_cmpfloat_with_epsilon (t[1], (20 + 30 + 21 + 31) / 4.0, 1e-5);
@@ -274,7 +275,7 @@ static void
 test_half_nearest (void)
 {
   test_frame f = frame_ramp ();
-  hy_preprocess_config c = config_for (&f, 2, 1);
+  hy_frame_config c = config_for (&f, 2, 1);
   c.interpolation = HY_INTERP_NEAREST;
   float *t = run (&f, &c);
   /* Centre of output 0 is source x 1.0, row 1.0. */
@@ -288,7 +289,7 @@ static void
 test_normalise_and_order (void)
 {
   test_frame f = frame_ramp ();
-  hy_preprocess_config c = config_for (&f, 4, 2);
+  hy_frame_config c = config_for (&f, 4, 2);
   c.scale = 1.0f / 255.0f;
   c.bgr = true;
   float mean[3] = { 0.5f, 0.25f, 0.125f }, std[3] = { 2.0f, 4.0f, 0.5f };
@@ -307,7 +308,7 @@ static void
 test_gray_model (void)
 {
   test_frame f = frame_ramp ();
-  hy_preprocess_config c = config_for (&f, 4, 2);
+  hy_frame_config c = config_for (&f, 4, 2);
   c.dst_channels = 1;
   float *t = run (&f, &c);
   g_assert_cmpfloat_with_epsilon (t[5], 0.299 * 11 + 0.587 * 101
@@ -322,7 +323,7 @@ test_letterbox (void)
 {
   GRand *rand = g_rand_new_with_seed (7);
   test_frame f = frame_random (HY_PIXEL_RGBX, 8, 4, 0, rand);
-  hy_preprocess_config c = config_for (&f, 4, 4);
+  hy_frame_config c = config_for (&f, 4, 4);
   c.resize = HY_RESIZE_LETTERBOX;
   c.mean[0] = c.mean[1] = c.mean[2] = 10.0f;
   float *t = run (&f, &c);
@@ -333,15 +334,15 @@ test_letterbox (void)
     }
   g_assert_cmpfloat (compare (&f, &c), <, TOL);
 
-  hy_preprocess *pp = hy_preprocess_new (&c, NULL);
+  hy_frame_plan *pp = hy_frame_plan_new (&c, NULL);
   float fx, fy;
-  hy_preprocess_to_frame (pp, 0, 1, &fx, &fy);
+  hy_frame_plan_to_frame (pp, 0, 1, &fx, &fy);
   g_assert_cmpfloat (fx, ==, 0);
   g_assert_cmpfloat (fy, ==, 0);
-  hy_preprocess_to_frame (pp, 4, 3, &fx, &fy);
+  hy_frame_plan_to_frame (pp, 4, 3, &fx, &fy);
   g_assert_cmpfloat (fx, ==, 8);
   g_assert_cmpfloat (fy, ==, 4);
-  hy_preprocess_free (pp);
+  hy_frame_plan_free (pp);
   g_free (t);
   frame_free (&f);
   g_rand_free (rand);
@@ -386,7 +387,7 @@ test_yuv_colour (void)
           f.data[1][k + 1] = cases[i].v;
         }
       }
-      hy_preprocess_config c = config_for (&f, 2, 2);
+      hy_frame_config c = config_for (&f, 2, 2);
       c.yuv_kr = cases[i].kr;
       c.yuv_kb = cases[i].kb;
       c.yuv_full_range = cases[i].full;
@@ -417,7 +418,7 @@ test_layouts_against_reference (void)
       for (int variant = 0; variant < 4; variant++) {
         test_frame f = frame_random (layout, sizes[s].sw, sizes[s].sh,
             variant * 3, rand);
-        hy_preprocess_config c = config_for (&f, sizes[s].dw, sizes[s].dh);
+        hy_frame_config c = config_for (&f, sizes[s].dw, sizes[s].dh);
         c.interpolation = variant & 1 ? HY_INTERP_NEAREST : HY_INTERP_BILINEAR;
         c.resize = variant & 2 ? HY_RESIZE_LETTERBOX : HY_RESIZE_STRETCH;
         c.bgr = variant == 3;
@@ -441,31 +442,31 @@ static void
 test_bad_config (void)
 {
   test_frame f = frame_ramp ();
-  hy_preprocess_config good = config_for (&f, 4, 2), c;
+  hy_frame_config good = config_for (&f, 4, 2), c;
   GError *error = NULL;
 
   c = good;
   c.std[1] = 0.0f;
-  g_assert_null (hy_preprocess_new (&c, &error));
+  g_assert_null (hy_frame_plan_new (&c, &error));
   g_assert_error (error, HY_ERROR, HY_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "std"));
   g_clear_error (&error);
 
   c = good;
   c.dst_width = 0;
-  g_assert_null (hy_preprocess_new (&c, &error));
+  g_assert_null (hy_frame_plan_new (&c, &error));
   g_assert_nonnull (strstr (error->message, "input size"));
   g_clear_error (&error);
 
   c = good;
   c.dst_channels = 4;
-  g_assert_null (hy_preprocess_new (&c, &error));
+  g_assert_null (hy_frame_plan_new (&c, &error));
   g_assert_nonnull (strstr (error->message, "channels"));
   g_clear_error (&error);
 
   c = good;
   c.src_height = -3;
-  g_assert_null (hy_preprocess_new (&c, &error));
+  g_assert_null (hy_frame_plan_new (&c, &error));
   g_assert_nonnull (strstr (error->message, "frame size"));
   g_clear_error (&error);
   frame_free (&f);
@@ -481,16 +482,16 @@ test_run_allocates_nothing (void)
   GRand *rand = g_rand_new_with_seed (3);
   for (int layout = HY_PIXEL_RGB; layout <= HY_PIXEL_I420; layout++) {
     test_frame f = frame_random (layout, 320, 240, 0, rand);
-    hy_preprocess_config c = config_for (&f, 224, 224);
+    hy_frame_config c = config_for (&f, 224, 224);
     c.resize = HY_RESIZE_LETTERBOX;
-    hy_preprocess *pp = hy_preprocess_new (&c, NULL);
+    hy_frame_plan *pp = hy_frame_plan_new (&c, NULL);
     float *t = g_new (float, 3 * 224 * 224);
     hy_alloc_start ();
     for (int i = 0; i < 10; i++)
-      hy_preprocess_run (pp, planes_of (&f), f.strides, t);
+      hy_frame_plan_convert (pp, planes_of (&f), f.strides, t);
     g_assert_cmpint (hy_alloc_stop (), ==, 0);
     g_free (t);
-    hy_preprocess_free (pp);
+    hy_frame_plan_free (pp);
     frame_free (&f);
   }
   g_rand_free (rand);

@@ -1,69 +1,52 @@
 /*
- * cuda-preprocess.h — gst-plugin/preprocess.c on the GPU: a frame already
- * in device memory to the model's normalised float NCHW input, colour
- * conversion, resize, normalisation and letterbox padding in one launch.
+ * frame-convert.h — a frame plan's conversion (hybrid-frame.h) on the GPU:
+ * a frame already in device memory to the model's normalised float NCHW
+ * input, colour conversion, resize, normalisation and letterbox padding
+ * in one launch.
  *
  * Each output pixel is computed on its own, from the same sample
- * positions, weights, YUV coefficients and clamping as the CPU's, step by
- * step in the CPU's order (see preprocess.h for the conventions), so both
- * give the same floats.  The CPU's sampling tables are computed on the fly
- * (a few double operations per pixel) instead of being stored: the
- * description is a plain struct, built once, with nothing on the device.
+ * positions, weights, YUV coefficients and clamping as the CPU's
+ * (kernels/cpu/frame-convert.c), step by step in the CPU's order (see
+ * hybrid-frame.h for the conventions), so both give the same floats.  The
+ * CPU's sampling tables are computed on the fly (a few double operations
+ * per pixel) instead of being stored: the kernel takes the plan's derived
+ * numbers (kernels/frame/frame-desc.h) by value, with nothing on the
+ * device.
  *
- * The C API is for the element; the element functions below it (nvcc
- * only) are shared by the kernel and tests/cuda/emulate-preprocess.cu,
- * which runs them on the host against the CPU code.
+ * The C API is for the frame stage (frame-stage.c); the element functions
+ * below it (nvcc only) are shared by the kernel and
+ * tests/cuda/emulate-preprocess.cu, which runs them on the host against
+ * the CPU code.
  */
-#ifndef HY_CUDA_PREPROCESS_H
-#define HY_CUDA_PREPROCESS_H
+#ifndef HY_CUDA_FRAME_CONVERT_H
+#define HY_CUDA_FRAME_CONVERT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <glib.h>
 
-#include "cuda-kernel.h"
-#include "gst-plugin/preprocess-setup.h"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/frame/frame-desc.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* What hy_preprocess_new derives from its config, the sampling tables
- * excepted. */
-typedef struct hy_cuda_preprocess_desc {
-  hy_pixel_layout layout;
-  int src_width, src_height;
-  int dst_width, dst_height, dst_channels;
-  bool bgr;
-  bool nearest;                 /* HY_INTERP_NEAREST, else bilinear */
-  int ox, oy, rw, rh;           /* where the picture lands in the tensor */
-  double rx, ry;                /* frame pixels per tensor pixel */
-  int bpp, off[3];              /* packed: bytes per pixel, R, G, B */
-  float mul[3], add[3];         /* value = pixel * mul + add */
-  hy_yuv_coefficients yuv;      /* YUV to RGB */
-} hy_cuda_preprocess_desc;
-
-/* Fills *d from the config hy_preprocess_new takes; FALSE + error
- * (HY_ERROR_INVALID) for the configs it rejects. */
-gboolean hy_cuda_preprocess_desc_init (hy_cuda_preprocess_desc *d,
-    const hy_preprocess_config *config, GError **error);
-
 /* Enqueues on ctx->stream the writing of dst_channels x dst_height x
  * dst_width floats into `out` (device memory) from the frame whose planes
- * (device pointers) and strides are as hy_preprocess_run takes them.
+ * (device pointers) and strides are as hy_frame_plan_convert takes them.
  * Allocates nothing, never synchronises; a failed launch is recorded in
  * ctx. */
-void hy_cuda_preprocess_run (hy_cuda_ctx *ctx,
-    const hy_cuda_preprocess_desc *d, const uint8_t *const planes[3],
-    const int strides[3], float *out);
+void hy_cuda_frame_convert (hy_cuda_ctx *ctx, const hy_frame_desc *d,
+    const uint8_t *const planes[3], const int strides[3], float *out);
 
 #ifdef __cplusplus
 }
 #endif
 
 #ifdef __CUDACC__
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 
 /* A frame's planes and strides, by value for a launch. */
 typedef struct hy_cuda_frame {
@@ -100,7 +83,8 @@ hy_pp_sample (int i, int src, double ratio, bool nearest, int *lo, int *hi,
   *w = (float) (s - *lo);
 }
 
-/* bilerp of preprocess.c: rows a and b, offsets lo and hi. */
+/* A bilinear sample, as the CPU takes it: rows a and b, offsets lo and
+ * hi. */
 HY_CUDA_HD float
 hy_pp_bilerp (const uint8_t *a, const uint8_t *b, int lo, int hi, float wx,
     float wy)
@@ -122,36 +106,38 @@ hy_pp_clamp_byte (float v)
 /* Output pixel i (y · dst_width + x) of every tensor channel: out[c ·
  * dst_width · dst_height + i]. */
 HY_CUDA_HD void
-hy_cuda_preprocess_pixel (const hy_cuda_preprocess_desc *d,
-    const hy_cuda_frame *f, int64_t i, float *out)
+hy_cuda_frame_pixel (const hy_frame_desc *d, const hy_cuda_frame *f,
+    int64_t i, float *out)
 {
-  const int64_t plane = (int64_t) d->dst_width * d->dst_height;
-  const int x = (int) (i % d->dst_width) - d->ox;
-  const int y = (int) (i / d->dst_width) - d->oy;
+  const hy_frame_config *fc = &d->config;
+  const bool nearest = fc->interpolation == HY_INTERP_NEAREST;
+  const int64_t plane = (int64_t) fc->dst_width * fc->dst_height;
+  const int x = (int) (i % fc->dst_width) - d->ox;
+  const int y = (int) (i / fc->dst_width) - d->oy;
   if (x < 0 || x >= d->rw || y < 0 || y >= d->rh) {
     /* Letterbox bands: black, normalised. */
-    for (int c = 0; c < d->dst_channels; c++)
+    for (int c = 0; c < fc->dst_channels; c++)
       out[c * plane + i] = d->add[c];
     return;
   }
 
   int rlo, rhi, clo, chi;
   float wy, wx;
-  hy_pp_sample (y, d->src_height, d->ry, d->nearest, &rlo, &rhi, &wy);
-  hy_pp_sample (x, d->src_width, d->rx, d->nearest, &clo, &chi, &wx);
+  hy_pp_sample (y, fc->src_height, d->ry, nearest, &rlo, &rhi, &wy);
+  hy_pp_sample (x, fc->src_width, d->rx, nearest, &clo, &chi, &wx);
   const uint8_t *a = f->plane[0] + (int64_t) rlo * f->stride[0];
   const uint8_t *b = f->plane[0] + (int64_t) rhi * f->stride[0];
   float rgb[3];
-  if (d->layout == HY_PIXEL_GRAY8) {
+  if (fc->layout == HY_PIXEL_GRAY8) {
     rgb[0] = rgb[1] = rgb[2] = hy_pp_bilerp (a, b, clo, chi, wx, wy);
-  } else if (d->layout == HY_PIXEL_NV12 || d->layout == HY_PIXEL_I420) {
+  } else if (fc->layout == HY_PIXEL_NV12 || fc->layout == HY_PIXEL_I420) {
     /* Chroma on its own half-size plane; NV12's U and V interleaved. */
-    const bool nv12 = d->layout == HY_PIXEL_NV12;
+    const bool nv12 = fc->layout == HY_PIXEL_NV12;
     int crlo, crhi, cclo, cchi;
     float cwy, cwx;
-    hy_pp_sample (y, (d->src_height + 1) / 2, d->ry / 2, d->nearest, &crlo,
+    hy_pp_sample (y, (fc->src_height + 1) / 2, d->ry / 2, nearest, &crlo,
         &crhi, &cwy);
-    hy_pp_sample (x, (d->src_width + 1) / 2, d->rx / 2, d->nearest, &cclo,
+    hy_pp_sample (x, (fc->src_width + 1) / 2, d->rx / 2, nearest, &cclo,
         &cchi, &cwx);
     if (nv12) {
       cclo *= 2;
@@ -183,7 +169,7 @@ hy_cuda_preprocess_pixel (const hy_cuda_preprocess_desc *d,
       rgb[c] = hy_pp_bilerp (a + d->off[c], b + d->off[c], clo, chi, wx, wy);
   }
 
-  if (d->dst_channels == 1) {
+  if (fc->dst_channels == 1) {
     const float luma = hy_cuda_add_rn (hy_cuda_add_rn (
             hy_cuda_mul_rn (0.299f, rgb[0]), hy_cuda_mul_rn (0.587f, rgb[1])),
         hy_cuda_mul_rn (0.114f, rgb[2]));
@@ -192,8 +178,8 @@ hy_cuda_preprocess_pixel (const hy_cuda_preprocess_desc *d,
   }
   for (int c = 0; c < 3; c++)
     out[c * plane + i] = hy_cuda_add_rn (
-        hy_cuda_mul_rn (rgb[d->bgr ? 2 - c : c], d->mul[c]), d->add[c]);
+        hy_cuda_mul_rn (rgb[fc->bgr ? 2 - c : c], d->mul[c]), d->add[c]);
 }
 #endif /* __CUDACC__ */
 
-#endif /* HY_CUDA_PREPROCESS_H */
+#endif /* HY_CUDA_FRAME_CONVERT_H */

@@ -1,5 +1,6 @@
 /*
- * preprocess.c — frame to tensor in one pass (see preprocess.h).
+ * frame-convert.c — a frame plan's conversion on the CPU: frame to tensor
+ * in one pass (hybrid-frame.h, frame-convert.h).
  *
  * Each output row is made from at most two source rows (four with 4:2:0
  * chroma).  A source row is first sampled horizontally into float rows,
@@ -18,7 +19,7 @@
  *
  * Every output value goes through the same float operations, in the same
  * order, as a plain per-pixel bilinear evaluation would (and as the CUDA
- * twin, kernels/cuda/cuda-preprocess.h, does), so every path gives the
+ * twin, kernels/cuda/frame-convert.h, does), so every path gives the
  * same bits: vector lanes are IEEE operations like scalar ones, and the
  * shortcuts only skip terms that are exactly zero (a zero weight adds
  * +-0 to a sample that is never -0).  Contracting a multiply and an add
@@ -28,8 +29,7 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "preprocess.h"
-#include "preprocess-setup.h"
+#include "kernels/cpu/frame-convert.h"
 
 /* No FMA contraction, whatever the C mode (ISO C, the build's, already
  * has none; GNU C would fuse in the AVX2 and AVX-512 builds below). */
@@ -39,8 +39,8 @@
 
 /* Hot row loops get AVX-512 (x86-64-v4) and AVX2 (x86-64-v3) builds
  * beside the baseline one, picked once at load time, as in
- * kernels/cpu/blas.h.  Not for tests/cuda/emulate-preprocess.cu, which
- * compiles this file as C++ with nvcc. */
+ * kernels/cpu/blas.h (not when compiled as C++, which has no
+ * target_clones on C functions). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) \
     && !defined(__cplusplus)
 #define PP_CLONES \
@@ -73,22 +73,16 @@ typedef struct sample_table {
   int wide;
 } sample_table;
 
-struct hy_preprocess {
-  hy_preprocess_config cfg;
-  int ox, oy, rw, rh;           /* where the picture lands in the tensor */
+struct hy_cpu_frame_converter {
+  const hy_frame_desc *d;       /* the plan's: placement, offsets, YUV
+                                 * coefficients, normalisation */
   sample_table cols, rows;      /* luma or packed pixels */
   sample_table ccols, crows;    /* 4:2:0 chroma */
   bool direct;                  /* same size: each pixel read as is */
-  int bpp;                      /* packed: bytes per pixel */
-  int off[3];                   /* packed: byte offset of R, G, B */
-  float mul[3], add[3];         /* value = pixel * mul + add, per channel */
   /* Source rows sampled horizontally, slot (row & 1): R, G, B of packed
    * pixels, gray or luma in [0]; U and V of chroma rows. */
   float *hrow[2][3];
   float *hchroma[2][2];
-  /* YUV to RGB: R = y + vr * v, G = y - ug * u - vg * v, B = y + ub * u,
-   * after y, u, v are brought to full range and centred. */
-  hy_yuv_coefficients yuv;
   bool yuv_bits;                /* see clamp_byte_bits */
 };
 
@@ -161,77 +155,58 @@ table_fill (sample_table *t, int n, int src, double ratio,
   }
 }
 
-static gboolean
-is_yuv (hy_pixel_layout layout)
-{
-  return layout == HY_PIXEL_NV12 || layout == HY_PIXEL_I420;
-}
-
 static void
-setup_yuv (hy_preprocess *pp)
+setup_yuv (hy_cpu_frame_converter *pp)
 {
-  pp->yuv = hy_preprocess_yuv_coefficients (&pp->cfg);
-  const hy_yuv_coefficients *k = &pp->yuv;
+  const hy_yuv_coefficients *k = &pp->d->yuv;
   /* y, u and v stay within +-300: with coefficients below 1e30 no product
    * or sum comes near FLT_MAX (so none is inf, and none NaN). */
   pp->yuv_bits = fabsf (k->vr) < 1e30f && fabsf (k->ub) < 1e30f
       && fabsf (k->vg) < 1e30f && fabsf (k->ug) < 1e30f;
 }
 
-hy_preprocess *
-hy_preprocess_new (const hy_preprocess_config *config, GError **error)
+hy_cpu_frame_converter *
+hy_cpu_frame_converter_new (const hy_frame_desc *d)
 {
-  if (!hy_preprocess_check_config (config, error))
-    return NULL;
-  hy_preprocess *pp = g_new0 (hy_preprocess, 1);
-  const hy_preprocess_config *c = &pp->cfg;
-  pp->cfg = *config;
-
-  hy_preprocess_placement (c, &pp->rw, &pp->rh, &pp->ox, &pp->oy);
+  hy_cpu_frame_converter *pp = g_new0 (hy_cpu_frame_converter, 1);
+  const hy_frame_config *c = &d->config;
+  pp->d = d;
   /* Sampling pixel centres at the same size lands on the pixels: no
    * interpolation (chroma, at half size, still interpolates). */
-  pp->direct = pp->rw == c->src_width && pp->rh == c->src_height;
+  pp->direct = d->rw == c->src_width && d->rh == c->src_height;
 
-  double rx = (double) c->src_width / pp->rw;
-  double ry = (double) c->src_height / pp->rh;
-  int unit = 1;
-  if (!is_yuv (c->layout) && c->layout != HY_PIXEL_GRAY8) {
-    int alpha;
-    hy_pixel_packed (c->layout, &pp->bpp, &pp->off[0], &pp->off[1],
-        &pp->off[2], &alpha);
-    unit = pp->bpp;
-  }
-  table_alloc (&pp->cols, pp->rw);
-  table_alloc (&pp->rows, pp->rh);
-  table_fill (&pp->cols, pp->rw, c->src_width, rx, c->interpolation, unit,
+  const int unit = d->packed ? d->bpp : 1;
+  table_alloc (&pp->cols, d->rw);
+  table_alloc (&pp->rows, d->rh);
+  table_fill (&pp->cols, d->rw, c->src_width, d->rx, c->interpolation, unit,
       c->src_width * unit);
-  table_fill (&pp->rows, pp->rh, c->src_height, ry, c->interpolation, 1, 0);
-  if (is_yuv (c->layout)) {
+  table_fill (&pp->rows, d->rh, c->src_height, d->ry, c->interpolation, 1,
+      0);
+  if (hy_frame_layout_is_yuv (c->layout)) {
     int cw = (c->src_width + 1) / 2, ch = (c->src_height + 1) / 2;
-    table_alloc (&pp->ccols, pp->rw);
-    table_alloc (&pp->crows, pp->rh);
+    table_alloc (&pp->ccols, d->rw);
+    table_alloc (&pp->crows, d->rh);
     /* NV12 interleaves U and V: a chroma sample (U, then V) is two
      * bytes apart. */
     int cunit = c->layout == HY_PIXEL_NV12 ? 2 : 1;
-    table_fill (&pp->ccols, pp->rw, cw, rx / 2, c->interpolation, cunit,
+    table_fill (&pp->ccols, d->rw, cw, d->rx / 2, c->interpolation, cunit,
         cw * cunit);
-    table_fill (&pp->crows, pp->rh, ch, ry / 2, c->interpolation, 1, 0);
+    table_fill (&pp->crows, d->rh, ch, d->ry / 2, c->interpolation, 1, 0);
     setup_yuv (pp);
     for (int s = 0; s < 2; s++)
       for (int i = 0; i < 2; i++)
-        pp->hchroma[s][i] = g_new (float, pp->rw);
+        pp->hchroma[s][i] = g_new (float, d->rw);
   }
 
-  hy_preprocess_normalisation (c, pp->mul, pp->add);
-  int planes = is_yuv (c->layout) || c->layout == HY_PIXEL_GRAY8 ? 1 : 3;
+  int planes = d->packed ? 3 : 1;
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < planes; i++)
-      pp->hrow[s][i] = g_new (float, pp->rw);
+      pp->hrow[s][i] = g_new (float, d->rw);
   return pp;
 }
 
 void
-hy_preprocess_free (hy_preprocess *pp)
+hy_cpu_frame_converter_free (hy_cpu_frame_converter *pp)
 {
   if (!pp)
     return;
@@ -246,12 +221,6 @@ hy_preprocess_free (hy_preprocess *pp)
       g_free (pp->hchroma[s][i]);
   }
   g_free (pp);
-}
-
-const hy_preprocess_config *
-hy_preprocess_get_config (const hy_preprocess *pp)
-{
-  return &pp->cfg;
 }
 
 /* ---- horizontal sampling of one source row ---------------------------- */
@@ -413,16 +382,16 @@ sample_uv (float *restrict u, float *restrict v, const uint8_t *restrict a,
 /* One row of packed pixels into R, G, B floats: whole pixels read as
  * words while they can be, byte by byte at the row's end. */
 PP_CLONES static void
-sample_packed (const hy_preprocess *pp, const uint8_t *restrict a,
+sample_packed (const hy_cpu_frame_converter *pp, const uint8_t *restrict a,
     float *const out[3])
 {
   const sample_table *t = &pp->cols;
   const int *restrict lo = t->lo, *restrict hi = t->hi;
   const float *restrict w = t->w;
   float *restrict r = out[0], *restrict g = out[1], *restrict b = out[2];
-  const int o0 = pp->off[0], o1 = pp->off[1], o2 = pp->off[2];
+  const int o0 = pp->d->off[0], o1 = pp->d->off[1], o2 = pp->d->off[2];
   const uint8_t *ar = a + o0, *ag = a + o1, *ab = a + o2;
-  const int n = pp->rw, wide = t->wide;
+  const int n = pp->d->rw, wide = t->wide;
   int i = 0;
   if (t->nearest) {
     for (; i < wide; i++) {
@@ -536,59 +505,59 @@ packed4_direct_n (const uint8_t *restrict a, float *restrict c0,
 }
 
 PP_CLONES static void
-packed_direct_row (const hy_preprocess *pp, const uint8_t *restrict a,
+packed_direct_row (const hy_cpu_frame_converter *pp, const uint8_t *restrict a,
     const out_row *o)
 {
-  const hy_preprocess_config *c = &pp->cfg;
+  const hy_frame_config *c = &pp->d->config;
   const bool gray = c->dst_channels == 1;
-  int n = pp->rw, o0, o1, o2;
+  int n = pp->d->rw, o0, o1, o2;
   /* Channel ch takes the byte of R, G, B in tensor order; luma reads
    * them in R, G, B order. */
   if (gray || !c->bgr) {
-    o0 = pp->off[0];
-    o1 = pp->off[1];
-    o2 = pp->off[2];
+    o0 = pp->d->off[0];
+    o1 = pp->d->off[1];
+    o2 = pp->d->off[2];
   } else {
-    o0 = pp->off[2];
-    o1 = pp->off[1];
-    o2 = pp->off[0];
+    o0 = pp->d->off[2];
+    o1 = pp->d->off[1];
+    o2 = pp->d->off[0];
   }
   float *c0 = o->out[0], *c1 = o->out[gray ? 0 : 1],
       *c2 = o->out[gray ? 0 : 2];
-  if (pp->bpp == 4) {
+  if (pp->d->bpp == 4) {
     if (gray)
-      packed4_direct_n (a, c0, c1, c2, n, o0, o1, o2, pp->mul, pp->add,
+      packed4_direct_n (a, c0, c1, c2, n, o0, o1, o2, pp->d->mul, pp->d->add,
           true);
     else
-      packed4_direct_n (a, c0, c1, c2, n, o0, o1, o2, pp->mul, pp->add,
+      packed4_direct_n (a, c0, c1, c2, n, o0, o1, o2, pp->d->mul, pp->d->add,
           false);
   } else if (o0 == 0 && o1 == 1 && o2 == 2) {
     if (gray)
-      packed_direct_n (a, c0, c1, c2, n, 3, 0, 1, 2, pp->mul, pp->add, true);
+      packed_direct_n (a, c0, c1, c2, n, 3, 0, 1, 2, pp->d->mul, pp->d->add, true);
     else
-      packed_direct_n (a, c0, c1, c2, n, 3, 0, 1, 2, pp->mul, pp->add,
+      packed_direct_n (a, c0, c1, c2, n, 3, 0, 1, 2, pp->d->mul, pp->d->add,
           false);
   } else if (o0 == 2 && o1 == 1 && o2 == 0) {
     if (gray)
-      packed_direct_n (a, c0, c1, c2, n, 3, 2, 1, 0, pp->mul, pp->add, true);
+      packed_direct_n (a, c0, c1, c2, n, 3, 2, 1, 0, pp->d->mul, pp->d->add, true);
     else
-      packed_direct_n (a, c0, c1, c2, n, 3, 2, 1, 0, pp->mul, pp->add,
+      packed_direct_n (a, c0, c1, c2, n, 3, 2, 1, 0, pp->d->mul, pp->d->add,
           false);
   } else {
-    packed_direct_n (a, c0, c1, c2, n, pp->bpp, o0, o1, o2, pp->mul,
-        pp->add, gray);
+    packed_direct_n (a, c0, c1, c2, n, pp->d->bpp, o0, o1, o2, pp->d->mul,
+        pp->d->add, gray);
   }
 }
 
 /* Gray frame at the tensor's size. */
 PP_CLONES static void
-gray_direct_row (const hy_preprocess *pp, const uint8_t *restrict a,
+gray_direct_row (const hy_cpu_frame_converter *pp, const uint8_t *restrict a,
     const out_row *o)
 {
-  const int n = pp->rw;
-  if (pp->cfg.dst_channels == 1) {
+  const int n = pp->d->rw;
+  if (pp->d->config.dst_channels == 1) {
     float *restrict out = o->out[0];
-    const float m = pp->mul[0], ad = pp->add[0];
+    const float m = pp->d->mul[0], ad = pp->d->add[0];
     for (int i = 0; i < n; i++) {
       float v = a[i];
       out[i] = luma_of (v, v, v, m, ad);
@@ -597,8 +566,8 @@ gray_direct_row (const hy_preprocess *pp, const uint8_t *restrict a,
   }
   float *restrict c0 = o->out[0], *restrict c1 = o->out[1],
       *restrict c2 = o->out[2];
-  const float m0 = pp->mul[0], m1 = pp->mul[1], m2 = pp->mul[2];
-  const float a0 = pp->add[0], a1 = pp->add[1], a2 = pp->add[2];
+  const float m0 = pp->d->mul[0], m1 = pp->d->mul[1], m2 = pp->d->mul[2];
+  const float a0 = pp->d->add[0], a1 = pp->d->add[1], a2 = pp->d->add[2];
   for (int i = 0; i < n; i++) {
     float v = a[i];
     c0[i] = v * m0 + a0;
@@ -610,18 +579,18 @@ gray_direct_row (const hy_preprocess *pp, const uint8_t *restrict a,
 /* Sampled rows (top and bottom, R G B; gray repeats one row) blended by
  * wy (or, one, the top rows alone) and normalised. */
 PP_INLINE void
-blend_row_n (const hy_preprocess *pp, const float *const top[3],
+blend_row_n (const hy_cpu_frame_converter *pp, const float *const top[3],
     const float *const bot[3], float wy, const out_row *o, bool one)
 {
-  const hy_preprocess_config *c = &pp->cfg;
-  const int n = pp->rw;
+  const hy_frame_config *c = &pp->d->config;
+  const int n = pp->d->rw;
   if (c->dst_channels == 1) {
     const float *restrict tr = top[0], *restrict tg = top[1],
         *restrict tb = top[2];
     const float *restrict br = bot[0], *restrict bg = bot[1],
         *restrict bb = bot[2];
     float *restrict out = o->out[0];
-    const float m = pp->mul[0], ad = pp->add[0];
+    const float m = pp->d->mul[0], ad = pp->d->add[0];
     for (int i = 0; i < n; i++) {
       float r = one ? tr[i] : tr[i] + (br[i] - tr[i]) * wy;
       float g = one ? tg[i] : tg[i] + (bg[i] - tg[i]) * wy;
@@ -634,14 +603,14 @@ blend_row_n (const hy_preprocess *pp, const float *const top[3],
     int k = c->bgr ? 2 - ch : ch;
     const float *restrict t = top[k], *restrict b = bot[k];
     float *restrict out = o->out[ch];
-    const float m = pp->mul[ch], ad = pp->add[ch];
+    const float m = pp->d->mul[ch], ad = pp->d->add[ch];
     for (int i = 0; i < n; i++)
       out[i] = (one ? t[i] : t[i] + (b[i] - t[i]) * wy) * m + ad;
   }
 }
 
 PP_CLONES static void
-blend_row (const hy_preprocess *pp, const float *const top[3],
+blend_row (const hy_cpu_frame_converter *pp, const float *const top[3],
     const float *const bot[3], float wy, const out_row *o)
 {
   /* A zero weight adds exactly +-0: the bottom rows are not needed. */
@@ -662,24 +631,24 @@ enum { CHROMA_BLEND, CHROMA_ONE };
 /* A YUV row: luma from lt and lb (LUMA_BLEND) or lt (LUMA_ONE), chroma
  * from ut and ub_, vt and vb (CHROMA_BLEND) or ut and vt (CHROMA_ONE). */
 PP_INLINE void
-yuv_row_n (const hy_preprocess *pp, const float *restrict lt,
+yuv_row_n (const hy_cpu_frame_converter *pp, const float *restrict lt,
     const float *restrict lb, float wy,
     const float *restrict ut, const float *restrict ub_,
     const float *restrict vt, const float *restrict vb, float cwy,
     const out_row *o, int luma, int chroma, bool gray, bool bits)
 {
-  const int n = pp->rw;
-  const float y_mul = pp->yuv.y_mul, y_add = pp->yuv.y_add;
-  const float c_mul = pp->yuv.c_mul;
-  const float vr = pp->yuv.vr, ug = pp->yuv.ug, vg = pp->yuv.vg;
-  const float ub = pp->yuv.ub;
-  const int cr = pp->cfg.bgr ? 2 : 0, cb = 2 - cr;
+  const int n = pp->d->rw;
+  const float y_mul = pp->d->yuv.y_mul, y_add = pp->d->yuv.y_add;
+  const float c_mul = pp->d->yuv.c_mul;
+  const float vr = pp->d->yuv.vr, ug = pp->d->yuv.ug, vg = pp->d->yuv.vg;
+  const float ub = pp->d->yuv.ub;
+  const int cr = pp->d->config.bgr ? 2 : 0, cb = 2 - cr;
   float *restrict outr = o->out[gray ? 0 : cr];
   float *restrict outg = o->out[gray ? 0 : 1];
   float *restrict outb = o->out[gray ? 0 : cb];
-  const float mr = pp->mul[cr], mg = pp->mul[1], mb = pp->mul[cb];
-  const float ar = pp->add[cr], ag = pp->add[1], ab = pp->add[cb];
-  const float m0 = pp->mul[0], a0 = pp->add[0];
+  const float mr = pp->d->mul[cr], mg = pp->d->mul[1], mb = pp->d->mul[cb];
+  const float ar = pp->d->add[cr], ag = pp->d->add[1], ab = pp->d->add[cb];
+  const float m0 = pp->d->mul[0], a0 = pp->d->add[0];
   for (int i = 0; i < n; i++) {
     float y = luma == LUMA_ONE ? lt[i] : lt[i] + (lb[i] - lt[i]) * wy;
     float u = chroma == CHROMA_ONE ? ut[i] : ut[i] + (ub_[i] - ut[i]) * cwy;
@@ -710,16 +679,16 @@ yuv_row_n (const hy_preprocess *pp, const float *restrict lt,
  * it as floats); else lt and lb, blended by wy.  ct and cb: U and V of two
  * sampled chroma rows, blended by cwy. */
 PP_CLONES static void
-yuv_row (const hy_preprocess *pp, const uint8_t *restrict ya,
+yuv_row (const hy_cpu_frame_converter *pp, const uint8_t *restrict ya,
     float *restrict scratch, const float *lt, const float *lb, float wy,
     const float *const ct[2], const float *const cb[2], float cwy,
     const out_row *o)
 {
-  const bool gray = pp->cfg.dst_channels == 1;
+  const bool gray = pp->d->config.dst_channels == 1;
   /* A zero weight adds exactly +-0: the second row is not needed. */
   const bool luma_one = ya || wy == 0.0f, chroma_one = cwy == 0.0f;
   if (ya) {
-    for (int i = 0; i < pp->rw; i++)
+    for (int i = 0; i < pp->d->rw; i++)
       scratch[i] = ya[i];
     lt = scratch;
   }
@@ -772,20 +741,20 @@ fill (float *restrict p, int n, float v)
 
 /* Letterbox bands: black, normalised. */
 static void
-fill_padding (const hy_preprocess *pp, float *dst)
+fill_padding (const hy_cpu_frame_converter *pp, float *dst)
 {
-  const hy_preprocess_config *c = &pp->cfg;
+  const hy_frame_config *c = &pp->d->config;
   int w = c->dst_width, h = c->dst_height;
   size_t plane = (size_t) w * h;
-  int right = w - pp->ox - pp->rw;
+  int right = w - pp->d->ox - pp->d->rw;
   for (int ch = 0; ch < c->dst_channels; ch++) {
     float *p = dst + ch * plane;
-    float v = pp->add[ch];
-    fill (p, pp->oy * w, v);
-    fill (p + (size_t) (pp->oy + pp->rh) * w, (h - pp->oy - pp->rh) * w, v);
-    for (int y = pp->oy; y < pp->oy + pp->rh; y++) {
-      fill (p + (size_t) y * w, pp->ox, v);
-      fill (p + (size_t) y * w + pp->ox + pp->rw, right, v);
+    float v = pp->d->add[ch];
+    fill (p, pp->d->oy * w, v);
+    fill (p + (size_t) (pp->d->oy + pp->d->rh) * w, (h - pp->d->oy - pp->d->rh) * w, v);
+    for (int y = pp->d->oy; y < pp->d->oy + pp->d->rh; y++) {
+      fill (p + (size_t) y * w, pp->d->ox, v);
+      fill (p + (size_t) y * w + pp->d->ox + pp->d->rw, right, v);
     }
   }
 }
@@ -798,16 +767,16 @@ typedef struct row_cache {
 
 /* Source row `row` of the main plane (packed, gray or luma), sampled. */
 static int
-main_row (const hy_preprocess *pp, row_cache *rc, int row,
+main_row (const hy_cpu_frame_converter *pp, row_cache *rc, int row,
     const uint8_t *const planes[3], const int strides[3])
 {
   int s = row & 1;
   if (rc->key[s] != row) {
     const uint8_t *a = planes[0] + (size_t) row * strides[0];
-    if (pp->bpp)
+    if (pp->d->packed)
       sample_packed (pp, a, pp->hrow[s]);
     else
-      sample_plane (pp->hrow[s][0], a, &pp->cols, pp->rw);
+      sample_plane (pp->hrow[s][0], a, &pp->cols, pp->d->rw);
     rc->key[s] = row;
   }
   return s;
@@ -815,19 +784,19 @@ main_row (const hy_preprocess *pp, row_cache *rc, int row,
 
 /* Chroma row `row`: U and V sampled. */
 static int
-chroma_row (const hy_preprocess *pp, row_cache *rc, int row,
+chroma_row (const hy_cpu_frame_converter *pp, row_cache *rc, int row,
     const uint8_t *const planes[3], const int strides[3])
 {
   int s = row & 1;
   if (rc->key[s] != row) {
     const uint8_t *u = planes[1] + (size_t) row * strides[1];
-    if (pp->cfg.layout == HY_PIXEL_NV12) {
+    if (pp->d->config.layout == HY_PIXEL_NV12) {
       sample_uv (pp->hchroma[s][0], pp->hchroma[s][1], u, &pp->ccols,
-          pp->rw);
+          pp->d->rw);
     } else {
       const uint8_t *v = planes[2] + (size_t) row * strides[2];
-      sample_plane (pp->hchroma[s][0], u, &pp->ccols, pp->rw);
-      sample_plane (pp->hchroma[s][1], v, &pp->ccols, pp->rw);
+      sample_plane (pp->hchroma[s][0], u, &pp->ccols, pp->d->rw);
+      sample_plane (pp->hchroma[s][1], v, &pp->ccols, pp->d->rw);
     }
     rc->key[s] = row;
   }
@@ -835,18 +804,18 @@ chroma_row (const hy_preprocess *pp, row_cache *rc, int row,
 }
 
 void
-hy_preprocess_run (const hy_preprocess *pp, const uint8_t *const planes[3],
-    const int strides[3], float *dst)
+hy_cpu_frame_convert (const hy_cpu_frame_converter *pp,
+    const uint8_t *const planes[3], const int strides[3], float *dst)
 {
-  const hy_preprocess_config *c = &pp->cfg;
+  const hy_frame_config *c = &pp->d->config;
   const size_t plane = (size_t) c->dst_width * c->dst_height;
-  const bool yuv = is_yuv (c->layout);
+  const bool yuv = hy_frame_layout_is_yuv (c->layout);
   row_cache rc = { {-1, -1} }, crc = { {-1, -1} };
-  if (pp->rw != c->dst_width || pp->rh != c->dst_height)
+  if (pp->d->rw != c->dst_width || pp->d->rh != c->dst_height)
     fill_padding (pp, dst);
-  for (int j = 0; j < pp->rh; j++) {
+  for (int j = 0; j < pp->d->rh; j++) {
     out_row o;
-    size_t at = (size_t) (pp->oy + j) * c->dst_width + pp->ox;
+    size_t at = (size_t) (pp->d->oy + j) * c->dst_width + pp->d->ox;
     for (int ch = 0; ch < 3; ch++)
       o.out[ch] = dst + (ch < c->dst_channels ? ch * plane + at : at);
 
@@ -863,7 +832,7 @@ hy_preprocess_run (const hy_preprocess *pp, const uint8_t *const planes[3],
       if (wy != 0.0f)
         sb = main_row (pp, &rc, pp->rows.hi[j], planes, strides);
       for (int k = 0; k < 3; k++) {
-        int p = pp->bpp ? k : 0;
+        int p = pp->d->packed ? k : 0;
         top[k] = pp->hrow[st][p];
         bot[k] = pp->hrow[sb][p];
       }
@@ -879,7 +848,7 @@ hy_preprocess_run (const hy_preprocess *pp, const uint8_t *const planes[3],
       const float *cb[2] = { pp->hchroma[sb][0], pp->hchroma[sb][1] };
       yuv_row (pp, direct, pp->hrow[0][0], top[0], bot[0], wy, ct, cb, cwy,
           &o);
-    } else if (direct && pp->bpp) {
+    } else if (direct && pp->d->packed) {
       packed_direct_row (pp, direct, &o);
     } else if (direct) {
       gray_direct_row (pp, direct, &o);
@@ -887,12 +856,4 @@ hy_preprocess_run (const hy_preprocess *pp, const uint8_t *const planes[3],
       blend_row (pp, top, bot, wy, &o);
     }
   }
-}
-
-void
-hy_preprocess_to_frame (const hy_preprocess *pp, float x, float y,
-    float *frame_x, float *frame_y)
-{
-  *frame_x = (x - pp->ox) * (float) pp->cfg.src_width / pp->rw;
-  *frame_y = (y - pp->oy) * (float) pp->cfg.src_height / pp->rh;
 }

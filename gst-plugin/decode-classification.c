@@ -1,0 +1,63 @@
+/*
+ * decode-classification.c — the first head as class scores: the top k,
+ * best first, with their labels.
+ */
+#include "decode.h"
+#include "result-fields.h"
+#include "result-pool.h"
+
+/* The k best of n scores, best first; ties keep the lower class first.
+ * Insertion into a sorted list of k: O(n k) at worst, with k small. */
+static gint
+top_k (const gfloat *scores, gint n, gint k, gint *best)
+{
+  gint filled = 0;
+  for (gint i = 0; i < n; i++) {
+    if (filled == k && !(scores[i] > scores[best[k - 1]]))
+      continue;
+    gint at = filled < k ? filled++ : k - 1;
+    while (at > 0 && scores[i] > scores[best[at - 1]]) {
+      best[at] = best[at - 1];
+      at--;
+    }
+    best[at] = i;
+  }
+  return filled;
+}
+
+void
+gst_hybrid_decode_classification (GstHybridResult *r, const GstHybridResultSpec *spec)
+{
+  const GstHybridResultPool *pool = r->pool;
+  GstStructure *s = r->results;
+  const GstHybridTensor *head = &r->tensors[0];
+  const gfloat *scores = head->data;
+  gint n = (gint) head->n_elements;
+  gint taken[GST_HYBRID_MAX_TOP_K];
+  gint k = top_k (scores, n,
+      (gint) CLAMP (spec->top_k, 1, GST_HYBRID_MAX_TOP_K), taken);
+  hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING), hyg_names.classification);
+  if (k > 0) {
+    hyg_set_interned (hyg_field (s, hyg_names.label, G_TYPE_STRING),
+        gst_hybrid_decode_label (pool, taken[0]));
+    g_value_set_int (hyg_field (s, hyg_names.class_id, G_TYPE_INT), taken[0]);
+    g_value_set_float (hyg_field (s, hyg_names.score, G_TYPE_FLOAT),
+        scores[taken[0]]);
+  }
+  /* (a field added may move the others: pointers once all are there) */
+  hyg_array_fit (hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY), (guint) k,
+      G_TYPE_STRING, (guint) k);
+  hyg_array_fit (hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY), (guint) k,
+      G_TYPE_INT, (guint) k);
+  hyg_array_fit (hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY), (guint) k,
+      G_TYPE_FLOAT, (guint) k);
+  GValue *labels = hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY);
+  GValue *ids = hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY);
+  GValue *values = hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY);
+  for (gint j = 0; j < k; j++) {
+    hyg_set_interned (hyg_array_item (labels, j), gst_hybrid_decode_label (pool, taken[j]));
+    g_value_set_int (hyg_array_item (ids, j), taken[j]);
+    g_value_set_float (hyg_array_item (values, j), scores[taken[j]]);
+  }
+}
+

@@ -1,0 +1,79 @@
+/*
+ * decode-detection.c — boxes above the threshold, mapped from the model
+ * input back to the frame (layouts: decode.c).
+ */
+#include "decode.h"
+#include "result-fields.h"
+#include "result-pool.h"
+
+void
+gst_hybrid_decode_detection (GstHybridResult *r, const GstHybridResultSpec *spec)
+{
+  const GstHybridResultPool *pool = r->pool;
+  GstStructure *s = r->results;
+  const gfloat *ids, *scores, *boxes;
+  gsize stride, box_stride;
+  guint k_rows = pool->max_detections;
+  if (r->n_tensors >= 3 && r->tensors[0].dims[2] == 1) {
+    ids = r->tensors[0].data;
+    scores = r->tensors[1].data;
+    boxes = r->tensors[2].data;
+    stride = 1;
+    box_stride = 4;
+  } else {
+    ids = r->tensors[0].data;
+    scores = ids + 1;
+    boxes = ids + 2;
+    stride = box_stride = 6;
+  }
+  const hy_frame_config *pc = hy_frame_plan_config (spec->plan);
+  gfloat fw = (gfloat) pc->src_width, fh = (gfloat) pc->src_height;
+  for (guint k = 0; k < k_rows; k++) {
+    gfloat id = ids[k * stride], score = scores[k * stride];
+    const gfloat *b = boxes + k * box_stride;
+    if (!(id >= 0.0f) || !(score >= spec->threshold))
+      continue;
+    gfloat x1, y1, x2, y2;
+    hy_frame_plan_to_frame (spec->plan, b[0], b[1], &x1, &y1);
+    hy_frame_plan_to_frame (spec->plan, b[2], b[3], &x2, &y2);
+    x1 = CLAMP (x1, 0.0f, fw);
+    x2 = CLAMP (x2, x1, fw);
+    y1 = CLAMP (y1, 0.0f, fh);
+    y2 = CLAMP (y2, y1, fh);
+    GstHybridDetection *d = &r->detections[r->n_detections++];
+    d->class_id = (gint) (id + 0.5f);
+    d->score = score;
+    d->x = x1;
+    d->y = y1;
+    d->w = x2 - x1;
+    d->h = y2 - y1;
+    d->label = gst_hybrid_decode_label (pool, d->class_id);
+  }
+
+  guint n = r->n_detections;
+  hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING), hyg_names.detection_type);
+  g_value_set_int (hyg_field (s, hyg_names.count, G_TYPE_INT), (gint) n);
+  hyg_array_fit (hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY), n, G_TYPE_STRING,
+      k_rows);
+  hyg_array_fit (hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY), n, G_TYPE_INT,
+      k_rows);
+  hyg_array_fit (hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY), n, G_TYPE_FLOAT,
+      k_rows);
+  hyg_array_fit (hyg_field (s, hyg_names.boxes, GST_TYPE_ARRAY), n, GST_TYPE_ARRAY,
+      k_rows);
+  GValue *labels = hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY);
+  GValue *class_ids = hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY);
+  GValue *values = hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY);
+  GValue *rects = hyg_field (s, hyg_names.boxes, GST_TYPE_ARRAY);
+  for (guint i = 0; i < n; i++) {
+    const GstHybridDetection *d = &r->detections[i];
+    GValue *rect = hyg_array_item (rects, i);
+    g_value_set_float (hyg_array_item (rect, 0), d->x);
+    g_value_set_float (hyg_array_item (rect, 1), d->y);
+    g_value_set_float (hyg_array_item (rect, 2), d->w);
+    g_value_set_float (hyg_array_item (rect, 3), d->h);
+    hyg_set_interned (hyg_array_item (labels, i), d->label);
+    g_value_set_int (hyg_array_item (class_ids, i), d->class_id);
+    g_value_set_float (hyg_array_item (values, i), d->score);
+  }
+}

@@ -1,0 +1,80 @@
+/*
+ * decode.h — reading a forward's outputs into a result: which
+ * interpretation `output` asks for, the result of one batch slot (its
+ * tensors copied, the frame's fields, then the interpretation: top-k
+ * classes, detection boxes, or the raw heads), written into a block of a
+ * result pool (result-pool.h) so that a frame allocates nothing.
+ */
+#ifndef GST_HYBRID_DECODE_H
+#define GST_HYBRID_DECODE_H
+
+#include <gst/gst.h>
+
+#include "gsthybridresult.h"
+#include "hybrid.h"
+#include "hybrid-frame.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  GST_HYBRID_OUTPUT_AUTO,
+  GST_HYBRID_OUTPUT_CLASSIFICATION,
+  GST_HYBRID_OUTPUT_DETECTION,
+  GST_HYBRID_OUTPUT_RAW,
+} GstHybridOutput;
+
+#define GST_HYBRID_MAX_TOP_K 1000
+
+/* What the interpretation needs besides the outputs. */
+typedef struct _GstHybridResultSpec {
+  GstHybridOutput output;       /* resolved: never AUTO */
+  guint top_k;
+  gfloat threshold;
+  const gchar *const *labels;   /* may be NULL */
+  guint n_labels;
+  const hy_frame_plan *plan;    /* maps boxes back to the frame */
+} GstHybridResultSpec;
+
+/* The frame's details, the first fields of the "hybridinfer" structure. */
+typedef struct _GstHybridResultFrame {
+  guint64 frame_number;
+  GstClockTime timestamp;
+  GstClockTime running_time;
+  gdouble latency_us;
+  hy_mode mode;
+} GstHybridResultFrame;
+
+/* Which interpretation `requested` means for heads of these shapes (batch
+ * `batch`): AUTO picks detection for one (B, K, 6) head or three heads
+ * (B, K, 1), (B, K, 1), (B, K, 4), classification for one (B, K[, 1, 1])
+ * head, raw otherwise.  An explicit kind the heads do not fit is an error
+ * naming the shapes. */
+gboolean gst_hybrid_output_resolve (GstHybridOutput requested,
+    const hy_shape * shapes, guint n_heads, gint64 batch,
+    GstHybridOutput * resolved, GError ** error);
+
+const gchar *gst_hybrid_output_name (GstHybridOutput output);
+
+/* The result of batch slot `slot` from the executor's current outputs, in
+ * a block from `pool` (a new one only when none is free).  Allocates
+ * nothing when a block is free and holds the same kind of result as
+ * before (the same number of top-k classes or boxes; GStreamer cannot
+ * shrink an array in place, so fewer boxes than the block's last result
+ * rebuild its arrays). */
+GstHybridResult *gst_hybrid_result_new (GstHybridResultPool * pool,
+    const hy_executor * exec, gint64 slot, const GstHybridResultFrame * frame,
+    const GstHybridResultSpec * spec);
+
+/* ---- the interpretations, for decode.c ---------------------------------- */
+
+void gst_hybrid_decode_classification (GstHybridResult * r,
+    const GstHybridResultSpec * spec);
+void gst_hybrid_decode_detection (GstHybridResult * r,
+    const GstHybridResultSpec * spec);
+void gst_hybrid_decode_raw (GstHybridResult * r);
+/* Class `id`'s label, interned (lives as long as the process). */
+const gchar *gst_hybrid_decode_label (const GstHybridResultPool * pool,
+    gint id);
+
+G_END_DECLS
+#endif /* GST_HYBRID_DECODE_H */

@@ -1,0 +1,74 @@
+/*
+ * infer-config.h — what hybridinfer's properties say (the settings, with
+ * their defaults), and the snapshot start() takes of them to make a
+ * session's configuration (infer-session.h).
+ */
+#ifndef GST_HYBRID_INFER_CONFIG_H
+#define GST_HYBRID_INFER_CONFIG_H
+
+#include <gst/gst.h>
+
+#include "gsthybridinfer-enums.h"
+#include "infer-session.h"
+#include "property-parse.h"
+
+G_BEGIN_DECLS
+
+#define DEFAULT_DEVICE "auto"
+#define DEFAULT_PRECISION "fp32"
+#define DEFAULT_MODE HY_MODE_HYBRID
+#define DEFAULT_COLOR_ORDER GST_HYBRID_INFER_COLOR_ORDER_RGB
+#define DEFAULT_SCALE GST_HYBRID_INFER_SCALE_BYTE
+#define DEFAULT_RESIZE HY_RESIZE_STRETCH
+#define DEFAULT_INTERPOLATION HY_INTERP_BILINEAR
+#define DEFAULT_INTERVAL 1
+#define DEFAULT_BATCH_SIZE 1
+#define MAX_BATCH_SIZE 256
+#define DEFAULT_OUTPUT GST_HYBRID_OUTPUT_AUTO
+#define DEFAULT_TOP_K 5
+#define MAX_TOP_K GST_HYBRID_MAX_TOP_K
+#define DEFAULT_THRESHOLD 0.5f
+#define DEFAULT_POST_MESSAGES TRUE
+#define MAX_CHANNEL_VALUES 3
+
+/* What the properties say; the element guards it with its object lock. */
+typedef struct {
+  gchar *model;
+  gchar *params;
+  gchar *labels;
+  gchar *device;
+  gchar *precision;
+  hy_mode mode;
+  gchar *dump_dir;
+  gchar *dump_frames;
+  hy_frame_set *dump_set;       /* NULL: dump_frames does not parse */
+  gchar *input_name;
+  gchar *input_size;
+  GstHybridInferColorOrder color_order;
+  GArray *mean, *std;           /* gdouble */
+  GstHybridInferScale scale;
+  hy_resize_mode resize;
+  hy_interpolation interpolation;
+  guint interval;
+  guint batch_size;
+  GstHybridOutput output;
+  guint top_k;
+  gfloat threshold;
+  gboolean post_messages;
+} GstHybridInferSettings;
+
+/* The defaults. */
+void gst_hybrid_infer_settings_init (GstHybridInferSettings * s);
+/* Frees what the settings hold. */
+void gst_hybrid_infer_settings_clear (GstHybridInferSettings * s);
+/* A deep copy of what start() reads (the caller holds the lock): no
+ * dump-dir and no parsed dump set, which apply while playing. */
+void gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
+    GstHybridInferSettings * copy);
+/* The session configuration from a snapshot; the strings stay owned by
+ * the snapshot.  FALSE + error naming the property that is wrong. */
+gboolean gst_hybrid_infer_settings_to_config (const GstHybridInferSettings *
+    copy, GstHybridSessionConfig * config, GError ** error);
+
+G_END_DECLS
+#endif /* GST_HYBRID_INFER_CONFIG_H */

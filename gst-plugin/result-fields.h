@@ -1,0 +1,37 @@
+/*
+ * result-fields.h — the "hybridinfer" structure's field names and the
+ * way results set them: in place, with interned strings, so that a block
+ * refilled by a later frame allocates nothing (result-pool.h).
+ */
+#ifndef GST_HYBRID_RESULT_FIELDS_H
+#define GST_HYBRID_RESULT_FIELDS_H
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* Field names and fixed strings, as quarks and interned strings: setting
+ * them costs a lookup, never a copy.  Filled by hyg_names_init. */
+typedef struct {
+  GQuark hybridinfer, frame_number, timestamp, running_time, latency_us,
+      mode, type, label, class_id, score, labels, class_ids, scores, count,
+      boxes, outputs, detection, confidence;
+  const gchar *hybrid, *imperative, *classification, *detection_type, *raw,
+      *empty;
+} HygNames;
+
+extern HygNames hyg_names;
+
+/* Once per process; any thread. */
+void hyg_names_init (void);
+
+/* The value of field `name` of `s`, made of `type` if it is not. */
+GValue *hyg_field (GstStructure * s, GQuark name, GType type);
+void hyg_set_interned (GValue * v, const gchar * interned);
+/* Makes `array` hold n values of `type` (arrays: of 4 floats), keeping
+ * the ones it has; a longer one is replaced, with room for `room`. */
+void hyg_array_fit (GValue * array, guint n, GType type, guint room);
+GValue *hyg_array_item (const GValue * array, guint i);
+
+G_END_DECLS
+#endif /* GST_HYBRID_RESULT_FIELDS_H */

@@ -1,0 +1,232 @@
+/*
+ * result-pool.c — result blocks sized once for a model's outputs, refilled
+ * in place (result-pool.h).
+ */
+#include <string.h>
+
+#include "result-fields.h"
+#include "result-pool.h"
+
+/* ---- blocks -------------------------------------------------------------- */
+
+static GstHybridResultPool *
+pool_ref (GstHybridResultPool *pool)
+{
+  g_atomic_int_inc (&pool->refcount);
+  return pool;
+}
+
+static void
+pool_unref (GstHybridResultPool *pool)
+{
+  if (!g_atomic_int_dec_and_test (&pool->refcount))
+    return;
+  g_mutex_clear (&pool->lock);
+  g_strfreev (pool->names);
+  g_free (pool->shapes);
+  g_free (pool->layout);
+  g_free (pool->labels);
+  g_free (pool->outputs);
+  gst_structure_free (pool->detection_param);
+  g_free (pool);
+}
+
+GstHybridResultPool *
+gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
+    gint64 batch, const GstHybridResultSpec *spec)
+{
+  GstHybridResultPool *pool = g_new0 (GstHybridResultPool, 1);
+  guint n = (guint) hy_executor_n_outputs (exec);
+
+  hyg_names_init ();
+  pool->refcount = 1;
+  g_mutex_init (&pool->lock);
+  pool->batch = batch;
+  pool->output = spec->output;
+  pool->n_tensors = n;
+  pool->shapes = g_new0 (hy_shape, MAX (n, 1));
+  pool->layout = g_new0 (GstHybridTensor, MAX (n, 1));
+  pool->names = g_new0 (gchar *, n + 1);
+  pool->outputs = g_new0 (const gchar *, MAX (n, 1));
+  for (guint i = 0; i < n; i++) {
+    const hy_tensor *t = hy_executor_output (exec, (int) i);
+    GstHybridTensor *out = &pool->layout[i];
+    gint64 numel = t ? hy_shape_numel (&t->shape) : 0;
+    pool->shapes[i] = t ? t->shape : (hy_shape) { .ndim = -1 };
+    pool->names[i] = g_strdup (hy_model_output_name (model, (int) i));
+    out->name = pool->names[i];
+    out->ndim = t ? t->shape.ndim : 0;
+    for (int d = 0; d < out->ndim; d++)
+      out->dims[d] = t->shape.dims[d];
+    /* Heads batched along the first dimension are sliced to this frame. */
+    if (batch > 1 && out->ndim >= 1 && out->dims[0] == batch) {
+      out->dims[0] = 1;
+      numel /= batch;
+    }
+    out->n_elements = (gsize) numel;
+    pool->n_floats += (gsize) numel;
+
+    if (spec->output == GST_HYBRID_OUTPUT_RAW) {
+      hy_shape s = { .ndim = out->ndim };
+      char buf[HY_SHAPE_STRLEN];
+      memcpy (s.dims, out->dims, sizeof s.dims);
+      gchar *text = g_strdup_printf ("%s %s", out->name,
+          hy_shape_format (&s, buf, sizeof buf));
+      pool->outputs[i] = g_intern_string (text);
+      g_free (text);
+    }
+  }
+  if (spec->output == GST_HYBRID_OUTPUT_DETECTION && n >= 1
+      && pool->layout[0].ndim >= 2)
+    pool->max_detections = (guint) pool->layout[0].dims[1];
+
+  pool->n_labels = spec->labels ? spec->n_labels : 0;
+  pool->labels = g_new0 (const gchar *, MAX (pool->n_labels, 1));
+  for (guint i = 0; i < pool->n_labels; i++)
+    pool->labels[i] = g_intern_string (spec->labels[i]);
+
+  GstStructure *p = gst_structure_new_id_empty (hyg_names.detection);
+  hyg_set_interned (hyg_field (p, hyg_names.label, G_TYPE_STRING), hyg_names.empty);
+  g_value_set_int (hyg_field (p, hyg_names.class_id, G_TYPE_INT), 0);
+  g_value_set_double (hyg_field (p, hyg_names.confidence, G_TYPE_DOUBLE), 0.0);
+  pool->detection_param = p;
+
+  /* one block: the result, its tensors, its detections, then the data */
+  pool->tensors_at = GST_ROUND_UP_N (sizeof (GstHybridResult), 16);
+  pool->detections_at = GST_ROUND_UP_N (pool->tensors_at
+      + n * sizeof (GstHybridTensor), 16);
+  pool->data_at = GST_ROUND_UP_N (pool->detections_at
+      + MAX (pool->max_detections, 1) * sizeof (GstHybridDetection),
+      16);
+  pool->block_size = pool->data_at + MAX (pool->n_floats, 1)
+      * sizeof (gfloat);
+  return pool;
+}
+
+gboolean
+gst_hybrid_result_pool_fits (const GstHybridResultPool *pool,
+    const hy_executor *exec, gint64 batch)
+{
+  if (batch != pool->batch
+      || (guint) hy_executor_n_outputs (exec) != pool->n_tensors)
+    return FALSE;
+  for (guint i = 0; i < pool->n_tensors; i++) {
+    const hy_tensor *t = hy_executor_output (exec, (int) i);
+    if (t ? !hy_shape_equal (&t->shape, &pool->shapes[i])
+        : pool->shapes[i].ndim != -1)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+guint
+gst_hybrid_result_pool_n_blocks (GstHybridResultPool *pool)
+{
+  return (guint) g_atomic_int_get (&pool->n_blocks);
+}
+
+static GstHybridResult *
+block_new (GstHybridResultPool *pool)
+{
+  guint8 *mem = g_malloc0 (pool->block_size);
+  GstHybridResult *r = (GstHybridResult *) mem;
+  gfloat *data = (gfloat *) (mem + pool->data_at);
+  r->pool = pool_ref (pool);
+  r->n_tensors = pool->n_tensors;
+  r->tensors = (GstHybridTensor *) (mem + pool->tensors_at);
+  r->detections = (GstHybridDetection *) (mem + pool->detections_at);
+  for (guint i = 0; i < pool->n_tensors; i++) {
+    r->tensors[i] = pool->layout[i];
+    r->tensors[i].data = data;
+    data += pool->layout[i].n_elements;
+  }
+  return r;
+}
+
+static void
+block_free (GstHybridResult *r)
+{
+  GstHybridResultPool *pool = r->pool;
+  if (r->results)
+    gst_structure_free (r->results);
+  g_free (r);
+  pool_unref (pool);
+}
+
+GstHybridResult *
+gst_hybrid_result_pool_acquire (GstHybridResultPool *pool)
+{
+  g_mutex_lock (&pool->lock);
+  GstHybridResult *r = pool->free;
+  if (r)
+    pool->free = r->next_free;
+  g_mutex_unlock (&pool->lock);
+  if (!r) {
+    r = block_new (pool);
+    g_atomic_int_inc (&pool->n_blocks);
+  }
+  r->next_free = NULL;
+  r->refcount = 1;
+  return r;
+}
+
+/* The last reference went: back to the pool, or freed once it is closed. */
+static void
+pool_return (GstHybridResult *r)
+{
+  GstHybridResultPool *pool = r->pool;
+  g_mutex_lock (&pool->lock);
+  if (!pool->closed) {
+    r->next_free = pool->free;
+    pool->free = r;
+    g_mutex_unlock (&pool->lock);
+    return;
+  }
+  g_mutex_unlock (&pool->lock);
+  g_atomic_int_add (&pool->n_blocks, -1);
+  block_free (r);
+}
+
+void
+gst_hybrid_result_pool_close (GstHybridResultPool *pool)
+{
+  g_mutex_lock (&pool->lock);
+  GstHybridResult *r = pool->free;
+  pool->free = NULL;
+  pool->closed = TRUE;
+  g_mutex_unlock (&pool->lock);
+  while (r) {
+    GstHybridResult *next = r->next_free;
+    g_atomic_int_add (&pool->n_blocks, -1);
+    block_free (r);
+    r = next;
+  }
+  pool_unref (pool);
+}
+
+GstHybridResult *
+gst_hybrid_result_ref (GstHybridResult *result)
+{
+  g_atomic_int_inc (&result->refcount);
+  return result;
+}
+
+void
+gst_hybrid_result_unref (GstHybridResult *result)
+{
+  if (g_atomic_int_dec_and_test (&result->refcount))
+    pool_return (result);
+}
+
+
+GstStructure *
+gst_hybrid_result_detection_param (const GstHybridResult *result, guint i)
+{
+  const GstHybridDetection *d = &result->detections[i];
+  GstStructure *p = gst_structure_copy (result->pool->detection_param);
+  hyg_set_interned (hyg_field (p, hyg_names.label, G_TYPE_STRING), d->label);
+  g_value_set_int (hyg_field (p, hyg_names.class_id, G_TYPE_INT), d->class_id);
+  g_value_set_double (hyg_field (p, hyg_names.confidence, G_TYPE_DOUBLE),
+      (gdouble) d->score);
+  return p;
+}

@@ -1,0 +1,64 @@
+/*
+ * result-pool.h — where results live: blocks sized once for the model's
+ * outputs, each holding a result, its tensors, its detections and its
+ * results structure (gsthybridresult.h).  When a result's last reference
+ * goes, its block returns to the pool and a later frame refills it in
+ * place, so that the steady state allocates nothing for a result; the
+ * pool grows only while more results are held (downstream queues,
+ * interval) than it has blocks.
+ */
+#ifndef GST_HYBRID_RESULT_POOL_H
+#define GST_HYBRID_RESULT_POOL_H
+
+#include "decode.h"
+#include "gsthybridresult.h"
+
+G_BEGIN_DECLS
+
+struct _GstHybridResultPool {
+  gint refcount;                /* atomic: the owner and every block */
+  GMutex lock;                  /* free, closed */
+  GstHybridResult *free;
+  gboolean closed;
+  gint n_blocks;                /* atomic */
+
+  /* what every block looks like */
+  gint64 batch;
+  GstHybridOutput output;
+  guint n_tensors;
+  hy_shape *shapes;             /* the executor's outputs (batched) */
+  GstHybridTensor *layout;      /* per frame: names, dims, sizes; no data */
+  gchar **names;
+  gsize n_floats;
+  guint max_detections;
+  gsize block_size, tensors_at, detections_at, data_at;
+
+  const gchar **labels;         /* interned */
+  guint n_labels;
+  const gchar **outputs;        /* raw: "name (shape)" per head, interned */
+  GstStructure *detection_param;        /* the ROI parameter's template */
+};
+
+/* A pool of result blocks for the executor's current output shapes (batch
+ * `batch`) read as `spec->output`, labelled with `spec->labels` (copied:
+ * interned).  The caller owns it until gst_hybrid_result_pool_close(). */
+GstHybridResultPool *gst_hybrid_result_pool_new (const hy_executor * exec,
+    const hy_model * model, gint64 batch, const GstHybridResultSpec * spec);
+
+/* Whether the pool's blocks fit the executor's current outputs (a re-plan
+ * for a new input size may change them: then make a new pool). */
+gboolean gst_hybrid_result_pool_fits (const GstHybridResultPool * pool,
+    const hy_executor * exec, gint64 batch);
+
+/* Blocks made so far: those in use and those free. */
+guint gst_hybrid_result_pool_n_blocks (GstHybridResultPool * pool);
+
+/* The owner lets go: free blocks are freed now, blocks in use when their
+ * last reference goes (results stay valid as long as they are held). */
+void gst_hybrid_result_pool_close (GstHybridResultPool * pool);
+
+/* A free block (a new one only when none is free), with one reference. */
+GstHybridResult *gst_hybrid_result_pool_acquire (GstHybridResultPool * pool);
+
+G_END_DECLS
+#endif /* GST_HYBRID_RESULT_POOL_H */
