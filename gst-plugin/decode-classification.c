@@ -26,7 +26,8 @@ top_k (const gfloat *scores, gint n, gint k, gint *best)
 }
 
 void
-gst_hybrid_decode_classification (GstHybridResult *r, const GstHybridResultSpec *spec)
+gst_hybrid_decode_classification (GstHybridResult *r,
+    const GstHybridResultSpec *spec)
 {
   const GstHybridResultPool *pool = r->pool;
   GstStructure *s = r->results;
@@ -36,7 +37,8 @@ gst_hybrid_decode_classification (GstHybridResult *r, const GstHybridResultSpec 
   gint taken[GST_HYBRID_MAX_TOP_K];
   gint k = top_k (scores, n,
       (gint) CLAMP (spec->top_k, 1, GST_HYBRID_MAX_TOP_K), taken);
-  hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING), hyg_names.classification);
+  hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING),
+      hyg_names.classification);
   if (k > 0) {
     hyg_set_interned (hyg_field (s, hyg_names.label, G_TYPE_STRING),
         gst_hybrid_decode_label (pool, taken[0]));
@@ -55,7 +57,8 @@ gst_hybrid_decode_classification (GstHybridResult *r, const GstHybridResultSpec 
   GValue *ids = hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY);
   GValue *values = hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY);
   for (gint j = 0; j < k; j++) {
-    hyg_set_interned (hyg_array_item (labels, j), gst_hybrid_decode_label (pool, taken[j]));
+    hyg_set_interned (hyg_array_item (labels, j),
+        gst_hybrid_decode_label (pool, taken[j]));
     g_value_set_int (hyg_array_item (ids, j), taken[j]);
     g_value_set_float (hyg_array_item (values, j), scores[taken[j]]);
   }

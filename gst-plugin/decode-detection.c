@@ -7,7 +7,8 @@
 #include "result-pool.h"
 
 void
-gst_hybrid_decode_detection (GstHybridResult *r, const GstHybridResultSpec *spec)
+gst_hybrid_decode_detection (GstHybridResult *r,
+    const GstHybridResultSpec *spec)
 {
   const GstHybridResultPool *pool = r->pool;
   GstStructure *s = r->results;
@@ -51,16 +52,17 @@ gst_hybrid_decode_detection (GstHybridResult *r, const GstHybridResultSpec *spec
   }
 
   guint n = r->n_detections;
-  hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING), hyg_names.detection_type);
+  hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING),
+      hyg_names.detection_type);
   g_value_set_int (hyg_field (s, hyg_names.count, G_TYPE_INT), (gint) n);
-  hyg_array_fit (hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY), n, G_TYPE_STRING,
-      k_rows);
-  hyg_array_fit (hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY), n, G_TYPE_INT,
-      k_rows);
-  hyg_array_fit (hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY), n, G_TYPE_FLOAT,
-      k_rows);
-  hyg_array_fit (hyg_field (s, hyg_names.boxes, GST_TYPE_ARRAY), n, GST_TYPE_ARRAY,
-      k_rows);
+  hyg_array_fit (hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY), n,
+      G_TYPE_STRING, k_rows);
+  hyg_array_fit (hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY), n,
+      G_TYPE_INT, k_rows);
+  hyg_array_fit (hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY), n,
+      G_TYPE_FLOAT, k_rows);
+  hyg_array_fit (hyg_field (s, hyg_names.boxes, GST_TYPE_ARRAY), n,
+      GST_TYPE_ARRAY, k_rows);
   GValue *labels = hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY);
   GValue *class_ids = hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY);
   GValue *values = hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY);

@@ -114,7 +114,7 @@ gst_hybrid_output_resolve (GstHybridOutput requested, const hy_shape *shapes,
 }
 
 
-/* ---- the result ----------------------------------------------------------- */
+/* ---- the result ------------------------------------------------------ */
 
 /* Copies this slot's part of every head into the block. */
 static void

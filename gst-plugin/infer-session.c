@@ -104,7 +104,8 @@ check_values (const char *what, int n, int channels, GError **error)
 /* Sets the input shape and plans for it; an unknown channel count is tried
  * as 3 (colour), then 1 (gray). */
 static gboolean
-try_plan (GstHybridSession *s, int channels, int width, int height, GError **error)
+try_plan (GstHybridSession *s, int channels, int width, int height,
+    GError **error)
 {
   hy_shape shape = {.ndim = 4,.dims = {s->shape.dims[0], channels, height,
           width}
@@ -194,7 +195,8 @@ initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
 /* The executor on s->device, planned for the input when its size does
  * not wait for the frame.  May be called again (another device). */
 static gboolean
-open_executor (GstHybridSession *s, const GstHybridSessionConfig *c, GError **error)
+open_executor (GstHybridSession *s, const GstHybridSessionConfig *c,
+    GError **error)
 {
   int width, height;
   hy_executor_free (s->exec);
@@ -332,8 +334,8 @@ ensure_stage (GstHybridSession *s)
 }
 
 gboolean
-gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout, int width,
-    int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
+gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout,
+    int width, int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
     GError **error)
 {
   if (s->follow_frame && !plan_input (s, width, height, error))
@@ -389,8 +391,8 @@ gst_hybrid_session_take_note (GstHybridSession *s)
 }
 
 void
-gst_hybrid_session_load (GstHybridSession *s, int slot, const uint8_t *const planes[3],
-    const int strides[3])
+gst_hybrid_session_load (GstHybridSession *s, int slot,
+    const uint8_t *const planes[3], const int strides[3])
 {
   gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
   ensure_stage (s);
@@ -444,8 +446,8 @@ unstage (GstHybridSession *s, GError **error)
 }
 
 gboolean
-gst_hybrid_session_forward (GstHybridSession *s, hy_mode mode, const char *dump_dir,
-    GError **dump_error, GError **error)
+gst_hybrid_session_forward (GstHybridSession *s, hy_mode mode,
+    const char *dump_dir, GError **dump_error, GError **error)
 {
   const hy_tensor *inputs[1] = { s->input };
   if (s->load_error) {

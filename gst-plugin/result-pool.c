@@ -86,7 +86,8 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
     pool->labels[i] = g_intern_string (spec->labels[i]);
 
   GstStructure *p = gst_structure_new_id_empty (hyg_names.detection);
-  hyg_set_interned (hyg_field (p, hyg_names.label, G_TYPE_STRING), hyg_names.empty);
+  hyg_set_interned (hyg_field (p, hyg_names.label, G_TYPE_STRING),
+      hyg_names.empty);
   g_value_set_int (hyg_field (p, hyg_names.class_id, G_TYPE_INT), 0);
   g_value_set_double (hyg_field (p, hyg_names.confidence, G_TYPE_DOUBLE), 0.0);
   pool->detection_param = p;
