@@ -11,6 +11,7 @@
  * check_mxnet.py compares the numbers with real MXNet.
  */
 #include <math.h>
+#include <sys/stat.h>
 
 #include <glib/gstdio.h>
 
@@ -303,6 +304,11 @@ GST_START_TEST (test_semantic_errors)
   gchar *dir = g_dir_make_tmp ("hy-errors-XXXXXX", NULL);
   gchar *broken = g_build_filename (dir, "broken-symbol.json", NULL);
   g_file_set_contents (broken, "{ \"nodes\": [ {\"op\": ", -1, NULL);
+  /* Paths that are not regular files: refused at start, never read
+   * (/dev/zero grew without end) or waited on (a FIFO blocked the state
+   * change forever). */
+  gchar *fifo = g_build_filename (dir, "fifo", NULL);
+  fail_unless (mkfifo (fifo, 0600) == 0);
   gchar *colors = model_path ("colors");
   gchar *quadrants = model_path ("quadrants");
   gchar *lrn = model_path ("lrn");
@@ -346,6 +352,16 @@ GST_START_TEST (test_semantic_errors)
         "output=detection needs", SHAPE},
     {g_strdup_printf ("model=%s labels=/nonexistent/l.txt", colors), small,
         "labels file", OPEN_READ},
+    {g_strdup ("model=/dev/zero"), small,
+        "/dev/zero is a character device: a symbol file", OPEN_READ},
+    {g_strdup_printf ("model=%s", fifo), small, "is a FIFO: a symbol file",
+        OPEN_READ},
+    {g_strdup_printf ("model=%s params=%s", colors, dir), small,
+        "is a directory: a params file", OPEN_READ},
+    {g_strdup_printf ("model=%s labels=/dev/zero", colors), small,
+        "/dev/zero is a character device: a labels file", OPEN_READ},
+    {g_strdup_printf ("model=%s labels=%s", colors, fifo), small,
+        "is a FIFO: a labels file", OPEN_READ},
     /* sizes the model cannot take: at start, and when caps arrive */
     {g_strdup_printf ("model=%s", quadrants), small, "quadrants_concat0",
         SHAPE},
@@ -370,8 +386,10 @@ GST_START_TEST (test_semantic_errors)
     g_free (cases[i].props);
   }
   g_unlink (broken);
+  g_unlink (fifo);
   g_rmdir (dir);
   g_free (broken);
+  g_free (fifo);
   g_free (dir);
   g_free (colors);
   g_free (quadrants);
