@@ -32,6 +32,8 @@
 typedef struct cached_plan {
   hy_plan *plan;
   hy_shape *input_shapes;       /* the shapes it was built for */
+  guint64 serial;               /* which plan this is: never reused, unlike
+                                 * an address after a free */
 } cached_plan;
 
 struct hy_executor {
@@ -49,6 +51,7 @@ struct hy_executor {
   hy_tensor **device_inputs;    /*   per model input, this forward's copy */
   cached_plan plans[HY_PLAN_CACHE_SIZE];  /* hybrid: most recent first */
   int n_plans;
+  guint64 plans_made;
   const hy_plan *last_run;      /* hybrid: the plan the outputs are in */
   const hy_tensor **in_buf;     /* scratch for kernel argument lists */
   hy_tensor **out_buf;
@@ -57,14 +60,16 @@ struct hy_executor {
   void *hook_data;
 };
 
-/* A tensor in the backend's memory (zeroed on the host). */
+/* A tensor in the backend's memory (zeroed on the host); `what` names it
+ * when the memory cannot be had. */
 static hy_tensor *
-backend_tensor_new (hy_executor *exec, const hy_shape *shape, GError **error)
+backend_tensor_new (hy_executor *exec, const hy_shape *shape,
+    const char *what, GError **error)
 {
   hy_backend *be = exec->backend;
   if (exec->on_host) {
     be->stats.allocations++;    /* counted as the backend's would be */
-    return hy_tensor_new (shape);
+    return hy_tensor_try_new (shape, what, error);
   }
   float *data = be->iface->alloc (be, MAX (hy_shape_numel (shape), 1)
       * sizeof (float), error);
@@ -153,6 +158,7 @@ use_plan (hy_executor *exec, GError **error)
     entry.plan = hy_plan_new (exec->shapes, exec->backend, error);
     if (!entry.plan)
       return NULL;
+    entry.serial = ++exec->plans_made;
     int n = hy_model_n_inputs (exec->model);
     /* A model of constants (_arange) has no inputs. */
     entry.input_shapes = g_new0 (hy_shape, MAX (n, 1));
@@ -334,10 +340,13 @@ allocate_outputs (hy_executor *exec, GError **error)
     if (!node->op)
       continue;
     exec->values[i] = g_new0 (hy_tensor *, node->n_outputs);
-    for (guint k = 0; k < node->n_outputs; k++)
+    for (guint k = 0; k < node->n_outputs; k++) {
+      g_autofree char *what = g_strdup_printf ("node '%s' (op %s) output %u "
+          "(imperative mode)", node->name, node->op->name, k);
       if (!(exec->values[i][k] = backend_tensor_new (exec, &node->shapes[k],
-                  error)))
+                  what, error)))
         return FALSE;
+    }
   }
   return TRUE;
 }
@@ -354,7 +363,8 @@ upload_variables (hy_executor *exec, const hy_tensor *const *inputs,
     hy_node *node = hy_graph_node (g, i);
     if (node->op || !node->value || exec->device_vars[i])
       continue;
-    hy_tensor *t = backend_tensor_new (exec, &node->value->shape, error);
+    hy_tensor *t = backend_tensor_new (exec, &node->value->shape,
+        node->name, error);
     if (!t || !be->iface->upload (be, t->data, node->value->data,
             hy_tensor_nbytes (t), error)) {
       backend_tensor_free (exec, t);
@@ -363,7 +373,8 @@ upload_variables (hy_executor *exec, const hy_tensor *const *inputs,
     exec->device_vars[i] = t;
   }
   for (int i = 0; i < hy_model_n_inputs (exec->model); i++) {
-    hy_tensor *t = backend_tensor_new (exec, &inputs[i]->shape, error);
+    hy_tensor *t = backend_tensor_new (exec, &inputs[i]->shape,
+        hy_model_input_name (exec->model, i), error);
     exec->device_inputs[i] = t;
     if (!t || !be->iface->upload (be, t->data, inputs[i]->data,
             hy_tensor_nbytes (t), error))
@@ -382,8 +393,14 @@ download_node (hy_executor *exec, guint i, GError **error)
     exec->host_values[i] = g_new0 (hy_tensor *, node->n_outputs);
   for (guint k = 0; k < node->n_outputs; k++) {
     hy_tensor *host = exec->host_values[i][k];
-    if (!host)
-      host = exec->host_values[i][k] = hy_tensor_new (&node->shapes[k]);
+    if (!host) {
+      g_autofree char *what = g_strdup_printf ("the host copy of node '%s' "
+          "output %u", node->name, k);
+      host = exec->host_values[i][k] = hy_tensor_try_new (&node->shapes[k],
+          what, error);
+      if (!host)
+        return FALSE;
+    }
     if (!be->iface->download (be, host->data, exec->values[i][k]->data,
             hy_tensor_nbytes (host), error))
       return FALSE;
@@ -556,7 +573,7 @@ hy_executor_forward_staged (hy_executor *exec, GError **error)
 
 struct hy_frame_stage {
   hy_executor *exec;
-  const hy_plan *plan;          /* the plan whose input it writes */
+  guint64 plan_serial;          /* the plan whose input it writes */
   hy_tensor *input;             /* that plan's device input 0 */
   int batch;
   void *impl;                   /* the backend's */
@@ -607,7 +624,7 @@ hy_executor_frame_stage_new (hy_executor *exec, const hy_frame_plan *plan,
     return NULL;
   hy_frame_stage *st = g_new0 (hy_frame_stage, 1);
   st->exec = exec;
-  st->plan = exec->plans[0].plan;       /* use_plan put it first */
+  st->plan_serial = exec->plans[0].serial;      /* use_plan put it first */
   st->input = input;
   st->batch = batch;
   st->impl = impl;
@@ -637,7 +654,7 @@ stage_usable (const hy_frame_stage *st, int slot, GError **error)
     return FALSE;
   }
   if (exec->mode != HY_MODE_HYBRID || exec->n_plans == 0
-      || exec->plans[0].plan != st->plan) {
+      || exec->plans[0].serial != st->plan_serial) {
     g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
         "the executor re-planned since the frame stage was made (its "
         "mode, precision or input shape changed): make a new stage");
