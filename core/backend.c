@@ -1,7 +1,7 @@
 /*
  * backend.c — picks the backend for a device, and runs one op on one.
  */
-#include "backend-impl.h"
+#include "backend.h"
 #include "op.h"
 
 hy_backend *

@@ -8,7 +8,7 @@
 #define HY_BLOCK_IMPL_H
 
 #include "hybrid-block.h"
-#include "backend-impl.h"
+#include "backend.h"
 #include "graph.h"
 
 struct hy_parameter {

@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "model-impl.h"
-#include "backend-impl.h"
+#include "backend.h"
 #include "plan.h"
 
 /* How many input shapes keep a plan; the least recently used goes first.
@@ -49,6 +49,8 @@ struct hy_executor {
   hy_tensor ***host_values;     /*   host copies of what is looked at */
   hy_tensor **device_vars;      /*   per variable node, its uploaded value */
   hy_tensor **device_inputs;    /*   per model input, this forward's copy */
+  hy_tensor **input_heads;      /* imperative: per graph output that is a
+                                 * data input, this forward's copy of it */
   cached_plan plans[HY_PLAN_CACHE_SIZE];  /* hybrid: most recent first */
   int n_plans;
   guint64 plans_made;
@@ -110,6 +112,9 @@ release_values (hy_executor *exec)
 {
   free_node_tensors (exec, exec->values, TRUE);
   free_node_tensors (exec, exec->host_values, FALSE);
+  for (guint h = 0; exec->input_heads
+      && h < hy_shapes_graph (exec->shapes)->n_heads; h++)
+    g_clear_pointer (&exec->input_heads[h], hy_tensor_free);
   for (int i = 0; exec->device_inputs && i < hy_model_n_inputs (exec->model);
       i++) {
     backend_tensor_free (exec, exec->device_inputs[i]);
@@ -261,6 +266,7 @@ hy_executor_free (hy_executor *exec)
   hy_shapes_free (exec->shapes);
   g_free (exec->device_vars);
   g_free (exec->device_inputs);
+  g_free (exec->input_heads);
   g_free (exec->host_values);
   g_free (exec->values);
   g_free (exec->kernels);
@@ -474,6 +480,34 @@ run_node (hy_executor *exec, guint i, const hy_tensor *const *inputs,
   return TRUE;
 }
 
+/* A graph output that is a data input itself (a pass-through head) is
+ * copied: outputs belong to the executor and outlive the caller's inputs,
+ * as a plan's own output slot does in hybrid mode. */
+static gboolean
+copy_input_heads (hy_executor *exec, const hy_tensor *const *inputs,
+    GError **error)
+{
+  hy_graph *g = hy_shapes_graph (exec->shapes);
+  for (guint h = 0; h < g->n_heads; h++) {
+    guint node = g->heads[h].node;
+    if (hy_graph_node (g, node)->var_kind != HY_VAR_INPUT)
+      continue;
+    int k = 0;
+    while (g_array_index (exec->model->inputs, guint, k) != node)
+      k++;
+    if (!exec->input_heads)
+      exec->input_heads = g_new0 (hy_tensor *, g->n_heads);
+    g_autofree char *what = g_strdup_printf ("output %u (input '%s')", h,
+        hy_model_input_name (exec->model, k));
+    hy_tensor *t = hy_tensor_try_new (&inputs[k]->shape, what, error);
+    if (!t)
+      return FALSE;
+    memcpy (t->data, inputs[k]->data, hy_tensor_nbytes (t));
+    exec->input_heads[h] = t;
+  }
+  return TRUE;
+}
+
 gboolean
 hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
     int n_inputs, GError **error)
@@ -514,7 +548,7 @@ hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
     if (hy_graph_node (g, i)->op && !download_node (exec, i, error))
       return FALSE;
   }
-  return TRUE;
+  return copy_input_heads (exec, inputs, error);
 }
 
 void
@@ -731,8 +765,9 @@ hy_executor_output (const hy_executor *exec, int i)
     return exec->last_run ? hy_plan_output (exec->last_run, i) : NULL;
   const hy_entry *e = &g->heads[i];
   hy_node *src = hy_graph_node (g, e->node);
-  if (!src->op)
-    return src->value;          /* a head that is a variable: rare */
+  if (!src->op)                 /* a head that is a variable: rare */
+    return src->value ? src->value
+        : exec->input_heads ? exec->input_heads[i] : NULL;
   hy_tensor ***values = exec->on_host ? exec->values : exec->host_values;
   return values[e->node] ? values[e->node][e->index] : NULL;
 }

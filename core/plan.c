@@ -35,7 +35,7 @@
 
 #include "plan.h"
 #include "planner.h"
-#include "backend-impl.h"
+#include "backend.h"
 
 typedef enum storage_kind {
   STORAGE_NONE,                 /* an input nobody reads (a label) */

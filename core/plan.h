@@ -8,7 +8,7 @@
 #define HY_PLAN_H
 
 #include "model-impl.h"
-#include "backend-impl.h"
+#include "backend.h"
 #include "core/passes/passes.h"
 
 typedef struct hy_plan hy_plan;

@@ -94,8 +94,9 @@ hy_shapes_infer (hy_shapes *shapes, GError **error)
   for (int i = 0; i < hy_model_n_inputs (m); i++) {
     if (shapes->inputs[i].ndim < 0) {
       g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-          "%s: input '%s' has no shape: the symbol file declares none "
-          "and none was given", m->symbol_path, hy_model_input_name (m, i));
+          "%s: input '%s' has no shape: the symbol file declares none (or "
+          "leaves a dimension to the data, as 0 or -1 in __shape__) and "
+          "none was given", m->symbol_path, hy_model_input_name (m, i));
       return FALSE;
     }
   }

@@ -48,6 +48,7 @@ for target in "${TARGETS[@]}"; do
     while read -r f; do cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"; done
   echo "== fuzz $target for ${SECONDS_EACH}s"
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ASAN_OPTIONS=allocator_may_return_null=1 \
     "$exe" -max_total_time="$SECONDS_EACH" -max_len=4096 \
     -detect_leaks=1 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$FUZZ_DIR/crash-$target-" "$corpus" \

@@ -110,6 +110,7 @@ if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
       cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"
     done
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ASAN_OPTIONS=allocator_may_return_null=1 \
       "$FUZZ_DIR/tests/fuzz/fuzz-$target" -max_total_time="$FUZZ_SECONDS" \
       -detect_leaks=1 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$FUZZ_DIR/crash-$target-" "$corpus" 2>&1 | tail -5

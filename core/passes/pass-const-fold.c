@@ -12,7 +12,7 @@
  */
 #include "passes.h"
 #include "graph-edit.h"
-#include "core/backend-impl.h"
+#include "core/backend.h"
 
 static gboolean
 is_foldable (const hy_graph *graph, guint i, hy_backend *cpu)

@@ -1,5 +1,5 @@
 /*
- * cpu-backend.c — the CPU as a backend (core/backend-impl.h): host memory,
+ * cpu-backend.c — the CPU as a backend (kernels/backend-impl.h): host memory,
  * the op table of cpu-ops.c, and calls run in order on the context's
  * threads.
  */
@@ -8,7 +8,7 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
-#include "core/backend-impl.h"
+#include "kernels/backend-impl.h"
 
 typedef struct cpu_backend {
   hy_backend base;

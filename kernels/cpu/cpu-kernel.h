@@ -95,7 +95,7 @@ typedef void (*hy_cpu_kernel_fn) (hy_cpu_ctx *ctx, const void *params,
 hy_cpu_kernel_fn hy_cpu_kernel_for (hy_op_id op);
 
 /* The context of a backend made by hy_cpu_backend_new
- * (core/backend-impl.h). */
+ * (kernels/backend-impl.h). */
 struct hy_backend;
 hy_cpu_ctx *hy_cpu_backend_ctx (struct hy_backend *be);
 

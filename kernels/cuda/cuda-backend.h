@@ -7,7 +7,7 @@
 #ifndef HY_CUDA_BACKEND_H
 #define HY_CUDA_BACKEND_H
 
-#include "core/backend-impl.h"
+#include "kernels/backend-impl.h"
 #include "cuda-kernel.h"
 
 typedef struct cuda_backend {

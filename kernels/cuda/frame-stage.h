@@ -1,6 +1,6 @@
 /*
  * frame-stage.h — the CUDA backend's frame stages (hybrid-frame.h; the
- * frame_stage_* hooks of core/backend-impl.h): a mapped video frame goes
+ * frame_stage_* hooks of kernels/backend-impl.h): a mapped video frame goes
  * to the device as bytes (uint8, never float) and is converted there
  * (frame-convert.h) straight into a plan's device input, so that the
  * forward uploads nothing.

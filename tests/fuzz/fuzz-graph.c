@@ -1115,26 +1115,6 @@ generate (gen *g)
 
 /* ---- running and comparing ---------------------------------------------- */
 
-/* Bugs found by this target and reported (tests/fuzz/findings/) but not
- * fixed yet: skipped so that a run goes on finding new ones, unless
- * HY_FUZZ_STRICT is set (as when replaying a finding). */
-static gboolean skip_case;      /* this case hit a known bug */
-
-static gboolean
-known_bug (const char *finding)
-{
-  if (g_getenv ("HY_FUZZ_STRICT"))
-    return FALSE;
-  static gsize once;
-  if (g_once_init_enter (&once)) {
-    fprintf (stderr, "fuzz-graph: skipping known bug %s (HY_FUZZ_STRICT=1 "
-        "to stop on it)\n", finding);
-    g_once_init_leave (&once, 1);
-  }
-  skip_case = TRUE;
-  return TRUE;
-}
-
 static void
 free_outputs (hy_tensor **outs)
 {
@@ -1164,13 +1144,6 @@ run (hy_model *model, hy_mode mode, hy_tensor **inputs, int n_inputs,
   outs = g_new0 (hy_tensor *, *n_out + 1);
   for (int i = 0; i < *n_out; i++) {
     const hy_tensor *t = hy_executor_output (exec, i);
-    if (!t && mode == HY_MODE_IMPERATIVE
-        && known_bug ("imperative-input-head")) {
-      g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "known bug");
-      free_outputs (outs);
-      outs = NULL;
-      goto out;
-    }
     if (!t) {
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
           "fuzz: output %d of a successful forward is NULL", i);
@@ -1308,9 +1281,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       &ref_error);
   hy_tensor **got = run (model, HY_MODE_HYBRID, inputs, n_inputs, &n_got,
       &got_error);
-  if (skip_case) {
-    skip_case = FALSE;
-  } else if (!ref != !got) {
+  if (!ref != !got) {
     /* Same graph, same shapes: one mode refusing what the other runs is a
      * difference too. */
     fprintf (stderr, "imperative %s, hybrid %s\n",

@@ -15,7 +15,7 @@
 #include <glib.h>
 
 #include "hybrid.h"
-#include "core/backend-impl.h"
+#include "core/backend.h"
 #include "kernels/cpu/cpu-kernel.h"
 
 static int kernel_runs;

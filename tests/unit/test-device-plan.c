@@ -27,7 +27,7 @@
 
 #include "hybrid.h"
 #include "hybrid-block.h"
-#include "core/backend-impl.h"
+#include "core/backend.h"
 #include "core/block-impl.h"
 #include "core/model-impl.h"
 #include "kernels/cpu/cpu-kernel.h"

@@ -5,7 +5,10 @@
  * CPU backend (kernels/cpu/cpu-backend.c) and the CUDA backend
  * (kernels/cuda/cuda-backend.c) each fill one hy_backend_iface; the core
  * reaches kernels only through it and never includes a device header.
- * Not public: users pick a device with hy_device in hybrid.h.
+ * It sits in kernels/ beside the op contract (ops.def, params/): both
+ * halves build on it, and what the core does with a backend is in
+ * core/backend.h.  Not public: users pick a device with hy_device
+ * (hybrid.h).
  *
  * Kernels keep their backend's own signature (hy_cpu_kernel_fn,
  * hy_cuda_kernel_fn): a call stores its kernel as an opaque function
@@ -99,41 +102,6 @@ struct hy_backend {
   hy_device device;
   hy_device_stats stats;        /* kept up by the backend */
 };
-
-/* Makes a backend for someone who will own it (a block's executors). */
-typedef hy_backend *(*hy_backend_maker) (void *data, GError **error);
-
-/* Runs one op once on `be`: its kernel, prepared, run and released — the
- * one way an op runs outside a plan (imperative forwards, F's imperative
- * calls, constant folding).  Errors name the op; callers add the node. */
-gboolean hy_backend_run_op (hy_backend *be, hy_op_id op, const void *params,
-    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out,
-    GError **error);
-
-/* The backend for a device (n_threads: CPU compute threads, <= 0 for the
- * default); FALSE with a clear message when that device
- * cannot be used (no CUDA in this build, no GPU, a driver too old). */
-hy_backend *hy_backend_new (hy_device device, int n_threads,
-    GError **error);
-void hy_backend_free (hy_backend *be);
-
-/* An executor on `backend`, which it takes (and frees with itself):
- * hy_executor_new for a backend made elsewhere (tests). */
-hy_executor *hy_executor_new_on (const hy_model *model, hy_backend *backend,
-    hy_mode mode, GError **error);
-
-hy_backend *hy_executor_backend (hy_executor *exec);
-
-/* Staged inputs (a device frame path writes the input where the plan
- * reads it, instead of uploading a host tensor): hybrid mode on a device
- * only.  hy_executor_device_input plans for the executor's current input
- * shapes (hy_executor_set_input_shape) and returns the device tensor of
- * input i, valid until the shapes or the mode change;
- * hy_executor_forward_staged (hybrid-frame.h) then runs a forward without
- * any upload.  Frame stages (hy_executor_frame_stage_new) ask for it once
- * per plan. */
-hy_tensor *hy_executor_device_input (hy_executor *exec, int i,
-    GError **error);
 
 /* The backends themselves (NULL when not built in, or on failure). */
 hy_backend *hy_cpu_backend_new (int n_threads, GError **error);
