@@ -1,7 +1,7 @@
 """Frames from GStreamer's videotestsrc, preprocessed exactly as hybridinfer does.
 
 The patterns model is trained on what the element will feed it, so this file
-mirrors gst-plugin/preprocess.c operation for operation (float32 arithmetic in
+mirrors kernels/cpu/frame-convert.c operation for operation (float32 arithmetic in
 the same order), for the two layouts the demos negotiate: packed RGB and I420.
 
   resize "stretch", bilinear, pixel centres aligned: output column x samples

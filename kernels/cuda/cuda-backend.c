@@ -1,5 +1,5 @@
 /*
- * cuda-backend.c — the CUDA backend (core/backend.h) over the kernels of
+ * cuda-backend.c — the CUDA backend (kernels/backend-impl.h) over the kernels of
  * this directory: one stream, one cuBLAS and one cuDNN handle bound to it,
  * and plans recorded once as CUDA graphs.
  *

@@ -2,7 +2,7 @@
  * cuda-backend.h — the CUDA backend's object, shared by its C files
  * (cuda-backend.c: set-up, calls, CUDA graphs; cuda-memory.c: memory and
  * copies).  Nothing outside kernels/cuda includes it: the core sees the
- * backend through core/backend.h.
+ * backend through kernels/backend-impl.h.
  */
 #ifndef HY_CUDA_BACKEND_H
 #define HY_CUDA_BACKEND_H

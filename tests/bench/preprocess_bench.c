@@ -1,17 +1,18 @@
 /*
- * preprocess_bench.c — times gst-plugin/preprocess.c (hy_preprocess_run)
+ * preprocess_bench.c — times the CPU frame conversion (hy_frame_plan_convert,
+ * kernels/cpu/frame-convert.c)
  * per pixel layout at 1920x1080 to the frame's own size, 224x224 and
  * 640x360, bilinear and nearest; --hash prints a checksum of the output of
  * many configurations (every layout, odd sizes, padded strides, letterbox,
  * 1 or 3 channels, RGB or BGR, YUV ranges and degenerate YUV matrices) to
  * compare two builds bit for bit — e.g. this file against
- * `git show HEAD:gst-plugin/preprocess.c`.  Standalone, built by hand (not
+ * `git show HEAD:kernels/cpu/frame-convert.c`.  Standalone, built by hand (not
  * by meson):
  *
- *   gcc -O3 -std=c11 -D_GNU_SOURCE -I gst-plugin -I core/include \
+ *   gcc -O3 -std=c11 -D_GNU_SOURCE -I core/include \
  *     $(pkg-config --cflags glib-2.0) tests/bench/preprocess_bench.c \
- *     gst-plugin/preprocess.c $(pkg-config --libs glib-2.0) -lm \
- *     -o /tmp/preprocess_bench
+ *     -L build/core -lhybrid -Wl,-rpath,$PWD/build/core \
+ *     $(pkg-config --libs glib-2.0) -lm -o /tmp/preprocess_bench
  *   /tmp/preprocess_bench [runs] [layout...]   # median and min ms
  *   /tmp/preprocess_bench --hash > a.txt       # then diff two builds
  *
@@ -25,7 +26,7 @@
 #include <time.h>
 
 #include "hybrid.h"
-#include "gst-plugin/preprocess.h"
+#include "hybrid-frame.h"
 
 /* The one libhybrid symbol preprocess.c uses. */
 GQuark
@@ -88,11 +89,11 @@ frame_free (frame *f)
     free (f->plane[p]);
 }
 
-static hy_preprocess_config
+static hy_frame_config
 config_make (hy_pixel_layout layout, int sw, int sh, int dw, int dh,
     hy_interpolation interp)
 {
-  hy_preprocess_config c = {
+  hy_frame_config c = {
     .layout = layout,.src_width = sw,.src_height = sh,.dst_width = dw,
     .dst_height = dh,.dst_channels = 3,.bgr = false,
     .resize = HY_RESIZE_STRETCH,.interpolation = interp,
@@ -119,11 +120,11 @@ cmp_double (const void *a, const void *b)
 }
 
 static double
-time_case (const hy_preprocess_config *c, const frame *f, int runs,
+time_case (const hy_frame_config *c, const frame *f, int runs,
     double *min)
 {
   GError *error = NULL;
-  hy_preprocess *pp = hy_preprocess_new (c, &error);
+  hy_frame_plan *pp = hy_frame_plan_new (c, &error);
   if (!pp) {
     fprintf (stderr, "%s\n", error->message);
     exit (1);
@@ -133,10 +134,10 @@ time_case (const hy_preprocess_config *c, const frame *f, int runs,
   double *t = malloc (runs * sizeof (double));
   const uint8_t *const planes[3] = { f->plane[0], f->plane[1], f->plane[2] };
   for (int i = 0; i < 3; i++)   /* warm up: page faults, caches */
-    hy_preprocess_run (pp, planes, f->stride, dst);
+    hy_frame_plan_convert (pp, planes, f->stride, dst);
   for (int i = 0; i < runs; i++) {
     double t0 = now_ms ();
-    hy_preprocess_run (pp, planes, f->stride, dst);
+    hy_frame_plan_convert (pp, planes, f->stride, dst);
     t[i] = now_ms () - t0;
   }
   qsort (t, runs, sizeof (double), cmp_double);
@@ -144,7 +145,7 @@ time_case (const hy_preprocess_config *c, const frame *f, int runs,
   *min = t[0];
   free (t);
   free (dst);
-  hy_preprocess_free (pp);
+  hy_frame_plan_free (pp);
   return median;
 }
 
@@ -171,7 +172,7 @@ bench (int runs, int argc, char **argv)
             interp ? "nearest" : "bilinear");
         if (only && !g_str_has_prefix (what, only))
           continue;
-        hy_preprocess_config c = config_make ((hy_pixel_layout) l, 1920,
+        hy_frame_config c = config_make ((hy_pixel_layout) l, 1920,
             1080, sizes[s][0], sizes[s][1], (hy_interpolation) interp);
         double min, ms = time_case (&c, &f, runs, &min);
         printf ("%-6s %-9s %4dx%-5d %10.3f %10.3f\n", names[l],
@@ -184,7 +185,7 @@ bench (int runs, int argc, char **argv)
       continue;
     }
     /* Letterbox into a square (padding bands). */
-    hy_preprocess_config c = config_make ((hy_pixel_layout) l, 1920, 1080,
+    hy_frame_config c = config_make ((hy_pixel_layout) l, 1920, 1080,
         640, 640, HY_INTERP_BILINEAR);
     c.resize = HY_RESIZE_LETTERBOX;
     double min, ms = time_case (&c, &f, runs, &min);
@@ -228,7 +229,7 @@ hash_all (void)
             { f.plane[0], f.plane[1], f.plane[2] };
         bool yuv = l == HY_PIXEL_NV12 || l == HY_PIXEL_I420;
         for (int v = 0; v < (big ? 4 : yuv ? 36 : 32); v++) {
-          hy_preprocess_config c = config_make ((hy_pixel_layout) l,
+          hy_frame_config c = config_make ((hy_pixel_layout) l,
               sizes[s][0], sizes[s][1], sizes[s][2], sizes[s][3],
               (hy_interpolation) (v & 1));
           if (v & 2)
@@ -254,16 +255,16 @@ hash_all (void)
             c.yuv_kb = v & 1 ? 0.5f : 0.49999997f;
           }
           GError *error = NULL;
-          hy_preprocess *pp = hy_preprocess_new (&c, &error);
+          hy_frame_plan *pp = hy_frame_plan_new (&c, &error);
           size_t n = (size_t) c.dst_channels * c.dst_width * c.dst_height;
           float *dst = malloc (n * sizeof (float));
           memset (dst, 0xa5, n * sizeof (float));
-          hy_preprocess_run (pp, planes, f.stride, dst);
+          hy_frame_plan_convert (pp, planes, f.stride, dst);
           printf ("%-5s %4dx%-4d -> %4dx%-4d pad %2d v %2d: %016llx\n",
               names[l], sizes[s][0], sizes[s][1], sizes[s][2], sizes[s][3],
               pad * 13, v, (unsigned long long) fnv (dst, n * sizeof (float)));
           free (dst);
-          hy_preprocess_free (pp);
+          hy_frame_plan_free (pp);
         }
         frame_free (&f);
       }

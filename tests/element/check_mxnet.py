@@ -5,7 +5,7 @@ For each case, gst-launch-1.0 runs videotestsrc through hybridinfer into a
 filesink: the raw frames land in a file (the element passes them through
 unchanged) and `-m` prints the element's "hybridinfer" bus messages.  This
 script then pre-processes the same frames in numpy, following the
-conventions documented in gst-plugin/preprocess.h, runs MXNet on them and
+conventions documented in core/include/hybrid-frame.h, runs MXNet on them and
 compares every reported score (classification: all classes, top-k = 9;
 detection: every row, threshold -1, boxes mapped back to the frame) within
 1e-4 * max(1, max |mxnet|).
@@ -120,7 +120,7 @@ def planes(raw, fmt, w, h):
     return [raw[:s0 * h].reshape(h, s0), raw[o1:o1 + s0 * ch].reshape(ch, s0)]
 
 
-# ---- the pre-processing of preprocess.h, in numpy -------------------------
+# ---- the pre-processing of hybrid-frame.h, in numpy -------------------------
 
 def table(n, src, ratio, nearest):
     """Per output index: low and high source index and the high weight."""
