@@ -86,44 +86,13 @@ read_entry (JsonNode *node, const char *path, guint i, dump_entry *e,
   return TRUE;
 }
 
-/* Rejects nesting deeper than DUMP_INDEX_MAX_DEPTH before json-glib
- * recurses into it (100,000 '[' overflow its stack).  Brackets inside
- * strings do not count.  The same rule as the symbol file reader's. */
-static gboolean
-check_nesting (const char *json, gsize length, const char *path,
-    GError **error)
-{
-  int depth = 0;
-  gboolean in_string = FALSE;
-  for (gsize i = 0; i < length; i++) {
-    char c = json[i];
-    if (in_string) {
-      if (c == '\\')
-        i++;
-      else if (c == '"')
-        in_string = FALSE;
-    } else if (c == '"') {
-      in_string = TRUE;
-    } else if (c == '[' || c == '{') {
-      if (++depth > DUMP_INDEX_MAX_DEPTH) {
-        g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-            "%s: JSON nested more than %d levels deep at byte %"
-            G_GSIZE_FORMAT " (a dump index nests 4)", path,
-            DUMP_INDEX_MAX_DEPTH, i);
-        return FALSE;
-      }
-    } else if (c == ']' || c == '}') {
-      depth--;
-    }
-  }
-  return TRUE;
-}
-
 dump_index *
 dump_index_parse (const char *dir, const char *path, const char *json,
     gsize length, GError **error)
 {
-  if (!check_nesting (json, length, path, error))
+  /* json-glib recurses: 100,000 '[' would overflow its stack. */
+  if (!hy_json_check_nesting (json, length, DUMP_INDEX_MAX_DEPTH, path,
+          "a dump index nests 4", error))
     return NULL;
   g_autoptr (dump_index) d = g_new0 (dump_index, 1);
   d->dir = g_strdup (dir);

@@ -48,6 +48,13 @@ typedef enum hy_error_code {
 gboolean hy_file_read_bounded (const char *path, const char *what,
     gsize max_bytes, char **contents, gsize *length, GError **error);
 
+/* Refuses JSON text nested more than max_depth arrays/objects deep before
+ * a recursive parser (json-glib) overflows its stack on it; brackets in
+ * strings do not count.  The error names `source`, the limit and the byte
+ * where it was passed; `note` (may be NULL) is added in parentheses. */
+gboolean hy_json_check_nesting (const char *json, gsize length,
+    int max_depth, const char *source, const char *note, GError **error);
+
 /* ---- tensors sized by input ---------------------------------------------- */
 
 /* hy_tensor_new, or NULL + an error (HY_ERROR_NO_MEMORY) naming what

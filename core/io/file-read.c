@@ -1,6 +1,7 @@
 /*
  * file-read.c — whole-file reads and maps of user-given paths, refusing
- * what is not a regular file and (reads) what is larger than a limit.
+ * what is not a regular file and (reads) what is larger than a limit; and
+ * the nesting check JSON readers run before json-glib recurses.
  *
  * g_file_get_contents and g_mapped_file_new trust the path: on a FIFO they
  * block in open() until some writer appears, on /dev/zero a read grows
@@ -156,4 +157,34 @@ hy_file_map_regular (const char *path, const char *what, GError **error)
     g_error_free (local);
   }
   return file;
+}
+
+gboolean
+hy_json_check_nesting (const char *json, gsize length, int max_depth,
+    const char *source, const char *note, GError **error)
+{
+  int depth = 0;
+  gboolean in_string = FALSE;
+  for (gsize i = 0; i < length; i++) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\')
+        i++;
+      else if (c == '"')
+        in_string = FALSE;
+    } else if (c == '"') {
+      in_string = TRUE;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+            "%s: JSON nested more than %d levels deep at byte %"
+            G_GSIZE_FORMAT "%s%s%s", source, max_depth, i,
+            note ? " (" : "", note ? note : "", note ? ")" : "");
+        return FALSE;
+      }
+    } else if (c == ']' || c == '}') {
+      depth--;
+    }
+  }
+  return TRUE;
 }

@@ -33,37 +33,6 @@
 
 /* ---- reading ------------------------------------------------------------ */
 
-/* Rejects nesting deeper than MAX_JSON_DEPTH before json-glib recurses
- * into it.  Brackets inside strings do not count. */
-static gboolean
-check_nesting (const char *json, gsize length, const char *source,
-    GError **error)
-{
-  int depth = 0;
-  gboolean in_string = FALSE;
-  for (gsize i = 0; i < length; i++) {
-    char c = json[i];
-    if (in_string) {
-      if (c == '\\')
-        i++;
-      else if (c == '"')
-        in_string = FALSE;
-    } else if (c == '"') {
-      in_string = TRUE;
-    } else if (c == '[' || c == '{') {
-      if (++depth > MAX_JSON_DEPTH) {
-        g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-            "%s: JSON nested more than %d levels deep at byte %"
-            G_GSIZE_FORMAT, source, MAX_JSON_DEPTH, i);
-        return FALSE;
-      }
-    } else if (c == ']' || c == '}') {
-      depth--;
-    }
-  }
-  return TRUE;
-}
-
 /* Integer JSON values only: 1.0, "1" or true are not node ids. */
 static gboolean
 json_int (JsonNode *node, gint64 *out)
@@ -546,7 +515,8 @@ hy_symbol_json_parse (const char *json, gsize length, const char *source,
         "(the limit is 1 GiB)", source, length);
     return NULL;
   }
-  if (!check_nesting (json, length, source, error))
+  if (!hy_json_check_nesting (json, length, MAX_JSON_DEPTH, source, NULL,
+          error))
     return NULL;
   g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   GError *local = NULL;
