@@ -54,7 +54,7 @@ for target in "${TARGETS[@]}"; do
     -artifact_prefix="$FUZZ_DIR/crash-$target-" "$corpus" \
     >"$FUZZ_DIR/fuzz-$target.log" 2>&1
   status=$?
-  grep -E '^#[0-9]+ +(DONE|pulse|NEW|REDUCE)' "$FUZZ_DIR/fuzz-$target.log" | tail -1
+  grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE)' "$FUZZ_DIR/fuzz-$target.log" | tail -1
   grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
     "$FUZZ_DIR/fuzz-$target.log"
   if [ "$status" -ne 0 ]; then

@@ -90,31 +90,12 @@ if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
     -Dbuildtype=debugoptimized >/dev/null
 fi
 if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
+  # The same runs as the long one (tools/fuzz.sh: seeds, options), short.
   for target in symbol-json params npy diff-index graph element; do
     # fuzz-element is built only with GStreamer.
     [ -x "$FUZZ_DIR/tests/fuzz/fuzz-$target" ] || continue
-    corpus="$FUZZ_DIR/corpus-$target"
-    mkdir -p "$corpus"
-    # Seed corpora: the real fixtures, one file per case (names made unique);
-    # diff's index.json: dumps of ours and MXNet's (tests/fuzz/corpus-diff).
-    seeds=tests/fixtures
-    case "$target" in
-      symbol-json) pattern='*-symbol.json'; limit=64k ;;
-      params) pattern='*.params'; limit=64k ;;
-      npy) pattern='*.npy'; limit=16k ;;
-      diff-index) pattern='*.json'; limit=16k; seeds=tests/fuzz/corpus-diff ;;
-      # the engine (random graphs) and the element: tests/fuzz/corpus-*
-      graph|element) pattern='*'; limit=16k; seeds="tests/fuzz/corpus-$target" ;;
-    esac
-    find "$seeds" -name "$pattern" -size "-$limit" | while read -r f; do
-      cp "$f" "$corpus/$(echo "$f" | tr '/' '_')"
-    done
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ASAN_OPTIONS=allocator_may_return_null=1 \
-      "$FUZZ_DIR/tests/fuzz/fuzz-$target" -max_total_time="$FUZZ_SECONDS" \
-      -detect_leaks=1 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$FUZZ_DIR/crash-$target-" "$corpus" 2>&1 | tail -5
-    record "fuzz $target" "${PIPESTATUS[0]}"
+    FUZZ_DIR="$FUZZ_DIR" "$ROOT/tools/fuzz.sh" "$FUZZ_SECONDS" "$target"
+    record "fuzz $target" $?
   done
 else
   cat "$FUZZ_DIR/build.log"; record "fuzz build" 1
