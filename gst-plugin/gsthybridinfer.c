@@ -97,6 +97,9 @@ struct _GstHybridInfer
   /* runtime state: start() to stop(), streaming thread */
   GstHybridSession *session;
   GstVideoInfo info;            /* of the current caps */
+  GstCaps *failed_caps;         /* caps whose error was posted: GStreamer
+                                 * sends sticky caps again with the next
+                                 * buffer, and one failure is one error */
   guint64 frame_count;
   GstHybridResult *last;        /* for the frames interval skips */
   GstHybridBatch *batch;        /* frames waiting for their batch */
@@ -691,6 +694,7 @@ gst_hybrid_infer_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->batch, gst_hybrid_batch_free);
   g_clear_pointer (&self->last, gst_hybrid_result_unref);
   g_clear_pointer (&self->session, gst_hybrid_session_free);
+  gst_caps_replace (&self->failed_caps, NULL);
   return TRUE;
 }
 
@@ -725,6 +729,10 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   gdouble kr = 0.299, kb = 0.114;
   GError *error = NULL;
 
+  if (self->failed_caps && gst_caps_is_equal (incaps, self->failed_caps)) {
+    GST_DEBUG_OBJECT (self, "caps already refused, error posted");
+    return FALSE;
+  }
   if (!gst_video_info_from_caps (&info, incaps)
       || !gst_hybrid_layout_for_format (GST_VIDEO_INFO_FORMAT (&info),
           &layout))
@@ -741,6 +749,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
           info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, &error))
     goto plan_failed;
   report_session_note (self);
+  gst_caps_replace (&self->failed_caps, NULL);
   self->info = info;
   update_frame_duration (self, &info);
   GST_OBJECT_LOCK (self);
@@ -753,6 +762,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 invalid_caps:
   {
     GST_ERROR_OBJECT (self, "caps not usable: %" GST_PTR_FORMAT, incaps);
+    gst_caps_replace (&self->failed_caps, incaps);
     return FALSE;
   }
 plan_failed:
@@ -762,6 +772,7 @@ plan_failed:
     post_error (self, error, what);
     g_free (what);
     g_error_free (error);
+    gst_caps_replace (&self->failed_caps, incaps);
     return FALSE;
   }
 }

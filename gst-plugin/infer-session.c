@@ -13,6 +13,8 @@
  * that.  A stage writes into one plan's input: it is made again when the
  * frame plan or the mode changes.
  */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "infer-session.h"
@@ -235,10 +237,16 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
     s->mean[i] = c->mean[i];
   for (int i = 0; i < c->n_std; i++)
     s->std[i] = c->std[i];
+  /* Pre-processing divides by std as a float: a value that is 0 as a
+   * float (1e-300), subnormal (its reciprocal overflows) or not finite
+   * would pass here and fail at caps time instead. */
   for (int i = 0; i < c->n_std; i++) {
-    if (s->std[i] == 0.0) {
+    float f = (float) s->std[i];
+    if (fpclassify (f) != FP_NORMAL) {
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-          "std value %d is 0: every std must be non-zero", i);
+          "std value %d is %g: every std must be a non-zero, finite float "
+          "that is not subnormal (|std| %g to %g)", i, s->std[i],
+          (double) FLT_MIN, (double) FLT_MAX);
       goto fail;
     }
   }

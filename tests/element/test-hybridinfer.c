@@ -262,7 +262,11 @@ GST_START_TEST (test_property_type_errors)
 GST_END_TEST;
 
 /* Runs `props` on a few frames; returns the error posted, or NULL when
- * the pipeline reached EOS. */
+ * the pipeline reached EOS.  An element reports a failure once: the
+ * errors hybridinfer posted are counted once the pipeline has stopped
+ * streaming (READY keeps the bus; NULL flushes it).  A caps-time error
+ * used to be posted twice, as GStreamer sends the sticky caps again with
+ * the next buffer. */
 static GError *
 pipeline_error (const gchar * props, const gchar * caps)
 {
@@ -285,6 +289,16 @@ pipeline_error (const gchar * props, const gchar * caps)
     gst_object_unref (h);
   }
   gst_message_unref (msg);
+  fail_unless (gst_element_set_state (p, GST_STATE_READY)
+      != GST_STATE_CHANGE_FAILURE);
+  guint more = 0;
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR))) {
+    GstElement *h = gst_bin_get_by_name (GST_BIN (p), "h");
+    more += GST_MESSAGE_SRC (msg) == GST_OBJECT (h);
+    gst_object_unref (h);
+    gst_message_unref (msg);
+  }
+  fail_unless_equals_int (more, 0);
   /* errors must leave a pipeline that stops cleanly */
   fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
       GST_STATE_CHANGE_SUCCESS);
@@ -346,6 +360,15 @@ GST_START_TEST (test_semantic_errors)
         "mean has 2 values", SETTINGS},
     {g_strdup_printf ("model=%s std=\"<0>\"", colors), small,
         "std value 0 is 0", SETTINGS},
+    /* A std the float pre-processing cannot divide by: 0 as a float,
+     * subnormal (1/std overflows) or not finite.  1e-300 passed the start
+     * check and failed at caps time, twice. */
+    {g_strdup_printf ("model=%s std=\"<1e-300>\"", colors), small,
+        "std value 0 is 1e-300", SETTINGS},
+    {g_strdup_printf ("model=%s std=\"<1,1e-40,1>\"", colors), small,
+        "std value 1 is 1e-40", SETTINGS},
+    {g_strdup_printf ("model=%s std=\"<1,1,1e300>\"", colors), small,
+        "std value 2 is 1e+300", SETTINGS},
     {g_strdup_printf ("model=%s input-name=image", colors), small,
         "input-name 'image'", SETTINGS},
     {g_strdup_printf ("model=%s output=detection", colors), small,
