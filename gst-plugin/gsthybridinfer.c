@@ -77,6 +77,7 @@ enum
   PROP_MEAN_LATENCY_US,
   PROP_LAST_LATENCY_US,
   PROP_ARENA_BYTES,
+  PROP_DUMP_FAILURES,
 };
 
 struct _GstHybridInfer
@@ -105,6 +106,17 @@ struct _GstHybridInfer
   GstHybridBatch *batch;        /* frames waiting for their batch */
   gboolean warned_device;
   gboolean warned_dump_frames;
+
+  /* Dumps that failed.  The first failure for a dump-dir / dump-frames
+   * setting is posted; the rest are counted (an unwritable directory
+   * failed every frame, thousands of warnings a second) and summed up in
+   * one warning when the setting changes or the element stops.  Object
+   * lock. */
+  guint64 dump_failures;        /* since start: the property */
+  guint64 dump_failures_unposted;       /* since the posted warning */
+  gchar *dump_failed_dir;       /* where the posted one failed; NULL:
+                                 * none posted for this setting */
+  gboolean dump_rearm;          /* the setting changed: sum up, re-arm */
 };
 
 #define gst_hybrid_infer_parent_class parent_class
@@ -269,6 +281,11 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
       g_param_spec_double ("last-latency-us", "Last latency",
           "The last inferred frame's latency, in microseconds", 0,
           G_MAXDOUBLE, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_DUMP_FAILURES,
+      g_param_spec_uint64 ("dump-failures", "Dump failures",
+          "Dumps that could not be written since the element started (only "
+          "the first per dump-dir / dump-frames setting posts a warning)", 0,
+          G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_ARENA_BYTES,
       g_param_spec_int64 ("arena-bytes", "Arena bytes",
           "Memory of the hybridized plan's arena (0 in imperative mode)", 0,
@@ -315,6 +332,7 @@ static void
 gst_hybrid_infer_finalize (GObject * object)
 {
   gst_hybrid_infer_settings_clear (&GST_HYBRID_INFER (object)->settings);
+  g_free (GST_HYBRID_INFER (object)->dump_failed_dir);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -358,6 +376,7 @@ set_dump_frames (GstHybridInfer * self, const gchar * text)
   hy_frame_set_free (s->dump_set);
   s->dump_set = hy_frame_set_parse (text, NULL);
   self->warned_dump_frames = FALSE;
+  self->dump_rearm = TRUE;
 }
 
 static void
@@ -395,6 +414,7 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     case PROP_DUMP_DIR:
       g_free (s->dump_dir);
       s->dump_dir = g_value_dup_string (value);
+      self->dump_rearm = TRUE;
       break;
     case PROP_DUMP_FRAMES:
       set_dump_frames (self, g_value_get_string (value));
@@ -538,6 +558,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
     case PROP_ARENA_BYTES:
       g_value_set_int64 (value, self->arena_bytes);
       break;
+    case PROP_DUMP_FAILURES:
+      g_value_set_uint64 (value, self->dump_failures);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -581,6 +604,68 @@ post_error_at (GstHybridInfer * self, const GError * error,
   }
   gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR, domain,
       code, g_strdup (error->message), g_strdup (what), file, function, line);
+}
+
+/* Posts the count of dump failures not posted yet, if any, as one
+ * warning. */
+static void
+sum_up_dump_failures (GstHybridInfer * self)
+{
+  guint64 unposted, all;
+  gchar *dir;
+  GST_OBJECT_LOCK (self);
+  unposted = self->dump_failures_unposted;
+  all = self->dump_failures;
+  dir = self->dump_failed_dir;
+  self->dump_failures_unposted = 0;
+  self->dump_failed_dir = NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (unposted)
+    GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
+        ("%" G_GUINT64_FORMAT " more dumps to %s failed after the first "
+            "(%" G_GUINT64_FORMAT " since the element started)", unposted,
+            dir ? dir : "dump-dir", all), (NULL));
+  g_free (dir);
+}
+
+/* A changed dump-dir or dump-frames may fail anew, for another reason:
+ * sum up the old setting's failures and post the next one again. */
+static void
+rearm_dump_warning (GstHybridInfer * self)
+{
+  gboolean rearm;
+  GST_OBJECT_LOCK (self);
+  rearm = self->dump_rearm;
+  self->dump_rearm = FALSE;
+  GST_OBJECT_UNLOCK (self);
+  if (rearm)
+    sum_up_dump_failures (self);
+}
+
+/* The first dump failure of a setting is a warning; later ones are
+ * counted, for the dump-failures property and a summary. */
+static void
+report_dump_failure (GstHybridInfer * self, const GError * dump_error,
+    guint64 frame)
+{
+  gboolean first;
+  GST_OBJECT_LOCK (self);
+  self->dump_failures++;
+  first = self->dump_failed_dir == NULL;
+  if (first)
+    self->dump_failed_dir = g_strdup (self->settings.dump_dir);
+  else
+    self->dump_failures_unposted++;
+  GST_OBJECT_UNLOCK (self);
+  if (first)
+    GST_ELEMENT_WARNING (self, RESOURCE, WRITE, ("%s", dump_error->message),
+        ("dump of frame %" G_GUINT64_FORMAT "; later dump failures are "
+            "counted in the dump-failures property, not posted, until "
+            "dump-dir or dump-frames changes or the element stops, which "
+            "posts their count", frame));
+  else
+    GST_DEBUG_OBJECT (self, "dump of frame %" G_GUINT64_FORMAT " failed: %s",
+        frame, dump_error->message);
 }
 
 /* ---- start / stop -------------------------------------------------------- */
@@ -652,6 +737,10 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   self->frame_count = 0;
   self->batch = gst_hybrid_batch_new ((guint) config.batch);
   GST_OBJECT_LOCK (self);
+  self->dump_failures = 0;
+  self->dump_failures_unposted = 0;
+  g_clear_pointer (&self->dump_failed_dir, g_free);
+  self->dump_rearm = FALSE;
   self->frame_duration = 0;
   self->frames_inferred = 0;
   self->total_latency_us = 0;
@@ -691,6 +780,7 @@ static gboolean
 gst_hybrid_infer_stop (GstBaseTransform * trans)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  sum_up_dump_failures (self);
   g_clear_pointer (&self->batch, gst_hybrid_batch_free);
   g_clear_pointer (&self->last, gst_hybrid_result_unref);
   g_clear_pointer (&self->session, gst_hybrid_session_free);
@@ -864,6 +954,7 @@ dump_dir_for (GstHybridInfer * self, hy_mode mode, guint64 first,
   GstHybridInferSettings *s = &self->settings;
   gchar *dir = NULL;
   gboolean bad_frames = FALSE;
+  rearm_dump_warning (self);
   GST_OBJECT_LOCK (self);
   if (mode == HY_MODE_IMPERATIVE && s->dump_dir && *s->dump_dir) {
     if (!s->dump_set) {
@@ -899,8 +990,7 @@ run_forward (GstHybridInfer * self, guint64 first, guint64 last)
   gboolean ok = gst_hybrid_session_forward (self->session, mode, dump_dir,
       &dump_error, &error);
   if (dump_error) {
-    GST_ELEMENT_WARNING (self, RESOURCE, WRITE, ("%s", dump_error->message),
-        ("dump of frame %" G_GUINT64_FORMAT, first));
+    report_dump_failure (self, dump_error, first);
     g_error_free (dump_error);
   } else if (dump_dir && ok) {
     GST_INFO_OBJECT (self, "dumped frame %" G_GUINT64_FORMAT " to %s", first,

@@ -1077,6 +1077,81 @@ GST_START_TEST (test_bad_dump_frames_while_playing)
 
 GST_END_TEST;
 
+/* A dump that cannot be written: one warning, then a count.  It used to
+ * post one warning per frame (4,519 in 3 s).  A file stands in the way of
+ * the directory, which fails for root too. */
+GST_START_TEST (test_unwritable_dump_dir_warns_once)
+{
+  GstBus *bus;
+  gchar *dir = g_dir_make_tmp ("hy-dumps-XXXXXX", NULL);
+  gchar *file = g_build_filename (dir, "file", NULL);
+  fail_unless (g_file_set_contents (file, "x", 1, NULL));
+  gchar *bad = g_build_filename (file, "dumps", NULL);
+  gchar *bad2 = g_build_filename (file, "other", NULL);
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "dump-dir", bad, "mode", 1, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 32, 24);
+  guint64 failures = 0;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *debug = NULL;
+
+  for (guint i = 0; i < 20; i++) {
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        frame_new ("RGB", 32, 24, pick_red, i));
+    fail_unless_equals_string (top_label (out), "red");
+    gst_buffer_unref (out);
+  }
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  gst_message_parse_warning (msg, &err, &debug);
+  fail_unless (err->domain == GST_RESOURCE_ERROR
+      && err->code == GST_RESOURCE_ERROR_WRITE);
+  fail_unless (strstr (err->message, bad) != NULL, "%s", err->message);
+  fail_unless (strstr (debug, "dump-failures") != NULL, "%s", debug);
+  g_clear_error (&err);
+  g_clear_pointer (&debug, g_free);
+  gst_message_unref (msg);
+  fail_unless_equals_int (count_messages (bus, GST_MESSAGE_WARNING), 0);
+  g_object_get (h->element, "dump-failures", &failures, NULL);
+  fail_unless_equals_uint64 (failures, 20);
+
+  /* A new dump-dir: the count so far is summed up, and the new place
+   * warns once of its own. */
+  g_object_set (h->element, "dump-dir", bad2, NULL);
+  for (guint i = 20; i < 23; i++)
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 32, 24, pick_red, i)));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, "19 more dumps") != NULL, "%s",
+      err->message);
+  fail_unless (strstr (err->message, bad) != NULL, "%s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, bad2) != NULL, "%s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  fail_unless_equals_int (count_messages (bus, GST_MESSAGE_WARNING), 0);
+  g_object_get (h->element, "dump-failures", &failures, NULL);
+  fail_unless_equals_uint64 (failures, 23);
+  fail_unless_equals_int (count_messages (bus, GST_MESSAGE_ERROR), 0);
+
+  teardown_with_bus (h, bus);
+  remove_tree (dir);
+  g_free (bad2);
+  g_free (bad);
+  g_free (file);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_renegotiation)
 {
   GstElement *e = infer_new ("colors-shaped");
@@ -1228,6 +1303,7 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_batch_matches_single);
   tcase_add_test (tc, test_mode_switch_while_playing);
   tcase_add_test (tc, test_bad_dump_frames_while_playing);
+  tcase_add_test (tc, test_unwritable_dump_dir_warns_once);
   tcase_add_test (tc, test_renegotiation);
   tcase_add_test (tc, test_statistics);
   tcase_add_test (tc, test_device_auto_warns_once);
