@@ -106,6 +106,7 @@ struct _GstHybridInfer
   GstHybridBatch *batch;        /* frames waiting for their batch */
   gboolean warned_device;
   gboolean warned_dump_frames;
+  gboolean ran_hybrid;          /* a hybrid forward ran since start */
 
   /* Dumps that failed.  The first failure for a dump-dir / dump-frames
    * setting is posted; the rest are counted (an unwritable directory
@@ -598,6 +599,9 @@ post_error_at (GstHybridInfer * self, const GError * error,
         domain = GST_STREAM_ERROR;
         code = GST_STREAM_ERROR_FORMAT;
         break;
+      case HY_ERROR_NO_MEMORY:
+        code = GST_RESOURCE_ERROR_NO_SPACE_LEFT;
+        break;
       default:
         break;
     }
@@ -735,6 +739,7 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   check_labels (self);
 
   self->frame_count = 0;
+  self->ran_hybrid = FALSE;
   self->batch = gst_hybrid_batch_new ((guint) config.batch);
   GST_OBJECT_LOCK (self);
   self->dump_failures = 0;
@@ -976,6 +981,33 @@ dump_dir_for (GstHybridInfer * self, hy_mode mode, guint64 first,
   return dir;
 }
 
+/* Imperative mode keeps every layer's output: far more memory than the
+ * hybrid plan.  When a switch to it (from hybrid, while playing) finds no
+ * room, the switch is refused: a warning, the mode property back to
+ * hybrid, and the batch runs in hybrid mode.  An element started in
+ * imperative mode has nothing to fall back to that it was asked for: its
+ * failure stays an error. */
+static gboolean
+refuse_imperative (GstHybridInfer * self, hy_mode mode, GError ** error)
+{
+  if (mode != HY_MODE_IMPERATIVE || !self->ran_hybrid
+      || !g_error_matches (*error, HY_ERROR, HY_ERROR_NO_MEMORY))
+    return FALSE;
+  GST_ELEMENT_WARNING (self, RESOURCE, NO_SPACE_LEFT,
+      ("mode imperative refused, running on in hybrid mode: %s",
+          (*error)->message),
+      ("imperative mode keeps every layer's output; the hybrid plan "
+          "needs %" G_GINT64_FORMAT " bytes of arena",
+          self->arena_bytes));
+  g_clear_error (error);
+  GST_OBJECT_LOCK (self);
+  if (self->settings.mode == HY_MODE_IMPERATIVE)
+    self->settings.mode = HY_MODE_HYBRID;
+  GST_OBJECT_UNLOCK (self);
+  g_object_notify (G_OBJECT (self), "mode");
+  return TRUE;
+}
+
 /* One forward; frames first..last are the ones in the batch. */
 static gboolean
 run_forward (GstHybridInfer * self, guint64 first, guint64 last)
@@ -989,6 +1021,14 @@ run_forward (GstHybridInfer * self, guint64 first, guint64 last)
   gchar *dump_dir = dump_dir_for (self, mode, first, last);
   gboolean ok = gst_hybrid_session_forward (self->session, mode, dump_dir,
       &dump_error, &error);
+  if (!ok && refuse_imperative (self, mode, &error)) {
+    g_clear_pointer (&dump_dir, g_free);
+    g_clear_error (&dump_error);
+    mode = HY_MODE_HYBRID;
+    ok = gst_hybrid_session_forward (self->session, mode, NULL, NULL, &error);
+  }
+  if (ok && mode == HY_MODE_HYBRID)
+    self->ran_hybrid = TRUE;
   if (dump_error) {
     report_dump_failure (self, dump_error, first);
     g_error_free (dump_error);

@@ -156,8 +156,12 @@ plan_input (GstHybridSession *s, int width, int height, GError **error)
       || !resolve_output (s, error))
     return FALSE;
   if (!s->input || hy_shape_numel (&s->shape) != before) {
-    hy_tensor_free (s->input);
-    s->input = hy_tensor_new (&s->shape);
+    /* Sized by input-size and batch-size (up to 16384 x 16384 x 256):
+     * memory that cannot be had is an error, not an abort. */
+    g_clear_pointer (&s->input, hy_tensor_free);
+    s->input = hy_tensor_try_new (&s->shape, "the input tensor", error);
+    if (!s->input)
+      return FALSE;
   } else {
     s->input->shape = s->shape;
   }
@@ -387,7 +391,7 @@ gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout,
 gboolean
 gst_hybrid_session_has_frame (const GstHybridSession *s)
 {
-  return s->plan != NULL;
+  return s->plan != NULL && s->input != NULL;
 }
 
 char *

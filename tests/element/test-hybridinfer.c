@@ -11,11 +11,37 @@
  * check_mxnet.py compares the numbers with real MXNet.
  */
 #include <math.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <glib/gstdio.h>
 
 #include "element-util.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HY_HAS_ASAN 1
+#endif
+#endif
+#if !defined(HY_HAS_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define HY_HAS_ASAN 1
+#endif
+#ifndef HY_HAS_ASAN
+#define HY_HAS_ASAN 0
+#endif
+
+#if HY_HAS_ASAN
+/* The out-of-memory tests ask for more than a machine has.  Under ASan,
+ * where an address-space limit cannot be set, a single allocation over
+ * 64 GiB fails (returns NULL) however the kernel overcommits, so that
+ * nothing that large is ever touched. */
+const char *__asan_default_options (void);
+const char *
+__asan_default_options (void)
+{
+  return "allocator_may_return_null=1:max_allocation_size_mb=65536";
+}
+#endif
 
 /* ---- registration and caps ---------------------------------------------- */
 
@@ -985,6 +1011,196 @@ remove_tree (const gchar * path)
   }
 }
 
+/* ---- out of memory ------------------------------------------------------------ */
+
+/* Bounds this process's address space (the soft limit) to what it maps
+ * now plus `headroom` bytes, so that an allocation past it fails at once
+ * instead of being made: a test of running out of memory never takes the
+ * machine's.  Returns the old limit for restore_address_space(). */
+static struct rlimit
+limit_address_space (gsize headroom)
+{
+  struct rlimit old, lim;
+  gchar *statm = NULL;
+  guint64 pages = 0;
+  fail_unless (getrlimit (RLIMIT_AS, &old) == 0);
+  fail_unless (g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL));
+  pages = g_ascii_strtoull (statm, NULL, 10);
+  g_free (statm);
+  lim = old;
+  lim.rlim_cur = (rlim_t) (pages * (guint64) sysconf (_SC_PAGESIZE)
+      + headroom);
+  fail_unless (setrlimit (RLIMIT_AS, &lim) == 0);
+  return old;
+}
+
+static void
+restore_address_space (struct rlimit old)
+{
+  fail_unless (setrlimit (RLIMIT_AS, &old) == 0);
+}
+
+/* A model whose imperative run keeps N tensors the size of its input
+ * where the hybridized plan reuses two: data -> relu x N -> global
+ * average -> flatten, (B, 3) scores.  Written to `dir`; free the path. */
+static gchar *
+relu_chain_model (const gchar * dir, guint n)
+{
+  GString *j = g_string_new ("{\"nodes\": [{\"op\": \"null\", "
+      "\"name\": \"data\", \"inputs\": []}");
+  for (guint i = 1; i <= n; i++)
+    g_string_append_printf (j, ", {\"op\": \"relu\", \"name\": "
+        "\"relu%u\", \"inputs\": [[%u, 0, 0]]}", i, i - 1);
+  g_string_append_printf (j, ", {\"op\": \"Pooling\", \"name\": "
+      "\"pool\", \"attrs\": {\"global_pool\": \"True\", \"kernel\": "
+      "\"(1, 1)\", \"pool_type\": \"avg\"}, \"inputs\": [[%u, 0, 0]]}, "
+      "{\"op\": \"Flatten\", \"name\": \"flatten\", \"inputs\": "
+      "[[%u, 0, 0]]}], \"arg_nodes\": [0], \"heads\": [[%u, 0, 0]], "
+      "\"attrs\": {\"mxnet_version\": [\"int\", 10901]}}", n, n + 1,
+      n + 2);
+  gchar *path = g_build_filename (dir, "chain-symbol.json", NULL);
+  fail_unless (g_file_set_contents (path, j->str, -1, NULL));
+  g_string_free (j, TRUE);
+  return path;
+}
+
+#define NO_SPACE GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT
+
+/* An input tensor no machine has room for is an error at start naming
+ * it, not the end of the process (it was g_error(): SIGTRAP).  16384 x
+ * 16384 x 3 floats x 256 frames is 824 GB. */
+GST_START_TEST (test_out_of_memory_at_start)
+{
+  gchar *colors = model_path ("colors");
+  const gchar *small = "video/x-raw,width=64,height=48";
+  struct {
+    const gchar *extra, *message;
+    gboolean no_memory;
+  } cases[] = {
+    /* imperative: the element's own input tensor */
+    {"mode=imperative", "the input tensor", TRUE},
+    /* hybrid: the plan's arena, which the core refuses (the CPU backend
+     * reports it as HY_ERROR_BACKEND for now, so the code is not
+     * checked: what matters here is an error instead of an abort) */
+    {"", "out of memory", FALSE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gchar *props = g_strdup_printf ("model=%s input-size=16384x16384 "
+        "batch-size=256 %s", colors, cases[i].extra);
+#if !HY_HAS_ASAN
+    struct rlimit old = limit_address_space ((gsize) 2 << 30);
+#endif
+    GError *error = pipeline_error (props, small);
+#if !HY_HAS_ASAN
+    restore_address_space (old);
+#endif
+    fail_unless (error != NULL, "%s: no error", props);
+    fail_unless (strstr (error->message, cases[i].message) != NULL,
+        "%s: '%s' does not say '%s'", props, error->message,
+        cases[i].message);
+    fail_unless (!cases[i].no_memory || g_error_matches (error, NO_SPACE),
+        "%s: error %s %d", props, g_quark_to_string (error->domain),
+        error->code);
+    g_error_free (error);
+    g_free (props);
+  }
+  g_free (colors);
+}
+
+GST_END_TEST;
+
+/* Running out of memory while playing.  Switching to imperative mode,
+ * which keeps every layer, when there is no room for it is refused with a
+ * warning, and the frames go on in hybrid mode (it aborted the process);
+ * an element that starts in imperative mode and cannot run its first
+ * frame stops with an error.  The address space is bounded (by less than
+ * the imperative run needs), which the sanitizers' shadow memory does not
+ * allow: without them only. */
+GST_START_TEST (test_out_of_memory_while_playing)
+{
+#if HY_HAS_ASAN
+  GST_INFO ("skipped: an address-space limit cannot be set under ASan");
+#else
+  GstBus *bus;
+  gchar *dir = g_dir_make_tmp ("hy-oom-XXXXXX", NULL);
+  /* 3 x 512 x 512 floats, 3 MiB a tensor: imperative keeps 32 + the
+   * input (over 96 MiB), hybrid about 3 */
+  gchar *model = relu_chain_model (dir, 32);
+  const gsize headroom = 48 << 20;
+  guint64 mode = 0;
+
+  /* hybrid, then switched to imperative */
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  g_object_set (e, "model", model, "device", "cpu", "input-size", "512x512",
+      NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 64, 48);
+  for (guint i = 0; i < 3; i++)
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 64, 48, pick_red, i)));
+  struct rlimit old = limit_address_space (headroom);
+  g_object_set (h->element, "mode", 1 /* imperative */ , NULL);
+  for (guint i = 3; i < 6; i++) {
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        frame_new ("RGB", 64, 48, pick_red, i));
+    fail_unless (out != NULL, "frame %u", i);
+    fail_unless_equals_string (gst_structure_get_string (results_of (out),
+            "mode"), "hybrid");
+    gst_buffer_unref (out);
+  }
+  restore_address_space (old);
+  g_object_get (h->element, "mode", &mode, NULL);
+  fail_unless_equals_int ((gint) mode, 0);
+  /* (popping one type drops the others) */
+  GstMessage *msg = gst_bus_pop_filtered (bus,
+      GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING,
+      "no warning");
+  GError *err = NULL;
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (g_error_matches (err, NO_SPACE), "%s %d",
+      g_quark_to_string (err->domain), err->code);
+  fail_unless (strstr (err->message, "imperative") != NULL, "%s",
+      err->message);
+  fail_unless (strstr (err->message, "out of memory") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  /* once: the switch was refused, not retried every frame */
+  fail_unless_equals_int (count_messages (bus,
+          GST_MESSAGE_WARNING | GST_MESSAGE_ERROR), 0);
+  teardown_with_bus (h, bus);
+
+  /* imperative from the start: its first frame cannot run */
+  e = gst_element_factory_make ("hybridinfer", NULL);
+  g_object_set (e, "model", model, "device", "cpu", "input-size", "512x512",
+      "mode", 1, NULL);
+  h = harness_for (e, &bus);
+  set_caps (h, "RGB", 64, 48);
+  old = limit_address_space (headroom);
+  fail_unless_equals_int (gst_harness_push (h, frame_new ("RGB", 64, 48,
+              pick_red, 0)), GST_FLOW_ERROR);
+  restore_address_space (old);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error");
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, NO_SPACE), "%s %d",
+      g_quark_to_string (err->domain), err->code);
+  fail_unless (strstr (err->message, "imperative mode") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  teardown_with_bus (h, bus);
+
+  g_unlink (model);
+  g_rmdir (dir);
+  g_free (model);
+  g_free (dir);
+#endif
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_mode_switch_while_playing)
 {
   GstBus *bus;
@@ -1302,6 +1518,8 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_batch);
   tcase_add_test (tc, test_batch_matches_single);
   tcase_add_test (tc, test_mode_switch_while_playing);
+  tcase_add_test (tc, test_out_of_memory_at_start);
+  tcase_add_test (tc, test_out_of_memory_while_playing);
   tcase_add_test (tc, test_bad_dump_frames_while_playing);
   tcase_add_test (tc, test_unwritable_dump_dir_warns_once);
   tcase_add_test (tc, test_renegotiation);
