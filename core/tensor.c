@@ -85,11 +85,14 @@ hy_tensor_try_new (const hy_shape *shape, const char *what, GError **error)
   /* 64-byte alignment keeps SIMD loads and BLAS on their fast paths. */
   float *data = bytes ? aligned_alloc (64, bytes) : NULL;
   if (!data) {
+    /* In doubles: the element count may not fit in 64 bits. */
+    double mib = sizeof (float) / (1024.0 * 1024);
+    for (int d = 0; d < shape->ndim; d++)
+      mib *= (double) shape->dims[d];
     char buf[HY_SHAPE_STRLEN];
     g_set_error (error, HY_ERROR, HY_ERROR_NO_MEMORY,
         "out of memory: %s of shape %s needs %.1f MiB", what,
-        hy_shape_format (shape, buf, sizeof buf),
-        (double) hy_shape_numel (shape) * sizeof (float) / (1024.0 * 1024));
+        hy_shape_format (shape, buf, sizeof buf), mib);
     return NULL;
   }
   memset (data, 0, bytes);
