@@ -69,6 +69,7 @@ enum
   PROP_INTERPOLATION,
   PROP_INTERVAL,
   PROP_BATCH_SIZE,
+  PROP_BATCH_TIMEOUT,
   PROP_OUTPUT,
   PROP_TOP_K,
   PROP_THRESHOLD,
@@ -104,6 +105,22 @@ struct _GstHybridInfer
   guint64 frame_count;
   GstHybridResult *last;        /* for the frames interval skips */
   GstHybridBatch *batch;        /* frames waiting for their batch */
+  /* The pool the last held frame came from and its max-buffers (0:
+   * unbounded), compared by address only: a partial batch runs before
+   * holding the frames would leave upstream no buffer. */
+  GstBufferPool *known_pool;
+  guint known_pool_max;
+  /* Bounds the wait of a partial batch (batch-timeout): a thread runs it
+   * once its oldest frame has waited that long, under the sink pad's
+   * stream lock like any chain call.  flush_lock guards the deadline and
+   * quit; flush_ret (stream lock) is a timed push's failure, returned by
+   * the next frame. */
+  GThread *flush_thread;
+  GMutex flush_lock;
+  GCond flush_cond;
+  gint64 flush_deadline;        /* monotonic us; 0: nothing held */
+  gboolean flush_quit;
+  GstFlowReturn flush_ret;
   gboolean warned_device;
   gboolean warned_dump_frames;
   gboolean ran_hybrid;          /* a hybrid forward ran since start */
@@ -151,6 +168,7 @@ static GstFlowReturn gst_hybrid_infer_transform_ip (GstBaseTransform * trans,
     GstBuffer * buf);
 static GstFlowReturn gst_hybrid_infer_generate_output (GstBaseTransform *
     trans, GstBuffer ** outbuf);
+static gpointer flush_thread_func (gpointer data);
 
 static GParamSpec *
 channel_values_spec (const gchar * name, const gchar * nick,
@@ -254,6 +272,11 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
           "Frames per forward; above 1, frames are held until their batch "
           "is full (latency of batch-size inferred frames)", 1,
           MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE, ready));
+  g_object_class_install_property (gobject_class, PROP_BATCH_TIMEOUT,
+      g_param_spec_uint ("batch-timeout", "Batch timeout",
+          "Milliseconds a partial batch waits for more frames before it "
+          "runs as it is (0: until full, or an event)", 0, G_MAXUINT,
+          DEFAULT_BATCH_TIMEOUT_MS, playing));
   g_object_class_install_property (gobject_class, PROP_OUTPUT,
       g_param_spec_enum ("output", "Output",
           "How the model's outputs are read", GST_TYPE_HYBRID_INFER_OUTPUT,
@@ -325,6 +348,8 @@ static void
 gst_hybrid_infer_init (GstHybridInfer * self)
 {
   gst_hybrid_infer_settings_init (&self->settings);
+  g_mutex_init (&self->flush_lock);
+  g_cond_init (&self->flush_cond);
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
   gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), FALSE);
 }
@@ -334,6 +359,8 @@ gst_hybrid_infer_finalize (GObject * object)
 {
   gst_hybrid_infer_settings_clear (&GST_HYBRID_INFER (object)->settings);
   g_free (GST_HYBRID_INFER (object)->dump_failed_dir);
+  g_mutex_clear (&GST_HYBRID_INFER (object)->flush_lock);
+  g_cond_clear (&GST_HYBRID_INFER (object)->flush_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -452,6 +479,9 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     case PROP_BATCH_SIZE:
       s->batch_size = g_value_get_uint (value);
       break;
+    case PROP_BATCH_TIMEOUT:
+      s->batch_timeout_ms = g_value_get_uint (value);
+      break;
     case PROP_OUTPUT:
       s->output = g_value_get_enum (value);
       break;
@@ -533,6 +563,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_BATCH_SIZE:
       g_value_set_uint (value, s->batch_size);
+      break;
+    case PROP_BATCH_TIMEOUT:
+      g_value_set_uint (value, s->batch_timeout_ms);
       break;
     case PROP_OUTPUT:
       g_value_set_enum (value, s->output);
@@ -741,6 +774,13 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   self->frame_count = 0;
   self->ran_hybrid = FALSE;
   self->batch = gst_hybrid_batch_new ((guint) config.batch);
+  self->known_pool = NULL;
+  self->flush_ret = GST_FLOW_OK;
+  self->flush_deadline = 0;
+  self->flush_quit = FALSE;
+  if (config.batch > 1)
+    self->flush_thread = g_thread_new ("hybridinfer-flush",
+        flush_thread_func, self);
   GST_OBJECT_LOCK (self);
   self->dump_failures = 0;
   self->dump_failures_unposted = 0;
@@ -786,6 +826,16 @@ gst_hybrid_infer_stop (GstBaseTransform * trans)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
   sum_up_dump_failures (self);
+  /* Streaming has stopped (the pads are inactive): a timed flush waiting
+   * for the stream lock gets it, sees quit and does nothing. */
+  if (self->flush_thread) {
+    g_mutex_lock (&self->flush_lock);
+    self->flush_quit = TRUE;
+    g_cond_signal (&self->flush_cond);
+    g_mutex_unlock (&self->flush_lock);
+    g_thread_join (self->flush_thread);
+    self->flush_thread = NULL;
+  }
   g_clear_pointer (&self->batch, gst_hybrid_batch_free);
   g_clear_pointer (&self->last, gst_hybrid_result_unref);
   g_clear_pointer (&self->session, gst_hybrid_session_free);
@@ -845,6 +895,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     goto plan_failed;
   report_session_note (self);
   gst_caps_replace (&self->failed_caps, NULL);
+  self->known_pool = NULL;      /* a new pool comes with new caps */
   self->info = info;
   update_frame_duration (self, &info);
   GST_OBJECT_LOCK (self);
@@ -872,16 +923,54 @@ plan_failed:
   }
 }
 
+/* Frames held for a batch are buffers upstream cannot reuse: ask for that
+ * many more than downstream wants, as elements that hold buffers do.
+ * Upstream sources with a fixed pool (v4l2src, hardware decoders) may not
+ * be able to give them; holding is then also bounded (queue_frame,
+ * batch-timeout). */
 static gboolean
 gst_hybrid_infer_propose_allocation (GstBaseTransform * trans,
     GstQuery * decide_query, GstQuery * query)
 {
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  guint extra;
+
+  /* In place, the query goes downstream; when nobody answers there, what
+   * this element needs is still worth saying. */
   if (!GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans,
           decide_query, query))
-    return FALSE;
+    GST_DEBUG_OBJECT (self, "downstream did not answer the allocation query");
   /* Frames are read through GstVideoFrame: any strides and offsets do. */
   if (!gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL))
     gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+
+  GST_OBJECT_LOCK (self);
+  extra = self->settings.batch_size > 1 ? self->settings.batch_size : 0;
+  GST_OBJECT_UNLOCK (self);
+  if (!extra)
+    return TRUE;
+  if (gst_query_get_n_allocation_pools (query) == 0) {
+    GstCaps *caps = NULL;
+    GstVideoInfo info;
+    gst_query_parse_allocation (query, &caps, NULL);
+    if (caps && gst_video_info_from_caps (&info, caps))
+      gst_query_add_allocation_pool (query, NULL, (guint) info.size, extra,
+          0);
+  } else {
+    for (guint i = 0; i < gst_query_get_n_allocation_pools (query); i++) {
+      GstBufferPool *pool = NULL;
+      guint size, min, max;
+      gst_query_parse_nth_allocation_pool (query, i, &pool, &size, &min,
+          &max);
+      min += extra;
+      if (max != 0)
+        max = MAX (max + extra, min);
+      gst_query_set_nth_allocation_pool (query, i, pool, size, min, max);
+      if (pool)
+        gst_object_unref (pool);
+    }
+  }
+  GST_DEBUG_OBJECT (self, "asked upstream for %u more buffers", extra);
   return TRUE;
 }
 
@@ -901,6 +990,9 @@ gst_hybrid_infer_query (GstBaseTransform * trans, GstPadDirection direction,
     GST_OBJECT_LOCK (self);
     held = (GstClockTime) (self->settings.batch_size - 1)
         * self->settings.interval * self->frame_duration;
+    /* a partial batch waits no longer than batch-timeout */
+    if (self->settings.batch_size > 1 && self->settings.batch_timeout_ms)
+      held = MIN (held, self->settings.batch_timeout_ms * GST_MSECOND);
     GST_OBJECT_UNLOCK (self);
     gst_query_parse_latency (query, &live, &min, &max);
     if (GST_CLOCK_TIME_IS_VALID (max))
@@ -1168,6 +1260,52 @@ complete_batch (GstHybridInfer * self)
   return TRUE;
 }
 
+/* TRUE when the frames held came from a bounded pool that holding one
+ * more would leave without a buffer for upstream's next frame and for the
+ * one a sink keeps: the batch runs partial now rather than wait for a
+ * frame that cannot come (a 3-buffer pool stalled batch-size=4 after 3
+ * frames).  The pool's size is read once per pool, not per frame. */
+static gboolean
+pool_exhausted (GstHybridInfer * self, GstBuffer * buf)
+{
+  GstBufferPool *pool = buf->pool;
+  if (!pool)
+    return FALSE;
+  if (pool != self->known_pool) {
+    GstStructure *config = gst_buffer_pool_get_config (pool);
+    guint max = 0;
+    gst_buffer_pool_config_get_params (config, NULL, NULL, NULL, &max);
+    gst_structure_free (config);
+    self->known_pool = pool;
+    self->known_pool_max = max;
+    GST_DEBUG_OBJECT (self, "frames come from %" GST_PTR_FORMAT " of at "
+        "most %u buffers", pool, max);
+  }
+  return self->known_pool_max != 0
+      && gst_hybrid_batch_n_pending (self->batch) + 1 >= self->known_pool_max;
+}
+
+/* Arms the timed flush when frames are held and none was armed, from the
+ * oldest held frame; disarms it when none is held.  Streaming thread. */
+static void
+update_flush_deadline (GstHybridInfer * self)
+{
+  gboolean held = gst_hybrid_batch_has_pending (self->batch);
+  guint timeout_ms;
+  GST_OBJECT_LOCK (self);
+  timeout_ms = self->settings.batch_timeout_ms;
+  GST_OBJECT_UNLOCK (self);
+  g_mutex_lock (&self->flush_lock);
+  if (!held || !timeout_ms)
+    self->flush_deadline = 0;
+  else if (!self->flush_deadline) {
+    self->flush_deadline = g_get_monotonic_time ()
+        + (gint64) timeout_ms * G_TIME_SPAN_MILLISECOND;
+    g_cond_signal (&self->flush_cond);
+  }
+  g_mutex_unlock (&self->flush_lock);
+}
+
 static GstFlowReturn
 queue_frame (GstHybridInfer * self, GstBuffer * buf)
 {
@@ -1185,8 +1323,10 @@ queue_frame (GstHybridInfer * self, GstBuffer * buf)
     }
   }
   gst_hybrid_batch_add (self->batch, &p);
-  if (gst_hybrid_batch_is_full (self->batch) && !complete_batch (self))
+  if ((gst_hybrid_batch_is_full (self->batch)
+          || pool_exhausted (self, p.buffer)) && !complete_batch (self))
     return GST_FLOW_ERROR;
+  update_flush_deadline (self);
   return GST_FLOW_OK;
 }
 
@@ -1202,6 +1342,12 @@ gst_hybrid_infer_generate_output (GstBaseTransform * trans,
     return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
         outbuf);
   *outbuf = NULL;
+  /* a timed flush's push failed: upstream hears it with this frame */
+  if (self->flush_ret != GST_FLOW_OK) {
+    GstFlowReturn ret = self->flush_ret;
+    self->flush_ret = GST_FLOW_OK;
+    return ret;
+  }
   if (trans->queued_buf) {
     GstBuffer *buf = trans->queued_buf;
     trans->queued_buf = NULL;
@@ -1215,25 +1361,71 @@ gst_hybrid_infer_generate_output (GstBaseTransform * trans,
 
 /* Runs a partial batch and pushes what waited, so that a serialized event
  * (caps, segment, EOS…) stays behind the frames that came before it. */
-static void
+static GstFlowReturn
 drain (GstHybridInfer * self)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   GstBuffer *buf;
+  GstFlowReturn ret = GST_FLOW_OK;
   if (!self->batch || !gst_hybrid_batch_has_pending (self->batch))
-    return;
+    return GST_FLOW_OK;
   if (!complete_batch (self)) {
     drop_pending (self);
-    return;
+    ret = GST_FLOW_ERROR;
+    goto done;
   }
   while ((buf = gst_hybrid_batch_pop_ready (self->batch))) {
-    GstFlowReturn ret = gst_pad_push (trans->srcpad, buf);
+    ret = gst_pad_push (trans->srcpad, buf);
     if (ret != GST_FLOW_OK) {
       GST_DEBUG_OBJECT (self, "drain push: %s", gst_flow_get_name (ret));
       drop_pending (self);
-      return;
+      break;
     }
   }
+done:
+  update_flush_deadline (self);
+  return ret;
+}
+
+/* Runs a partial batch whose oldest frame waited batch-timeout.  It takes
+ * the sink pad's stream lock, as a chain call holds it: the batch, the
+ * session and the source pad are used by one thread at a time. */
+static gpointer
+flush_thread_func (gpointer data)
+{
+  GstHybridInfer *self = data;
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  g_mutex_lock (&self->flush_lock);
+  while (!self->flush_quit) {
+    gint64 deadline = self->flush_deadline;
+    if (!deadline) {
+      g_cond_wait (&self->flush_cond, &self->flush_lock);
+      continue;
+    }
+    if (g_get_monotonic_time () < deadline) {
+      g_cond_wait_until (&self->flush_cond, &self->flush_lock, deadline);
+      continue;
+    }
+    g_mutex_unlock (&self->flush_lock);
+    GST_PAD_STREAM_LOCK (trans->sinkpad);
+    g_mutex_lock (&self->flush_lock);
+    /* a chain call may have run the batch, or held new frames, since */
+    gboolean due = !self->flush_quit && self->flush_deadline != 0
+        && g_get_monotonic_time () >= self->flush_deadline;
+    g_mutex_unlock (&self->flush_lock);
+    if (due) {
+      GST_DEBUG_OBJECT (self, "partial batch of %u frames waited "
+          "batch-timeout: running it",
+          gst_hybrid_batch_n_pending (self->batch));
+      GstFlowReturn ret = drain (self);
+      if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING)
+        self->flush_ret = ret;
+    }
+    GST_PAD_STREAM_UNLOCK (trans->sinkpad);
+    g_mutex_lock (&self->flush_lock);
+  }
+  g_mutex_unlock (&self->flush_lock);
+  return NULL;
 }
 
 static gboolean
@@ -1244,6 +1436,9 @@ gst_hybrid_infer_sink_event (GstBaseTransform * trans, GstEvent * event)
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_STOP:
       drop_pending (self);
+      self->flush_ret = GST_FLOW_OK;
+      if (self->batch)
+        update_flush_deadline (self);
       break;
     default:
       if (GST_EVENT_IS_SERIALIZED (event))

@@ -115,3 +115,9 @@ gst_hybrid_batch_has_pending (const GstHybridBatch * b)
 {
   return !gst_queue_array_is_empty (b->pending);
 }
+
+guint
+gst_hybrid_batch_n_pending (const GstHybridBatch * b)
+{
+  return gst_queue_array_get_length (b->pending);
+}

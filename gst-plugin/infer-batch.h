@@ -48,6 +48,8 @@ void gst_hybrid_batch_push_ready (GstHybridBatch * batch, GstBuffer * buf);
 /* The next frame to send on, or NULL. */
 GstBuffer *gst_hybrid_batch_pop_ready (GstHybridBatch * batch);
 gboolean gst_hybrid_batch_has_pending (const GstHybridBatch * batch);
+/* Frames waiting for their batch (inferred or not): buffers held. */
+guint gst_hybrid_batch_n_pending (const GstHybridBatch * batch);
 
 /* Drops every frame held, pending or ready (a flush, an error). */
 void gst_hybrid_batch_drop (GstHybridBatch * batch);

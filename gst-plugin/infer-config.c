@@ -22,6 +22,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->interpolation = DEFAULT_INTERPOLATION;
   s->interval = DEFAULT_INTERVAL;
   s->batch_size = DEFAULT_BATCH_SIZE;
+  s->batch_timeout_ms = DEFAULT_BATCH_TIMEOUT_MS;
   s->output = DEFAULT_OUTPUT;
   s->top_k = DEFAULT_TOP_K;
   s->threshold = DEFAULT_THRESHOLD;

@@ -24,6 +24,7 @@ G_BEGIN_DECLS
 #define DEFAULT_INTERVAL 1
 #define DEFAULT_BATCH_SIZE 1
 #define MAX_BATCH_SIZE 256
+#define DEFAULT_BATCH_TIMEOUT_MS 1000
 #define DEFAULT_OUTPUT GST_HYBRID_OUTPUT_AUTO
 #define DEFAULT_TOP_K 5
 #define MAX_TOP_K GST_HYBRID_MAX_TOP_K
@@ -51,6 +52,7 @@ typedef struct {
   hy_interpolation interpolation;
   guint interval;
   guint batch_size;
+  guint batch_timeout_ms;       /* 0: a partial batch waits for frames */
   GstHybridOutput output;
   guint top_k;
   gfloat threshold;

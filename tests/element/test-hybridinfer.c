@@ -937,6 +937,214 @@ GST_START_TEST (test_batch)
 
 GST_END_TEST;
 
+/* ---- batches against a bounded upstream ----------------------------------- */
+
+/* Frames from buffers the source can only have so many of, as from
+ * v4l2src or a hardware decoder.  Either a GstBufferPool of `slots`
+ * buffers (the element can see its size), or buffers the test counts
+ * itself (it cannot: only batch-timeout helps). */
+typedef struct {
+  GMutex lock;
+  GCond cond;
+  guint in_use;
+  guint results;                /* buffers that reached the sink with one */
+  guint frames;                 /* buffers that reached the sink */
+} Slots;
+
+static void
+slot_release (gpointer data)
+{
+  Slots *sl = data;
+  g_mutex_lock (&sl->lock);
+  sl->in_use--;
+  g_cond_signal (&sl->cond);
+  g_mutex_unlock (&sl->lock);
+}
+
+static void
+count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad,
+    gpointer data)
+{
+  Slots *sl = data;
+  GstHybridTensorMeta *meta = gst_buffer_get_hybrid_tensor_meta (buf);
+  g_mutex_lock (&sl->lock);
+  sl->frames++;
+  if (meta && !g_strcmp0 (gst_structure_get_string (meta->results, "label"),
+          "red"))
+    sl->results++;
+  g_mutex_unlock (&sl->lock);
+}
+
+static void
+fill_red (GstBuffer * buf, const GstVideoInfo * info)
+{
+  GstMapInfo map;
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  for (gsize i = 0; i + 2 < map.size; i += 3) {
+    map.data[i] = 255;
+    map.data[i + 1] = map.data[i + 2] = 0;
+  }
+  gst_buffer_unmap (buf, &map);
+}
+
+/* Pushes `n` red frames through appsrc ! hybridinfer `props` ! fakesink
+ * from `slots` buffers and runs to EOS; fails when a buffer cannot be had
+ * for 10 s (the pipeline stalled). */
+static void
+run_bounded (const gchar * props, guint n, guint slots, gboolean use_pool,
+    gint batch_timeout_ms)
+{
+  const gchar *caps_str = "video/x-raw,format=RGB,width=32,height=24,"
+      "framerate=30/1";
+  gchar *m = model_path ("colors");
+  gchar *l = labels_path ("colors");
+  gchar *desc = g_strdup_printf ("appsrc name=src format=time caps=%s ! "
+      "hybridinfer name=h model=%s labels=%s device=cpu %s ! fakesink "
+      "name=sink sync=false signal-handoffs=true", caps_str, m, l, props);
+  GError *error = NULL;
+  GstElement *p = gst_parse_launch (desc, &error);
+  fail_unless (p != NULL && error == NULL, "%s: %s", desc,
+      error ? error->message : "");
+  GstElement *src = gst_bin_get_by_name (GST_BIN (p), "src");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstElement *h = gst_bin_get_by_name (GST_BIN (p), "h");
+  Slots sl = { 0 };
+  g_mutex_init (&sl.lock);
+  g_cond_init (&sl.cond);
+  g_signal_connect (sink, "handoff", G_CALLBACK (count_handoff), &sl);
+  /* batch-timeout exists once the element bounds the wait */
+  if (batch_timeout_ms >= 0
+      && g_object_class_find_property (G_OBJECT_GET_CLASS (h),
+          "batch-timeout"))
+    g_object_set (h, "batch-timeout", (guint) batch_timeout_ms, NULL);
+
+  GstCaps *caps = gst_caps_from_string (caps_str);
+  GstVideoInfo info;
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  GstBufferPool *pool = NULL;
+  if (use_pool) {
+    pool = gst_buffer_pool_new ();
+    GstStructure *config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_set_params (config, caps, (guint) info.size, slots,
+        slots);
+    fail_unless (gst_buffer_pool_set_config (pool, config));
+    fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  }
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+
+  guint pushed = 0;
+  for (; pushed < n; pushed++) {
+    GstBuffer *buf = NULL;
+    gint64 give_up = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+    if (use_pool) {
+      GstBufferPoolAcquireParams params = {.flags =
+            GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT };
+      while (gst_buffer_pool_acquire_buffer (pool, &buf, &params)
+          == GST_FLOW_EOS && g_get_monotonic_time () < give_up)
+        g_usleep (1000);
+    } else {
+      g_mutex_lock (&sl.lock);
+      while (sl.in_use == slots
+          && g_cond_wait_until (&sl.cond, &sl.lock, give_up));
+      if (sl.in_use < slots) {
+        sl.in_use++;
+        buf = gst_buffer_new_wrapped_full (0, g_malloc (info.size),
+            info.size, 0, info.size, NULL, NULL);
+        gst_mini_object_set_qdata (GST_MINI_OBJECT (buf),
+            g_quark_from_static_string ("slot"), &sl, slot_release);
+      }
+      g_mutex_unlock (&sl.lock);
+    }
+    if (!buf)
+      break;
+    fill_red (buf, &info);
+    GST_BUFFER_PTS (buf) = pushed * GST_SECOND / 30;
+    GST_BUFFER_DURATION (buf) = GST_SECOND / 30;
+    GstFlowReturn ret;
+    g_signal_emit_by_name (src, "push-buffer", buf, &ret);
+    gst_buffer_unref (buf);
+    fail_unless_equals_int (ret, GST_FLOW_OK);
+  }
+  GstFlowReturn ret;
+  g_signal_emit_by_name (src, "end-of-stream", &ret);
+  GstBus *bus = gst_element_get_bus (p);
+  GstMessage *msg = pushed == n ? gst_bus_timed_pop_filtered (bus,
+      10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR) : NULL;
+  gboolean eos = msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS;
+  if (msg)
+    gst_message_unref (msg);
+  fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  /* (the g_malloc'd frames are freed with their buffers) */
+  fail_unless (pushed == n, "%s, %u buffers%s: stalled after %u frames "
+      "(%u results out)", props, slots, use_pool ? " in a pool" : "",
+      pushed, sl.results);
+  fail_unless (eos, "%s: no EOS", props);
+  fail_unless_equals_int (sl.frames, n);
+  fail_unless_equals_int (sl.results, n);
+  if (pool) {
+    gst_buffer_pool_set_active (pool, FALSE);
+    gst_object_unref (pool);
+  }
+  gst_caps_unref (caps);
+  gst_object_unref (bus);
+  gst_object_unref (h);
+  gst_object_unref (sink);
+  gst_object_unref (src);
+  gst_object_unref (p);
+  g_mutex_clear (&sl.lock);
+  g_cond_clear (&sl.cond);
+  g_free (desc);
+  g_free (l);
+  g_free (m);
+}
+
+/* A source with a pool of 3 buffers: batch-size=4 stopped after 3 frames
+ * and batch-size=2 interval=2 after 14, silently, as the element held
+ * frames waiting for ones upstream had no buffer for.  A pool the element
+ * can see runs a partial batch before it would run dry (batch-timeout is
+ * off here, to show that alone); frames from buffers it cannot see wait
+ * batch-timeout at most. */
+GST_START_TEST (test_batch_bounded_upstream)
+{
+  static const gchar *props[] = { "batch-size=2", "batch-size=4",
+    "batch-size=8", "batch-size=2 interval=2", "batch-size=8 interval=3"
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (props); i++)
+    run_bounded (props[i], 24, 3, TRUE, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (props); i++)
+    run_bounded (props[i], 12, 3, FALSE, 20);
+}
+
+GST_END_TEST;
+
+/* Upstream is asked for the buffers a batch holds, on top of what
+ * downstream wants. */
+GST_START_TEST (test_batch_allocation_query)
+{
+  GstElement *e = infer_new ("colors");
+  g_object_set (e, "batch-size", 4u, NULL);
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGB", 32, 24);
+  GstCaps *caps = gst_caps_from_string ("video/x-raw,format=RGB,width=32,"
+      "height=24,framerate=30/1");
+  GstQuery *q = gst_query_new_allocation (caps, TRUE);
+  fail_unless (gst_pad_peer_query (h->srcpad, q));
+  fail_unless (gst_query_get_n_allocation_pools (q) > 0);
+  guint size, min, max;
+  gst_query_parse_nth_allocation_pool (q, 0, NULL, &size, &min, &max);
+  fail_unless (min >= 4, "min-buffers %u", min);
+  fail_unless (max == 0 || max >= min);
+  fail_unless (gst_query_find_allocation_meta (q, GST_VIDEO_META_API_TYPE,
+          NULL));
+  gst_query_unref (q);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* A batch gives each frame what a forward of that frame alone gives. */
 GST_START_TEST (test_batch_matches_single)
 {
@@ -1517,6 +1725,8 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_interval);
   tcase_add_test (tc, test_batch);
   tcase_add_test (tc, test_batch_matches_single);
+  tcase_add_test (tc, test_batch_bounded_upstream);
+  tcase_add_test (tc, test_batch_allocation_query);
   tcase_add_test (tc, test_mode_switch_while_playing);
   tcase_add_test (tc, test_out_of_memory_at_start);
   tcase_add_test (tc, test_out_of_memory_while_playing);
