@@ -14,6 +14,11 @@ hy_shape_numel (const hy_shape *shape)
 {
   if (shape->ndim < 0)
     return 0;
+  /* A zero dimension first: the others alone may overflow (a file can
+   * declare (1778384896, 4187224777, 0)). */
+  for (int i = 0; i < shape->ndim; i++)
+    if (shape->dims[i] == 0)
+      return 0;
   int64_t n = 1;
   for (int i = 0; i < shape->ndim; i++)
     n *= shape->dims[i];
@@ -68,6 +73,10 @@ storage_bytes (const hy_shape *shape)
   for (int d = 0; d < shape->ndim; d++) {
     if (shape->dims[d] < 0)
       return 0;
+    if (shape->dims[d] == 0)    /* empty, whatever the other dims say */
+      return 64;
+  }
+  for (int d = 0; d < shape->ndim; d++) {
     if (shape->dims[d] > 0 && n > G_MAXINT64 / 4 / shape->dims[d])
       return 0;
     n *= shape->dims[d];

@@ -89,6 +89,16 @@ test_tensor_try_new (void)
     .dims = { G_GINT64_CONSTANT (1) << 40, 1 << 20, 1 << 10 } };
   g_assert_null (hy_tensor_try_new (&overflow, "x", &error));
   g_assert_error (error, HY_ERROR, HY_ERROR_NO_MEMORY);
+  g_clear_error (&error);
+  /* Empty, though the other dimensions' product overflows (a params file
+   * the fuzzer wrote): no elements, nothing to refuse. */
+  hy_shape empty = { .ndim = 3,
+    .dims = { 1778384896, G_GINT64_CONSTANT (4187224777), 0 } };
+  g_assert_cmpint (hy_shape_numel (&empty), ==, 0);
+  hy_tensor *t = hy_tensor_try_new (&empty, "x", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hy_tensor_nbytes (t), ==, 0);
+  hy_tensor_free (t);
 }
 
 int
