@@ -1049,8 +1049,9 @@ run_bounded (const gchar * props, guint n, guint slots, gboolean use_pool,
           && g_cond_wait_until (&sl.cond, &sl.lock, give_up));
       if (sl.in_use < slots) {
         sl.in_use++;
-        buf = gst_buffer_new_wrapped_full (0, g_malloc (info.size),
-            info.size, 0, info.size, NULL, NULL);
+        gpointer data = g_malloc (info.size);
+        buf = gst_buffer_new_wrapped_full (0, data, info.size, 0, info.size,
+            data, g_free);
         gst_mini_object_set_qdata (GST_MINI_OBJECT (buf),
             g_quark_from_static_string ("slot"), &sl, slot_release);
       }
@@ -1076,7 +1077,6 @@ run_bounded (const gchar * props, guint n, guint slots, gboolean use_pool,
     gst_message_unref (msg);
   fail_unless_equals_int (gst_element_set_state (p, GST_STATE_NULL),
       GST_STATE_CHANGE_SUCCESS);
-  /* (the g_malloc'd frames are freed with their buffers) */
   fail_unless (pushed == n, "%s, %u buffers%s: stalled after %u frames "
       "(%u results out)", props, slots, use_pool ? " in a pool" : "",
       pushed, sl.results);
