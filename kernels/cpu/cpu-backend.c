@@ -71,8 +71,8 @@ cpu_alloc (hy_backend *be, size_t bytes, GError **error)
   void *p = aligned_alloc (256, rounded);
   be->stats.allocations++;
   if (!p)
-    g_set_error (error, HY_ERROR, HY_ERROR_BACKEND,
-        "out of memory allocating %zu bytes", bytes);
+    g_set_error (error, HY_ERROR, HY_ERROR_NO_MEMORY,
+        "out of memory allocating %.1f MiB", bytes / (1024.0 * 1024));
   return p;
 }
 
