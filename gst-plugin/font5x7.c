@@ -5,7 +5,7 @@
  */
 #include "font5x7.h"
 
-static const uint8_t glyphs[95][HY_FONT_HEIGHT] = {
+static const uint8_t glyphs[95][HYG_FONT_HEIGHT] = {
   {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},  /* ' ' */
   {0x04, 0x04, 0x04, 0x04, 0x04, 0x00, 0x04},  /* '!' */
   {0x0a, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00},  /* '"' */
@@ -104,7 +104,7 @@ static const uint8_t glyphs[95][HY_FONT_HEIGHT] = {
 };
 
 const uint8_t *
-hy_font_glyph (char c)
+hyg_font_glyph (char c)
 {
   unsigned char u = (unsigned char) c;
   if (u < 32 || u > 126)

@@ -401,8 +401,8 @@ set_dump_frames (GstHybridInfer * self, const gchar * text)
   GstHybridInferSettings *s = &self->settings;
   g_free (s->dump_frames);
   s->dump_frames = g_strdup (text);
-  hy_frame_set_free (s->dump_set);
-  s->dump_set = hy_frame_set_parse (text, NULL);
+  hyg_frame_set_free (s->dump_set);
+  s->dump_set = hyg_frame_set_parse (text, NULL);
   self->warned_dump_frames = FALSE;
   self->dump_rearm = TRUE;
 }
@@ -1059,7 +1059,7 @@ dump_dir_for (GstHybridInfer * self, hy_mode mode, guint64 first,
       self->warned_dump_frames = TRUE;
     } else {
       for (guint64 f = first; f <= last && !dir; f++)
-        if (hy_frame_set_contains (s->dump_set, f)) {
+        if (hyg_frame_set_contains (s->dump_set, f)) {
           gchar *name = g_strdup_printf ("frame-%06" G_GUINT64_FORMAT, f);
           dir = g_build_filename (s->dump_dir, name, NULL);
           g_free (name);

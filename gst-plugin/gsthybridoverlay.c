@@ -235,13 +235,13 @@ gst_hybrid_overlay_get_property (GObject * object, guint prop_id,
 typedef struct {
   gboolean boxes, labels, classes;
   int line, scale;
-  hy_color box, text;
+  hyg_color box, text;
 } DrawStyle;
 
-static hy_color
+static hyg_color
 rgb_of (guint argb)
 {
-  return (hy_color) {
+  return (hyg_color) {
   (argb >> 16) & 0xff, (argb >> 8) & 0xff, argb & 0xff};
 }
 
@@ -285,12 +285,12 @@ gst_hybrid_overlay_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 }
 
 static void
-draw_box (const hy_canvas * canvas, const DrawStyle * st,
+draw_box (const hyg_canvas * canvas, const DrawStyle * st,
     GstVideoRegionOfInterestMeta * roi)
 {
   int x = (int) roi->x, y = (int) roi->y, w = (int) roi->w, h = (int) roi->h;
   if (st->boxes)
-    hy_canvas_stroke_rect (canvas, x, y, w, h, st->line, st->box);
+    hyg_canvas_stroke_rect (canvas, x, y, w, h, st->line, st->box);
   if (!st->labels)
     return;
   GstStructure *det = gst_video_region_of_interest_meta_get_param (roi,
@@ -300,15 +300,15 @@ draw_box (const hy_canvas * canvas, const DrawStyle * st,
   gchar *text = det && gst_structure_get_double (det, "confidence",
       &confidence) ? g_strdup_printf ("%s %.2f", label, confidence)
       : g_strdup (label);
-  int label_h = hy_canvas_text_height (st->scale) + 2 * st->scale;
+  int label_h = hyg_canvas_text_height (st->scale) + 2 * st->scale;
   /* Above the box when it fits, else just inside its top edge. */
   int ty = y - label_h >= 0 ? y - label_h : y;
-  hy_canvas_draw_label (canvas, x, ty, text, st->scale, st->box, st->text);
+  hyg_canvas_draw_label (canvas, x, ty, text, st->scale, st->box, st->text);
   g_free (text);
 }
 
 static void
-draw_classes (const hy_canvas * canvas, const DrawStyle * st,
+draw_classes (const hyg_canvas * canvas, const DrawStyle * st,
     const GstStructure * results)
 {
   const GValue *labels = gst_structure_get_value (results, "labels");
@@ -326,7 +326,7 @@ draw_classes (const hy_canvas * canvas, const DrawStyle * st,
       continue;
     gchar *text = g_strdup_printf ("%s %.2f", g_value_get_string (l),
         g_value_get_float (s));
-    y += hy_canvas_draw_label (canvas, st->scale, y, text, st->scale,
+    y += hyg_canvas_draw_label (canvas, st->scale, y, text, st->scale,
         st->box, st->text);
     g_free (text);
   }
@@ -337,7 +337,7 @@ gst_hybrid_overlay_transform_frame_ip (GstVideoFilter * filter,
     GstVideoFrame * frame)
 {
   GstHybridOverlay *self = GST_HYBRID_OVERLAY (filter);
-  hy_canvas canvas = {
+  hyg_canvas canvas = {
     .width = GST_VIDEO_FRAME_WIDTH (frame),
     .height = GST_VIDEO_FRAME_HEIGHT (frame),
   };

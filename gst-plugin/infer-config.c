@@ -13,7 +13,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->device = g_strdup (DEFAULT_DEVICE);
   s->precision = g_strdup (DEFAULT_PRECISION);
   s->mode = DEFAULT_MODE;
-  s->dump_set = hy_frame_set_parse (NULL, NULL);
+  s->dump_set = hyg_frame_set_parse (NULL, NULL);
   s->color_order = DEFAULT_COLOR_ORDER;
   s->mean = g_array_new (FALSE, FALSE, sizeof (gdouble));
   s->std = g_array_new (FALSE, FALSE, sizeof (gdouble));
@@ -58,7 +58,7 @@ gst_hybrid_infer_settings_clear (GstHybridInferSettings * copy)
   g_free (copy->precision);
   g_free (copy->dump_dir);
   g_free (copy->dump_frames);
-  hy_frame_set_free (copy->dump_set);
+  hyg_frame_set_free (copy->dump_set);
   g_free (copy->input_name);
   g_free (copy->input_size);
   g_array_unref (copy->mean);
@@ -83,10 +83,10 @@ gst_hybrid_infer_settings_to_config (const GstHybridInferSettings * copy,
         MAX_CHANNEL_VALUES, copy->mean->len, copy->std->len);
     return FALSE;
   }
-  hy_frame_set *frames = hy_frame_set_parse (copy->dump_frames, error);
+  hyg_frame_set *frames = hyg_frame_set_parse (copy->dump_frames, error);
   if (!frames)
     return FALSE;
-  hy_frame_set_free (frames);
+  hyg_frame_set_free (frames);
   c->model_path = copy->model;
   c->params_path = copy->params && *copy->params ? copy->params : NULL;
   c->labels_path = copy->labels && *copy->labels ? copy->labels : NULL;
@@ -101,7 +101,7 @@ gst_hybrid_infer_settings_to_config (const GstHybridInferSettings * copy,
   if (copy->input_size && !g_ascii_strcasecmp (copy->input_size, "frame"))
     c->input_width = c->input_height = GST_HYBRID_SESSION_SIZE_FROM_FRAME;
   else if (copy->input_size && *copy->input_size
-      && !hy_parse_size (copy->input_size, &c->input_width,
+      && !hyg_parse_size (copy->input_size, &c->input_width,
           &c->input_height, error))
     return FALSE;
   c->batch = (int) copy->batch_size;

@@ -42,7 +42,7 @@ typedef struct {
   hy_mode mode;
   gchar *dump_dir;
   gchar *dump_frames;
-  hy_frame_set *dump_set;       /* NULL: dump_frames does not parse */
+  hyg_frame_set *dump_set;       /* NULL: dump_frames does not parse */
   gchar *input_name;
   gchar *input_size;
   GstHybridInferColorOrder color_order;

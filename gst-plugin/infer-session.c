@@ -259,7 +259,7 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
   if (!s->model)
     goto fail;
   if (c->labels_path) {
-    s->labels = hy_labels_load (c->labels_path, &s->n_labels, error);
+    s->labels = hyg_labels_load (c->labels_path, &s->n_labels, error);
     if (!s->labels)
       goto fail;
   }

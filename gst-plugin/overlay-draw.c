@@ -11,7 +11,7 @@
 
 /* BT.601, limited range: what untagged SD and most camera YUV use. */
 static void
-to_yuv (hy_color c, uint8_t *y, uint8_t *u, uint8_t *v)
+to_yuv (hyg_color c, uint8_t *y, uint8_t *u, uint8_t *v)
 {
   *y = (uint8_t) (16.5 + 0.257 * c.r + 0.504 * c.g + 0.098 * c.b);
   *u = (uint8_t) (128.5 - 0.148 * c.r - 0.291 * c.g + 0.439 * c.b);
@@ -27,8 +27,8 @@ fill_plane (uint8_t *plane, int stride, int x0, int y0, int x1, int y1,
 }
 
 static void
-fill_packed (const hy_canvas *c, int x0, int y0, int x1, int y1,
-    hy_color color)
+fill_packed (const hyg_canvas *c, int x0, int y0, int x1, int y1,
+    hyg_color color)
 {
   int bpp = 0, r = 0, g = 0, b = 0, a = -1;
   hy_pixel_packed (c->layout, &bpp, &r, &g, &b, &a);
@@ -45,7 +45,7 @@ fill_packed (const hy_canvas *c, int x0, int y0, int x1, int y1,
 }
 
 static void
-fill_yuv (const hy_canvas *c, int x0, int y0, int x1, int y1, hy_color color)
+fill_yuv (const hyg_canvas *c, int x0, int y0, int x1, int y1, hyg_color color)
 {
   uint8_t y, u, v;
   to_yuv (color, &y, &u, &v);
@@ -68,8 +68,8 @@ fill_yuv (const hy_canvas *c, int x0, int y0, int x1, int y1, hy_color color)
 }
 
 void
-hy_canvas_fill_rect (const hy_canvas *c, int x, int y, int w, int h,
-    hy_color color)
+hyg_canvas_fill_rect (const hyg_canvas *c, int x, int y, int w, int h,
+    hyg_color color)
 {
   int x0 = MAX_ (x, 0), y0 = MAX_ (y, 0);
   int x1 = MIN_ (x + w, c->width), y1 = MIN_ (y + h, c->height);
@@ -83,52 +83,52 @@ hy_canvas_fill_rect (const hy_canvas *c, int x, int y, int w, int h,
 }
 
 void
-hy_canvas_stroke_rect (const hy_canvas *c, int x, int y, int w, int h,
-    int line, hy_color color)
+hyg_canvas_stroke_rect (const hyg_canvas *c, int x, int y, int w, int h,
+    int line, hyg_color color)
 {
   line = MAX_ (1, MIN_ (line, MIN_ (w, h) / 2 + 1));
-  hy_canvas_fill_rect (c, x, y, w, line, color);
-  hy_canvas_fill_rect (c, x, y + h - line, w, line, color);
-  hy_canvas_fill_rect (c, x, y + line, line, h - 2 * line, color);
-  hy_canvas_fill_rect (c, x + w - line, y + line, line, h - 2 * line, color);
+  hyg_canvas_fill_rect (c, x, y, w, line, color);
+  hyg_canvas_fill_rect (c, x, y + h - line, w, line, color);
+  hyg_canvas_fill_rect (c, x, y + line, line, h - 2 * line, color);
+  hyg_canvas_fill_rect (c, x + w - line, y + line, line, h - 2 * line, color);
 }
 
 int
-hy_canvas_text_width (const char *text, int scale)
+hyg_canvas_text_width (const char *text, int scale)
 {
   int n = (int) strlen (text);
-  return n ? (n * HY_FONT_ADVANCE - 1) * scale : 0;
+  return n ? (n * HYG_FONT_ADVANCE - 1) * scale : 0;
 }
 
 int
-hy_canvas_text_height (int scale)
+hyg_canvas_text_height (int scale)
 {
-  return HY_FONT_HEIGHT * scale;
+  return HYG_FONT_HEIGHT * scale;
 }
 
 void
-hy_canvas_draw_text (const hy_canvas *c, int x, int y, const char *text,
-    int scale, hy_color color)
+hyg_canvas_draw_text (const hyg_canvas *c, int x, int y, const char *text,
+    int scale, hyg_color color)
 {
-  for (const char *ch = text; *ch; ch++, x += HY_FONT_ADVANCE * scale) {
+  for (const char *ch = text; *ch; ch++, x += HYG_FONT_ADVANCE * scale) {
     if (x >= c->width)
       break;
-    const uint8_t *rows = hy_font_glyph (*ch);
-    for (int row = 0; row < HY_FONT_HEIGHT; row++)
-      for (int col = 0; col < HY_FONT_WIDTH; col++)
-        if (rows[row] & (1u << (HY_FONT_WIDTH - 1 - col)))
-          hy_canvas_fill_rect (c, x + col * scale, y + row * scale, scale,
+    const uint8_t *rows = hyg_font_glyph (*ch);
+    for (int row = 0; row < HYG_FONT_HEIGHT; row++)
+      for (int col = 0; col < HYG_FONT_WIDTH; col++)
+        if (rows[row] & (1u << (HYG_FONT_WIDTH - 1 - col)))
+          hyg_canvas_fill_rect (c, x + col * scale, y + row * scale, scale,
               scale, color);
   }
 }
 
 int
-hy_canvas_draw_label (const hy_canvas *c, int x, int y, const char *text,
-    int scale, hy_color background, hy_color color)
+hyg_canvas_draw_label (const hyg_canvas *c, int x, int y, const char *text,
+    int scale, hyg_color background, hyg_color color)
 {
-  int w = hy_canvas_text_width (text, scale) + 2 * scale;
-  int h = hy_canvas_text_height (scale) + 2 * scale;
-  hy_canvas_fill_rect (c, x, y, w, h, background);
-  hy_canvas_draw_text (c, x + scale, y + scale, text, scale, color);
+  int w = hyg_canvas_text_width (text, scale) + 2 * scale;
+  int h = hyg_canvas_text_height (scale) + 2 * scale;
+  hyg_canvas_fill_rect (c, x, y, w, h, background);
+  hyg_canvas_draw_text (c, x + scale, y + scale, text, scale, color);
   return h;
 }

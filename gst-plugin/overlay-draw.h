@@ -6,39 +6,39 @@
  * (packed RGB, GRAY8, NV12, I420) needs only that.  On 4:2:0 frames the
  * chroma of a rectangle covers the 2x2 blocks it touches.
  */
-#ifndef HY_OVERLAY_DRAW_H
-#define HY_OVERLAY_DRAW_H
+#ifndef GST_HYBRID_OVERLAY_DRAW_H
+#define GST_HYBRID_OVERLAY_DRAW_H
 
 #include <stdint.h>
 
 #include "hybrid-frame.h"
 
-typedef struct hy_canvas {
+typedef struct hyg_canvas {
   hy_pixel_layout layout;
   int width, height;
   uint8_t *planes[3];
   int strides[3];
-} hy_canvas;
+} hyg_canvas;
 
-typedef struct hy_color {
+typedef struct hyg_color {
   uint8_t r, g, b;
-} hy_color;
+} hyg_color;
 
 /* Clipped to the canvas; nothing happens for w or h <= 0. */
-void hy_canvas_fill_rect (const hy_canvas *c, int x, int y, int w, int h,
-    hy_color color);
+void hyg_canvas_fill_rect (const hyg_canvas *c, int x, int y, int w, int h,
+    hyg_color color);
 /* The outline of (x, y, w, h), `line` pixels wide, inside the box. */
-void hy_canvas_stroke_rect (const hy_canvas *c, int x, int y, int w, int h,
-    int line, hy_color color);
+void hyg_canvas_stroke_rect (const hyg_canvas *c, int x, int y, int w, int h,
+    int line, hyg_color color);
 
 /* Text in the 5x7 font, each font pixel drawn `scale` x `scale`. */
-int hy_canvas_text_width (const char *text, int scale);
-int hy_canvas_text_height (int scale);
-void hy_canvas_draw_text (const hy_canvas *c, int x, int y, const char *text,
-    int scale, hy_color color);
+int hyg_canvas_text_width (const char *text, int scale);
+int hyg_canvas_text_height (int scale);
+void hyg_canvas_draw_text (const hyg_canvas *c, int x, int y, const char *text,
+    int scale, hyg_color color);
 /* Text on a filled background with a margin of `scale` pixels; returns the
  * height of the label. */
-int hy_canvas_draw_label (const hy_canvas *c, int x, int y, const char *text,
-    int scale, hy_color background, hy_color color);
+int hyg_canvas_draw_label (const hyg_canvas *c, int x, int y, const char *text,
+    int scale, hyg_color background, hyg_color color);
 
-#endif /* HY_OVERLAY_DRAW_H */
+#endif /* GST_HYBRID_OVERLAY_DRAW_H */

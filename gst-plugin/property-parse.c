@@ -26,7 +26,7 @@ parse_side (const char *s, char **end, int *out)
 }
 
 gboolean
-hy_parse_size (const char *text, int *width, int *height, GError **error)
+hyg_parse_size (const char *text, int *width, int *height, GError **error)
 {
   char *end = NULL;
   int w, h;
@@ -64,7 +64,7 @@ typedef struct frame_range {
   guint64 first, last;          /* inclusive */
 } frame_range;
 
-struct hy_frame_set {
+struct hyg_frame_set {
   GArray *ranges;               /* empty: every frame */
 };
 
@@ -86,10 +86,10 @@ parse_number (const char **s, guint64 *out)
   return TRUE;
 }
 
-hy_frame_set *
-hy_frame_set_parse (const char *text, GError **error)
+hyg_frame_set *
+hyg_frame_set_parse (const char *text, GError **error)
 {
-  hy_frame_set *set = g_new0 (hy_frame_set, 1);
+  hyg_frame_set *set = g_new0 (hyg_frame_set, 1);
   set->ranges = g_array_new (FALSE, FALSE, sizeof (frame_range));
   if (!text || !*text)
     return set;
@@ -120,12 +120,12 @@ bad:
   g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
       "dump-frames '%s' is not a list of frame numbers and ranges "
       "(e.g. 0-9,100,250-)", text);
-  hy_frame_set_free (set);
+  hyg_frame_set_free (set);
   return NULL;
 }
 
 gboolean
-hy_frame_set_contains (const hy_frame_set *set, guint64 frame)
+hyg_frame_set_contains (const hyg_frame_set *set, guint64 frame)
 {
   if (set->ranges->len == 0)
     return TRUE;
@@ -138,7 +138,7 @@ hy_frame_set_contains (const hy_frame_set *set, guint64 frame)
 }
 
 void
-hy_frame_set_free (hy_frame_set *set)
+hyg_frame_set_free (hyg_frame_set *set)
 {
   if (!set)
     return;
@@ -147,13 +147,13 @@ hy_frame_set_free (hy_frame_set *set)
 }
 
 char **
-hy_labels_load (const char *path, guint *n_labels, GError **error)
+hyg_labels_load (const char *path, guint *n_labels, GError **error)
 {
   char *text = NULL;
   gsize len = 0;
   /* labels=/dev/zero or a FIFO must fail the start, not grow without end
    * or block it. */
-  if (!hy_file_read_bounded (path, "labels file", HY_LABELS_MAX_BYTES, &text,
+  if (!hy_file_read_bounded (path, "labels file", HYG_LABELS_MAX_BYTES, &text,
           &len, error))
     return NULL;
   if (!g_utf8_validate (text, (gssize) len, NULL)) {

@@ -13,7 +13,7 @@
 #define H 20
 
 typedef struct canvas_buf {
-  hy_canvas c;
+  hyg_canvas c;
   guint8 *mem[3];
 } canvas_buf;
 
@@ -60,7 +60,7 @@ static void
 test_fill_packed_colour (void)
 {
   canvas_buf b = canvas_new (HY_PIXEL_BGRA);
-  hy_canvas_fill_rect (&b.c, 2, 3, 4, 5, (hy_color) {10, 20, 30});
+  hyg_canvas_fill_rect (&b.c, 2, 3, 4, 5, (hyg_color) {10, 20, 30});
   const guint8 *p = b.mem[0] + 3 * b.c.strides[0] + 2 * 4;
   g_assert_cmpuint (p[0], ==, 30);
   g_assert_cmpuint (p[1], ==, 20);
@@ -79,13 +79,13 @@ test_clipping (void)
 {
   for (int l = HY_PIXEL_RGB; l <= HY_PIXEL_I420; l++) {
     canvas_buf b = canvas_new (l);
-    hy_color white = { 255, 255, 255 };
-    hy_canvas_fill_rect (&b.c, -10, -10, 15, 15, white);
-    hy_canvas_fill_rect (&b.c, W - 3, H - 3, 100, 100, white);
-    hy_canvas_fill_rect (&b.c, W, 0, 5, 5, white);
-    hy_canvas_fill_rect (&b.c, 0, 0, 0, 5, white);
-    hy_canvas_stroke_rect (&b.c, -5, -5, W + 10, H + 10, 3, white);
-    hy_canvas_draw_text (&b.c, W - 4, H - 4, "W", 3, white);
+    hyg_color white = { 255, 255, 255 };
+    hyg_canvas_fill_rect (&b.c, -10, -10, 15, 15, white);
+    hyg_canvas_fill_rect (&b.c, W - 3, H - 3, 100, 100, white);
+    hyg_canvas_fill_rect (&b.c, W, 0, 5, 5, white);
+    hyg_canvas_fill_rect (&b.c, 0, 0, 0, 5, white);
+    hyg_canvas_stroke_rect (&b.c, -5, -5, W + 10, H + 10, 3, white);
+    hyg_canvas_draw_text (&b.c, W - 4, H - 4, "W", 3, white);
     g_assert_true (painted (&b, 0, 0));
     g_assert_true (painted (&b, 4, 4));
     g_assert_true (painted (&b, W - 1, H - 1));
@@ -103,7 +103,7 @@ static void
 test_stroke (void)
 {
   canvas_buf b = canvas_new (HY_PIXEL_RGB);
-  hy_canvas_stroke_rect (&b.c, 5, 5, 10, 8, 2, (hy_color) {255, 0, 0});
+  hyg_canvas_stroke_rect (&b.c, 5, 5, 10, 8, 2, (hyg_color) {255, 0, 0});
   g_assert_true (painted (&b, 5, 5));
   g_assert_true (painted (&b, 6, 6));
   g_assert_false (painted (&b, 7, 7));   /* inside */
@@ -119,25 +119,25 @@ test_text (void)
 {
   for (int l = HY_PIXEL_RGB; l <= HY_PIXEL_I420; l++) {
     canvas_buf b = canvas_new (l);
-    hy_canvas_draw_text (&b.c, 1, 2, "A1", 2, (hy_color) {255, 255, 255});
+    hyg_canvas_draw_text (&b.c, 1, 2, "A1", 2, (hyg_color) {255, 255, 255});
     for (int k = 0; k < 2; k++) {
-      const guint8 *rows = hy_font_glyph ("A1"[k]);
-      for (int row = 0; row < HY_FONT_HEIGHT; row++)
-        for (int col = 0; col < HY_FONT_WIDTH; col++) {
-          gboolean on = (rows[row] & (1 << (HY_FONT_WIDTH - 1 - col))) != 0;
-          int x = 1 + k * HY_FONT_ADVANCE * 2 + col * 2, y = 2 + row * 2;
+      const guint8 *rows = hyg_font_glyph ("A1"[k]);
+      for (int row = 0; row < HYG_FONT_HEIGHT; row++)
+        for (int col = 0; col < HYG_FONT_WIDTH; col++) {
+          gboolean on = (rows[row] & (1 << (HYG_FONT_WIDTH - 1 - col))) != 0;
+          int x = 1 + k * HYG_FONT_ADVANCE * 2 + col * 2, y = 2 + row * 2;
           g_assert_cmpint (painted (&b, x, y), ==, on);
           g_assert_cmpint (painted (&b, x + 1, y + 1), ==, on);
         }
     }
     canvas_free (&b);
   }
-  g_assert_cmpint (hy_canvas_text_width ("ab", 3), ==, 11 * 3);
-  g_assert_cmpint (hy_canvas_text_width ("", 3), ==, 0);
-  g_assert_cmpint (hy_canvas_text_height (2), ==, 14);
+  g_assert_cmpint (hyg_canvas_text_width ("ab", 3), ==, 11 * 3);
+  g_assert_cmpint (hyg_canvas_text_width ("", 3), ==, 0);
+  g_assert_cmpint (hyg_canvas_text_height (2), ==, 14);
   /* Bytes outside printable ASCII draw as '?'. */
-  g_assert_true (hy_font_glyph ('\x01') == hy_font_glyph ('?'));
-  g_assert_true (hy_font_glyph ('\xe9') == hy_font_glyph ('?'));
+  g_assert_true (hyg_font_glyph ('\x01') == hyg_font_glyph ('?'));
+  g_assert_true (hyg_font_glyph ('\xe9') == hyg_font_glyph ('?'));
 }
 
 /* 4:2:0 chroma covers the 2x2 blocks a rectangle touches. */
@@ -145,7 +145,7 @@ static void
 test_yuv_chroma (void)
 {
   canvas_buf b = canvas_new (HY_PIXEL_I420);
-  hy_canvas_fill_rect (&b.c, 3, 3, 2, 2, (hy_color) {255, 0, 0});
+  hyg_canvas_fill_rect (&b.c, 3, 3, 2, 2, (hyg_color) {255, 0, 0});
   g_assert_cmpuint (b.mem[0][3 * b.c.strides[0] + 3], ==, 82);
   g_assert_cmpuint (b.mem[2][1 * b.c.strides[2] + 1], ==, 240);
   g_assert_cmpuint (b.mem[2][2 * b.c.strides[2] + 2], ==, 240);
@@ -153,7 +153,7 @@ test_yuv_chroma (void)
   canvas_free (&b);
 
   b = canvas_new (HY_PIXEL_NV12);
-  hy_canvas_fill_rect (&b.c, 0, 0, 2, 2, (hy_color) {0, 0, 255});
+  hyg_canvas_fill_rect (&b.c, 0, 0, 2, 2, (hyg_color) {0, 0, 255});
   g_assert_cmpuint (b.mem[1][0], ==, 240);       /* U */
   g_assert_cmpuint (b.mem[1][1], ==, 110);       /* V */
   g_assert_cmpuint (b.mem[1][2], ==, 0);
@@ -164,9 +164,9 @@ static void
 test_label (void)
 {
   canvas_buf b = canvas_new (HY_PIXEL_RGBX);
-  int h = hy_canvas_draw_label (&b.c, 0, 0, "hi", 1, (hy_color) {0, 255, 0},
-      (hy_color) {0, 0, 0});
-  g_assert_cmpint (h, ==, HY_FONT_HEIGHT + 2);
+  int h = hyg_canvas_draw_label (&b.c, 0, 0, "hi", 1, (hyg_color) {0, 255, 0},
+      (hyg_color) {0, 0, 0});
+  g_assert_cmpint (h, ==, HYG_FONT_HEIGHT + 2);
   g_assert_true (painted (&b, 0, 0));   /* background */
   g_assert_true (painted (&b, 12, 8));
   g_assert_false (painted (&b, 13, 0));

@@ -39,7 +39,7 @@ test_size (void)
   for (guint i = 0; i < G_N_ELEMENTS (good); i++) {
     int w = 0, h = 0;
     GError *error = NULL;
-    g_assert_true (hy_parse_size (good[i].text, &w, &h, &error));
+    g_assert_true (hyg_parse_size (good[i].text, &w, &h, &error));
     g_assert_no_error (error);
     g_assert_cmpint (w, ==, good[i].w);
     g_assert_cmpint (h, ==, good[i].h);
@@ -47,7 +47,7 @@ test_size (void)
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
     int w = -1, h = -1;
     GError *error = NULL;
-    g_assert_false (hy_parse_size (bad[i], &w, &h, &error));
+    g_assert_false (hyg_parse_size (bad[i], &w, &h, &error));
     g_assert_error (error, HY_ERROR, HY_ERROR_INVALID);
     g_assert_nonnull (strstr (error->message, "input-size"));
     g_assert_cmpint (w, ==, -1);
@@ -59,23 +59,23 @@ static void
 test_frame_set (void)
 {
   GError *error = NULL;
-  hy_frame_set *all = hy_frame_set_parse (NULL, &error);
+  hyg_frame_set *all = hyg_frame_set_parse (NULL, &error);
   g_assert_no_error (error);
-  g_assert_true (hy_frame_set_contains (all, 0));
-  g_assert_true (hy_frame_set_contains (all, G_MAXUINT64));
-  hy_frame_set_free (all);
+  g_assert_true (hyg_frame_set_contains (all, 0));
+  g_assert_true (hyg_frame_set_contains (all, G_MAXUINT64));
+  hyg_frame_set_free (all);
 
-  hy_frame_set *s = hy_frame_set_parse ("0-9, 100 ,250-", &error);
+  hyg_frame_set *s = hyg_frame_set_parse ("0-9, 100 ,250-", &error);
   g_assert_no_error (error);
   for (guint64 f = 0; f < 10; f++)
-    g_assert_true (hy_frame_set_contains (s, f));
-  g_assert_false (hy_frame_set_contains (s, 10));
-  g_assert_false (hy_frame_set_contains (s, 99));
-  g_assert_true (hy_frame_set_contains (s, 100));
-  g_assert_false (hy_frame_set_contains (s, 249));
-  g_assert_true (hy_frame_set_contains (s, 250));
-  g_assert_true (hy_frame_set_contains (s, 1000000));
-  hy_frame_set_free (s);
+    g_assert_true (hyg_frame_set_contains (s, f));
+  g_assert_false (hyg_frame_set_contains (s, 10));
+  g_assert_false (hyg_frame_set_contains (s, 99));
+  g_assert_true (hyg_frame_set_contains (s, 100));
+  g_assert_false (hyg_frame_set_contains (s, 249));
+  g_assert_true (hyg_frame_set_contains (s, 250));
+  g_assert_true (hyg_frame_set_contains (s, 1000000));
+  hyg_frame_set_free (s);
 
   static const char *bad[] = { "x", "1-", "-3", "5-2", "1,,2", "1 2", "1,",
     "0-9;3", "18446744073709551616"
@@ -84,18 +84,18 @@ test_frame_set (void)
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
     if (!strcmp (bad[i], "1-"))
       continue;
-    s = hy_frame_set_parse (bad[i], &error);
+    s = hyg_frame_set_parse (bad[i], &error);
     if (s)
       g_error ("dump-frames '%s' parsed", bad[i]);
     g_assert_error (error, HY_ERROR, HY_ERROR_INVALID);
     g_assert_nonnull (strstr (error->message, "dump-frames"));
     g_clear_error (&error);
   }
-  s = hy_frame_set_parse ("1-", &error);
+  s = hyg_frame_set_parse ("1-", &error);
   g_assert_no_error (error);
-  g_assert_false (hy_frame_set_contains (s, 0));
-  g_assert_true (hy_frame_set_contains (s, 1));
-  hy_frame_set_free (s);
+  g_assert_false (hyg_frame_set_contains (s, 0));
+  g_assert_true (hyg_frame_set_contains (s, 1));
+  hyg_frame_set_free (s);
 }
 
 static char *
@@ -115,7 +115,7 @@ test_labels (void)
   GError *error = NULL;
   guint n = 0;
   char *path = write_temp ("cat\r\ndog \n\nbird\n", -1);
-  char **labels = hy_labels_load (path, &n, &error);
+  char **labels = hyg_labels_load (path, &n, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (n, ==, 4);
   g_assert_cmpstr (labels[0], ==, "cat");
@@ -127,7 +127,7 @@ test_labels (void)
   g_free (path);
 
   path = write_temp ("", 0);
-  labels = hy_labels_load (path, &n, &error);
+  labels = hyg_labels_load (path, &n, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (n, ==, 0);
   g_strfreev (labels);
@@ -135,13 +135,13 @@ test_labels (void)
   g_free (path);
 
   path = write_temp ("ok\n\xff\xfe\n", -1);
-  g_assert_null (hy_labels_load (path, &n, &error));
+  g_assert_null (hyg_labels_load (path, &n, &error));
   g_assert_error (error, HY_ERROR, HY_ERROR_FORMAT);
   g_clear_error (&error);
   g_unlink (path);
   g_free (path);
 
-  g_assert_null (hy_labels_load ("/nonexistent/labels.txt", &n, &error));
+  g_assert_null (hyg_labels_load ("/nonexistent/labels.txt", &n, &error));
   g_assert_error (error, HY_ERROR, HY_ERROR_IO);
   g_assert_nonnull (strstr (error->message, "labels"));
   g_clear_error (&error);
@@ -166,7 +166,7 @@ test_labels_not_regular_subprocess (void)
   g_autofree char *big = g_build_filename (dir, "big.txt", NULL);
   int fd = g_open (big, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (ftruncate (fd, (off_t) HY_LABELS_MAX_BYTES + 1), ==, 0);
+  g_assert_cmpint (ftruncate (fd, (off_t) HYG_LABELS_MAX_BYTES + 1), ==, 0);
   close (fd);
 
   static const struct {
@@ -181,7 +181,7 @@ test_labels_not_regular_subprocess (void)
         : cases[i].name[0] == '/' ? cases[i].name : fifo;
     GError *error = NULL;
     guint n = 7;
-    g_assert_null (hy_labels_load (path, &n, &error));
+    g_assert_null (hyg_labels_load (path, &n, &error));
     g_assert_error (error, HY_ERROR, HY_ERROR_IO);
     g_assert_nonnull (strstr (error->message, path));
     g_assert_nonnull (strstr (error->message, cases[i].says));
@@ -191,7 +191,7 @@ test_labels_not_regular_subprocess (void)
 
   GError *error = NULL;
   guint n = 7;
-  g_assert_null (hy_labels_load (big, &n, &error));
+  g_assert_null (hyg_labels_load (big, &n, &error));
   g_assert_error (error, HY_ERROR, HY_ERROR_FORMAT);
   g_assert_nonnull (strstr (error->message, big));
   g_assert_nonnull (strstr (error->message, "16777217 bytes is too large"));
