@@ -729,6 +729,28 @@ hy_executor_set_node_hook (hy_executor *exec, hy_node_hook hook,
 }
 
 gboolean
+hy_executor_profile (hy_executor *exec, const hy_tensor *const *inputs,
+    int n_inputs, int iterations, const hy_layer_profile **layers,
+    int *n_layers, GError **error)
+{
+  if (exec->mode != HY_MODE_HYBRID) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "a per-layer profile is of the hybridized plan: the executor is in "
+        "imperative mode (its node hook times each node instead)");
+    return FALSE;
+  }
+  if (!bind_inputs (exec, inputs, n_inputs, error))
+    return FALSE;
+  exec->last_run = NULL;
+  hy_plan *plan = use_plan (exec, error);
+  if (!plan || !hy_plan_profile (plan, inputs, n_inputs, iterations, layers,
+          n_layers, error))
+    return FALSE;
+  exec->last_run = plan;
+  return TRUE;
+}
+
+gboolean
 hy_executor_prepare (hy_executor *exec, GError **error)
 {
   if (!hy_shapes_infer (exec->shapes, error))

@@ -47,6 +47,11 @@ typedef struct hy_op_def {
 
   /* The output may overwrite input 0 (same size, elementwise). */
   gboolean inplace;
+
+  /* Optional: floating-point operations of one run (a multiply-add counts
+   * 2), for profiles; NULL for ops whose time is memory, not arithmetic. */
+  double (*flops) (const void *params, const hy_shape *in, int n_in,
+      const hy_shape *out, int n_out);
 } hy_op_def;
 
 typedef struct hy_op_info {

@@ -32,6 +32,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plan.h"
 #include "planner.h"
@@ -73,6 +74,9 @@ struct hy_plan {
   hy_tensor *values;            /* per value, then one per output copy */
   hy_call *calls;
   int n_calls;
+  guint *call_nodes;            /* per call: its node in `graph`, or
+                                 * G_MAXUINT for an output copy */
+  hy_layer_profile *profile;    /* per call, made by the first profile */
   int n_prepared;               /* calls[0..n_prepared) were prepared */
   void *capture;                /* the backend's recording of the calls */
   const hy_tensor **call_in;    /* every call's argument lists, flat */
@@ -456,6 +460,9 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
     n_out += i == G_MAXUINT ? 1 : hy_graph_node (g, i)->n_outputs;
   }
   plan->calls = g_new0 (hy_call, n_calls);
+  plan->call_nodes = g_new (guint, MAX (n_calls, 1));
+  for (guint c = 0; c < n_calls; c++)
+    plan->call_nodes[c] = g_array_index (b->call_nodes, guint, c);
   plan->call_in = g_new0 (const hy_tensor *, n_in + 1);
   plan->call_out = g_new0 (hy_tensor *, n_out + 1);
   const hy_tensor **in = plan->call_in;
@@ -623,6 +630,8 @@ hy_plan_free (hy_plan *plan)
   g_free (plan->host_outputs);
   g_free (plan->values);
   g_free (plan->calls);
+  g_free (plan->call_nodes);
+  g_free (plan->profile);
   g_free (plan->call_in);
   g_free (plan->call_out);
   g_free (plan->bindings);
@@ -630,8 +639,9 @@ hy_plan_free (hy_plan *plan)
   g_free (plan);
 }
 
-gboolean
-hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
+/* Points (host) or uploads (device) every input where the calls read it. */
+static gboolean
+bind_inputs (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
     GError **error)
 {
   hy_backend *be = plan->backend;
@@ -648,7 +658,17 @@ hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
       return FALSE;
     }
   }
-  if (!iface->run (be, plan->calls, plan->n_calls, &plan->capture, error))
+  return TRUE;
+}
+
+gboolean
+hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
+    GError **error)
+{
+  hy_backend *be = plan->backend;
+  const hy_backend_iface *iface = be->iface;
+  if (!bind_inputs (plan, inputs, n_inputs, error)
+      || !iface->run (be, plan->calls, plan->n_calls, &plan->capture, error))
     return FALSE;
   for (int h = 0; plan->host_outputs && h < plan->n_outputs; h++) {
     if (!iface->download (be, plan->host_outputs[h]->data,
@@ -656,6 +676,78 @@ hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
             error))
       return FALSE;
   }
+  return TRUE;
+}
+
+static double
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* What each call is, once: its node, op and arithmetic. */
+static void
+describe_calls (hy_plan *plan)
+{
+  plan->profile = g_new0 (hy_layer_profile, MAX (plan->n_calls, 1));
+  for (int c = 0; c < plan->n_calls; c++) {
+    hy_layer_profile *l = &plan->profile[c];
+    if (plan->call_nodes[c] == G_MAXUINT) {
+      l->node = "(output copy)";
+      l->op = "_copy";
+      continue;
+    }
+    const hy_node *node = hy_graph_node (plan->graph, plan->call_nodes[c]);
+    l->node = node->name;
+    l->op = node->op->name;
+    if (!node->op->def->flops)
+      continue;
+    hy_shape in[64];
+    guint n_in = MIN (node->n_inputs, G_N_ELEMENTS (in));
+    for (guint k = 0; k < n_in; k++) {
+      const hy_entry *e = &node->inputs[k];
+      in[k] = hy_graph_node (plan->graph, e->node)->shapes[e->index];
+    }
+    l->flop = node->op->def->flops (node->params, in, (int) n_in,
+        node->shapes, (int) node->n_outputs);
+  }
+}
+
+gboolean
+hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, int iterations, const hy_layer_profile **layers,
+    int *n_layers, GError **error)
+{
+  hy_backend *be = plan->backend;
+  if (!be->iface->host_memory) {
+    /* Device calls return before they finish: timing them one by one
+     * would need a wait per call that changes what is measured. */
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "a per-layer profile times calls on the CPU; the %s backend runs "
+        "them asynchronously (use the device's own profiler)",
+        be->iface->name);
+    return FALSE;
+  }
+  if (!plan->profile)
+    describe_calls (plan);
+  for (int c = 0; c < plan->n_calls; c++)
+    plan->profile[c].ms = 0;
+  if (!bind_inputs (plan, inputs, n_inputs, error))
+    return FALSE;
+  for (int it = 0; it < iterations; it++) {
+    for (int c = 0; c < plan->n_calls; c++) {
+      double t0 = now_ms ();
+      if (!be->iface->run (be, &plan->calls[c], 1, NULL, error))
+        return FALSE;
+      plan->profile[c].ms += now_ms () - t0;
+    }
+  }
+  for (int c = 0; c < plan->n_calls; c++)
+    plan->profile[c].ms /= MAX (iterations, 1);
+  *layers = plan->profile;
+  *n_layers = plan->n_calls;
   return TRUE;
 }
 

@@ -28,6 +28,13 @@ void hy_plan_free (hy_plan *plan);
 gboolean hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs,
     int n_inputs, GError **error);
 
+/* Runs `iterations` forwards one call at a time, timing each (host-memory
+ * backends only); *layers: per call, the mean ms, the node, op and
+ * arithmetic, owned by the plan until its next profile or its free. */
+gboolean hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, int iterations, const hy_layer_profile **layers,
+    int *n_layers, GError **error);
+
 /* Device backends: the arena slot model input `input` is uploaded into
  * (NULL on the CPU, or when nothing reads that input).  A caller that
  * fills it on the device runs the plan with inputs NULL: no upload. */

@@ -48,4 +48,14 @@ hy_model *hy_cli_load_model (const char *model, const char *params,
  * re-exec happened. */
 void hy_cli_tune_blas (char **argv);
 
+/* This CPU's name (/proc/cpuinfo's "model name"); free with g_free. */
+char *hy_cli_cpu_name (void);
+/* One core's measured FMA ceiling in GFLOP/s (about 0.1 s of work), and
+ * the vector set it used; 0 when the CPU has neither AVX-512 nor AVX2. */
+double hy_cli_fma_peak_gflops (const char **isa);
+/* Prints a per-layer profile (bench --profile) against a whole forward's
+ * median time and the FMA ceiling of `threads` cores. */
+void hy_cli_print_profile (const hy_layer_profile *layers, int n_layers,
+    double forward_ms, int threads);
+
 #endif /* HY_CLI_H */

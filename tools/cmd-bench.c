@@ -31,7 +31,7 @@ typedef struct bench_args {
   char *model, *params, *device, *mode, *precision;
   char **shapes;
   int iterations, warmup, threads;
-  gboolean json;
+  gboolean json, profile;
 } bench_args;
 
 typedef struct time_summary {
@@ -56,6 +56,8 @@ typedef struct bench_result {
   gboolean have_plan_memory;    /* arena and lower bound are known */
   hy_memory_stats memory;
   device_counts device;
+  const hy_layer_profile *layers; /* --profile: the executor's */
+  int n_layers;
 } bench_result;
 
 static void
@@ -236,6 +238,11 @@ run_bench (hy_executor *exec, const hy_shapes *shapes, const bench_args *a,
     r->batch = s0.ndim > 0 ? s0.dims[0] : 1;
     r->throughput = total > 0 ? r->batch * n / (total / 1e3) : 0;
     r->have_plan_memory = hy_executor_memory (exec, &r->memory);
+    /* After the timed forwards, so that timing each call apart does not
+     * change what they measured. */
+    if (a->profile)
+      ok = hy_executor_profile (exec, in, n_inputs, MAX (n / 4, 3),
+          &r->layers, &r->n_layers, error);
     if (!r->have_plan_memory)
       r->memory = (hy_memory_stats) {
         .naive_bytes = naive_bytes_from_shapes (shapes) };
@@ -288,6 +295,9 @@ print_json (const bench_args *a, const char *device, const char *mode,
   json_builder_add_int_value (b, a->iterations);
   json_builder_set_member_name (b, "warmup");
   json_builder_add_int_value (b, a->warmup);
+  g_autofree char *cpu_name = hy_cli_cpu_name ();
+  json_builder_set_member_name (b, "cpu");
+  json_builder_add_string_value (b, cpu_name);
   json_builder_set_member_name (b, "threads");
   json_builder_add_int_value (b, threads);
   json_builder_set_member_name (b, "blas_threads");
@@ -317,6 +327,26 @@ print_json (const bench_args *a, const char *device, const char *mode,
     json_builder_add_double_value (b, per[i].v);
   }
   json_builder_end_object (b);
+  if (r->layers) {
+    const char *isa;
+    json_builder_set_member_name (b, "fma_peak_gflops_per_core");
+    json_builder_add_double_value (b, hy_cli_fma_peak_gflops (&isa));
+    json_builder_set_member_name (b, "layers");
+    json_builder_begin_array (b);
+    for (int i = 0; i < r->n_layers; i++) {
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "node");
+      json_builder_add_string_value (b, r->layers[i].node);
+      json_builder_set_member_name (b, "op");
+      json_builder_add_string_value (b, r->layers[i].op);
+      json_builder_set_member_name (b, "ms");
+      json_builder_add_double_value (b, r->layers[i].ms);
+      json_builder_set_member_name (b, "flop");
+      json_builder_add_double_value (b, r->layers[i].flop);
+      json_builder_end_object (b);
+    }
+    json_builder_end_array (b);
+  }
   json_builder_end_object (b);
 
   g_autoptr (JsonGenerator) gen = json_generator_new ();
@@ -343,6 +373,8 @@ print_text (const bench_args *a, const char *device, const char *mode,
   printf ("model       %s\n", a->model);
   printf ("device      %s, mode %s, batch %" G_GINT64_FORMAT "\n", device,
       mode, r->batch);
+  g_autofree char *cpu_name = hy_cli_cpu_name ();
+  printf ("cpu         %s\n", cpu_name);
   printf ("threads     %d (OpenBLAS core %s, %d OpenBLAS thread(s))\n",
       threads, hy_blas_core_name (), hy_blas_n_threads ());
   printf ("forwards    %d timed after %d warm-up\n", a->iterations, a->warmup);
@@ -390,6 +422,8 @@ hy_cmd_bench (int argc, char **argv)
         "Untimed forwards first (default 10)", "N"},
     {"threads", 't', 0, G_OPTION_ARG_INT, &a.threads,
         "Compute threads (default: HYBRIDINFER_THREADS, else the CPUs)", "N"},
+    {"profile", 0, 0, G_OPTION_ARG_NONE, &a.profile,
+        "Also time each layer of the hybridized forward (CPU)", NULL},
     {"json", 0, 0, G_OPTION_ARG_NONE, &a.json,
         "Print one JSON object instead of text", NULL},
     {NULL}
@@ -462,6 +496,8 @@ hy_cmd_bench (int argc, char **argv)
     print_json (&a, device_name, mode_name, threads, &r);
   else
     print_text (&a, device_name, mode_name, threads, &r);
+  if (r.layers && !a.json)
+    hy_cli_print_profile (r.layers, r.n_layers, r.wall.median_ms, threads);
   status = HY_EXIT_OK;
 
 out:

@@ -279,6 +279,27 @@ typedef struct hy_device_stats {
 void hy_executor_device_stats (const hy_executor *exec,
     hy_device_stats *out);
 
+/* One call of a hybridized forward, as a profile sees it. */
+typedef struct hy_layer_profile {
+  const char *node;             /* the plan's node (a fused node keeps the
+                                 * name of the op the others joined) */
+  const char *op;               /* its op; "_copy" for an output copy */
+  double ms;                    /* mean time per forward */
+  double flop;                  /* arithmetic per forward (a multiply-add
+                                 * is 2); 0 where memory, not arithmetic,
+                                 * bounds it */
+} hy_layer_profile;
+
+/* A per-layer profile of the hybridized forward for `inputs`: runs
+ * `iterations` forwards one call at a time, timing each, on the CPU (a
+ * device runs calls asynchronously: an error says so).  The entries are
+ * the executor's, valid until its next forward, profile or free.  The
+ * calls' times add up to a forward's time less the per-forward overhead
+ * of one run (a few microseconds). */
+gboolean hy_executor_profile (hy_executor *exec,
+    const hy_tensor *const *inputs, int n_inputs, int iterations,
+    const hy_layer_profile **layers, int *n_layers, GError **error);
+
 /* Plans for the executor's current input shapes without running (hybrid). */
 gboolean hy_executor_prepare (hy_executor *exec, GError **error);
 

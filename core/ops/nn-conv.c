@@ -186,10 +186,24 @@ conv_infer_shape (const void *params, const hy_shape *in, int n_in,
   return TRUE;
 }
 
+/* Each output element is one multiply-add per weight of its filter:
+ * weight (F, C/g, k...) holds F filters. */
+static double
+conv_flops (const void *params, const hy_shape *in, int n_in,
+    const hy_shape *out, int n_out)
+{
+  const hy_shape *w = &in[1];
+  if (n_in < 2 || w->ndim < 1 || w->dims[0] <= 0)
+    return 0;
+  double per_output = (double) hy_shape_numel (w) / (double) w->dims[0];
+  return 2.0 * (double) hy_shape_numel (&out[0]) * per_output;
+}
+
 const hy_op_def hy_opdef_convolution = {
   .params_size = sizeof (hy_conv_params),
   .parse = conv_parse,
   .input_names = conv_inputs,
   .num_inputs = conv_num_inputs,
   .infer_shape = conv_infer_shape,
+  .flops = conv_flops,
 };

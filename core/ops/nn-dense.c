@@ -107,12 +107,24 @@ fc_infer_shape (const void *params, const hy_shape *in, int n_in,
   return TRUE;
 }
 
+/* weight (num_hidden, K): K multiply-adds per output element. */
+static double
+fc_flops (const void *params, const hy_shape *in, int n_in,
+    const hy_shape *out, int n_out)
+{
+  const hy_shape *w = &in[1];
+  if (n_in < 2 || w->ndim != 2)
+    return 0;
+  return 2.0 * (double) hy_shape_numel (&out[0]) * (double) w->dims[1];
+}
+
 const hy_op_def hy_opdef_fully_connected = {
   .params_size = sizeof (hy_fc_params),
   .parse = fc_parse,
   .input_names = fc_inputs,
   .num_inputs = fc_num_inputs,
   .infer_shape = fc_infer_shape,
+  .flops = fc_flops,
 };
 
 /* ---- dot, batch_dot ---------------------------------------------------- */
@@ -237,9 +249,28 @@ dot_infer_shape (const void *params, const hy_shape *in, int n_in,
   return dot_infer (p, &in[0], &in[1], &out[0], error);
 }
 
+/* The summed dimension: a's last (first when transposed) for dot, the
+ * same of its last two for batch_dot. */
+static double
+dot_flops (const void *params, const hy_shape *in, int n_in,
+    const hy_shape *out, int n_out)
+{
+  const hy_dot_params *p = params;
+  const hy_shape *a = &in[0];
+  if (n_in < 2 || a->ndim < 1)
+    return 0;
+  int k_axis = p->op == HY_OP_BATCH_DOT
+      ? (p->transpose_a ? a->ndim - 2 : a->ndim - 1)
+      : (p->transpose_a ? 0 : a->ndim - 1);
+  if (k_axis < 0)
+    return 0;
+  return 2.0 * (double) hy_shape_numel (&out[0]) * (double) a->dims[k_axis];
+}
+
 const hy_op_def hy_opdef_dot = {
   .params_size = sizeof (hy_dot_params),
   .parse = dot_parse,
   .input_names = dot_inputs,
   .infer_shape = dot_infer_shape,
+  .flops = dot_flops,
 };
