@@ -415,6 +415,8 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
   GstHybridInferSettings *s = &self->settings;
 
   GST_OBJECT_LOCK (self);
+  /* Set by the user: wins over the model's sidecar (infer-config.h). */
+  gst_hybrid_infer_settings_mark_set (s, g_param_spec_get_name (pspec));
   switch (prop_id) {
     case PROP_MODEL:
       g_free (s->model);
@@ -749,6 +751,26 @@ report_session_note (GstHybridInfer * self)
   g_free (note);
 }
 
+/* The settings the user left unset, from PREFIX-model.json beside the
+ * model (hybrid-sidecar.h); its unknown keys are a warning, once. */
+static gboolean
+apply_sidecar (GstHybridInfer * self, GstHybridInferSettings * copy,
+    GError ** error)
+{
+  gchar *path = NULL, *warning = NULL;
+  if (!gst_hybrid_infer_settings_apply_sidecar (copy, &path, &warning, error))
+    return FALSE;
+  if (path)
+    GST_INFO_OBJECT (self, "settings the properties leave unset come from "
+        "the sidecar %s", path);
+  if (warning)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", warning),
+        ("model %s", copy->model));
+  g_free (path);
+  g_free (warning);
+  return TRUE;
+}
+
 static gboolean
 gst_hybrid_infer_start (GstBaseTransform * trans)
 {
@@ -761,6 +783,8 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   GST_OBJECT_LOCK (self);
   gst_hybrid_infer_settings_snapshot (&self->settings, &copy);
   GST_OBJECT_UNLOCK (self);
+  if (!apply_sidecar (self, &copy, &error))
+    goto sidecar_failed;
   if (!gst_hybrid_infer_settings_to_config (&copy, &config, &error))
     goto config_failed;
   self->session = gst_hybrid_session_new (&config, &note, &error);
@@ -795,6 +819,13 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   return TRUE;
 
   /* ERRORS */
+sidecar_failed:
+  {
+    post_error (self, error, "the model's sidecar");
+    g_error_free (error);
+    gst_hybrid_infer_settings_clear (&copy);
+    return FALSE;
+  }
 config_failed:
   {
     post_error (self, error, "invalid property value");

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "hybrid-sidecar.h"
 #include "infer-config.h"
 
 void
@@ -46,6 +47,7 @@ gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
   copy->input_size = g_strdup (s->input_size);
   copy->mean = g_array_copy (s->mean);
   copy->std = g_array_copy (s->std);
+  copy->labels_inline = NULL;
 }
 
 void
@@ -63,6 +65,121 @@ gst_hybrid_infer_settings_clear (GstHybridInferSettings * copy)
   g_free (copy->input_size);
   g_array_unref (copy->mean);
   g_array_unref (copy->std);
+  g_strfreev (copy->labels_inline);
+}
+
+void
+gst_hybrid_infer_settings_mark_set (GstHybridInferSettings * s,
+    const gchar * name)
+{
+  static const struct {
+    const gchar *name;
+    GstHybridSetFlags flag;
+  } props[] = {
+    {"params", GST_HYBRID_SET_PARAMS},
+    {"labels", GST_HYBRID_SET_LABELS},
+    {"input-name", GST_HYBRID_SET_INPUT_NAME},
+    {"input-size", GST_HYBRID_SET_INPUT_SIZE},
+    {"color-order", GST_HYBRID_SET_COLOR_ORDER},
+    {"mean", GST_HYBRID_SET_MEAN},
+    {"std", GST_HYBRID_SET_STD},
+    {"scale", GST_HYBRID_SET_SCALE},
+    {"resize", GST_HYBRID_SET_RESIZE},
+    {"interpolation", GST_HYBRID_SET_INTERPOLATION},
+    {"output", GST_HYBRID_SET_OUTPUT},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (props); i++)
+    if (!strcmp (name, props[i].name))
+      s->set_mask |= props[i].flag;
+}
+
+static void
+channels_from (GArray * values, const double *v, int n)
+{
+  g_array_set_size (values, 0);
+  g_array_append_vals (values, v, (guint) n);
+}
+
+static GstHybridOutput
+output_from (hy_sidecar_output output)
+{
+  switch (output) {
+    case HY_SIDECAR_OUTPUT_CLASSIFICATION:
+      return GST_HYBRID_OUTPUT_CLASSIFICATION;
+    case HY_SIDECAR_OUTPUT_DETECTION:
+      return GST_HYBRID_OUTPUT_DETECTION;
+    case HY_SIDECAR_OUTPUT_RAW:
+      return GST_HYBRID_OUTPUT_RAW;
+    case HY_SIDECAR_OUTPUT_AUTO:
+    default:
+      return GST_HYBRID_OUTPUT_AUTO;
+  }
+}
+
+gboolean
+gst_hybrid_infer_settings_apply_sidecar (GstHybridInferSettings * c,
+    gchar ** sidecar_path, gchar ** warning, GError ** error)
+{
+  GError *local = NULL;
+  *sidecar_path = NULL;
+  *warning = NULL;
+  if (!c->model || !*c->model)
+    return TRUE;                /* to_config says what is missing */
+  g_autoptr (hy_sidecar) sc = hy_sidecar_find (c->model, &local);
+  if (!sc) {
+    if (!local)
+      return TRUE;
+    g_propagate_error (error, local);
+    return FALSE;
+  }
+  /* A setting the sidecar has and the user did not set: the sidecar's. */
+#define FROM_SIDECAR(field, flag) \
+  ((sc->set & (field)) && !(c->set_mask & (flag)))
+  if (FROM_SIDECAR (HY_SIDECAR_PARAMS, GST_HYBRID_SET_PARAMS)) {
+    g_free (c->params);
+    c->params = g_strdup (sc->params_file);
+  }
+  if (FROM_SIDECAR (HY_SIDECAR_LABELS, GST_HYBRID_SET_LABELS)) {
+    g_clear_pointer (&c->labels, g_free);
+    if (sc->labels)
+      c->labels_inline = g_strdupv (sc->labels);
+    else
+      c->labels = g_strdup (sc->labels_file);
+  }
+  if (FROM_SIDECAR (HY_SIDECAR_INPUT_NAME, GST_HYBRID_SET_INPUT_NAME)) {
+    g_free (c->input_name);
+    c->input_name = g_strdup (sc->input_name);
+  }
+  if (FROM_SIDECAR (HY_SIDECAR_INPUT_SIZE, GST_HYBRID_SET_INPUT_SIZE)) {
+    g_free (c->input_size);
+    c->input_size = sc->input_width == HY_SIDECAR_SIZE_FRAME
+        ? g_strdup ("frame")
+        : g_strdup_printf ("%dx%d", sc->input_width, sc->input_height);
+  }
+  if (FROM_SIDECAR (HY_SIDECAR_COLOR_ORDER, GST_HYBRID_SET_COLOR_ORDER))
+    c->color_order = sc->bgr ? GST_HYBRID_INFER_COLOR_ORDER_BGR
+        : GST_HYBRID_INFER_COLOR_ORDER_RGB;
+  if (FROM_SIDECAR (HY_SIDECAR_MEAN, GST_HYBRID_SET_MEAN))
+    channels_from (c->mean, sc->mean, sc->n_mean);
+  if (FROM_SIDECAR (HY_SIDECAR_STD, GST_HYBRID_SET_STD))
+    channels_from (c->std, sc->std, sc->n_std);
+  if (FROM_SIDECAR (HY_SIDECAR_SCALE, GST_HYBRID_SET_SCALE))
+    c->scale = sc->unit_scale ? GST_HYBRID_INFER_SCALE_UNIT
+        : GST_HYBRID_INFER_SCALE_BYTE;
+  if (FROM_SIDECAR (HY_SIDECAR_RESIZE, GST_HYBRID_SET_RESIZE))
+    c->resize = sc->resize;
+  if (FROM_SIDECAR (HY_SIDECAR_INTERPOLATION, GST_HYBRID_SET_INTERPOLATION))
+    c->interpolation = sc->interpolation;
+  if (FROM_SIDECAR (HY_SIDECAR_OUTPUT, GST_HYBRID_SET_OUTPUT))
+    c->output = output_from (sc->output);
+#undef FROM_SIDECAR
+  if (sc->unknown_keys) {
+    g_autofree gchar *keys = g_strjoinv ("\", \"", sc->unknown_keys);
+    *warning = g_strdup_printf ("sidecar %s: unknown key(s) \"%s\" ignored "
+        "(a typo, or a newer version's key)", sc->path, keys);
+  }
+  *sidecar_path = g_strdup (sc->path);
+  return TRUE;
 }
 
 
@@ -90,6 +207,7 @@ gst_hybrid_infer_settings_to_config (const GstHybridInferSettings * copy,
   c->model_path = copy->model;
   c->params_path = copy->params && *copy->params ? copy->params : NULL;
   c->labels_path = copy->labels && *copy->labels ? copy->labels : NULL;
+  c->labels = (const char *const *) copy->labels_inline;
   c->device = copy->device ? copy->device : DEFAULT_DEVICE;
   if (!hy_precision_parse (copy->precision ? copy->precision
           : DEFAULT_PRECISION, &c->precision, error))

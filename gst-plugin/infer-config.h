@@ -32,6 +32,26 @@ G_BEGIN_DECLS
 #define DEFAULT_POST_MESSAGES TRUE
 #define MAX_CHANNEL_VALUES 3
 
+/* The properties a model's sidecar (hybrid-sidecar.h) also gives: a bit
+ * of GstHybridInferSettings.set_mask each.  A property is "set" once
+ * set_property ran for it (gst-launch's name=value, g_object_set, a
+ * GstChildProxy preset…), whatever the value, even the default: then it
+ * wins over the sidecar.  None of these properties is G_PARAM_CONSTRUCT,
+ * so construction never marks one. */
+typedef enum {
+  GST_HYBRID_SET_PARAMS = 1 << 0,
+  GST_HYBRID_SET_LABELS = 1 << 1,
+  GST_HYBRID_SET_INPUT_NAME = 1 << 2,
+  GST_HYBRID_SET_INPUT_SIZE = 1 << 3,
+  GST_HYBRID_SET_COLOR_ORDER = 1 << 4,
+  GST_HYBRID_SET_MEAN = 1 << 5,
+  GST_HYBRID_SET_STD = 1 << 6,
+  GST_HYBRID_SET_SCALE = 1 << 7,
+  GST_HYBRID_SET_RESIZE = 1 << 8,
+  GST_HYBRID_SET_INTERPOLATION = 1 << 9,
+  GST_HYBRID_SET_OUTPUT = 1 << 10,
+} GstHybridSetFlags;
+
 /* What the properties say; the element guards it with its object lock. */
 typedef struct {
   gchar *model;
@@ -57,6 +77,9 @@ typedef struct {
   guint top_k;
   gfloat threshold;
   gboolean post_messages;
+  guint set_mask;               /* GstHybridSetFlags: set by the user */
+  /* The snapshot only: inline labels from the sidecar (labels NULL). */
+  gchar **labels_inline;
 } GstHybridInferSettings;
 
 /* The defaults. */
@@ -67,6 +90,18 @@ void gst_hybrid_infer_settings_clear (GstHybridInferSettings * s);
  * dump-dir and no parsed dump set, which apply while playing. */
 void gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
     GstHybridInferSettings * copy);
+/* Records that the user set property `name` (set_property calls it; the
+ * caller holds the lock).  Names that no sidecar key matches are
+ * ignored. */
+void gst_hybrid_infer_settings_mark_set (GstHybridInferSettings * s,
+    const gchar * name);
+/* Fills the snapshot's unset settings from the model's sidecar
+ * (PREFIX-model.json beside model=PREFIX-symbol.json), when there is one.
+ * *sidecar_path (free it): the file used, or NULL.  *warning (free it):
+ * the keys the sidecar has that this version does not know, or NULL.
+ * FALSE + error naming the file, key and value when it cannot be used. */
+gboolean gst_hybrid_infer_settings_apply_sidecar (GstHybridInferSettings *
+    copy, gchar ** sidecar_path, gchar ** warning, GError ** error);
 /* The session configuration from a snapshot; the strings stay owned by
  * the snapshot.  FALSE + error naming the property that is wrong. */
 gboolean gst_hybrid_infer_settings_to_config (const GstHybridInferSettings *

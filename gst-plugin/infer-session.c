@@ -262,6 +262,9 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
     s->labels = hyg_labels_load (c->labels_path, &s->n_labels, error);
     if (!s->labels)
       goto fail;
+  } else if (c->labels) {
+    s->labels = g_strdupv ((gchar **) c->labels);
+    s->n_labels = g_strv_length (s->labels);
   }
   if (!hy_device_resolve_auto (c->device ? c->device : "auto", &s->device,
           device_note, error))

@@ -27,7 +27,8 @@ G_BEGIN_DECLS
 typedef struct {
   const char *model_path;
   const char *params_path;      /* NULL: newest beside the model */
-  const char *labels_path;      /* NULL: none */
+  const char *labels_path;      /* NULL: labels, else none */
+  const char *const *labels;    /* inline (a sidecar's), NULL-terminated */
   const char *device;           /* auto, cpu, cuda, cuda:N */
   hy_precision precision;
   hy_mode mode;

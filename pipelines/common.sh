@@ -2,9 +2,8 @@
 # common.sh — what the pipeline scripts share (sourced, not run).
 #
 # Builds what is missing (tools/setup.sh), points GStreamer at the element
-# in the build tree, and holds the properties the shipped patterns model
-# needs (the same values as models/patterns.json: the preprocessing it was
-# trained with) and a reader for the element's bus messages.
+# in the build tree, and holds the element for the shipped patterns model
+# and a reader for the element's bus messages.
 
 PIPELINES="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../tools/setup.sh
@@ -13,16 +12,13 @@ export GST_PLUGIN_PATH="$BUILD_DIR/gst-plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PAT
 
 MODELS="$PIPELINES/models"
 # The model takes 64x64 RGB scaled to 0..1, then (x - 0.5) / 0.25 per
-# channel, the frame stretched to 64x64 with bilinear sampling.  Everything
-# is spelled out although most are defaults, so that swapping the model
-# means reading one list.
+# channel, the frame stretched to 64x64 with bilinear sampling: the element
+# reads all of that, and the labels, from the model's sidecar
+# (models/patterns-model.json), so `model` is the only setting it needs.
 # shellcheck disable=SC2034  # used by the scripts that source this file
 PATTERNS_INFER=(hybridinfer
   "model=$MODELS/patterns-symbol.json"
-  "labels=$MODELS/patterns-labels.txt"
-  input-size=64x64 color-order=rgb scale=0-1
-  "mean=<0.5,0.5,0.5>" "std=<0.25,0.25,0.25>"
-  resize=stretch interpolation=bilinear output=classification top-k=2)
+  top-k=2)
 
 require_element() {
   local name

@@ -7,7 +7,7 @@ small HybridBlock trained on them, hybridized and exported:
 
   pipelines/models/patterns-symbol.json, patterns-0000.params
   pipelines/models/patterns-labels.txt   one label per line, class order
-  pipelines/models/patterns.json         the preprocessing the model expects
+  pipelines/models/patterns-model.json   its sidecar: preprocessing, labels, validation
 
 Training and validation frames come from disjoint frame sizes and from
 different random pattern settings (motion, colours, zone-plate
@@ -319,10 +319,12 @@ def export(net, out_dir, overall, per_class, n_train, n_val, defaults):
     sym.save(prefix + "-symbol.json")
     with open(prefix + "-labels.txt", "w") as f:
         f.write("".join(c[0] + "\n" for c in CLASSES))
+    # The model's sidecar (docs/ELEMENT.md, "The model's sidecar"): what
+    # `hybridinfer model=patterns-symbol.json` needs and nothing else.
     sidecar = {
-        "model": "patterns-symbol.json",
-        "params": "patterns-0000.params",
-        "labels": "patterns-labels.txt",
+        "sidecar_version": 1,
+        "description": "Classifies GStreamer's videotestsrc patterns "
+                       "(pipelines/README.md)",
         "input_name": "data",
         "input_size": [INPUT_W, INPUT_H],
         "color_order": "rgb",
@@ -331,14 +333,18 @@ def export(net, out_dir, overall, per_class, n_train, n_val, defaults):
         "std": list(STD),
         "resize": "stretch",
         "interpolation": "bilinear",
-        "output": "softmax probabilities, one per label",
+        "output": "classification",
+        "activation": "softmax",
+        "params": "patterns-0000.params",
+        "labels": "patterns-labels.txt",
         "validation": {"frames": n_val, "accuracy": round(overall, 4),
-                       "per_class": per_class},
-        "default_settings": {"frames": defaults[1], "right": defaults[0]},
-        "training_frames": n_train,
-        "trained_by": "pipelines/train_patterns.py",
+                       "per_class": per_class,
+                       "default_settings": {"frames": defaults[1],
+                                            "right": defaults[0]}},
+        "training": {"frames": n_train,
+                     "script": "pipelines/train_patterns.py"},
     }
-    with open(os.path.join(out_dir, "patterns.json"), "w") as f:
+    with open(os.path.join(out_dir, "patterns-model.json"), "w") as f:
         json.dump(sidecar, f, indent=2)
         f.write("\n")
 

@@ -5,12 +5,17 @@
  * Reading a file and writing it again upgrades legacy (0.8/0.9-era) symbol
  * files and params key spellings to what current MXNet and Gluon's
  * SymbolBlock.imports expect.
+ *
+ * The model's sidecar (PREFIX-model.json, hybrid-sidecar.h), when it has
+ * one, is rewritten beside the new files: its labels inline and no params
+ * key, so that the new sidecar holds wherever the export is moved.
  */
 #include <errno.h>
 
 #include <glib/gstdio.h>
 
 #include "cli.h"
+#include "hybrid-sidecar.h"
 
 typedef struct export_args {
   char *model, *params, *prefix;
@@ -31,6 +36,28 @@ ensure_prefix_dir (const char *prefix, GError **error)
   return TRUE;
 }
 
+/* The source model's sidecar, rewritten for the new prefix.  A sidecar
+ * that cannot be read fails the export (a copy would carry the mistake);
+ * its unknown keys are dropped with a warning. */
+static gboolean
+export_sidecar (const char *model, const char *prefix, GError **error)
+{
+  GError *local = NULL;
+  g_autoptr (hy_sidecar) sidecar = hy_sidecar_find (model, &local);
+  if (!sidecar) {
+    if (!local)
+      return TRUE;
+    g_propagate_error (error, local);
+    return FALSE;
+  }
+  if (sidecar->unknown_keys) {
+    g_autofree char *keys = g_strjoinv ("\", \"", sidecar->unknown_keys);
+    g_printerr ("hybridinfer: warning: sidecar %s: unknown key(s) \"%s\" "
+        "not copied\n", sidecar->path, keys);
+  }
+  return hy_sidecar_save_for_prefix (sidecar, prefix, error);
+}
+
 int
 hy_cmd_export (int argc, char **argv)
 {
@@ -41,7 +68,8 @@ hy_cmd_export (int argc, char **argv)
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
     {"prefix", 'o', 0, G_OPTION_ARG_FILENAME, &a.prefix,
-        "Write OUT-symbol.json and OUT-NNNN.params", "OUT"},
+        "Write OUT-symbol.json, OUT-NNNN.params (and OUT-model.json when "
+        "the model has a sidecar)", "OUT"},
     {"epoch", 'e', 0, G_OPTION_ARG_INT, &a.epoch,
         "The NNNN of the params file name (default 0)", "N"},
     {NULL}
@@ -74,7 +102,8 @@ hy_cmd_export (int argc, char **argv)
   }
   model = hy_cli_load_model (a.model, a.params, &error);
   if (!model || !ensure_prefix_dir (a.prefix, &error)
-      || !hy_model_export (model, a.prefix, a.epoch, &error)) {
+      || !hy_model_export (model, a.prefix, a.epoch, &error)
+      || !export_sidecar (a.model, a.prefix, &error)) {
     status = hy_cli_fail (error);
     goto out;
   }

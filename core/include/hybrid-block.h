@@ -201,7 +201,9 @@ const hy_tensor *hy_block_output (const hy_block *block, int i);
 /* Writes `prefix-symbol.json` and `prefix-%04d.params` (arg:/aux: keys)
  * as Gluon's export does, so that MXNet's SymbolBlock.imports (and
  * hy_block_imports, and the hybridinfer element) load them.  The block
- * must be hybridized and have run a forward. */
+ * must be hybridized and have run a forward.  To give the element its
+ * preprocessing and labels too, write the sidecar beside the export:
+ * hy_sidecar_save_for_prefix (hybrid-sidecar.h) with the same prefix. */
 gboolean hy_block_export (hy_block *block, const char *prefix, int epoch,
     GError **error);
 
