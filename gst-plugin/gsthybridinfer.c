@@ -291,7 +291,9 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
           G_MAXFLOAT, DEFAULT_THRESHOLD, playing));
   g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
       g_param_spec_boolean ("post-messages", "Post messages",
-          "Post a \"hybridinfer\" element message per inferred frame",
+          "Post a \"hybridinfer\" element message per inferred frame "
+          "(off by default: a bus nobody reads keeps every one; each "
+          "buffer carries its result as GstHybridTensorMeta)",
           DEFAULT_POST_MESSAGES, playing));
   g_object_class_install_property (gobject_class, PROP_FRAMES_INFERRED,
       g_param_spec_uint64 ("frames-inferred", "Frames inferred",

@@ -29,7 +29,7 @@ G_BEGIN_DECLS
 #define DEFAULT_TOP_K 5
 #define MAX_TOP_K GST_HYBRID_MAX_TOP_K
 #define DEFAULT_THRESHOLD 0.5f
-#define DEFAULT_POST_MESSAGES TRUE
+#define DEFAULT_POST_MESSAGES FALSE
 #define MAX_CHANNEL_VALUES 3
 
 /* The properties a model's sidecar (hybrid-sidecar.h) also gives: a bit

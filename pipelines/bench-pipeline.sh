@@ -105,7 +105,7 @@ echo "   OpenBLAS kernels: ${OPENBLAS_CORETYPE:-chosen by OpenBLAS}"
 SOURCE=(videotestsrc "pattern=$PATTERN" "num-buffers=$FRAMES" ! "$CAPS")
 src=$(best_run 0 "${SOURCE[@]}" ! fakesink sync=false)
 pipe=$(best_run 0 "${SOURCE[@]}" ! "${INFER[@]}" ! fakesink sync=false)
-latency_us=$(best_run 1 "${SOURCE[@]}" ! "${INFER[@]}" ! fakesink sync=false)
+latency_us=$(best_run 1 "${SOURCE[@]}" ! "${INFER[@]}" post-messages=true ! fakesink sync=false)
 engine=$(engine_fps)
 
 awk -v n="$FRAMES" -v src="$src" -v pipe="$pipe" -v lat="$latency_us" -v engine="$engine" \

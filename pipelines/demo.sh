@@ -56,7 +56,7 @@ run_pipeline() {
   [ -n "$props" ] && read -r -a extra <<<"$props"
   gst-launch-1.0 -m videotestsrc "pattern=$pattern" "num-buffers=$n" "${extra[@]}" \
     ! "video/x-raw,format=$format,width=${size%x*},height=${size#*x}" \
-    ! "${PATTERNS_INFER[@]}" "device=$DEVICE" \
+    ! "${PATTERNS_INFER[@]}" "device=$DEVICE" post-messages=true \
     ! fakesink sync=false 2>&1 | hy_messages
 }
 

@@ -45,5 +45,5 @@ require_element "${sink[0]}"
 
 echo "== $VIDEO through hybridinfer (pipelines/models/patterns) into ${sink[*]}"
 gst-launch-1.0 -m filesrc "location=$VIDEO" ! decodebin ! videoconvert \
-  ! "${PATTERNS_INFER[@]}" "device=${DEVICE:-auto}" \
+  ! "${PATTERNS_INFER[@]}" "device=${DEVICE:-auto}" post-messages=true \
   ! hybridoverlay ! videoconvert ! "${sink[@]}" 2>&1 | hy_messages | hy_print_frames

@@ -78,17 +78,21 @@ def main():
 
     gi.require_version("Gst", "1.0")
     gi.require_version("GstHybrid", "1.0")
-    from gi.repository import Gst, GstHybrid
+    from gi.repository import GLib, Gst, GstHybrid
 
     Gst.init(None)
     width, height = (int(v) for v in args.size.split("x"))
     wrong = 0
     for pattern in args.pattern or ["smpte", "ball", "red"]:
-        pipeline = Gst.parse_launch(
-            f"videotestsrc pattern={pattern} num-buffers={args.num_buffers}"
-            f" ! video/x-raw,format={args.format},width={width},height={height}"
-            f" ! videoconvert ! {PATTERNS_INFER} device={args.device}"
-            " ! appsink name=sink sync=false max-buffers=4")
+        try:
+            pipeline = Gst.parse_launch(
+                f"videotestsrc pattern={pattern} num-buffers={args.num_buffers}"
+                f" ! video/x-raw,format={args.format},width={width},height={height}"
+                f" ! videoconvert ! {PATTERNS_INFER} device={args.device}"
+                " ! appsink name=sink sync=false max-buffers=4")
+        except GLib.Error as e:
+            print(f"print_labels: {pattern}: {e.message}", file=sys.stderr)
+            return 1
         sink = pipeline.get_by_name("sink")
         pipeline.set_state(Gst.State.PLAYING)
         n = 0

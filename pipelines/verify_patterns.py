@@ -93,6 +93,7 @@ def element_result(case, plugin_dir, dump_dir):
     cmd = (["gst-launch-1.0", "-m", "videotestsrc", f"pattern={pattern}", "num-buffers=1"]
            + EXTRA.get(pattern, [])
            + ["!", f"video/x-raw,format={fmt},width={w},height={h}", "!", "hybridinfer",
+              "post-messages=true",
               "model=" + os.path.join(MODELS, "patterns-symbol.json"),
               "labels=" + os.path.join(MODELS, "patterns-labels.txt"),
               f"input-size={tp.INPUT_W}x{tp.INPUT_H}", "color-order=rgb", "scale=0-1",

@@ -30,5 +30,5 @@ require_element "${sink[0]}"
 
 echo "== $CAMERA through hybridinfer (pipelines/models/patterns) into ${sink[*]}"
 gst-launch-1.0 -m -e v4l2src "device=$CAMERA" ! videoconvert \
-  ! "${PATTERNS_INFER[@]}" "interval=${INTERVAL:-1}" "device=${DEVICE:-auto}" \
+  ! "${PATTERNS_INFER[@]}" "interval=${INTERVAL:-1}" "device=${DEVICE:-auto}" post-messages=true \
   ! hybridoverlay ! videoconvert ! "${sink[@]}" 2>&1 | hy_messages | hy_print_frames

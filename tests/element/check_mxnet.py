@@ -252,7 +252,7 @@ def run_pipeline(gst_launch, models, case, raw_path):
                           + ".txt")
     cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
            "caps=\"%s\" ! hybridinfer model=%s-symbol.json labels=%s "
-           "device=cpu top-k=9 %s ! filesink location=%s"
+           "device=cpu top-k=9 post-messages=true %s ! filesink location=%s"
            % (gst_launch, N_FRAMES, pattern, caps, prefix, labels, opts,
               raw_path))
     out = subprocess.run(cmd, shell=True, capture_output=True, text=True,

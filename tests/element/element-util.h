@@ -65,13 +65,15 @@ infer_new (const gchar * model)
 }
 
 /* The harness takes a reference and starts the element; its messages go
- * to *bus (unless bus is NULL). */
+ * to *bus (unless bus is NULL), a result message per inferred frame
+ * included (post-messages, which is off by default). */
 static inline GstHarness *
 harness_for (GstElement * e, GstBus ** bus)
 {
   if (bus) {
     *bus = gst_bus_new ();
     gst_element_set_bus (e, *bus);
+    g_object_set (e, "post-messages", TRUE, NULL);
   }
   GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
   gst_object_unref (e);

@@ -153,7 +153,9 @@ read_result (GstBus * bus, GstMessage * msg, gpointer data)
 
 GST_START_TEST (test_long_run_flat_memory)
 {
-  GstElement *p = pipeline_new ("colors-shaped", RUN_FRAMES, "");
+  /* Every result read off the bus as it is posted: messages on. */
+  GstElement *p = pipeline_new ("colors-shaped", RUN_FRAMES,
+      "post-messages=true");
   GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
   GstPad *pad = gst_element_get_static_pad (sink, "sink");
   GstBus *bus = gst_element_get_bus (p);
