@@ -11,11 +11,12 @@ buffer:
 
     FRAME PATTERN LABEL SCORE
 
-Run it on the build tree with --build-dir (default: build beside this
-directory when it exists), which points GStreamer at the plugin and
-introspection at the typelib and its library; after `meson install` nothing
-is needed beyond GST_PLUGIN_PATH for a prefix GStreamer does not search
-(docs/ELEMENT.md, "Installing").  Uses Debian's python3-gi.
+Run on a build tree with --build-dir (default: build beside this directory
+when the typelib is neither installed nor on GI_TYPELIB_PATH), which points
+GStreamer at the plugin and introspection at the typelib and its library.
+After `meson install` nothing is needed but GST_PLUGIN_PATH for a prefix
+GStreamer does not search (docs/ELEMENT.md, "Installing").  Uses Debian's
+python3-gi.
 
 Exits 1 when a buffer has no result, and with --check when a label differs
 from the pattern's name.
@@ -29,14 +30,9 @@ import gi
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "models")
 
-# The model's preprocessing (models/patterns.json; the same list as
-# PATTERNS_INFER in common.sh): 64x64 RGB scaled to 0..1, (x - 0.5) / 0.25.
-PATTERNS_INFER = (
-    f"hybridinfer name=infer model={MODELS}/patterns-symbol.json"
-    f" labels={MODELS}/patterns-labels.txt"
-    " input-size=64x64 color-order=rgb scale=0-1"
-    ' mean="<0.5,0.5,0.5>" std="<0.25,0.25,0.25>"'
-    " resize=stretch interpolation=bilinear output=classification top-k=2")
+# `model` alone: the input size, preprocessing and labels come from the
+# model's sidecar, models/patterns-model.json (docs/ELEMENT.md).
+PATTERNS_INFER = f"hybridinfer model={MODELS}/patterns-symbol.json"
 
 
 def use_build_dir(build_dir):
@@ -57,6 +53,13 @@ def use_build_dir(build_dir):
     repo.prepend_library_path(lib_dir)
 
 
+def typelib_found():
+    """Whether GstHybrid-1.0 is installed or on GI_TYPELIB_PATH."""
+    gi.require_version("GIRepository", "2.0")
+    from gi.repository import GIRepository
+    return bool(GIRepository.Repository.get_default().enumerate_versions("GstHybrid"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pattern", action="append",
@@ -65,13 +68,15 @@ def main():
     ap.add_argument("--size", default="320x240", help="frame size WxH")
     ap.add_argument("--format", default="RGB", help="video format into videoconvert's sink")
     ap.add_argument("--device", default="cpu", help="hybridinfer's device")
-    ap.add_argument("--build-dir", help="an uninstalled build (default: ../build when present)")
+    ap.add_argument("--build-dir",
+                    help="an uninstalled build (default: ../build unless GstHybrid-1.0 is installed)")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless every label names the pattern")
     args = ap.parse_args()
 
     build_dir = args.build_dir
-    if build_dir is None and os.path.isdir(os.path.join(HERE, "..", "build", "gst-libs")):
+    if build_dir is None and not typelib_found():
+        # Not installed and no GI_TYPELIB_PATH: the build beside us.
         build_dir = os.path.join(HERE, "..", "build")
     if build_dir:
         use_build_dir(build_dir)
