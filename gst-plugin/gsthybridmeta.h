@@ -2,7 +2,7 @@
  * gsthybridmeta.h — attaching hybridinfer's results to buffers.
  *
  * The meta itself, GstHybridTensorMeta, is public: it lives in
- * libgsthybridmeta-1.0 (<gst/hybrid/hybridmeta.h>, gst-libs/gst/hybrid),
+ * libgsthybridmeta-1.0 (<gst/hybrid/hybridmeta.h>, gst-plugin/lib/gst/hybrid),
  * which applications link to read it and this plugin links to attach it.
  * What remains here is the plugin's side: a meta holds a reference on the
  * element's pooled result (gsthybridresult.h).

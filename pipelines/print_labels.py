@@ -5,7 +5,7 @@
       ! hybridinfer (the shipped patterns model) ! appsink
 
 Each buffer's result is read through the GstHybrid-1.0 typelib
-(libgsthybridmeta-1.0, gst-libs/gst/hybrid), not from bus messages: the
+(libgsthybridmeta-1.0, gst-plugin/lib/gst/hybrid), not from bus messages: the
 application gets the result of exactly the frame it holds.  One line per
 buffer:
 
@@ -38,10 +38,10 @@ PATTERNS_INFER = f"hybridinfer model={MODELS}/patterns-symbol.json"
 def use_build_dir(build_dir):
     """Points GStreamer and GObject introspection at an uninstalled build."""
     plugin_dir = os.path.join(build_dir, "gst-plugin")
-    lib_dir = os.path.join(build_dir, "gst-libs", "gst", "hybrid")
+    lib_dir = os.path.join(build_dir, "gst-plugin", "lib", "gst", "hybrid")
     if not os.path.isdir(plugin_dir) or not os.path.isdir(lib_dir):
         sys.exit(f"print_labels: {build_dir} is not a hybridinfer build "
-                 "(no gst-plugin/ or gst-libs/gst/hybrid/)")
+                 "(no gst-plugin/ or gst-plugin/lib/gst/hybrid/)")
     # Before Gst.init(), which scans the plugin path.
     path = os.environ.get("GST_PLUGIN_PATH")
     os.environ["GST_PLUGIN_PATH"] = plugin_dir + (":" + path if path else "")

@@ -2,7 +2,7 @@
 """Per-buffer results from Python through the GstHybrid-1.0 typelib (TAP).
 
 Run by meson with GI_TYPELIB_PATH and LD_LIBRARY_PATH naming the build's
-gst-libs/gst/hybrid and GStreamer pointed at the build's plugin:
+gst-plugin/lib/gst/hybrid and GStreamer pointed at the build's plugin:
 
 1. pipelines/print_labels.py --check on known videotestsrc patterns: one line
    per buffer, every top-1 label the pattern's name;
