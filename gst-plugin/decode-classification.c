@@ -41,7 +41,7 @@ gst_hybrid_decode_classification (GstHybridResult *r,
       hyg_names.classification);
   if (k > 0) {
     hyg_set_interned (hyg_field (s, hyg_names.label, G_TYPE_STRING),
-        gst_hybrid_decode_label (pool, taken[0]));
+        gst_hybrid_result_pool_label (pool, taken[0]));
     g_value_set_int (hyg_field (s, hyg_names.class_id, G_TYPE_INT), taken[0]);
     g_value_set_float (hyg_field (s, hyg_names.score, G_TYPE_FLOAT),
         scores[taken[0]]);
@@ -58,7 +58,7 @@ gst_hybrid_decode_classification (GstHybridResult *r,
   GValue *values = hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY);
   for (gint j = 0; j < k; j++) {
     hyg_set_interned (hyg_array_item (labels, j),
-        gst_hybrid_decode_label (pool, taken[j]));
+        gst_hybrid_result_pool_label (pool, taken[j]));
     g_value_set_int (hyg_array_item (ids, j), taken[j]);
     g_value_set_float (hyg_array_item (values, j), scores[taken[j]]);
   }

@@ -48,7 +48,7 @@ gst_hybrid_decode_detection (GstHybridResult *r,
     d->y = y1;
     d->w = x2 - x1;
     d->h = y2 - y1;
-    d->label = gst_hybrid_decode_label (pool, d->class_id);
+    d->label = gst_hybrid_result_pool_label (pool, d->class_id);
   }
 
   guint n = r->n_detections;

@@ -133,17 +133,6 @@ copy_tensors (GstHybridResult *r, const hy_executor *exec, gint64 batch,
   }
 }
 
-/* Interned: lives as long as the process. */
-const gchar *
-gst_hybrid_decode_label (const GstHybridResultPool *pool, gint id)
-{
-  if (id >= 0 && (guint) id < pool->n_labels)
-    return pool->labels[id];
-  gchar name[32];
-  g_snprintf (name, sizeof name, "class-%d", id);
-  return g_intern_string (name);
-}
-
 GstHybridResult *
 gst_hybrid_result_new (GstHybridResultPool *pool, const hy_executor *exec,
     gint64 slot, const GstHybridResultFrame *frame,

@@ -72,9 +72,6 @@ void gst_hybrid_decode_classification (GstHybridResult * r,
 void gst_hybrid_decode_detection (GstHybridResult * r,
     const GstHybridResultSpec * spec);
 void gst_hybrid_decode_raw (GstHybridResult * r);
-/* Class `id`'s label, interned (lives as long as the process). */
-const gchar *gst_hybrid_decode_label (const GstHybridResultPool * pool,
-    gint id);
 
 G_END_DECLS
 #endif /* GST_HYBRID_DECODE_H */

@@ -231,3 +231,14 @@ gst_hybrid_result_detection_param (const GstHybridResult *result, guint i)
       (gdouble) d->score);
   return p;
 }
+
+/* Interned: lives as long as the process. */
+const gchar *
+gst_hybrid_result_pool_label (const GstHybridResultPool *pool, gint id)
+{
+  if (id >= 0 && (guint) id < pool->n_labels)
+    return pool->labels[id];
+  gchar name[32];
+  g_snprintf (name, sizeof name, "class-%d", id);
+  return g_intern_string (name);
+}

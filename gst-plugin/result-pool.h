@@ -59,6 +59,10 @@ void gst_hybrid_result_pool_close (GstHybridResultPool * pool);
 
 /* A free block (a new one only when none is free), with one reference. */
 GstHybridResult *gst_hybrid_result_pool_acquire (GstHybridResultPool * pool);
+/* Class `id`'s label ("class-N" past the labels), interned: it lives as
+ * long as the process. */
+const gchar *gst_hybrid_result_pool_label (const GstHybridResultPool * pool,
+    gint id);
 
 G_END_DECLS
 #endif /* GST_HYBRID_RESULT_POOL_H */
