@@ -30,27 +30,6 @@
 /* A plan whose recording failed: it runs its calls directly. */
 static char capture_failed;
 
-void
-hy_cuda_ctx_fail (hy_cuda_ctx *ctx, const char *what, const char *msg,
-    const char *file, int line)
-{
-  if (ctx->error[0])
-    return;                     /* the first failure explains the rest */
-  snprintf (ctx->error, sizeof ctx->error, "%s failed at %s:%d: %s", what,
-      file, line, msg ? msg : "unknown error");
-}
-
-gboolean
-hy_cuda_ctx_take_error (hy_cuda_ctx *ctx, GError **error)
-{
-  if (!ctx->error[0])
-    return TRUE;
-  g_set_error (error, HY_ERROR, HY_ERROR_BACKEND, "cuda:%d: %s",
-      ctx->device, ctx->error);
-  ctx->error[0] = '\0';
-  return FALSE;
-}
-
 char *
 hy_cuda_unavailable_reason (int index)
 {

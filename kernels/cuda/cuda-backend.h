@@ -26,10 +26,6 @@ cuda_backend_of (hy_backend *be)
   return (cuda_backend *) be;
 }
 
-/* Moves the first failure recorded in ctx into *error; FALSE if there
- * was one. */
-gboolean hy_cuda_ctx_take_error (hy_cuda_ctx *ctx, GError **error);
-
 /* cuda-memory.c */
 void *hy_cuda_backend_alloc (hy_backend *be, size_t bytes, GError **error);
 void hy_cuda_backend_dealloc (hy_backend *be, void *ptr);

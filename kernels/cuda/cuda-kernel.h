@@ -72,6 +72,9 @@ typedef gboolean (*hy_cuda_prepare_fn) (hy_cuda_ctx *ctx, const void *params,
 typedef void (*hy_cuda_release_fn) (void *state);
 
 /* Records a failure (the first one only).  `what` is the call's text. */
+/* Moves the first failure recorded in ctx into *error; FALSE if there
+ * was one (cuda-error.c). */
+gboolean hy_cuda_ctx_take_error (hy_cuda_ctx *ctx, GError **error);
 void hy_cuda_ctx_fail (hy_cuda_ctx *ctx, const char *what, const char *msg,
     const char *file, int line);
 
