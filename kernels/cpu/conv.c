@@ -458,6 +458,18 @@ conv_depthwise (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
       hy_cpu_grain (plane_macs), depthwise_planes, &j);
 }
 
+/* The depthwise path copies each plane into a padded one; a pad out of
+ * all proportion to the plane (a model may ask for 2^30) would make that
+ * copy gigabytes, while im2col reads padding without storing it. */
+static bool
+padded_plane_fits (const conv_geom *g)
+{
+  const double plane = (double) g->in[1] * g->in[2];
+  const double padded = (double) (g->in[1] + 2 * g->pad[1])
+      * (double) (g->in[2] + 2 * g->pad[2]);
+  return padded <= 4 * plane + 4096;
+}
+
 void
 hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
@@ -471,7 +483,7 @@ hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
   const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
 
   if (g.groups == g.channels && g.filters % g.channels == 0
-      && p->n_spatial <= 2 && !is_pointwise (&g))
+      && p->n_spatial <= 2 && !is_pointwise (&g) && padded_plane_fits (&g))
     conv_depthwise (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, bn,
         res, out[0]->data);
   else
