@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Benchmark hybridinfer against MXNet 1.9.1 and ONNX Runtime on the same models.
+"""Benchmark hybridinfer against MXNet 1.9.1, ONNX Runtime and OpenVINO on the same models.
 
-    compare.py [--threads N] [--quick] [--repeat R] [--only SUBSTRING] [--markdown FILE]
+    compare.py [--threads N] [--quick] [--repeat R] [--only SUBSTRING[,...]] [--markdown FILE]
+               [--busy-neighbour [--neighbour-cpu C]] [--openvino-precision f32|bf16]
 
 Run it with the MXNet reference venv's Python (~/.cache/hybridinfer/venv/bin/python: mxnet
-1.9.1, numpy, onnx, onnxruntime) after building (build/tools/hybridinfer).
+1.9.1, numpy, onnx, onnxruntime, openvino; tools/setup.sh installs them all) after building
+(build/tools/hybridinfer).  Without openvino in that Python the OpenVINO column is left empty
+and the script says, once, how to install it.
 
 Workloads: the seeds' 512-256-128-2 MLP at batch 1, and ResNet-18 v1, ResNet-50 v1 and
 MobileNetV2 1.0 from the Gluon model zoo (pretrained=False, Xavier init, seeded) at batch 1
@@ -17,9 +20,30 @@ Engines, each timed in its own subprocess so that thread settings apply cleanly:
   mxnet-imperative              the Gluon block as built (not hybridized)
   mxnet-hybrid                  hybridize(static_alloc=True, static_shape=True)
   onnxruntime                   CPU execution provider, all graph optimisations
+  openvino                      the same ONNX file, read by openvino.Core and compiled for
+                                "CPU" with PERFORMANCE_HINT=LATENCY (one stream, one
+                                request), INFERENCE_NUM_THREADS=--threads and
+                                INFERENCE_PRECISION_HINT=f32 (OpenVINO's default on a CPU
+                                with AVX512_BF16 is bf16, which no other engine here uses;
+                                --openvino-precision bf16 measures that); CPU pinning is
+                                left at OpenVINO's default (on); one synchronous
+                                InferRequest.infer() per forward
 Every engine gets the same thread count: --threads for our OpenBLAS, OMP_NUM_THREADS for
 MXNet (with one engine worker thread, MXNET_CPU_WORKER_NTHREADS=1, so it never runs more
-compute threads than that) and intra_op_num_threads for ONNX Runtime.
+compute threads than that), intra_op_num_threads for ONNX Runtime and INFERENCE_NUM_THREADS
+for OpenVINO.
+
+The first table is the one issue 11 asks for: per workload ours-hybrid, MXNet hybridized,
+ONNX Runtime and OpenVINO, and "best peer / ours" (the fastest peer's median over ours: 1 or
+more means ours is the fastest); the header names the CPU (/proc/cpuinfo), date, threads and
+load average.  A second table has every engine and mode.
+
+--busy-neighbour: for each workload, each engine is also timed while another process spins
+in a tight loop pinned (os.sched_setaffinity) to one CPU (--neighbour-cpu, default the last
+one this process may use) for the whole of that engine's run, warm-up included, and once more
+on 1 thread on the quiet machine.  The third table gives the three medians, busy / quiet and
+busy / 1-thread (issue 11 wants ours at most ~1.3x its single-thread time under a busy
+neighbour).  Quiet and busy runs alternate, so both see the same background load.
 
 Latency is per forward, synchronous (MXNet waits on each output), after a warm-up; the table
 gives the median.  Speed-ups are "peer median / ours-hybrid median": above 1 means ours is
@@ -56,7 +80,11 @@ WORKLOADS = [("mlp", 1), ("resnet18_v1", 1), ("resnet18_v1", 8),
              ("resnet50_v1", 1), ("resnet50_v1", 8),
              ("mobilenetv2_1.0", 1), ("mobilenetv2_1.0", 8)]
 ENGINES = ["ours-hybrid", "ours-imperative", "mxnet-hybrid", "mxnet-imperative",
-           "onnxruntime"]
+           "onnxruntime", "openvino"]
+# The peer table (issue 11): engine, column title; the peers are everything after ours.
+PEER_COLUMNS = [("ours-hybrid", "ours"), ("mxnet-hybrid", "MXNet %s"),
+                ("onnxruntime", "ONNX Runtime %s"), ("openvino", "OpenVINO %s")]
+OPENVINO_INSTALL = "'numpy<1.24' openvino"
 
 
 # ---- worker side: runs inside a fresh subprocess ----------------------------------------
@@ -186,7 +214,9 @@ def worker_mxnet(args):
     x = mx.nd.array(random_input(tuple(args["shape"])))
     for _ in range(args["warmup"]):
         net(x).wait_to_read()
-    return time_forwards(lambda: net(x).wait_to_read(), args["iterations"])
+    res = time_forwards(lambda: net(x).wait_to_read(), args["iterations"])
+    res["version"] = mx.__version__
+    return res
 
 
 def worker_tutorial(args):
@@ -226,12 +256,39 @@ def worker_onnxruntime(args):
     for _ in range(args["warmup"]):
         sess.run(None, feed)
     res = time_forwards(lambda: sess.run(None, feed), args["iterations"])
-    res["ort"] = ort.__version__
+    res["ort"] = res["version"] = ort.__version__
+    return res
+
+
+def worker_openvino(args):
+    import openvino as ov
+    import openvino.properties as props
+    import openvino.properties.hint as hints
+    core = ov.Core()
+    precision = {"f32": ov.Type.f32, "bf16": ov.Type.bf16}[args["precision"]]
+    config = {hints.performance_mode: hints.PerformanceMode.LATENCY,
+              props.inference_num_threads: args["threads"],
+              hints.inference_precision: precision}
+    compiled = core.compile_model(core.read_model(args["onnx"]), "CPU", config)
+    request = compiled.create_infer_request()
+    x = random_input(tuple(args["shape"]))
+    for _ in range(args["warmup"]):
+        request.infer({0: x})
+    res = time_forwards(lambda: request.infer({0: x}), args["iterations"])
+    res["version"] = ov.__version__.split("-")[0]
+    settings = {}
+    for key in ("PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS",
+                "INFERENCE_PRECISION_HINT", "ENABLE_CPU_PINNING", "OPTIMAL_NUMBER_OF_INFER_REQUESTS"):
+        try:
+            settings[key] = re.sub(r"<Type: '(\w+)'>", r"\1", str(compiled.get_property(key)))
+        except Exception:  # noqa: BLE001 — a property this release lacks
+            pass
+    res["settings"] = settings
     return res
 
 
 WORKERS = {"export": worker_export, "mxnet": worker_mxnet, "tutorial": worker_tutorial,
-           "onnxruntime": worker_onnxruntime}
+           "onnxruntime": worker_onnxruntime, "openvino": worker_openvino}
 
 
 # ---- driver side ---------------------------------------------------------------------
@@ -267,6 +324,62 @@ def loadavg():
         return float(open("/proc/loadavg").read().split()[0])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def loadavg3():
+    try:
+        return " / ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def cpu_name():
+    """'model name (family F model M stepping S)' of the first CPU in /proc/cpuinfo."""
+    info = {}
+    try:
+        for line in open("/proc/cpuinfo"):
+            if not line.strip():
+                break
+            k, _, v = line.partition(":")
+            info[k.strip()] = v.strip()
+    except OSError:
+        return platform.processor() or "unknown CPU"
+    name = info.get("model name", platform.processor() or "unknown CPU")
+    if "cpu family" in info:
+        name += " (family %s model %s stepping %s)" % (
+            info["cpu family"], info.get("model", "?"), info.get("stepping", "?"))
+    return name
+
+
+def python_has(python, module):
+    return subprocess.run([python, "-c", "import " + module], capture_output=True).returncode == 0
+
+
+class Neighbour:
+    """A process keeping one CPU busy (tight loop, pinned) while it lives."""
+
+    def __init__(self, cpu):
+        self.cpu = cpu
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
+             "while True:\n    pass\n" % cpu])
+        self.t0 = time.perf_counter()
+        time.sleep(0.2)   # let it be scheduled and spinning before the engine starts
+
+    def cpu_seconds(self):
+        try:
+            fields = open("/proc/%d/stat" % self.proc.pid).read().rpartition(")")[2].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def stop(self):
+        """-> the share of its lifetime it was on a CPU (about 1.0 if it kept its core)."""
+        cpu = self.cpu_seconds()
+        wall = time.perf_counter() - self.t0
+        self.proc.kill()
+        self.proc.wait()
+        return None if cpu is None or wall <= 0 else cpu / wall
 
 
 def run_json(cmd, env):
@@ -331,10 +444,14 @@ def measure(engine, ctx):
         onnx_err = ctx["onnx_errors"].get(str(ctx["batch"]))
         if onnx_err:
             return {"error": "ONNX export failed: " + onnx_err}
-        res, err = run_worker(ctx["python"], "onnxruntime", {
+        if engine == "openvino" and not ctx.get("have_openvino", True):
+            return {"error": "openvino is not installed in %s (tools/setup.sh installs it; "
+                    "or: %s -m pip install %s)" % (ctx["python"], ctx["python"],
+                                                   OPENVINO_INSTALL)}
+        res, err = run_worker(ctx["python"], engine, {
             "onnx": os.path.join(ctx["dir"], "model-b%d.onnx" % ctx["batch"]),
             "shape": shape, "threads": ctx["threads"], "iterations": ctx["iterations"],
-            "warmup": ctx["warmup"]}, env)
+            "warmup": ctx["warmup"], "precision": ctx.get("openvino_precision", "f32")}, env)
     return res if res else {"error": err}
 
 
@@ -356,7 +473,9 @@ def better(a, b):
 
 
 def fmt_ms(v):
-    return "—" if v is None else ("%.3f" % v if v < 1 else "%.2f" % v if v < 100 else "%.1f" % v)
+    if v is None:
+        return "—"
+    return "%.4f" % v if v < 0.1 else "%.3f" % v if v < 1 else "%.2f" % v if v < 100 else "%.1f" % v
 
 
 def fmt_ratio(num, den):
@@ -369,10 +488,10 @@ def fmt_mib(v):
 
 def markdown_table(rows):
     head = ("| workload | ours hybrid | ours imperative | MXNet hybrid | MXNet imperative "
-            "| ORT | ours hyb vs ours imp | ours hyb vs MXNet hyb | ours hyb vs MXNet imp "
-            "| ours hyb vs ORT | MXNet hyb vs MXNet imp | arena / naive / lower bound (MiB) "
-            "| load |")
-    out = [head, "|" + "|".join(["---"] + ["---:"] * 10 + ["---", "---"]) + "|"]
+            "| ORT | OpenVINO | ours hyb vs ours imp | ours hyb vs MXNet hyb "
+            "| ours hyb vs MXNet imp | ours hyb vs ORT | ours hyb vs OpenVINO "
+            "| MXNet hyb vs MXNet imp | arena / naive / lower bound (MiB) | load |")
+    out = [head, "|" + "|".join(["---"] + ["---:"] * 12 + ["---", "---"]) + "|"]
     notes = []
     for row in rows:
         r = row["results"]
@@ -388,23 +507,99 @@ def markdown_table(rows):
         loads = [res.get("load_before") for res in r.values()]
         loads = [l for l in loads if l is not None]
         load = "%.1f–%.1f" % (min(loads), max(loads)) if loads else "?"
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             row["label"], " | ".join(cells),
             fmt_ratio(m["ours-imperative"], hyb), fmt_ratio(m["mxnet-hybrid"], hyb),
             fmt_ratio(m["mxnet-imperative"], hyb), fmt_ratio(m["onnxruntime"], hyb),
+            fmt_ratio(m["openvino"], hyb),
             fmt_ratio(m["mxnet-imperative"], m["mxnet-hybrid"]), mem, load))
     return out, notes
+
+
+def load_range(results):
+    loads = [res.get("load_before") for res in results if res]
+    loads = [l for l in loads if l is not None]
+    return "?" if not loads else "%.1f–%.1f" % (min(loads), max(loads))
+
+
+def versions(rows):
+    """engine -> the version its worker reported (first one seen)."""
+    out = {}
+    for row in rows:
+        for e, res in row["results"].items():
+            if res and res.get("version") and e not in out:
+                out[e] = res["version"]
+    return out
+
+
+def peer_table(rows):
+    """Issue 11's table: ours, MXNet hybridized, ORT, OpenVINO, best peer / ours."""
+    ver = versions(rows)
+    titles = [t % ver.get(e, "").strip() if "%s" in t else t for e, t in PEER_COLUMNS]
+    out = ["| workload | " + " | ".join(t.strip() for t in titles)
+           + " | best peer / ours | load |",
+           "|---|" + "---:|" * (len(PEER_COLUMNS) + 1) + "---|"]
+    for row in rows:
+        r = row["results"]
+        m = [median_of(r.get(e)) for e, _ in PEER_COLUMNS]
+        peers = [v for v in m[1:] if v is not None]
+        best = "—" if m[0] is None or not peers else "%.2f" % (min(peers) / m[0])
+        out.append("| %s | %s | %s | %s |" % (
+            row["label"], " | ".join(fmt_ms(v) for v in m), best,
+            load_range([r.get(e) for e, _ in PEER_COLUMNS])))
+    return out
+
+
+def neighbour_table(rows, threads, cpu):
+    out = ["| workload | engine | 1 thread, quiet | %d threads, quiet | %d threads + busy "
+           "neighbour | busy / quiet | busy / 1 thread | neighbour on CPU | load quiet "
+           "| load busy |" % (threads, threads),
+           "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    for row in rows:
+        if "busy" not in row:
+            continue
+        for e in ENGINES:
+            quiet, busy, single = (median_of(row[k].get(e)) for k in ("results", "busy", "single"))
+            if quiet is None and busy is None and single is None:
+                continue
+            share = (row["busy"].get(e) or {}).get("neighbour_share")
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                row["label"], e, fmt_ms(single), fmt_ms(quiet), fmt_ms(busy),
+                fmt_ratio(busy, quiet), fmt_ratio(busy, single),
+                "—" if share is None else "%d %%" % round(100 * share),
+                load_range([row["results"].get(e), row["single"].get(e)]),
+                load_range([row["busy"].get(e)])))
+    return ["", "Busy neighbour: another process spins on CPU %d (pinned) during each busy run, "
+            "warm-up included; 'neighbour on CPU' is the share of that time it ran (100 %%: "
+            "it kept its core).  Ratios: the first time over the second (issue 11 asks for "
+            "busy / 1 thread ≤ ~1.3 for ours)." % cpu, ""] + out
 
 
 def report(rows, meta):
     what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
             "Median process CPU time (all threads)")
-    lines = [what + " per forward in ms (lower is better).  Ratios are speed-ups: "
-             "the second engine's median over the first's (above 1: the first is faster).  "
+    lines = [what + " per forward in ms (lower is better), %d threads each; best peer / "
+             "ours: the fastest peer's median over ours (1 or more: ours is the fastest).  "
              "Load: the 1-minute load average when the kept runs started (the machine has "
-             "%d CPUs)." % (os.cpu_count() or 1), ""]
+             "%d CPUs)." % (meta["threads"], os.cpu_count() or 1), ""]
+    lines += peer_table(rows)
+    lines += ["", "Every engine and mode; ratios are speed-ups: the second engine's median over "
+              "the first's (above 1: the first is faster).", ""]
     table, notes = markdown_table(rows)
     lines += table
+    if meta.get("neighbour_cpu") is not None:
+        lines += neighbour_table(rows, meta["threads"], meta["neighbour_cpu"])
+        for row in rows:
+            for k in ("busy", "single"):
+                for e, res in row.get(k, {}).items():
+                    if res and "error" in res and "error" not in (row["results"].get(e) or {}):
+                        notes.append("%s, %s (%s): %s" % (row["label"], e, k, res["error"]))
+    ov = [res.get("settings") for row in rows for res in [row["results"].get("openvino")]
+          if res and res.get("settings")]
+    if ov:
+        lines += ["", "OpenVINO %s settings (as the compiled model reports them): %s." % (
+            versions(rows).get("openvino", ""),
+            ", ".join("%s=%s" % kv for kv in sorted(ov[0].items())))]
     for row in rows:
         t = row.get("tutorial")
         if t and "error" not in t:
@@ -459,12 +654,22 @@ def main():
                     help="run every measurement R times, interleaved; keep the best median")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 5 forwards per model, 100 of the MLP, 2 warm-up")
-    ap.add_argument("--only", help="only workloads whose label contains this")
+    ap.add_argument("--only", help="only workloads whose label contains this (or one of "
+                    "these, comma-separated: --only 'resnet18_v1 b1,mlp')")
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help="comma-separated subset of " + ",".join(ENGINES))
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tools", "hybridinfer"))
     ap.add_argument("--python", default=default_python(),
-                    help="Python with mxnet, onnx and onnxruntime for the peers")
+                    help="Python with mxnet, onnx, onnxruntime and openvino for the peers")
+    ap.add_argument("--openvino-precision", choices=["f32", "bf16"], default="f32",
+                    help="OpenVINO's INFERENCE_PRECISION_HINT (default f32, as every other "
+                    "engine; OpenVINO itself would pick bf16 on a CPU with AVX512_BF16)")
+    ap.add_argument("--busy-neighbour", action="store_true",
+                    help="also time every engine with one CPU kept busy by a spinning "
+                    "process, and on 1 thread on the quiet machine")
+    ap.add_argument("--neighbour-cpu", type=int,
+                    help="the CPU the busy neighbour is pinned to (default: the last one "
+                    "this process may run on)")
     ap.add_argument("--reexport", action="store_true", help="export the models again")
     ap.add_argument("--metric", choices=["wall", "cpu"], default="wall",
                     help="compare wall-clock latency (default) or process CPU time per "
@@ -484,10 +689,24 @@ def main():
         ap.error("unknown engine(s): " + ", ".join(sorted(unknown)))
     if any(e.startswith("ours-") for e in engines) and not os.access(a.tool, os.X_OK):
         ap.error("%s is not built (ninja -C build)" % a.tool)
+    have_openvino = "openvino" not in engines or python_has(a.python, "openvino")
+    if not have_openvino:
+        print("OpenVINO is not installed in %s: its column stays empty.  tools/setup.sh "
+              "installs it, or: %s -m pip install %s" % (a.python, a.python, OPENVINO_INSTALL),
+              file=sys.stderr)
+    neighbour_cpu = None
+    if a.busy_neighbour:
+        allowed = sorted(os.sched_getaffinity(0))
+        neighbour_cpu = a.neighbour_cpu if a.neighbour_cpu is not None else allowed[-1]
+        if neighbour_cpu not in allowed:
+            ap.error("--neighbour-cpu %d: not one of this process's CPUs %s"
+                     % (neighbour_cpu, allowed))
+    started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    load_at_start = loadavg3()
 
     revision = git_revision()   # now: the tree may move on during a long run
     workloads = [(m, b) for m, b in WORKLOADS
-                 if not a.only or a.only in "%s b%d" % (m, b)]
+                 if not a.only or any(o and o in "%s b%d" % (m, b) for o in a.only.split(","))]
     batches = {}
     for m, b in workloads:
         batches.setdefault(m, []).append(b)
@@ -498,23 +717,38 @@ def main():
         d, info = exported[m]
         ctx = {"model": m, "batch": b, "dir": d, "threads": a.threads, "tool": a.tool,
                "python": a.python, "onnx_errors": info.get("onnx_errors", {}),
-               "iterations": mlp_iterations if m == "mlp" else iterations, "warmup": warmup}
+               "iterations": mlp_iterations if m == "mlp" else iterations, "warmup": warmup,
+               "have_openvino": have_openvino, "openvino_precision": a.openvino_precision}
         row = {"label": "%s b%d" % (m, b), "results": {}}
+        # (key in row, thread count, with the neighbour?)
+        passes = [("results", a.threads, False)]
+        if a.busy_neighbour:
+            passes += [("busy", a.threads, True), ("single", 1, False)]
+            row["busy"], row["single"] = {}, {}
         for rep in range(a.repeat):
-            for e in engines:
-                loads.append(loadavg())
-                t0 = time.time()
-                res = measure(e, ctx)
-                res["load_before"] = loads[-1]
-                row["results"][e] = better(row["results"].get(e), res)
-                if "error" in res:
-                    got = res["error"]
-                else:
-                    got = "wall %s ms, cpu %s ms" % tuple(
-                        fmt_ms(res.get(k, {}).get("median")) for k in ("latency_ms", "cpu_ms"))
-                print("%-20s %-17s run %d: %s (%.0f s, load %s)" % (
-                    row["label"], e, rep + 1, got, time.time() - t0, loads[-1]),
-                    file=sys.stderr)
+            for key, threads, busy in passes:
+                for e in engines:
+                    neighbour = Neighbour(neighbour_cpu) if busy else None
+                    try:
+                        loads.append(loadavg())
+                        t0 = time.time()
+                        res = measure(e, dict(ctx, threads=threads))
+                    finally:
+                        share = neighbour.stop() if neighbour else None
+                    res["load_before"] = loads[-1]
+                    if neighbour:
+                        res["neighbour_share"] = share
+                    row[key][e] = better(row[key].get(e), res)
+                    if "error" in res:
+                        got = res["error"]
+                    else:
+                        got = "wall %s ms, cpu %s ms" % tuple(
+                            fmt_ms(res.get(k, {}).get("median"))
+                            for k in ("latency_ms", "cpu_ms"))
+                    what = {"results": "", "busy": " +neighbour", "single": ""}[key]
+                    print("%-20s %-17s %d thr%s run %d: %s (%.0f s, load %s)" % (
+                        row["label"], e, threads, what, rep + 1, got, time.time() - t0,
+                        loads[-1]), file=sys.stderr)
         if m == "mlp" and "mxnet-imperative" in engines:
             res, err = run_worker(a.python, "tutorial", {
                 "model": m, "dir": d, "shape": [b] + list(MODELS[m][1]),
@@ -524,13 +758,20 @@ def main():
 
     seen = [l for l in loads if l is not None]
     meta = {"threads": a.threads, "iterations": iterations, "mlp_iterations": mlp_iterations,
-            "warmup": warmup, "repeat": a.repeat,
-            "load": "%.1f to %.1f" % (min(seen), max(seen)) if seen else "unknown"}
+            "warmup": warmup, "repeat": a.repeat, "neighbour_cpu": neighbour_cpu,
+            "load": "%.1f to %.1f" % (min(seen), max(seen)) if seen else "unknown",
+            "cpu": cpu_name(), "started": started}
     text = report(rows, meta)
     cmd = shlex.join(["tests/bench/compare.py"] + sys.argv[1:])
-    header = ["Measured %s on %s (%s), commit %s." % (
-        datetime.date.today().isoformat(), platform.node() or "this machine",
-        platform.machine(), revision), "Command: `%s`" % cmd, ""]
+    blas = next((res.get("blas_core") for row in rows for res in row["results"].values()
+                 if res and res.get("blas_core")), None)
+    header = ["Measured %s on %s, %d CPUs (%s, %s), commit %s." % (
+        started, meta["cpu"], os.cpu_count() or 1, platform.node() or "this machine",
+        platform.machine(), revision),
+        "Threads: %d per engine%s.  Load average (1 / 5 / 15 min): %s at the start, %s at "
+        "the end." % (a.threads, ", our OpenBLAS core: %s" % blas if blas else "",
+                      load_at_start, loadavg3()),
+        "Command: `%s`" % cmd, ""]
     print("\n".join(header) + text)
     if a.markdown:
         with open(a.markdown, "w") as f:
