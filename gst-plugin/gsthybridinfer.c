@@ -15,6 +15,12 @@
  * with `dump-dir` set, the frames listed in `dump-frames` then get every
  * layer's output written as .npy files, for `hybridinfer diff`.
  *
+ * `model`, `params` and `labels` set while playing load the new model on
+ * a thread of the element and swap it in between two frames, posting a
+ * "hybridinfer-model-reloaded" element message; a model that fails to
+ * load is a warning and the old one runs on.  The properties the session
+ * is built from refuse a change while running (a warning).
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 -m videotestsrc num-buffers=30 ! videoconvert ! \
@@ -81,6 +87,16 @@ enum
   PROP_DUMP_FAILURES,
 };
 
+/* What set_caps gave gst_hybrid_session_set_frame: a session loaded while
+ * playing is planned for the same frames. */
+typedef struct
+{
+  hy_pixel_layout layout;
+  gint width, height;
+  gfloat kr, kb;
+  gboolean full_range;
+} GstHybridFrameFormat;
+
 struct _GstHybridInfer
 {
   GstBaseTransform parent;
@@ -135,6 +151,26 @@ struct _GstHybridInfer
   gchar *dump_failed_dir;       /* where the posted one failed; NULL:
                                  * none posted for this setting */
   gboolean dump_rearm;          /* the setting changed: sum up, re-arm */
+
+  /* Hot reload.  model, params and labels set while started are a
+   * request: a loader thread (started at the first one, joined in stop())
+   * loads and plans the new session off the streaming thread, then swaps
+   * it in under the sink pad's stream lock, between two frames.  The
+   * settings keep the model actually running until then.  Object lock:
+   * all of these but the thread's own locals. */
+  gboolean started;
+  gchar *want_model, *want_params, *want_labels;
+  guint want_mask;              /* GstHybridSetFlags set while started */
+  guint64 reload_serial;        /* requests made since start */
+  guint64 reload_done;          /* the last one the loader finished */
+  gboolean reload_quit;
+  GThread *reload_thread;
+  GCond reload_cond;            /* with the object lock */
+  /* The frame format of the current caps, so that the loader plans the
+   * new session for it; frame_serial counts caps changes. */
+  GstHybridFrameFormat frame_format;
+  gboolean frame_known;
+  guint64 frame_serial;
 };
 
 #define gst_hybrid_infer_parent_class parent_class
@@ -169,6 +205,7 @@ static GstFlowReturn gst_hybrid_infer_transform_ip (GstBaseTransform * trans,
 static GstFlowReturn gst_hybrid_infer_generate_output (GstBaseTransform *
     trans, GstBuffer ** outbuf);
 static gpointer flush_thread_func (gpointer data);
+static gpointer reload_thread_func (gpointer data);
 
 static GParamSpec *
 channel_values_spec (const gchar * name, const gchar * nick,
@@ -198,16 +235,18 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "Model",
-          "The Gluon export's symbol file (prefix-symbol.json)", NULL,
-          ready));
+          "The Gluon export's symbol file (prefix-symbol.json); set while "
+          "playing, the new model loads in the background and takes over "
+          "at a frame boundary", NULL,
+          playing));
   g_object_class_install_property (gobject_class, PROP_PARAMS,
       g_param_spec_string ("params", "Parameters",
           "The parameters file (default: the newest prefix-NNNN.params "
-          "beside the model)", NULL, ready));
+          "beside the model)", NULL, playing));
   g_object_class_install_property (gobject_class, PROP_LABELS,
       g_param_spec_string ("labels", "Labels",
           "Text file with one class label per line (line N is class N)",
-          NULL, ready));
+          NULL, playing));
   g_object_class_install_property (gobject_class, PROP_DEVICE,
       g_param_spec_string ("device", "Device",
           "Where to run: auto (GPU when one works, else CPU with a warning), "
@@ -352,6 +391,7 @@ gst_hybrid_infer_init (GstHybridInfer * self)
   gst_hybrid_infer_settings_init (&self->settings);
   g_mutex_init (&self->flush_lock);
   g_cond_init (&self->flush_cond);
+  g_cond_init (&self->reload_cond);
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
   gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), FALSE);
 }
@@ -363,6 +403,7 @@ gst_hybrid_infer_finalize (GObject * object)
   g_free (GST_HYBRID_INFER (object)->dump_failed_dir);
   g_mutex_clear (&GST_HYBRID_INFER (object)->flush_lock);
   g_cond_clear (&GST_HYBRID_INFER (object)->flush_cond);
+  g_cond_clear (&GST_HYBRID_INFER (object)->reload_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -409,6 +450,74 @@ set_dump_frames (GstHybridInfer * self, const gchar * text)
   self->dump_rearm = TRUE;
 }
 
+/* model, params or labels set while started: the loader thread takes the
+ * newest values (a request made while another loads supersedes it).
+ * Object lock held. */
+static void
+request_reload (GstHybridInfer * self, guint prop_id, const GValue * value)
+{
+  gchar **want = prop_id == PROP_MODEL ? &self->want_model
+      : prop_id == PROP_PARAMS ? &self->want_params : &self->want_labels;
+  g_free (*want);
+  *want = g_value_dup_string (value);
+  if (prop_id == PROP_PARAMS)
+    self->want_mask |= GST_HYBRID_SET_PARAMS;
+  else if (prop_id == PROP_LABELS)
+    self->want_mask |= GST_HYBRID_SET_LABELS;
+  self->reload_serial++;
+  if (!self->reload_thread)
+    self->reload_thread = g_thread_new ("hybridinfer-reload",
+        reload_thread_func, self);
+  else
+    g_cond_signal (&self->reload_cond);
+}
+
+/* What a started element does with a property: FALSE for the ones that
+ * apply from the next frame; TRUE when handled here (a reload request,
+ * or a refusal).  Those the session is built from and no reload takes
+ * (device, precision, the input and its pre-processing, the output kind:
+ * a new model's sidecar gives its own) and batch-size (the batch, the
+ * upstream pool and the latency are sized by it) stay as they are: a
+ * warning rather than a value the getter would show but nothing uses.
+ * Takes and releases the object lock when it returns TRUE. */
+static gboolean
+set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
+    const GValue * value)
+{
+  switch (prop_id) {
+    case PROP_MODEL:
+    case PROP_PARAMS:
+    case PROP_LABELS:
+      request_reload (self, prop_id, value);
+      GST_OBJECT_UNLOCK (self);
+      GST_DEBUG_OBJECT (self, "%s set while running: reloading",
+          g_param_spec_get_name (pspec));
+      return TRUE;
+    case PROP_DEVICE:
+    case PROP_PRECISION:
+    case PROP_INPUT_NAME:
+    case PROP_INPUT_SIZE:
+    case PROP_COLOR_ORDER:
+    case PROP_MEAN:
+    case PROP_STD:
+    case PROP_SCALE:
+    case PROP_RESIZE:
+    case PROP_INTERPOLATION:
+    case PROP_BATCH_SIZE:
+    case PROP_OUTPUT:
+      /* posting takes the object lock */
+      GST_OBJECT_UNLOCK (self);
+      GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+          ("%s cannot change while the element runs: the change is ignored",
+              g_param_spec_get_name (pspec)),
+          ("set it in the NULL or READY state; only model, params and "
+              "labels reload while playing"));
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
 static void
 gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -417,6 +526,8 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
   GstHybridInferSettings *s = &self->settings;
 
   GST_OBJECT_LOCK (self);
+  if (self->started && set_while_started (self, prop_id, pspec, value))
+    return;
   /* Set by the user: wins over the model's sidecar (infer-config.h). */
   gst_hybrid_infer_settings_mark_set (s, g_param_spec_get_name (pspec));
   switch (prop_id) {
@@ -611,11 +722,17 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
 /* Posts `error` (the core's message) in the GStreamer domain that fits;
  * `what` (the debug detail) says what was being done. */
 #define post_error(self, error, what) \
-  post_error_at (self, error, what, __FILE__, GST_FUNCTION, __LINE__)
+  post_error_at (self, GST_MESSAGE_ERROR, error, what, __FILE__, \
+      GST_FUNCTION, __LINE__)
+/* The same as a warning: a failed reload, the old model runs on. */
+#define post_warning(self, error, what) \
+  post_error_at (self, GST_MESSAGE_WARNING, error, what, __FILE__, \
+      GST_FUNCTION, __LINE__)
 
 static void
-post_error_at (GstHybridInfer * self, const GError * error,
-    const gchar * what, const gchar * file, const gchar * function, gint line)
+post_error_at (GstHybridInfer * self, GstMessageType type,
+    const GError * error, const gchar * what, const gchar * file,
+    const gchar * function, gint line)
 {
   GQuark domain = GST_RESOURCE_ERROR;
   gint code = GST_RESOURCE_ERROR_SETTINGS;
@@ -643,7 +760,7 @@ post_error_at (GstHybridInfer * self, const GError * error,
         break;
     }
   }
-  gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR, domain,
+  gst_element_message_full (GST_ELEMENT (self), type, domain,
       code, g_strdup (error->message), g_strdup (what), file, function, line);
 }
 
@@ -713,11 +830,11 @@ report_dump_failure (GstHybridInfer * self, const GError * dump_error,
 
 /* Tells about a labels file that does not match the classes, once. */
 static void
-check_labels (GstHybridInfer * self)
+check_labels (GstHybridInfer * self, GstHybridSession * session)
 {
   guint n_labels;
   gint64 classes;
-  if (gst_hybrid_session_labels_mismatch (self->session, &n_labels, &classes))
+  if (gst_hybrid_session_labels_mismatch (session, &n_labels, &classes))
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
         ("The labels file has %u labels but the model has %" G_GINT64_FORMAT
             " classes", n_labels, classes), (NULL));
@@ -795,7 +912,7 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   gst_hybrid_infer_settings_clear (&copy);
   report_device (self, note);
   g_free (note);
-  check_labels (self);
+  check_labels (self, self->session);
 
   self->frame_count = 0;
   self->ran_hybrid = FALSE;
@@ -817,6 +934,15 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   self->total_latency_us = 0;
   self->last_latency_us = 0;
   self->arena_bytes = gst_hybrid_session_arena_bytes (self->session);
+  self->frame_known = FALSE;
+  self->frame_serial = 0;
+  self->want_model = g_strdup (self->settings.model);
+  self->want_params = g_strdup (self->settings.params);
+  self->want_labels = g_strdup (self->settings.labels);
+  self->want_mask = 0;
+  self->reload_serial = self->reload_done = 0;
+  self->reload_quit = FALSE;
+  self->started = TRUE;
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 
@@ -858,7 +984,24 @@ static gboolean
 gst_hybrid_infer_stop (GstBaseTransform * trans)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  GThread *reload_thread;
   sum_up_dump_failures (self);
+  /* A load in flight finishes and is dropped; a loader waiting for the
+   * stream lock gets it (streaming has stopped), sees quit and leaves. */
+  GST_OBJECT_LOCK (self);
+  self->started = FALSE;
+  self->reload_quit = TRUE;
+  reload_thread = self->reload_thread;
+  self->reload_thread = NULL;
+  g_cond_signal (&self->reload_cond);
+  GST_OBJECT_UNLOCK (self);
+  if (reload_thread)
+    g_thread_join (reload_thread);
+  GST_OBJECT_LOCK (self);
+  g_clear_pointer (&self->want_model, g_free);
+  g_clear_pointer (&self->want_params, g_free);
+  g_clear_pointer (&self->want_labels, g_free);
+  GST_OBJECT_UNLOCK (self);
   /* Streaming has stopped (the pads are inactive): a timed flush waiting
    * for the stream lock gets it, sees quit and does nothing. */
   if (self->flush_thread) {
@@ -877,6 +1020,14 @@ gst_hybrid_infer_stop (GstBaseTransform * trans)
 }
 
 /* ---- caps ---------------------------------------------------------------------- */
+
+static gboolean
+set_frame_format (GstHybridSession * session,
+    const GstHybridFrameFormat * f, GError ** error)
+{
+  return gst_hybrid_session_set_frame (session, f->layout, f->width,
+      f->height, f->kr, f->kb, f->full_range, error);
+}
 
 /* Batching holds frames for a time that depends on the frame rate: a new
  * rate is a new latency. */
@@ -905,6 +1056,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GstVideoInfo info;
   hy_pixel_layout layout;
   gdouble kr = 0.299, kb = 0.114;
+  GstHybridFrameFormat format;
   GError *error = NULL;
 
   if (self->failed_caps && gst_caps_is_equal (incaps, self->failed_caps)) {
@@ -921,10 +1073,15 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     kr = 0.299;                 /* unknown matrix: BT.601 */
     kb = 0.114;
   }
-  if (!gst_hybrid_session_set_frame (self->session, layout,
-          GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
-          (float) kr, (float) kb,
-          info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, &error))
+  format = (GstHybridFrameFormat) {
+    .layout = layout,
+    .width = GST_VIDEO_INFO_WIDTH (&info),
+    .height = GST_VIDEO_INFO_HEIGHT (&info),
+    .kr = (gfloat) kr,
+    .kb = (gfloat) kb,
+    .full_range = info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255,
+  };
+  if (!set_frame_format (self->session, &format, &error))
     goto plan_failed;
   report_session_note (self);
   gst_caps_replace (&self->failed_caps, NULL);
@@ -933,6 +1090,9 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   update_frame_duration (self, &info);
   GST_OBJECT_LOCK (self);
   self->arena_bytes = gst_hybrid_session_arena_bytes (self->session);
+  self->frame_format = format;
+  self->frame_known = TRUE;
+  self->frame_serial++;
   GST_OBJECT_UNLOCK (self);
   GST_DEBUG_OBJECT (self, "frames %" GST_PTR_FORMAT, incaps);
   return TRUE;
@@ -1458,6 +1618,223 @@ flush_thread_func (gpointer data)
     g_mutex_lock (&self->flush_lock);
   }
   g_mutex_unlock (&self->flush_lock);
+  return NULL;
+}
+
+/* ---- hot reload ---------------------------------------------------------- */
+
+/* What a reload asks for: the model, params and labels as set, and the
+ * settings bits they mark. */
+typedef struct
+{
+  gchar *model, *params, *labels;
+  guint mask;
+} GstHybridReload;
+
+static void
+reload_clear (GstHybridReload * r)
+{
+  g_free (r->model);
+  g_free (r->params);
+  g_free (r->labels);
+}
+
+/* Loads and plans a session as start() does, with the settings as they
+ * are now but model, params and labels from the request, for the frames
+ * of the current caps when there are some.  Loader thread, no lock held:
+ * this is the slow part, and the streaming thread runs on meanwhile.
+ * NULL + error, with *what saying what was being done. */
+static GstHybridSession *
+load_session (GstHybridInfer * self, GstHybridInferSettings * copy,
+    const GstHybridFrameFormat * format, gchar ** what, GError ** error)
+{
+  GstHybridSessionConfig config;
+  GstHybridSession *session;
+  char *note = NULL;
+
+  if (!apply_sidecar (self, copy, error)) {
+    *what = g_strdup_printf ("the sidecar of model %s", copy->model);
+    return NULL;
+  }
+  if (!gst_hybrid_infer_settings_to_config (copy, &config, error)) {
+    *what = g_strdup_printf ("model %s: invalid property value",
+        copy->model);
+    return NULL;
+  }
+  session = gst_hybrid_session_new (&config, &note, error);
+  if (!session) {
+    *what = g_strdup_printf ("model %s", config.model_path);
+    g_free (note);
+    return NULL;
+  }
+  if (note)
+    GST_INFO_OBJECT (self, "%s", note);
+  g_free (note);
+  if (format && !set_frame_format (session, format, error)) {
+    *what = g_strdup_printf ("model %s for frames of %dx%d", copy->model,
+        format->width, format->height);
+    gst_hybrid_session_free (session);
+    return NULL;
+  }
+  check_labels (self, session);
+  return session;
+}
+
+/* Puts `session` in place of the running one between two frames: under
+ * the sink pad's stream lock, as a chain call holds it.  Frames held for
+ * a batch run first, on the model they were loaded for.  FALSE when the
+ * element stopped meanwhile (error unset), or the caps changed and the new
+ * session cannot take the new frames (error set); the session is then
+ * freed. */
+static gboolean
+swap_session (GstHybridInfer * self, GstHybridSession * session,
+    GstHybridReload * want, guint64 frame_serial, gchar ** what,
+    GError ** error)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  GstHybridFrameFormat format;
+  gboolean quit, known, caps_changed;
+  GstHybridSession *old;
+  GstHybridInferSettings *s = &self->settings;
+  gint64 arena;
+
+  GST_PAD_STREAM_LOCK (trans->sinkpad);
+  GST_OBJECT_LOCK (self);
+  quit = self->reload_quit;
+  known = self->frame_known;
+  caps_changed = self->frame_serial != frame_serial;
+  format = self->frame_format;
+  GST_OBJECT_UNLOCK (self);
+  if (quit)
+    goto drop;
+  /* rare: new caps came while loading; planning for them here is the one
+   * time the stream waits on a reload */
+  if (known && caps_changed && !set_frame_format (session, &format, error)) {
+    *what = g_strdup_printf ("model %s for frames of %dx%d", want->model,
+        format.width, format.height);
+    goto drop;
+  }
+  if (self->batch && gst_hybrid_batch_has_pending (self->batch)) {
+    GstFlowReturn ret = drain (self);
+    if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING)
+      self->flush_ret = ret;
+  }
+  old = self->session;
+  self->session = session;
+  /* the frames an interval skips carry the new model's result, not the
+   * old one's */
+  g_clear_pointer (&self->last, gst_hybrid_result_unref);
+  gst_caps_replace (&self->failed_caps, NULL);
+  arena = gst_hybrid_session_arena_bytes (session);
+  GST_OBJECT_LOCK (self);
+  g_free (s->model);
+  g_free (s->params);
+  g_free (s->labels);
+  s->model = g_strdup (want->model);
+  s->params = g_strdup (want->params);
+  s->labels = g_strdup (want->labels);
+  s->set_mask |= want->mask;
+  self->arena_bytes = arena;
+  GST_OBJECT_UNLOCK (self);
+  GST_PAD_STREAM_UNLOCK (trans->sinkpad);
+  /* results on buffers downstream outlive their session (the pool is
+   * closed, not freed) */
+  gst_hybrid_session_free (old);
+  return TRUE;
+
+drop:
+  GST_PAD_STREAM_UNLOCK (trans->sinkpad);
+  gst_hybrid_session_free (session);
+  return FALSE;
+}
+
+/* The loader: one request at a time, the newest values.  A request made
+ * while one loads supersedes it (its session is dropped unposted), so
+ * that `model` and `labels` set together load once. */
+static gpointer
+reload_thread_func (gpointer data)
+{
+  GstHybridInfer *self = data;
+
+  GST_OBJECT_LOCK (self);
+  while (!self->reload_quit) {
+    if (self->reload_serial == self->reload_done) {
+      g_cond_wait (&self->reload_cond, GST_OBJECT_GET_LOCK (self));
+      continue;
+    }
+    guint64 serial = self->reload_serial;
+    guint64 frame_serial = self->frame_serial;
+    GstHybridFrameFormat format = self->frame_format;
+    gboolean known = self->frame_known;
+    GstHybridReload want = {
+      g_strdup (self->want_model), g_strdup (self->want_params),
+      g_strdup (self->want_labels), self->want_mask
+    };
+    GstHybridInferSettings copy;
+    gst_hybrid_infer_settings_snapshot (&self->settings, &copy);
+    GST_OBJECT_UNLOCK (self);
+
+    g_free (copy.model);
+    g_free (copy.params);
+    g_free (copy.labels);
+    copy.model = g_strdup (want.model);
+    copy.params = g_strdup (want.params);
+    copy.labels = g_strdup (want.labels);
+    copy.set_mask |= want.mask;
+    GError *error = NULL;
+    gchar *what = NULL;
+    gboolean swapped = FALSE, superseded;
+    GST_INFO_OBJECT (self, "loading model %s", want.model);
+    GstHybridSession *session = load_session (self, &copy,
+        known ? &format : NULL, &what, &error);
+    gst_hybrid_infer_settings_clear (&copy);
+
+    GST_OBJECT_LOCK (self);
+    superseded = self->reload_serial != serial || self->reload_quit;
+    GST_OBJECT_UNLOCK (self);
+    if (superseded) {
+      GST_DEBUG_OBJECT (self, "model %s superseded while loading",
+          want.model);
+      gst_hybrid_session_free (session);
+    } else if (session) {
+      swapped = swap_session (self, session, &want, frame_serial, &what,
+          &error);
+    }
+    if (swapped) {
+      GST_INFO_OBJECT (self, "model %s took over", want.model);
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_message_new_element (GST_OBJECT (self),
+              gst_structure_new ("hybridinfer-model-reloaded",
+                  "model", G_TYPE_STRING, want.model,
+                  "params", G_TYPE_STRING, want.params,
+                  "labels", G_TYPE_STRING, want.labels, NULL)));
+      g_object_notify (G_OBJECT (self), "model");
+    } else if (error && !superseded) {
+      gchar *detail = g_strdup_printf ("%s; the running model stays", what);
+      post_warning (self, error, detail);
+      g_free (detail);
+    }
+    g_clear_error (&error);
+    g_free (what);
+
+    GST_OBJECT_LOCK (self);
+    self->reload_done = MAX (self->reload_done, serial);
+    /* a failed request is forgotten: the next one starts from the
+     * model running, not from the one that failed */
+    if (!swapped && !superseded && self->reload_serial == serial) {
+      g_free (self->want_model);
+      g_free (self->want_params);
+      g_free (self->want_labels);
+      self->want_model = g_strdup (self->settings.model);
+      self->want_params = g_strdup (self->settings.params);
+      self->want_labels = g_strdup (self->settings.labels);
+      self->want_mask = 0;
+    } else if (swapped && self->reload_serial == serial) {
+      self->want_mask = 0;
+    }
+    reload_clear (&want);
+  }
+  GST_OBJECT_UNLOCK (self);
   return NULL;
 }
 

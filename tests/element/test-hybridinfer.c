@@ -13,6 +13,7 @@
 #include <math.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -1699,6 +1700,306 @@ GST_START_TEST (test_labels_mismatch_warns)
 
 GST_END_TEST;
 
+/* ---- hot reload ------------------------------------------------------------ */
+
+/* Which model made a buffer's result: "colors" or "quadrants", from the
+ * name of its first output. */
+static const gchar *
+model_of (GstBuffer * buf)
+{
+  GstHybridTensorMeta *meta = gst_buffer_get_hybrid_tensor_meta (buf);
+  fail_unless (meta != NULL, "no result on the buffer");
+  fail_unless (meta->inferred);
+  fail_unless (meta->n_tensors > 0);
+  return g_str_has_prefix (meta->tensors[0].name, "colors") ? "colors"
+      : g_str_has_prefix (meta->tensors[0].name, "quadrants") ? "quadrants"
+      : meta->tensors[0].name;
+}
+
+/* The reload's outcome: the "hybridinfer-model-reloaded" message (TRUE,
+ * its model in *model) or a warning (FALSE, its text in *text). */
+static gboolean
+wait_reload (GstBus * bus, gchar ** model, gchar ** text)
+{
+  for (;;) {
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_ELEMENT | GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL, "no reload message nor warning in 60 s");
+    fail_if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR, "error posted");
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING) {
+      GError *err = NULL;
+      gchar *debug = NULL;
+      gst_message_parse_warning (msg, &err, &debug);
+      *text = g_strdup_printf ("%s (%s)", err->message, debug);
+      g_error_free (err);
+      g_free (debug);
+      gst_message_unref (msg);
+      return FALSE;
+    }
+    if (gst_message_has_name (msg, "hybridinfer-model-reloaded")) {
+      *model = g_strdup (gst_structure_get_string
+          (gst_message_get_structure (msg), "model"));
+      gst_message_unref (msg);
+      return TRUE;
+    }
+    gst_message_unref (msg);
+  }
+}
+
+/* Pushes n frames; returns how many of them the old model made (they
+ * come first: after a swap every frame has the new model's result).
+ * Frames held for a batch come out when it runs. */
+static guint
+push_frames (GstHarness * h, guint n, const gchar * old_model,
+    const gchar * new_model, guint64 * in, guint64 * out)
+{
+  guint old = 0;
+  gboolean seen_new = FALSE;
+  for (guint i = 0; i <= n; i++) {
+    /* the last round only takes what is ready */
+    if (i < n) {
+      fail_unless_equals_int (gst_harness_push (h, frame_new ("RGBA", 128,
+                  96, pick_quadrants, *in * GST_SECOND / 30)), GST_FLOW_OK);
+      (*in)++;
+    }
+    GstBuffer *buf;
+    while ((buf = gst_harness_try_pull (h))) {
+      const gchar *m = model_of (buf);
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (buf),
+          *out * GST_SECOND / 30);
+      (*out)++;
+      if (!strcmp (m, old_model) && !seen_new)
+        old++;
+      else if (!strcmp (m, new_model))
+        seen_new = TRUE;
+      else
+        fail ("frame %" G_GUINT64_FORMAT ": %s's result after %s's",
+            *out - 1, m, new_model);
+      gst_buffer_unref (buf);
+    }
+  }
+  return old;
+}
+
+/* 50 swaps while playing, valid and invalid alternating: valid ones
+ * alternate between "colors" and "quadrants" (every result tells which
+ * model made it), invalid ones between a model with an op the core does
+ * not know and a missing file.  Each request is followed by frames while
+ * it loads, then by a wait for its message or warning, then by frames
+ * that must all have the model that runs. */
+GST_START_TEST (test_model_hot_reload)
+{
+  const guint batch = 1, swaps = 50;
+  gchar *colors = model_path ("colors"), *quadrants = model_path ("quadrants");
+  gchar *lrn = model_path ("lrn");
+  const gchar *missing = "/nonexistent/missing-symbol.json";
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  g_object_set (e, "model", colors, "device", "cpu", "input-size", "64x64",
+      "batch-size", batch, "batch-timeout", 0, NULL);
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);         /* the harness holds it */
+  set_caps (h, "RGBA", 128, 96);
+  const gchar *running = "colors", *running_path = colors;
+  guint64 in = 0, out = 0;
+  guint warnings = 0, reloads = 0;
+
+  fail_unless_equals_int (push_frames (h, 2 * batch, "colors", "quadrants",
+          &in, &out), 2 * batch);
+  for (guint i = 0; i < swaps; i++) {
+    gboolean valid = i % 2 == 0;
+    const gchar *next = !strcmp (running, "colors") ? "quadrants" : "colors";
+    const gchar *path = valid ? (!strcmp (next, "colors") ? colors : quadrants)
+        : (i % 4 == 1 ? lrn : missing);
+    g_object_set (e, "model", path, NULL);
+    /* frames while it loads: the old model's, then (a valid one may take
+     * over among them) the new one's */
+    push_frames (h, 3, running, valid ? next : running, &in, &out);
+    gchar *model = NULL, *text = NULL;
+    gboolean reloaded = wait_reload (bus, &model, &text);
+    const gchar *previous = running;
+    if (valid) {
+      fail_unless (reloaded, "swap %u to %s: %s", i, path, text);
+      fail_unless_equals_string (model, path);
+      reloads++;
+      running = next;
+      running_path = path;
+    } else {
+      fail_if (reloaded, "swap %u to %s reported as done", i, path);
+      fail_unless (strstr (text, i % 4 == 1 ? "LRN" : "missing") != NULL,
+          "swap %u: %s", i, text);
+      fail_unless (strstr (text, "the running model stays") != NULL, "%s",
+          text);
+      warnings++;
+    }
+    g_free (model);
+    g_free (text);
+    /* the getter says which model runs */
+    gchar *now = NULL;
+    g_object_get (e, "model", &now, NULL);
+    fail_unless_equals_string (now, running_path);
+    g_free (now);
+    /* every frame after the message, and every frame still held for a
+     * batch, has the running model's result */
+    push_frames (h, 0, previous, running, &in, &out);
+    guint n = 2 * batch;
+    fail_unless_equals_int (push_frames (h, n, running, running, &in, &out),
+        n);
+  }
+  fail_unless_equals_int (warnings, swaps / 2);
+  fail_unless_equals_int (reloads, swaps - swaps / 2);
+  /* nothing more was posted: one warning per bad model, no error */
+  fail_unless (gst_bus_pop_filtered (bus,
+          GST_MESSAGE_WARNING | GST_MESSAGE_ERROR) == NULL);
+  /* no frame lost: all out, in order (push_frames checks timestamps) */
+  fail_unless_equals_uint64 (in, out);
+  teardown_with_bus (h, bus);
+  g_free (colors);
+  g_free (quadrants);
+  g_free (lrn);
+}
+
+GST_END_TEST;
+
+/* A labels file with other names than colors.txt; free with g_free and
+ * unlink. */
+static gchar *
+other_labels (void)
+{
+  gchar *path = NULL;
+  gint fd = g_file_open_tmp ("hybridinfer-labels-XXXXXX.txt", &path, NULL);
+  fail_unless (fd >= 0);
+  const gchar *names = "k\nw\ng\nR\nG\nB\ny\nc\nm\n";
+  fail_unless (write (fd, names, strlen (names)) == (gssize) strlen (names));
+  close (fd);
+  return path;
+}
+
+/* A frame held for a batch when the new session is ready runs first, on
+ * the session it was loaded for (the quadrants model does not batch, so
+ * here the labels change: the same reload). */
+GST_START_TEST (test_model_hot_reload_batched)
+{
+  GstElement *e = infer_new ("colors");
+  g_object_set (e, "batch-size", 2, "batch-timeout", 0, NULL);
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  set_caps (h, "RGB", 32, 24);
+  gchar *path = other_labels ();
+  guint64 in = 0, out = 0;
+  for (guint swap = 0; swap < 6; swap++) {
+    const gchar *before = swap % 2 ? "R" : "red", *after = swap % 2 ? "red"
+        : "R";
+    /* one frame held, waiting for its batch */
+    fail_unless_equals_int (gst_harness_push (h, frame_new ("RGB", 32, 24,
+                pick_red, in++)), GST_FLOW_OK);
+    fail_unless (gst_harness_try_pull (h) == NULL);
+    gchar *labels = labels_path ("colors");
+    g_object_set (e, "labels", swap % 2 ? labels : path, NULL);
+    g_free (labels);
+    gchar *model = NULL, *text = NULL;
+    fail_unless (wait_reload (bus, &model, &text), "%s", text);
+    g_free (model);
+    /* it ran before the swap, as a partial batch */
+    GstBuffer *buf = gst_harness_pull (h);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (buf), out++);
+    fail_unless_equals_string (top_label (buf), before);
+    gst_buffer_unref (buf);
+    for (guint i = 0; i < 2; i++)
+      fail_unless_equals_int (gst_harness_push (h, frame_new ("RGB", 32, 24,
+                  pick_red, in++)), GST_FLOW_OK);
+    for (guint i = 0; i < 2; i++) {
+      buf = gst_harness_pull (h);
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (buf), out++);
+      fail_unless_equals_string (top_label (buf), after);
+      gst_buffer_unref (buf);
+    }
+  }
+  fail_unless_equals_uint64 (in, out);
+  fail_unless (gst_bus_pop_filtered (bus,
+          GST_MESSAGE_WARNING | GST_MESSAGE_ERROR) == NULL);
+  teardown_with_bus (h, bus);
+  g_unlink (path);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* labels set while playing reload too; properties the session is built
+ * from refuse a change with a warning and keep their value. */
+GST_START_TEST (test_properties_while_playing)
+{
+  GstElement *e = infer_new ("colors");
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  set_caps (h, "RGB", 32, 24);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 32, 24, pick_red, 0));
+  fail_unless_equals_string (top_label (out), "red");
+  gst_buffer_unref (out);
+
+  static const struct
+  {
+    const gchar *name, *value;
+  } refused[] = {
+    {"device", "cuda"}, {"precision", "fp16"}, {"input-name", "x"},
+    {"input-size", "8x8"}, {"color-order", "bgr"}, {"mean", "<1>"},
+    {"std", "<2>"}, {"scale", "0-1"}, {"resize", "letterbox"},
+    {"interpolation", "nearest"}, {"batch-size", "4"},
+    {"output", "raw"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (refused); i++) {
+    GValue before = G_VALUE_INIT, after = G_VALUE_INIT;
+    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+        refused[i].name);
+    g_value_init (&before, pspec->value_type);
+    g_value_init (&after, pspec->value_type);
+    g_object_get_property (G_OBJECT (e), refused[i].name, &before);
+    gst_util_set_object_arg (G_OBJECT (e), refused[i].name, refused[i].value);
+    g_object_get_property (G_OBJECT (e), refused[i].name, &after);
+    fail_unless (gst_value_compare (&before, &after) == GST_VALUE_EQUAL,
+        "%s changed while playing", refused[i].name);
+    g_value_unset (&before);
+    g_value_unset (&after);
+    GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+    fail_unless (msg != NULL, "%s: no warning", refused[i].name);
+    GError *err = NULL;
+    gst_message_parse_warning (msg, &err, NULL);
+    fail_unless (g_str_has_prefix (err->message, refused[i].name), "%s",
+        err->message);
+    g_error_free (err);
+    gst_message_unref (msg);
+  }
+  /* still the same model, same settings */
+  out = gst_harness_push_and_pull (h, frame_new ("RGB", 32, 24, pick_red, 1));
+  fail_unless_equals_string (top_label (out), "red");
+  gst_buffer_unref (out);
+
+  /* a labels file of other names takes over like a model */
+  gchar *path = other_labels ();
+  g_object_set (e, "labels", path, NULL);
+  gchar *model = NULL, *text = NULL;
+  fail_unless (wait_reload (bus, &model, &text), "%s", text);
+  g_free (model);
+  gchar *now = NULL;
+  g_object_get (e, "labels", &now, NULL);
+  fail_unless_equals_string (now, path);
+  g_free (now);
+  out = gst_harness_push_and_pull (h, frame_new ("RGB", 32, 24, pick_red, 2));
+  fail_unless_equals_string (top_label (out), "R");
+  gst_buffer_unref (out);
+  teardown_with_bus (h, bus);
+  g_unlink (path);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 static Suite *
 hybridinfer_suite (void)
 {
@@ -1736,6 +2037,12 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_statistics);
   tcase_add_test (tc, test_device_auto_warns_once);
   tcase_add_test (tc, test_labels_mismatch_warns);
+  tcase_add_test (tc, test_properties_while_playing);
+  TCase *reload = tcase_create ("hot-reload");
+  tcase_set_timeout (reload, 240);
+  suite_add_tcase (s, reload);
+  tcase_add_test (reload, test_model_hot_reload);
+  tcase_add_test (reload, test_model_hot_reload_batched);
   return s;
 }
 
