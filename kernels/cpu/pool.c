@@ -286,7 +286,10 @@ hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,
   for (int i = 0; i < 3; i++)
     taps *= g.k[i];
   const int64_t grain = hy_cpu_grain (g.out_size * taps);
-  if (g.in[0] == 1 && g.k[0] == 1 && p->pool_type != HY_POOL_LP) {
+  /* The row path works on one depth slice: a depth padding (which adds
+   * output slices wholly in the padding) takes the general one. */
+  if (g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1
+      && p->pool_type != HY_POOL_LP) {
     float *col_count = hy_cpu_workspace (ctx,
         (size_t) g.out[2] * sizeof (float));
     column_counts (p, &g, col_count);

@@ -551,6 +551,10 @@ def ops_pooling():
          count_include_pad=False)
     pool("avg_k2_s2_full_nopadcount_nopad", x7, kernel=(2, 2), stride=(2, 2), pool_type="avg",
          pooling_convention="full", count_include_pad=False)
+    pool("avg_3d_depth_pad", (2, 2, 1, 4, 4), "depth 1 padded by 1: output slices wholly in "
+         "the padding", kernel=(1, 3, 2), stride=(2, 2, 2), pad=(1, 0, 1), pool_type="avg")
+    pool("max_3d_k1_depth", (2, 2, 1, 5, 5), "depth 1, kernel depth 1, no depth pad",
+         kernel=(1, 3, 3), stride=(1, 2, 2), pad=(0, 1, 1), pool_type="max")
     pool("sum_k2_s2", x8, kernel=(2, 2), stride=(2, 2), pool_type="sum")
     pool("sum_k3_pad1", x7, kernel=(3, 3), pad=(1, 1), pool_type="sum")
     pool("lp_p2", x8, kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=2)
