@@ -228,6 +228,17 @@ arange_parse (GHashTable *attrs, void *params, GError **error)
         p->start, p->stop, p->step);
     return FALSE;
   }
+  /* An integral arange computes in 64-bit integers: its bounds must be
+   * integers that fit (the kernel converts them). */
+  const double int_limit = 9.2e18;
+  if (p->integral && !(fabs (p->start) < int_limit && fabs (p->stop)
+          < int_limit && fabs (p->step) < int_limit)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attributes (start, stop, step) = (%g, %g, %g) do not fit the "
+        "integer dtype '%s'", p->start, p->stop, p->step,
+        hy_attr_string (attrs, "dtype"));
+    return FALSE;
+  }
   double n = ceil ((p->stop - p->start) / p->step) * (double) p->repeat;
   if (!(n <= (double) MAX_GENERATED)) {
     g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
