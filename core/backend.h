@@ -19,8 +19,8 @@ gboolean hy_backend_run_op (hy_backend *be, hy_op_id op, const void *params,
     GError **error);
 
 /* The backend for a device (n_threads: CPU compute threads, <= 0 for the
- * default); FALSE with a clear message when that device
- * cannot be used (no CUDA in this build, no GPU, a driver too old). */
+ * default); NULL with a clear message when that device cannot be used (no
+ * CUDA in this build, no GPU, a driver too old). */
 hy_backend *hy_backend_new (hy_device device, int n_threads,
     GError **error);
 void hy_backend_free (hy_backend *be);
