@@ -100,22 +100,7 @@ dump_index_parse (const char *dir, const char *path, const char *json,
   GError *local = NULL;
   if (!json_parser_load_from_data (d->parser, json, (gssize) length,
           &local)) {
-    /* json-glib says "<data>:LINE:COL: Parse error: …": name the file
-     * and the place instead. */
-    unsigned line, column;
-    int skip = 0;
-    const char *detail = local->message;
-    if (sscanf (detail, "<data>:%u:%u: %n", &line, &column, &skip) == 2
-        && skip > 0) {
-      detail += skip;
-      if (g_str_has_prefix (detail, "Parse error: "))
-        detail += strlen ("Parse error: ");
-      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON at "
-          "line %u, column %u: %s", path, line, column, detail);
-    } else {
-      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON: %s",
-          path, detail);
-    }
+    hy_json_set_parse_error (error, path, local);
     g_error_free (local);
     return NULL;
   }

@@ -55,6 +55,11 @@ gboolean hy_file_read_bounded (const char *path, const char *what,
 gboolean hy_json_check_nesting (const char *json, gsize length,
     int max_depth, const char *source, const char *note, GError **error);
 
+/* Sets *error (HY_ERROR_FORMAT) from a json-glib parse error, naming
+ * `source` and the line and column instead of json-glib's "<data>". */
+void hy_json_set_parse_error (GError **error, const char *source,
+    const GError *json_error);
+
 /* ---- tensors sized by input ---------------------------------------------- */
 
 /* hy_tensor_new, or NULL + an error (HY_ERROR_NO_MEMORY) naming what

@@ -1,7 +1,8 @@
 /*
  * file-read.c — whole-file reads and maps of user-given paths, refusing
  * what is not a regular file and (reads) what is larger than a limit; and
- * the nesting check JSON readers run before json-glib recurses.
+ * the nesting check JSON readers run before json-glib recurses, and the
+ * wording of json-glib's parse errors.
  *
  * g_file_get_contents and g_mapped_file_new trust the path: on a FIFO they
  * block in open() until some writer appears, on /dev/zero a read grows
@@ -12,6 +13,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -187,4 +190,25 @@ hy_json_check_nesting (const char *json, gsize length, int max_depth,
     }
   }
   return TRUE;
+}
+
+void
+hy_json_set_parse_error (GError **error, const char *source,
+    const GError *json_error)
+{
+  /* json-glib says "<data>:LINE:COL: Parse error: …". */
+  unsigned line, column;
+  int skip = 0;
+  const char *detail = json_error->message;
+  if (sscanf (detail, "<data>:%u:%u: %n", &line, &column, &skip) == 2
+      && skip > 0) {
+    detail += skip;
+    if (g_str_has_prefix (detail, "Parse error: "))
+      detail += strlen ("Parse error: ");
+    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON at "
+        "line %u, column %u: %s", source, line, column, detail);
+  } else {
+    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON: %s",
+        source, detail);
+  }
 }

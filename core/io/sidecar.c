@@ -349,8 +349,8 @@ hy_sidecar_load (const char *path, GError **error)
   g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   GError *local = NULL;
   if (!json_parser_load_from_data (parser, text, (gssize) len, &local)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-        "sidecar %s: not valid JSON: %s", path, local->message);
+    g_autofree char *source = g_strdup_printf ("sidecar %s", path);
+    hy_json_set_parse_error (error, source, local);
     g_error_free (local);
     return NULL;
   }

@@ -521,22 +521,7 @@ hy_symbol_json_parse (const char *json, gsize length, const char *source,
   g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   GError *local = NULL;
   if (!json_parser_load_from_data (parser, json, (gssize) length, &local)) {
-    /* json-glib says "<data>:1:11: Parse error: …"; say where in our
-     * terms instead. */
-    unsigned line, column;
-    int skip = 0;
-    const char *detail = local->message;
-    if (sscanf (detail, "<data>:%u:%u: %n", &line, &column, &skip) == 2
-        && skip > 0) {
-      detail += skip;
-      if (g_str_has_prefix (detail, "Parse error: "))
-        detail += strlen ("Parse error: ");
-      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON at "
-          "line %u, column %u: %s", source, line, column, detail);
-    } else {
-      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT, "%s: not valid JSON: %s",
-          source, detail);
-    }
+    hy_json_set_parse_error (error, source, local);
     g_error_free (local);
     return NULL;
   }
