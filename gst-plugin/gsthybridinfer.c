@@ -45,6 +45,7 @@
 #include "gsthybridresult.h"
 #include "infer-batch.h"
 #include "infer-config.h"
+#include "infer-engine.h"
 #include "infer-session.h"
 #include "property-parse.h"
 #include "video-format.h"
@@ -80,7 +81,10 @@ enum
   PROP_TOP_K,
   PROP_THRESHOLD,
   PROP_POST_MESSAGES,
+  PROP_SHARED_ENGINE,
+  PROP_SKIP_WHEN_BUSY,
   PROP_FRAMES_INFERRED,
+  PROP_FRAMES_SKIPPED,
   PROP_MEAN_LATENCY_US,
   PROP_LAST_LATENCY_US,
   PROP_ARENA_BYTES,
@@ -108,12 +112,15 @@ struct _GstHybridInfer
 
   /* statistics; object lock */
   guint64 frames_inferred;
+  guint64 frames_skipped;       /* skip-when-busy: the engine was busy */
   gdouble total_latency_us;
   gdouble last_latency_us;
   gint64 arena_bytes;
 
   /* runtime state: start() to stop(), streaming thread */
-  GstHybridSession *session;
+  GstHybridSession *session;    /* the element's own model, or NULL */
+  GstHybridEngineClient *client;        /* or an engine's (infer-engine.h) */
+  gboolean skip_when_busy;      /* with client: frames do not wait */
   GstVideoInfo info;            /* of the current caps */
   GstCaps *failed_caps;         /* caps whose error was posted: GStreamer
                                  * sends sticky caps again with the next
@@ -159,6 +166,7 @@ struct _GstHybridInfer
    * settings keep the model actually running until then.  Object lock:
    * all of these but the thread's own locals. */
   gboolean started;
+  gboolean on_engine;           /* client is set */
   gchar *want_model, *want_params, *want_labels;
   guint want_mask;              /* GstHybridSetFlags set while started */
   guint64 reload_serial;        /* requests made since start */
@@ -334,9 +342,27 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
           "(off by default: a bus nobody reads keeps every one; each "
           "buffer carries its result as GstHybridTensorMeta)",
           DEFAULT_POST_MESSAGES, playing));
+  g_object_class_install_property (gobject_class, PROP_SHARED_ENGINE,
+      g_param_spec_string ("shared-engine", "Shared engine",
+          "Run on the engine of this name, shared by every hybridinfer in "
+          "the process that names it: one copy of the model, frames from "
+          "all of them batched together (up to batch-size, waiting no "
+          "longer than batch-timeout).  NULL: the element's own model",
+          NULL, ready));
+  g_object_class_install_property (gobject_class, PROP_SKIP_WHEN_BUSY,
+      g_param_spec_boolean ("skip-when-busy", "Skip when busy",
+          "Run the model on its own thread and let frames flow on: a frame "
+          "that arrives while it is busy is not inferred (frames-skipped) "
+          "and carries the newest result, marked as not its own",
+          DEFAULT_SKIP_WHEN_BUSY, ready));
   g_object_class_install_property (gobject_class, PROP_FRAMES_INFERRED,
       g_param_spec_uint64 ("frames-inferred", "Frames inferred",
           "Frames run through the model since the element started", 0,
+          G_MAXUINT64, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_FRAMES_SKIPPED,
+      g_param_spec_uint64 ("frames-skipped", "Frames skipped",
+          "skip-when-busy: frames that found the model busy and went on "
+          "without a result of their own, since the element started", 0,
           G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_MEAN_LATENCY_US,
       g_param_spec_double ("mean-latency-us", "Mean latency",
@@ -484,6 +510,16 @@ static gboolean
 set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
     const GValue * value)
 {
+  if (self->on_engine && (prop_id == PROP_MODEL || prop_id == PROP_PARAMS
+          || prop_id == PROP_LABELS || prop_id == PROP_MODE)) {
+    GST_OBJECT_UNLOCK (self);
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("%s cannot change while the element runs on an engine "
+            "(shared-engine, skip-when-busy): the change is ignored",
+            g_param_spec_get_name (pspec)),
+        ("an engine runs one model in hybrid mode for all its elements"));
+    return TRUE;
+  }
   switch (prop_id) {
     case PROP_MODEL:
     case PROP_PARAMS:
@@ -505,6 +541,8 @@ set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
     case PROP_INTERPOLATION:
     case PROP_BATCH_SIZE:
     case PROP_OUTPUT:
+    case PROP_SHARED_ENGINE:
+    case PROP_SKIP_WHEN_BUSY:
       /* posting takes the object lock */
       GST_OBJECT_UNLOCK (self);
       GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
@@ -609,6 +647,15 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     case PROP_POST_MESSAGES:
       s->post_messages = g_value_get_boolean (value);
       break;
+    case PROP_SHARED_ENGINE:
+      g_free (s->shared_engine);
+      s->shared_engine = g_value_dup_string (value);
+      if (s->shared_engine && !*s->shared_engine)
+        g_clear_pointer (&s->shared_engine, g_free);
+      break;
+    case PROP_SKIP_WHEN_BUSY:
+      s->skip_when_busy = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -694,8 +741,17 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
     case PROP_POST_MESSAGES:
       g_value_set_boolean (value, s->post_messages);
       break;
+    case PROP_SHARED_ENGINE:
+      g_value_set_string (value, s->shared_engine);
+      break;
+    case PROP_SKIP_WHEN_BUSY:
+      g_value_set_boolean (value, s->skip_when_busy);
+      break;
     case PROP_FRAMES_INFERRED:
       g_value_set_uint64 (value, self->frames_inferred);
+      break;
+    case PROP_FRAMES_SKIPPED:
+      g_value_set_uint64 (value, self->frames_skipped);
       break;
     case PROP_MEAN_LATENCY_US:
       g_value_set_double (value, self->frames_inferred ?
@@ -828,9 +884,18 @@ report_dump_failure (GstHybridInfer * self, const GError * dump_error,
 
 /* ---- start / stop -------------------------------------------------------- */
 
+/* The session that runs this element's frames: its own, or its
+ * engine's (read only what does not change while it runs). */
+static const GstHybridSession *
+running_session (GstHybridInfer * self)
+{
+  return self->client ? gst_hybrid_engine_client_session (self->client)
+      : self->session;
+}
+
 /* Tells about a labels file that does not match the classes, once. */
 static void
-check_labels (GstHybridInfer * self, GstHybridSession * session)
+check_labels (GstHybridInfer * self, const GstHybridSession * session)
 {
   guint n_labels;
   gint64 classes;
@@ -846,7 +911,9 @@ static void
 report_device (GstHybridInfer * self, const char *note)
 {
   const char *coretype = hy_blas_suggested_coretype ();
-  gboolean on_cpu = gst_hybrid_session_device (self->session).kind == HY_DEVICE_CPU;
+  gboolean on_cpu =
+      gst_hybrid_session_device (running_session (self)).kind ==
+      HY_DEVICE_CPU;
   if (note && !on_cpu) {
     GST_INFO_OBJECT (self, "%s", note);
   } else if (note && !self->warned_device) {
@@ -864,6 +931,8 @@ report_device (GstHybridInfer * self, const char *note)
 static void
 report_session_note (GstHybridInfer * self)
 {
+  if (!self->session)
+    return;                     /* an engine's converts on the CPU */
   char *note = gst_hybrid_session_take_note (self->session);
   if (note)
     GST_WARNING_OBJECT (self, "%s", note);
@@ -890,6 +959,32 @@ apply_sidecar (GstHybridInfer * self, GstHybridInferSettings * copy,
   return TRUE;
 }
 
+/* Joins the engine the settings name (shared-engine), or a private one
+ * (skip-when-busy alone). */
+static gboolean
+join_engine (GstHybridInfer * self, const GstHybridInferSettings * copy,
+    const GstHybridSessionConfig * config, char **note, GError ** error)
+{
+  GstHybridPrep prep;
+  if (config->mode != HY_MODE_HYBRID) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "mode=imperative runs "
+        "layer by layer on the streaming thread: it cannot run on an engine "
+        "(shared-engine, skip-when-busy)");
+    return FALSE;
+  }
+  if (!copy->shared_engine && config->batch > 1) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "skip-when-busy runs "
+        "one frame at a time: batch-size %d needs shared-engine, whose "
+        "batches gather frames from several elements", config->batch);
+    return FALSE;
+  }
+  if (!gst_hybrid_prep_from_config (config, &prep, error))
+    return FALSE;
+  self->client = gst_hybrid_engine_join (copy->shared_engine, config, &prep,
+      note, error);
+  return self->client != NULL;
+}
+
 static gboolean
 gst_hybrid_infer_start (GstBaseTransform * trans)
 {
@@ -906,22 +1001,30 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
     goto sidecar_failed;
   if (!gst_hybrid_infer_settings_to_config (&copy, &config, &error))
     goto config_failed;
-  self->session = gst_hybrid_session_new (&config, &note, &error);
-  if (!self->session)
-    goto session_failed;
+  if (copy.shared_engine || copy.skip_when_busy) {
+    if (!join_engine (self, &copy, &config, &note, &error))
+      goto session_failed;
+  } else {
+    self->session = gst_hybrid_session_new (&config, &note, &error);
+    if (!self->session)
+      goto session_failed;
+  }
+  self->skip_when_busy = copy.skip_when_busy;
   gst_hybrid_infer_settings_clear (&copy);
   report_device (self, note);
   g_free (note);
-  check_labels (self, self->session);
+  check_labels (self, running_session (self));
 
   self->frame_count = 0;
   self->ran_hybrid = FALSE;
-  self->batch = gst_hybrid_batch_new ((guint) config.batch);
   self->known_pool = NULL;
   self->flush_ret = GST_FLOW_OK;
   self->flush_deadline = 0;
   self->flush_quit = FALSE;
-  if (config.batch > 1)
+  /* An engine batches for its elements: the element holds no frames. */
+  if (self->session)
+    self->batch = gst_hybrid_batch_new ((guint) config.batch);
+  if (self->session && config.batch > 1)
     self->flush_thread = g_thread_new ("hybridinfer-flush",
         flush_thread_func, self);
   GST_OBJECT_LOCK (self);
@@ -931,9 +1034,11 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   self->dump_rearm = FALSE;
   self->frame_duration = 0;
   self->frames_inferred = 0;
+  self->frames_skipped = 0;
   self->total_latency_us = 0;
   self->last_latency_us = 0;
-  self->arena_bytes = gst_hybrid_session_arena_bytes (self->session);
+  self->arena_bytes = gst_hybrid_session_arena_bytes (running_session (self));
+  self->on_engine = self->client != NULL;
   self->frame_known = FALSE;
   self->frame_serial = 0;
   self->want_model = g_strdup (self->settings.model);
@@ -1015,6 +1120,10 @@ gst_hybrid_infer_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->batch, gst_hybrid_batch_free);
   g_clear_pointer (&self->last, gst_hybrid_result_unref);
   g_clear_pointer (&self->session, gst_hybrid_session_free);
+  g_clear_pointer (&self->client, gst_hybrid_engine_leave);
+  GST_OBJECT_LOCK (self);
+  self->on_engine = FALSE;
+  GST_OBJECT_UNLOCK (self);
   gst_caps_replace (&self->failed_caps, NULL);
   return TRUE;
 }
@@ -1081,7 +1190,11 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     .kb = (gfloat) kb,
     .full_range = info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255,
   };
-  if (!set_frame_format (self->session, &format, &error))
+  if (!(self->client
+          ? gst_hybrid_engine_client_set_frame (self->client, format.layout,
+              format.width, format.height, format.kr, format.kb,
+              format.full_range, &error)
+          : set_frame_format (self->session, &format, &error)))
     goto plan_failed;
   report_session_note (self);
   gst_caps_replace (&self->failed_caps, NULL);
@@ -1089,7 +1202,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   self->info = info;
   update_frame_duration (self, &info);
   GST_OBJECT_LOCK (self);
-  self->arena_bytes = gst_hybrid_session_arena_bytes (self->session);
+  self->arena_bytes = gst_hybrid_session_arena_bytes (running_session (self));
   self->frame_format = format;
   self->frame_known = TRUE;
   self->frame_serial++;
@@ -1209,27 +1322,41 @@ wants_inference (GstHybridInfer * self, guint64 frame)
   return frame % interval == 0;
 }
 
+/* Maps buf's planes for reading (unmap `frame` after); FALSE, the error
+ * posted, when it cannot be read. */
 static gboolean
-load_frame (GstHybridInfer * self, GstBuffer * buf, gint slot)
+map_frame (GstHybridInfer * self, GstBuffer * buf, GstVideoFrame * frame,
+    const uint8_t * planes[3], int strides[3])
 {
-  GstVideoFrame frame;
-  const uint8_t *planes[3] = { NULL };
-  int strides[3] = { 0 };
-
-  if (!gst_hybrid_session_has_frame (self->session)) {
+  gboolean planned = self->client
+      ? gst_hybrid_engine_client_has_frame (self->client)
+      : gst_hybrid_session_has_frame (self->session);
+  if (!planned) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("a buffer arrived before its caps"));
     return FALSE;
   }
-  if (!gst_video_frame_map (&frame, &self->info, buf, GST_MAP_READ)) {
+  if (!gst_video_frame_map (frame, &self->info, buf, GST_MAP_READ)) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL),
         ("could not map frame %" G_GUINT64_FORMAT, self->frame_count));
     return FALSE;
   }
-  for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES (&frame) && i < 3; i++) {
-    planes[i] = GST_VIDEO_FRAME_PLANE_DATA (&frame, i);
-    strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, i);
+  for (guint i = 0; i < 3; i++) {
+    gboolean plane = i < GST_VIDEO_FRAME_N_PLANES (frame);
+    planes[i] = plane ? GST_VIDEO_FRAME_PLANE_DATA (frame, i) : NULL;
+    strides[i] = plane ? GST_VIDEO_FRAME_PLANE_STRIDE (frame, i) : 0;
   }
+  return TRUE;
+}
+
+static gboolean
+load_frame (GstHybridInfer * self, GstBuffer * buf, gint slot)
+{
+  GstVideoFrame frame;
+  const uint8_t *planes[3];
+  int strides[3];
+  if (!map_frame (self, buf, &frame, planes, strides))
+    return FALSE;
   gst_hybrid_session_load (self->session, slot, planes, strides);
   gst_video_frame_unmap (&frame);
   report_session_note (self);
@@ -1365,38 +1492,38 @@ carry_last (GstHybridInfer * self, GstBuffer * buf)
     attach_result (buf, self->last, FALSE);
 }
 
-/* Reads batch slot `slot` into a result, attaches it to `buf`, posts it
- * and accounts for it.  Nothing is allocated here but the meta (and the
- * message when posting); see docs/ELEMENT.md, "Allocations per frame". */
-static void
-finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
-    gint slot, gint64 start_us)
+/* What a result says of its frame, but the latency. */
+static GstHybridResultFrame
+frame_details (GstHybridInfer * self, GstBuffer * buf, guint64 frame)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   GstHybridResultFrame details = {
     .frame_number = frame,
     .timestamp = GST_BUFFER_PTS (buf),
     .running_time = GST_CLOCK_TIME_NONE,
-    .latency_us = (gdouble) (g_get_monotonic_time () - start_us),
   };
-  guint top_k;
-  gfloat threshold;
-  gboolean post, grew;
-
   if (trans->segment.format == GST_FORMAT_TIME)
     details.running_time = gst_segment_to_running_time (&trans->segment,
         GST_FORMAT_TIME, details.timestamp);
+  return details;
+}
+
+/* A new result (taken): attached to `buf` as its own when the frame is
+ * still here (NULL: it went on without it, skip-when-busy), posted, kept
+ * for the frames after it, and accounted for.  Nothing is allocated here
+ * but the meta (and the message when posting); see docs/ELEMENT.md,
+ * "Allocations per frame". */
+static void
+publish_result (GstHybridInfer * self, GstBuffer * buf,
+    GstHybridResult * result, gdouble latency_us)
+{
+  gboolean post;
   GST_OBJECT_LOCK (self);
-  top_k = self->settings.top_k;
-  threshold = self->settings.threshold;
   post = self->settings.post_messages;
   GST_OBJECT_UNLOCK (self);
 
-  GstHybridResult *result = gst_hybrid_session_result (self->session, slot,
-      &details, top_k, threshold, &grew);
-  if (grew)
-    GST_DEBUG_OBJECT (self, "every result block held: one more");
-  attach_result (buf, result, TRUE);
+  if (buf)
+    attach_result (buf, result, TRUE);
   /* The message owns its structure: a copy (GStreamer's own allocations,
    * see docs/ELEMENT.md). */
   if (post)
@@ -1409,9 +1536,118 @@ finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
 
   GST_OBJECT_LOCK (self);
   self->frames_inferred++;
-  self->total_latency_us += details.latency_us;
-  self->last_latency_us = details.latency_us;
+  self->total_latency_us += latency_us;
+  self->last_latency_us = latency_us;
   GST_OBJECT_UNLOCK (self);
+}
+
+/* Reads batch slot `slot` of the element's own session into a result for
+ * `buf` and publishes it. */
+static void
+finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
+    gint slot, gint64 start_us)
+{
+  GstHybridResultFrame details = frame_details (self, buf, frame);
+  guint top_k;
+  gfloat threshold;
+  gboolean grew;
+
+  details.latency_us = (gdouble) (g_get_monotonic_time () - start_us);
+  GST_OBJECT_LOCK (self);
+  top_k = self->settings.top_k;
+  threshold = self->settings.threshold;
+  GST_OBJECT_UNLOCK (self);
+
+  GstHybridResult *result = gst_hybrid_session_result (self->session, slot,
+      NULL, &details, top_k, threshold, &grew);
+  if (grew)
+    GST_DEBUG_OBJECT (self, "every result block held: one more");
+  publish_result (self, buf, result, details.latency_us);
+}
+
+/* ---- on an engine ---------------------------------------------------------- */
+
+static void
+post_engine_error (GstHybridInfer * self, GError * error, guint64 frame)
+{
+  gchar *what = g_strdup_printf ("forward of frame %" G_GUINT64_FORMAT,
+      frame);
+  post_error (self, error, what);
+  g_free (what);
+  g_error_free (error);
+}
+
+/* skip-when-busy: the result of a frame that went on earlier, once the
+ * engine has it, becomes the one frames carry. */
+static gboolean
+take_engine_result (GstHybridInfer * self)
+{
+  GError *error = NULL;
+  GstHybridResult *result =
+      gst_hybrid_engine_client_take_result (self->client, &error);
+  if (error) {
+    post_engine_error (self, error, self->frame_count);
+    return FALSE;
+  }
+  if (result) {
+    gdouble latency = 0;
+    gst_structure_get_double (result->results, "latency-us", &latency);
+    publish_result (self, NULL, result, latency);
+  }
+  return TRUE;
+}
+
+/* A frame on an engine: it waits for its result, or (skip-when-busy) it is
+ * handed over, or skipped when the engine is busy, and goes on with the
+ * newest result. */
+static GstFlowReturn
+infer_on_engine (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
+    gboolean wanted)
+{
+  GstHybridEngineRequest request = {.frame = frame_details (self, buf, frame) };
+  GstVideoFrame mapped;
+  const uint8_t *planes[3];
+  int strides[3];
+  GError *error = NULL;
+
+  if (self->skip_when_busy && !take_engine_result (self))
+    return GST_FLOW_ERROR;
+  if (!wanted) {
+    carry_last (self, buf);
+    return GST_FLOW_OK;
+  }
+  GST_OBJECT_LOCK (self);
+  request.top_k = self->settings.top_k;
+  request.threshold = self->settings.threshold;
+  request.timeout_ms = self->settings.batch_timeout_ms;
+  GST_OBJECT_UNLOCK (self);
+  if (!map_frame (self, buf, &mapped, planes, strides))
+    return GST_FLOW_ERROR;
+
+  if (self->skip_when_busy) {
+    gboolean taken = gst_hybrid_engine_client_try_submit (self->client,
+        planes, strides, &request);
+    gst_video_frame_unmap (&mapped);
+    if (!taken) {
+      GST_OBJECT_LOCK (self);
+      self->frames_skipped++;
+      GST_OBJECT_UNLOCK (self);
+    }
+    carry_last (self, buf);
+    return GST_FLOW_OK;
+  }
+
+  gint64 start = g_get_monotonic_time ();
+  GstHybridResult *result = gst_hybrid_engine_client_infer (self->client,
+      planes, strides, &request, &error);
+  gst_video_frame_unmap (&mapped);
+  if (!result) {
+    post_engine_error (self, error, frame);
+    return GST_FLOW_ERROR;
+  }
+  publish_result (self, buf, result,
+      (gdouble) (g_get_monotonic_time () - start));
+  return GST_FLOW_OK;
 }
 
 static GstFlowReturn
@@ -1420,6 +1656,8 @@ gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
   guint64 frame = self->frame_count++;
 
+  if (self->client)
+    return infer_on_engine (self, buf, frame, wants_inference (self, frame));
   if (!wants_inference (self, frame)) {
     carry_last (self, buf);
     return GST_FLOW_OK;

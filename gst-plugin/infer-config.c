@@ -28,6 +28,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->top_k = DEFAULT_TOP_K;
   s->threshold = DEFAULT_THRESHOLD;
   s->post_messages = DEFAULT_POST_MESSAGES;
+  s->skip_when_busy = DEFAULT_SKIP_WHEN_BUSY;
 }
 
 void
@@ -45,6 +46,7 @@ gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
   copy->dump_set = NULL;
   copy->input_name = g_strdup (s->input_name);
   copy->input_size = g_strdup (s->input_size);
+  copy->shared_engine = g_strdup (s->shared_engine);
   copy->mean = g_array_copy (s->mean);
   copy->std = g_array_copy (s->std);
   copy->labels_inline = NULL;
@@ -63,6 +65,7 @@ gst_hybrid_infer_settings_clear (GstHybridInferSettings * copy)
   hyg_frame_set_free (copy->dump_set);
   g_free (copy->input_name);
   g_free (copy->input_size);
+  g_free (copy->shared_engine);
   g_array_unref (copy->mean);
   g_array_unref (copy->std);
   g_strfreev (copy->labels_inline);

@@ -30,6 +30,7 @@ G_BEGIN_DECLS
 #define MAX_TOP_K GST_HYBRID_MAX_TOP_K
 #define DEFAULT_THRESHOLD 0.5f
 #define DEFAULT_POST_MESSAGES FALSE
+#define DEFAULT_SKIP_WHEN_BUSY FALSE
 #define MAX_CHANNEL_VALUES 3
 
 /* The properties a model's sidecar (hybrid-sidecar.h) also gives: a bit
@@ -77,6 +78,8 @@ typedef struct {
   guint top_k;
   gfloat threshold;
   gboolean post_messages;
+  gchar *shared_engine;         /* NULL: the element's own model */
+  gboolean skip_when_busy;
   guint set_mask;               /* GstHybridSetFlags: set by the user */
   /* The snapshot only: inline labels from the sidecar (labels NULL). */
   gchar **labels_inline;

@@ -35,6 +35,7 @@ struct _GstHybridSession {
   hy_shape shape;               /* (B, C, H, W); ndim -1 until planned */
   hy_tensor *input;
   GstHybridOutput requested, output;
+  gint64 n_classes;             /* per frame in output 0; -1: not planned */
   hy_frame_plan *plan;
   /* The GPU frame path (NULL: frames go through plan on the CPU), per
    * frame plan and executor plan. */
@@ -46,13 +47,7 @@ struct _GstHybridSession {
   char *note;                   /* a fallback, for
                                  * gst_hybrid_session_take_note */
   gboolean noted;               /* one fallback note per session */
-  /* pre-processing settings */
-  bool bgr;
-  hy_resize_mode resize;
-  hy_interpolation interpolation;
-  float scale;
-  double mean[3], std[3];
-  int n_mean, n_std;
+  GstHybridPrep prep;
   /* results */
   GstHybridResultPool *pool;    /* for the current output shapes */
 };
@@ -128,6 +123,8 @@ resolve_output (GstHybridSession *s, GError **error)
     shapes[i] = hy_executor_output_shape (s->exec, i, NULL);
   gboolean ok = gst_hybrid_output_resolve (s->requested, shapes, (guint) n,
       s->shape.dims[0], &s->output, error);
+  s->n_classes = n > 0 && shapes[0].ndim > 0
+      ? hy_shape_numel (&shapes[0]) / MAX (shapes[0].dims[0], 1) : -1;
   g_free (shapes);
   return ok;
 }
@@ -151,8 +148,8 @@ plan_input (GstHybridSession *s, int width, int height, GError **error)
       return FALSE;
     }
   }
-  if (!check_values ("mean", s->n_mean, (int) s->shape.dims[1], error)
-      || !check_values ("std", s->n_std, (int) s->shape.dims[1], error)
+  if (!check_values ("mean", s->prep.n_mean, (int) s->shape.dims[1], error)
+      || !check_values ("std", s->prep.n_std, (int) s->shape.dims[1], error)
       || !resolve_output (s, error))
     return FALSE;
   if (!s->input || hy_shape_numel (&s->shape) != before) {
@@ -218,6 +215,40 @@ open_executor (GstHybridSession *s, const GstHybridSessionConfig *c,
   return s->follow_frame || plan_input (s, width, height, error);
 }
 
+gboolean
+gst_hybrid_prep_from_config (const GstHybridSessionConfig *c,
+    GstHybridPrep *p, GError **error)
+{
+  memset (p, 0, sizeof *p);
+  p->bgr = c->bgr;
+  p->resize = c->resize;
+  p->interpolation = c->interpolation;
+  p->scale = c->scale;
+  p->n_mean = c->n_mean;
+  p->n_std = c->n_std;
+  if (!check_values ("mean", c->n_mean, 3, error)
+      || !check_values ("std", c->n_std, 3, error))
+    return FALSE;
+  for (int i = 0; i < c->n_mean; i++)
+    p->mean[i] = c->mean[i];
+  for (int i = 0; i < c->n_std; i++)
+    p->std[i] = c->std[i];
+  /* Pre-processing divides by std as a float: a value that is 0 as a
+   * float (1e-300), subnormal (its reciprocal overflows) or not finite
+   * would pass here and fail at caps time instead. */
+  for (int i = 0; i < c->n_std; i++) {
+    float f = (float) p->std[i];
+    if (fpclassify (f) != FP_NORMAL) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "std value %d is %g: every std must be a non-zero, finite float "
+          "that is not subnormal (|std| %g to %g)", i, p->std[i],
+          (double) FLT_MIN, (double) FLT_MAX);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 GstHybridSession *
 gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
     GError **error)
@@ -227,33 +258,10 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
   GError *gpu_error = NULL;
   *device_note = NULL;
   s->shape.ndim = -1;
+  s->n_classes = -1;
   s->requested = c->output;
-  s->bgr = c->bgr;
-  s->resize = c->resize;
-  s->interpolation = c->interpolation;
-  s->scale = c->scale;
-  s->n_mean = c->n_mean;
-  s->n_std = c->n_std;
-  if (!check_values ("mean", c->n_mean, 3, error)
-      || !check_values ("std", c->n_std, 3, error))
+  if (!gst_hybrid_prep_from_config (c, &s->prep, error))
     goto fail;
-  for (int i = 0; i < c->n_mean; i++)
-    s->mean[i] = c->mean[i];
-  for (int i = 0; i < c->n_std; i++)
-    s->std[i] = c->std[i];
-  /* Pre-processing divides by std as a float: a value that is 0 as a
-   * float (1e-300), subnormal (its reciprocal overflows) or not finite
-   * would pass here and fail at caps time instead. */
-  for (int i = 0; i < c->n_std; i++) {
-    float f = (float) s->std[i];
-    if (fpclassify (f) != FP_NORMAL) {
-      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-          "std value %d is %g: every std must be a non-zero, finite float "
-          "that is not subnormal (|std| %g to %g)", i, s->std[i],
-          (double) FLT_MIN, (double) FLT_MAX);
-      goto fail;
-    }
-  }
 
   s->model = hy_model_load (c->model_path, c->params_path, error);
   if (!s->model)
@@ -348,13 +356,11 @@ ensure_stage (GstHybridSession *s)
   g_error_free (error);
 }
 
-gboolean
-gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout,
-    int width, int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
-    GError **error)
+static hy_frame_plan *
+plan_frames (const GstHybridSession *s, const GstHybridPrep *p,
+    hy_pixel_layout layout, int width, int height, float yuv_kr,
+    float yuv_kb, bool yuv_full_range, GError **error)
 {
-  if (s->follow_frame && !plan_input (s, width, height, error))
-    return FALSE;
   int channels = (int) s->shape.dims[1];
   hy_frame_config pc = {
     .layout = layout,
@@ -363,21 +369,59 @@ gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout,
     .dst_width = (int) s->shape.dims[3],
     .dst_height = (int) s->shape.dims[2],
     .dst_channels = channels,
-    .bgr = s->bgr,
-    .resize = s->resize,
-    .interpolation = s->interpolation,
-    .scale = s->scale,
+    .bgr = p->bgr,
+    .resize = p->resize,
+    .interpolation = p->interpolation,
+    .scale = p->scale,
     .yuv_kr = yuv_kr,
     .yuv_kb = yuv_kb,
     .yuv_full_range = yuv_full_range,
   };
+  if (!check_values ("mean", p->n_mean, channels, error)
+      || !check_values ("std", p->n_std, channels, error))
+    return NULL;
   for (int i = 0; i < 3; i++) {
-    pc.mean[i] = channel_value (s->mean, s->n_mean, MIN (i, channels - 1),
+    pc.mean[i] = channel_value (p->mean, p->n_mean, MIN (i, channels - 1),
         0.0f);
-    pc.std[i] = channel_value (s->std, s->n_std, MIN (i, channels - 1),
+    pc.std[i] = channel_value (p->std, p->n_std, MIN (i, channels - 1),
         1.0f);
   }
-  hy_frame_plan *plan = hy_frame_plan_new (&pc, error);
+  return hy_frame_plan_new (&pc, error);
+}
+
+hy_frame_plan *
+gst_hybrid_session_plan_frames (const GstHybridSession *s,
+    const GstHybridPrep *prep, hy_pixel_layout layout, int width, int height,
+    float yuv_kr, float yuv_kb, bool yuv_full_range, GError **error)
+{
+  if (s->follow_frame || s->shape.ndim != 4) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "input-size=frame: "
+        "the input follows one element's frames, and cannot be shared");
+    return NULL;
+  }
+  return plan_frames (s, prep, layout, width, height, yuv_kr, yuv_kb,
+      yuv_full_range, error);
+}
+
+void
+gst_hybrid_session_load_with (GstHybridSession *s, const hy_frame_plan *plan,
+    int slot, const uint8_t *const planes[3], const int strides[3])
+{
+  gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
+  s->staged[slot] = FALSE;
+  hy_frame_plan_convert (plan, planes, strides,
+      s->input->data + (gint64) slot * per_slot);
+}
+
+gboolean
+gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout,
+    int width, int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
+    GError **error)
+{
+  if (s->follow_frame && !plan_input (s, width, height, error))
+    return FALSE;
+  hy_frame_plan *plan = plan_frames (s, &s->prep, layout, width, height,
+      yuv_kr, yuv_kb, yuv_full_range, error);
   if (!plan)
     return FALSE;
   hy_frame_plan_free (s->plan);
@@ -514,8 +558,8 @@ result_pool (GstHybridSession *s, const GstHybridResultSpec *spec)
 
 GstHybridResult *
 gst_hybrid_session_result (GstHybridSession *s, int slot,
-    const GstHybridResultFrame *frame, guint top_k, gfloat threshold,
-    gboolean *grew)
+    const hy_frame_plan *plan, const GstHybridResultFrame *frame,
+    guint top_k, gfloat threshold, gboolean *grew)
 {
   GstHybridResultSpec spec = {
     .output = s->output,
@@ -523,7 +567,7 @@ gst_hybrid_session_result (GstHybridSession *s, int slot,
     .threshold = threshold,
     .labels = (const gchar * const *) s->labels,
     .n_labels = s->n_labels,
-    .plan = s->plan,
+    .plan = plan ? plan : s->plan,
   };
   GstHybridResultFrame details = *frame;
   details.mode = hy_executor_mode (s->exec);
@@ -536,14 +580,14 @@ gst_hybrid_session_result (GstHybridSession *s, int slot,
 }
 
 gboolean
-gst_hybrid_session_labels_mismatch (GstHybridSession *s, guint *n_labels,
-    gint64 *n_classes)
+gst_hybrid_session_labels_mismatch (const GstHybridSession *s,
+    guint *n_labels, gint64 *n_classes)
 {
-  if (!s->labels || s->output != GST_HYBRID_OUTPUT_CLASSIFICATION)
+  if (!s->labels || s->output != GST_HYBRID_OUTPUT_CLASSIFICATION
+      || s->n_classes < 0)
     return FALSE;
-  hy_shape head = hy_executor_output_shape (s->exec, 0, NULL);
   *n_labels = s->n_labels;
-  *n_classes = hy_shape_numel (&head) / MAX (head.dims[0], 1);
+  *n_classes = s->n_classes;
   return *n_classes != (gint64) *n_labels;
 }
 
@@ -551,6 +595,12 @@ hy_device
 gst_hybrid_session_device (const GstHybridSession *s)
 {
   return s->device;
+}
+
+gboolean
+gst_hybrid_session_follows_frame (const GstHybridSession *s)
+{
+  return s->follow_frame;
 }
 
 int

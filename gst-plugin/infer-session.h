@@ -47,6 +47,23 @@ typedef struct {
 
 typedef struct _GstHybridSession GstHybridSession;
 
+/* How frames become the input: the pre-processing half of the
+ * configuration.  A session has its own; an element on a shared engine
+ * (infer-engine.h) brings its own to the engine's session. */
+typedef struct {
+  bool bgr;
+  hy_resize_mode resize;
+  hy_interpolation interpolation;
+  float scale;
+  double mean[3], std[3];
+  int n_mean, n_std;            /* 0: mean 0, std 1 */
+} GstHybridPrep;
+
+/* The pre-processing of `config`, checked: mean and std take 1 or 3
+ * values, and every std is a usable divisor. */
+gboolean gst_hybrid_prep_from_config (const GstHybridSessionConfig * config,
+    GstHybridPrep * prep, GError ** error);
+
 /* Loads the model and labels, opens the device and, unless the input size
  * follows the frame, plans for the input.  *device_note (free it) says
  * which device "auto" chose and why, when it did. */
@@ -62,6 +79,21 @@ gboolean gst_hybrid_session_set_frame (GstHybridSession * session,
     hy_pixel_layout layout, int width, int height, float yuv_kr,
     float yuv_kb, bool yuv_full_range, GError ** error);
 gboolean gst_hybrid_session_has_frame (const GstHybridSession * session);
+
+/* A frame plan for frames of this format into the session's input, with
+ * pre-processing `prep` (an element on a shared engine owns it).  FALSE
+ * when the input size follows the frame: such a session has no one
+ * input size to plan for. */
+hy_frame_plan *gst_hybrid_session_plan_frames (const GstHybridSession *
+    session, const GstHybridPrep * prep, hy_pixel_layout layout, int width,
+    int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
+    GError ** error);
+
+/* Converts a frame with `plan` (from gst_hybrid_session_plan_frames) into
+ * batch slot `slot`, on the CPU.  Allocates nothing. */
+void gst_hybrid_session_load_with (GstHybridSession * session,
+    const hy_frame_plan * plan, int slot, const uint8_t * const planes[3],
+    const int strides[3]);
 
 /* Writes a frame into batch slot `slot`.  Allocates nothing.  On a CUDA
  * device in hybrid mode the frame's bytes are uploaded and converted on
@@ -87,20 +119,25 @@ gboolean gst_hybrid_session_forward (GstHybridSession * session, hy_mode mode,
 /* The decoded result of batch slot `slot` of the last forward (frame:
  * everything but the mode, which the session fills in), in a block of the
  * session's result pool: made at the first result, and again when a
- * re-plan changed the output shapes.  *grew: the pool needed one more
+ * re-plan changed the output shapes.  plan: the frame plan the slot's
+ * frame went through (boxes are mapped back with it); NULL: the
+ * session's.  *grew: the pool needed one more
  * block (every block held).  Allocates nothing in the steady state. */
 GstHybridResult *gst_hybrid_session_result (GstHybridSession * session,
-    int slot, const GstHybridResultFrame * frame, guint top_k,
-    gfloat threshold, gboolean * grew);
+    int slot, const hy_frame_plan * plan, const GstHybridResultFrame * frame,
+    guint top_k, gfloat threshold, gboolean * grew);
 
 /* TRUE when a labels file was given, the output is a classification and
  * the label count (*n_labels) is not the class count (*n_classes). */
-gboolean gst_hybrid_session_labels_mismatch (GstHybridSession * session,
+gboolean gst_hybrid_session_labels_mismatch (const GstHybridSession *
+    session,
     guint * n_labels, gint64 * n_classes);
 
 int gst_hybrid_session_batch (const GstHybridSession * session);
 /* The device the session runs on ("auto" resolved). */
 hy_device gst_hybrid_session_device (const GstHybridSession * session);
+/* TRUE when the input size follows the frame (input-size=frame). */
+gboolean gst_hybrid_session_follows_frame (const GstHybridSession * session);
 /* Arena of the hybrid plan for the current shape; 0 in imperative mode. */
 gint64 gst_hybrid_session_arena_bytes (const GstHybridSession * session);
 

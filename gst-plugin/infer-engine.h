@@ -1,0 +1,91 @@
+/*
+ * infer-engine.h — a session run on its own thread, for one element or
+ * for many.
+ *
+ * Two features need the forward off the streaming thread:
+ *
+ * - skip-when-busy: a live stream's frames flow on while the model works
+ *   on an earlier one; a frame that finds the engine busy is not inferred
+ *   (frames-skipped) and carries the newest result;
+ * - shared-engine=NAME: every element in the process naming the same
+ *   engine uses one loaded model (one copy of the weights) and one
+ *   scheduler, which gathers frames from all of them into batches of
+ *   batch-size and routes each result back to the element it came from.
+ *
+ * An element joins an engine as a client.  A client brings its own
+ * pre-processing and frame plan (its caps), converts its frames into a
+ * slot of the engine's input on its own thread, and has at most one frame
+ * in the engine at a time.  The engine runs a batch as soon as every slot
+ * is taken, or every client has a frame in it, or the oldest frame in it
+ * has waited batch-timeout; it decodes every result on its thread (the
+ * outputs are then free for the next batch) and hands each client its
+ * own.  The steady state allocates nothing but what the session's result
+ * pool does (nothing once it has enough blocks).
+ */
+#ifndef GST_HYBRID_INFER_ENGINE_H
+#define GST_HYBRID_INFER_ENGINE_H
+
+#include "infer-session.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GstHybridEngineClient GstHybridEngineClient;
+
+/* A frame's request: what its result describes and how it is read, and
+ * how long a partial batch may wait for it. */
+typedef struct {
+  GstHybridResultFrame frame;   /* the latency is filled in */
+  guint top_k;
+  gfloat threshold;
+  guint timeout_ms;             /* batch-timeout; 0: until full */
+} GstHybridEngineRequest;
+
+/* Joins engine `name` (NULL: a private engine of this client alone),
+ * making it from `config` when no element uses it yet; an engine that
+ * exists must have been made for the same model, params, labels, device,
+ * precision, input and batch size, or the join fails naming the
+ * difference.  `prep` is this client's pre-processing.  *device_note: as gst_hybrid_session_new gives it (only to the
+ * client that made the engine). */
+GstHybridEngineClient *gst_hybrid_engine_join (const char *name,
+    const GstHybridSessionConfig * config, const GstHybridPrep * prep,
+    char **device_note, GError ** error);
+/* Waits for the client's frame in flight, if any, then leaves; the last
+ * client stops the engine and frees its session. */
+void gst_hybrid_engine_leave (GstHybridEngineClient * client);
+
+/* The client's frame format (its caps): makes its frame plan. */
+gboolean gst_hybrid_engine_client_set_frame (GstHybridEngineClient * client,
+    hy_pixel_layout layout, int width, int height, float yuv_kr,
+    float yuv_kb, bool yuv_full_range, GError ** error);
+gboolean gst_hybrid_engine_client_has_frame (const GstHybridEngineClient *
+    client);
+
+/* Runs a frame through the engine and waits for its result (a
+ * reference: the caller owns it).  NULL + error when the forward
+ * failed. */
+GstHybridResult *gst_hybrid_engine_client_infer (GstHybridEngineClient *
+    client, const uint8_t * const planes[3], const int strides[3],
+    const GstHybridEngineRequest * request, GError ** error);
+
+/* Hands a frame to the engine without waiting; FALSE when the engine is
+ * busy (this client's previous frame is still in it, or a batch is
+ * running), and the frame is not taken. */
+gboolean gst_hybrid_engine_client_try_submit (GstHybridEngineClient *
+    client, const uint8_t * const planes[3], const int strides[3],
+    const GstHybridEngineRequest * request);
+/* The result of the frame try_submit handed over, once it is ready (a
+ * reference: the caller owns it); NULL when none is ready.  NULL + error
+ * when its forward failed. */
+GstHybridResult *gst_hybrid_engine_client_take_result (GstHybridEngineClient
+    * client, GError ** error);
+
+/* The engine's session, for what does not change while it runs: its
+ * device, batch and arena.  Read it only between joining and leaving. */
+const GstHybridSession *gst_hybrid_engine_client_session (const
+    GstHybridEngineClient * client);
+
+/* Engines alive in this process (for tests). */
+guint gst_hybrid_engine_count (void);
+
+G_END_DECLS
+#endif /* GST_HYBRID_INFER_ENGINE_H */
