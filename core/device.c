@@ -66,6 +66,12 @@ hy_device_unavailable_reason (hy_device device)
 }
 
 gboolean
+hy_device_no_gpu (void)
+{
+  return !hy_cuda_absent || hy_cuda_absent ();
+}
+
+gboolean
 hy_device_resolve_auto (const char *text, hy_device *out, char **note,
     GError **error)
 {

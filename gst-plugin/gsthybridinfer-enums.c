@@ -21,6 +21,11 @@ DEFINE_ENUM_TYPE (gst_hybrid_infer_mode_get_type, "GstHybridInferMode",
     {HY_MODE_HYBRID, "Hybridized: a compiled plan, one arena", "hybrid"},
     {HY_MODE_IMPERATIVE, "Imperative: node by node, every layer kept",
         "imperative"})
+DEFINE_ENUM_TYPE (gst_hybrid_infer_precision_get_type,
+    "GstHybridInferPrecision",
+    {HY_PRECISION_FP32, "32-bit floats throughout", "fp32"},
+    {HY_PRECISION_FP16, "GPU only: convolutions and matrix products on "
+          "tensor cores from fp16 copies, accumulating in fp32", "fp16"})
 DEFINE_ENUM_TYPE (gst_hybrid_infer_color_order_get_type,
     "GstHybridInferColorOrder",
     {GST_HYBRID_INFER_COLOR_ORDER_RGB, "Tensor channels R, G, B", "rgb"},

@@ -257,13 +257,12 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
           NULL, playing));
   g_object_class_install_property (gobject_class, PROP_DEVICE,
       g_param_spec_string ("device", "Device",
-          "Where to run: auto (GPU when one works, else CPU with a warning), "
+          "Where to run: auto (the GPU when one works, else the CPU), "
           "cpu, cuda or cuda:N", DEFAULT_DEVICE, ready));
   g_object_class_install_property (gobject_class, PROP_PRECISION,
-      g_param_spec_string ("precision", "Precision",
-          "fp32, or fp16 on a GPU (convolutions and matrix products on "
-          "tensor cores from fp16 copies, accumulating in fp32)",
-          DEFAULT_PRECISION, ready));
+      g_param_spec_enum ("precision", "Precision",
+          "Arithmetic precision: fp16 runs on a GPU only",
+          GST_TYPE_HYBRID_INFER_PRECISION, DEFAULT_PRECISION, ready));
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode",
           "Execution mode; may change while playing and takes effect at the "
@@ -451,13 +450,16 @@ channel_values_set (GArray * out, const GValue * value)
   }
 }
 
+/* The values, or when none were given the one value that means "none"
+ * (mean 0, std 1): what gst-inspect shows as the default, and what gives
+ * the same pre-processing when set back. */
 static void
-channel_values_get (GArray * in, GValue * value)
+channel_values_get (GArray * in, gdouble none, GValue * value)
 {
-  for (guint i = 0; i < in->len; i++) {
+  for (guint i = 0; i < MAX (in->len, 1); i++) {
     GValue d = G_VALUE_INIT;
     g_value_init (&d, G_TYPE_DOUBLE);
-    g_value_set_double (&d, g_array_index (in, gdouble, i));
+    g_value_set_double (&d, in->len ? g_array_index (in, gdouble, i) : none);
     gst_value_array_append_and_take_value (value, &d);
   }
 }
@@ -586,8 +588,7 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
       s->device = g_value_dup_string (value);
       break;
     case PROP_PRECISION:
-      g_free (s->precision);
-      s->precision = g_value_dup_string (value);
+      s->precision = g_value_get_enum (value);
       break;
     case PROP_MODE:
       s->mode = g_value_get_enum (value);
@@ -685,7 +686,7 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       g_value_set_string (value, s->device);
       break;
     case PROP_PRECISION:
-      g_value_set_string (value, s->precision);
+      g_value_set_enum (value, s->precision);
       break;
     case PROP_MODE:
       g_value_set_enum (value, s->mode);
@@ -706,10 +707,10 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       g_value_set_enum (value, s->color_order);
       break;
     case PROP_MEAN:
-      channel_values_get (s->mean, value);
+      channel_values_get (s->mean, 0.0, value);
       break;
     case PROP_STD:
-      channel_values_get (s->std, value);
+      channel_values_get (s->std, 1.0, value);
       break;
     case PROP_SCALE:
       g_value_set_enum (value, s->scale);
@@ -905,8 +906,10 @@ check_labels (GstHybridInfer * self, const GstHybridSession * session)
             " classes", n_labels, classes), (NULL));
 }
 
-/* What "auto" chose: a GPU is said in the log, a fallback to the CPU
- * with one warning per element, however often it restarts. */
+/* What "auto" chose, in the log; and, once per element however often it
+ * restarts, a warning when it fell back to the CPU from a GPU that is
+ * there but could not be used.  A machine with no GPU at all is the
+ * normal case of a CPU machine: no warning. */
 static void
 report_device (GstHybridInfer * self, const char *note)
 {
@@ -914,7 +917,7 @@ report_device (GstHybridInfer * self, const char *note)
   gboolean on_cpu =
       gst_hybrid_session_device (running_session (self)).kind ==
       HY_DEVICE_CPU;
-  if (note && !on_cpu) {
+  if (note && (!on_cpu || hy_device_no_gpu ())) {
     GST_INFO_OBJECT (self, "%s", note);
   } else if (note && !self->warned_device) {
     self->warned_device = TRUE;

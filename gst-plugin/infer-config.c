@@ -12,7 +12,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
 {
   memset (s, 0, sizeof *s);
   s->device = g_strdup (DEFAULT_DEVICE);
-  s->precision = g_strdup (DEFAULT_PRECISION);
+  s->precision = DEFAULT_PRECISION;
   s->mode = DEFAULT_MODE;
   s->dump_set = hyg_frame_set_parse (NULL, NULL);
   s->color_order = DEFAULT_COLOR_ORDER;
@@ -40,7 +40,6 @@ gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
   copy->params = g_strdup (s->params);
   copy->labels = g_strdup (s->labels);
   copy->device = g_strdup (s->device);
-  copy->precision = g_strdup (s->precision);
   copy->dump_dir = NULL;
   copy->dump_frames = g_strdup (s->dump_frames);
   copy->dump_set = NULL;
@@ -59,7 +58,6 @@ gst_hybrid_infer_settings_clear (GstHybridInferSettings * copy)
   g_free (copy->params);
   g_free (copy->labels);
   g_free (copy->device);
-  g_free (copy->precision);
   g_free (copy->dump_dir);
   g_free (copy->dump_frames);
   hyg_frame_set_free (copy->dump_set);
@@ -212,9 +210,7 @@ gst_hybrid_infer_settings_to_config (const GstHybridInferSettings * copy,
   c->labels_path = copy->labels && *copy->labels ? copy->labels : NULL;
   c->labels = (const char *const *) copy->labels_inline;
   c->device = copy->device ? copy->device : DEFAULT_DEVICE;
-  if (!hy_precision_parse (copy->precision ? copy->precision
-          : DEFAULT_PRECISION, &c->precision, error))
-    return FALSE;
+  c->precision = copy->precision;
   c->mode = copy->mode;
   c->input_name = copy->input_name && *copy->input_name
       ? copy->input_name : NULL;

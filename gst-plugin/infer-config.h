@@ -15,7 +15,7 @@
 G_BEGIN_DECLS
 
 #define DEFAULT_DEVICE "auto"
-#define DEFAULT_PRECISION "fp32"
+#define DEFAULT_PRECISION HY_PRECISION_FP32
 #define DEFAULT_MODE HY_MODE_HYBRID
 #define DEFAULT_COLOR_ORDER GST_HYBRID_INFER_COLOR_ORDER_RGB
 #define DEFAULT_SCALE GST_HYBRID_INFER_SCALE_BYTE
@@ -59,7 +59,7 @@ typedef struct {
   gchar *params;
   gchar *labels;
   gchar *device;
-  gchar *precision;
+  hy_precision precision;
   hy_mode mode;
   gchar *dump_dir;
   gchar *dump_frames;

@@ -130,7 +130,7 @@ resolve_output (GstHybridSession *s, GError **error)
 }
 
 static gboolean
-plan_input (GstHybridSession *s, int width, int height, GError **error)
+plan_input_at (GstHybridSession *s, int width, int height, GError **error)
 {
   gint64 before = hy_shape_numel (&s->shape);
   if (s->channels_known) {
@@ -163,6 +163,28 @@ plan_input (GstHybridSession *s, int width, int height, GError **error)
     s->input->shape = s->shape;
   }
   return TRUE;
+}
+
+/* Plans for a width x height input; a shape the model refuses is said to
+ * come from input-size, the property that picks it. */
+static gboolean
+plan_input (GstHybridSession *s, int width, int height, GError **error)
+{
+  GError *local = NULL;
+  if (plan_input_at (s, width, height, &local))
+    return TRUE;
+  if (g_error_matches (local, HY_ERROR, HY_ERROR_SHAPE)) {
+    if (s->follow_frame)
+      g_prefix_error (&local, "input-size=frame: the model cannot take "
+          "%dx%d frames as its input (set input-size to a size it takes): ",
+          width, height);
+    else
+      g_prefix_error (&local, "input-size %dx%d: the model cannot take "
+          "this input size (set input-size to one it takes): ", width,
+          height);
+  }
+  g_propagate_error (error, local);
+  return FALSE;
 }
 
 /* Where the input's size and channel count come from. */

@@ -111,5 +111,7 @@ hy_backend *hy_cuda_backend_new (int index, GError **error)
 /* Why CUDA cannot be used here, or NULL when it can (device `index`).
  * The returned string is owned by the caller. */
 char *hy_cuda_unavailable_reason (int index) __attribute__ ((weak));
+/* TRUE when the machine has no CUDA GPU at all (no driver, no device). */
+bool hy_cuda_absent (void) __attribute__ ((weak));
 
 #endif /* HY_BACKEND_IMPL_H */

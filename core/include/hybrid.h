@@ -191,6 +191,11 @@ gboolean hy_device_resolve_auto (const char *text, hy_device *out,
 /* Why `device` cannot run models here (no CUDA in this build, no driver,
  * no such GPU), or NULL when it can.  Free the result with g_free. */
 char *hy_device_unavailable_reason (hy_device device);
+/* TRUE when this machine offers no GPU at all — no NVIDIA driver, no CUDA
+ * device, or a build without the CUDA backend: a CPU machine's normal
+ * state, not a GPU that is there but cannot be used (a driver too old for
+ * this build, a device error). */
+gboolean hy_device_no_gpu (void);
 
 /* Arithmetic precision.  fp16 runs on a CUDA device only: convolutions
  * and matrix products read fp16 copies of their inputs and weights and

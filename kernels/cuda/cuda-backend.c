@@ -54,6 +54,16 @@ hy_cuda_unavailable_reason (int index)
   return NULL;
 }
 
+bool
+hy_cuda_absent (void)
+{
+  int count = 0, driver = 0;
+  cudaError_t err = cudaGetDeviceCount (&count);
+  cudaDriverGetVersion (&driver);
+  return (err != cudaSuccess && driver == 0) || err == cudaErrorNoDevice
+      || (err == cudaSuccess && count == 0);
+}
+
 /* ---- calls ------------------------------------------------------------ */
 
 static hy_kernel_ptr
