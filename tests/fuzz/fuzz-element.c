@@ -6,7 +6,8 @@
  * properties to start with, then a script of events: caps (every format
  * the element takes, 1x1 up to MAX_SIDE), frames (random contents, now and
  * then the wrong size), property changes while running (mode, batch-size,
- * interval, normalisation, input-size…), flushes and EOS.  The element may
+ * interval, normalisation, input-size, skip-when-busy, shared-engine…),
+ * flushes and EOS.  The element may
  * refuse any of it with a flow error or an error message; it may never
  * crash, leak or trip a sanitizer.
  *
@@ -104,6 +105,8 @@ static const prop props[] = {
   { "device", { "cpu", "auto", "cuda:64" } },
   { "precision", { "fp32", "fp16" } },
   { "dump-frames", { "0-9", "", "x" } },
+  { "skip-when-busy", { "true", "false" } },
+  { "shared-engine", { "fuzz", "" } },
 };
 
 static GstStaticPadTemplate harness_src = GST_STATIC_PAD_TEMPLATE ("src",
