@@ -1,7 +1,10 @@
 /*
  * decode-classification.c — the first head as class scores: the top k,
- * best first, with their labels.
+ * best first, with their labels, the scores through the output
+ * activation (the tensor in the meta keeps the model's own values).
  */
+#include <math.h>
+
 #include "decode.h"
 #include "result-fields.h"
 #include "result-pool.h"
@@ -25,6 +28,39 @@ top_k (const gfloat *scores, gint n, gint k, gint *best)
   return filled;
 }
 
+/* What score i reports: the activation needs, for softmax, the maximum
+ * and the sum of exp(s - max) over every class (one pass per frame). */
+typedef struct {
+  GstHybridActivation activation;
+  gfloat max, sum;
+} score_map;
+
+static score_map
+score_map_new (GstHybridActivation activation, const gfloat *s, gint n)
+{
+  score_map m = {.activation = activation,.max = -INFINITY,.sum = 0 };
+  if (activation != GST_HYBRID_ACTIVATION_SOFTMAX || n == 0)
+    return m;
+  for (gint i = 0; i < n; i++)
+    m.max = fmaxf (m.max, s[i]);
+  for (gint i = 0; i < n; i++)
+    m.sum += expf (s[i] - m.max);
+  return m;
+}
+
+static gfloat
+score_map_apply (const score_map *m, gfloat s)
+{
+  switch (m->activation) {
+    case GST_HYBRID_ACTIVATION_SOFTMAX:
+      return expf (s - m->max) / m->sum;
+    case GST_HYBRID_ACTIVATION_SIGMOID:
+      return 1.0f / (1.0f + expf (-s));
+    default:
+      return s;
+  }
+}
+
 void
 gst_hybrid_decode_classification (GstHybridResult *r,
     const GstHybridResultSpec *spec)
@@ -37,6 +73,8 @@ gst_hybrid_decode_classification (GstHybridResult *r,
   gint taken[GST_HYBRID_MAX_TOP_K];
   gint k = top_k (scores, n,
       (gint) CLAMP (spec->top_k, 1, GST_HYBRID_MAX_TOP_K), taken);
+  /* monotonic: the top k of the raw scores are those of the mapped ones */
+  score_map map = score_map_new (spec->activation, scores, n);
   hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING),
       hyg_names.classification);
   if (k > 0) {
@@ -44,7 +82,7 @@ gst_hybrid_decode_classification (GstHybridResult *r,
         gst_hybrid_result_pool_label (pool, taken[0]));
     g_value_set_int (hyg_field (s, hyg_names.class_id, G_TYPE_INT), taken[0]);
     g_value_set_float (hyg_field (s, hyg_names.score, G_TYPE_FLOAT),
-        scores[taken[0]]);
+        score_map_apply (&map, scores[taken[0]]));
   }
   /* (a field added may move the others: pointers once all are there) */
   hyg_array_fit (hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY), (guint) k,
@@ -60,7 +98,8 @@ gst_hybrid_decode_classification (GstHybridResult *r,
     hyg_set_interned (hyg_array_item (labels, j),
         gst_hybrid_result_pool_label (pool, taken[j]));
     g_value_set_int (hyg_array_item (ids, j), taken[j]);
-    g_value_set_float (hyg_array_item (values, j), scores[taken[j]]);
+    g_value_set_float (hyg_array_item (values, j),
+        score_map_apply (&map, scores[taken[j]]));
   }
 }
 

@@ -25,9 +25,18 @@ typedef enum {
 
 #define GST_HYBRID_MAX_TOP_K 1000
 
+/* What turns a classification's scores into the ones reported. */
+typedef enum {
+  GST_HYBRID_ACTIVATION_AUTO,   /* softmax unless the model applies one */
+  GST_HYBRID_ACTIVATION_NONE,   /* the model's own values */
+  GST_HYBRID_ACTIVATION_SOFTMAX,
+  GST_HYBRID_ACTIVATION_SIGMOID,
+} GstHybridActivation;
+
 /* What the interpretation needs besides the outputs. */
 typedef struct _GstHybridResultSpec {
   GstHybridOutput output;       /* resolved: never AUTO */
+  GstHybridActivation activation;       /* resolved: never AUTO */
   guint top_k;
   gfloat threshold;
   const gchar *const *labels;   /* may be NULL */

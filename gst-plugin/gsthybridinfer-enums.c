@@ -49,3 +49,10 @@ DEFINE_ENUM_TYPE (gst_hybrid_infer_output_get_type, "GstHybridInferOutput",
     {GST_HYBRID_OUTPUT_DETECTION,
         "Boxes: (B,K,6) or ids/scores/bboxes heads", "detection"},
     {GST_HYBRID_OUTPUT_RAW, "Tensors only (in the meta)", "raw"})
+DEFINE_ENUM_TYPE (gst_hybrid_infer_activation_get_type,
+    "GstHybridInferActivation",
+    {GST_HYBRID_ACTIVATION_AUTO, "Classification: softmax, unless the "
+          "model (its sidecar, or its last layer) applies one", "auto"},
+    {GST_HYBRID_ACTIVATION_NONE, "The model's own values", "none"},
+    {GST_HYBRID_ACTIVATION_SOFTMAX, "Softmax over the classes", "softmax"},
+    {GST_HYBRID_ACTIVATION_SIGMOID, "Sigmoid of each score", "sigmoid"})

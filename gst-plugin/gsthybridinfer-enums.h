@@ -19,7 +19,8 @@ typedef enum {
 } GstHybridInferColorOrder;
 
 /* mode: hy_mode; precision: hy_precision; resize: hy_resize_mode; interpolation: hy_interpolation;
- * output: GstHybridOutput — the values of the types they name. */
+ * output: GstHybridOutput; output-activation: GstHybridActivation — the
+ * values of the types they name. */
 #define GST_TYPE_HYBRID_INFER_MODE (gst_hybrid_infer_mode_get_type ())
 #define GST_TYPE_HYBRID_INFER_PRECISION (gst_hybrid_infer_precision_get_type ())
 #define GST_TYPE_HYBRID_INFER_COLOR_ORDER (gst_hybrid_infer_color_order_get_type ())
@@ -27,6 +28,7 @@ typedef enum {
 #define GST_TYPE_HYBRID_INFER_RESIZE (gst_hybrid_infer_resize_get_type ())
 #define GST_TYPE_HYBRID_INFER_INTERPOLATION (gst_hybrid_infer_interpolation_get_type ())
 #define GST_TYPE_HYBRID_INFER_OUTPUT (gst_hybrid_infer_output_get_type ())
+#define GST_TYPE_HYBRID_INFER_ACTIVATION (gst_hybrid_infer_activation_get_type ())
 
 GType gst_hybrid_infer_mode_get_type (void);
 GType gst_hybrid_infer_precision_get_type (void);
@@ -35,6 +37,7 @@ GType gst_hybrid_infer_scale_get_type (void);
 GType gst_hybrid_infer_resize_get_type (void);
 GType gst_hybrid_infer_interpolation_get_type (void);
 GType gst_hybrid_infer_output_get_type (void);
+GType gst_hybrid_infer_activation_get_type (void);
 
 G_END_DECLS
 #endif /* GST_HYBRID_INFER_ENUMS_H */

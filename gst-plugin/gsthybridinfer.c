@@ -78,6 +78,7 @@ enum
   PROP_BATCH_SIZE,
   PROP_BATCH_TIMEOUT,
   PROP_OUTPUT,
+  PROP_OUTPUT_ACTIVATION,
   PROP_TOP_K,
   PROP_THRESHOLD,
   PROP_POST_MESSAGES,
@@ -327,6 +328,13 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
       g_param_spec_enum ("output", "Output",
           "How the model's outputs are read", GST_TYPE_HYBRID_INFER_OUTPUT,
           DEFAULT_OUTPUT, ready));
+  g_object_class_install_property (gobject_class, PROP_OUTPUT_ACTIVATION,
+      g_param_spec_enum ("output-activation", "Output activation",
+          "What turns classification scores into the ones reported (the "
+          "tensor meta keeps the model's values): auto makes them "
+          "probabilities, with a softmax unless the model applies one",
+          GST_TYPE_HYBRID_INFER_ACTIVATION, DEFAULT_OUTPUT_ACTIVATION,
+          ready));
   g_object_class_install_property (gobject_class, PROP_TOP_K,
       g_param_spec_uint ("top-k", "Top k",
           "Classification: how many of the best classes to report", 1,
@@ -543,6 +551,7 @@ set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
     case PROP_INTERPOLATION:
     case PROP_BATCH_SIZE:
     case PROP_OUTPUT:
+    case PROP_OUTPUT_ACTIVATION:
     case PROP_SHARED_ENGINE:
     case PROP_SKIP_WHEN_BUSY:
       /* posting takes the object lock */
@@ -639,6 +648,9 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     case PROP_OUTPUT:
       s->output = g_value_get_enum (value);
       break;
+    case PROP_OUTPUT_ACTIVATION:
+      s->output_activation = g_value_get_enum (value);
+      break;
     case PROP_TOP_K:
       s->top_k = g_value_get_uint (value);
       break;
@@ -732,6 +744,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_OUTPUT:
       g_value_set_enum (value, s->output);
+      break;
+    case PROP_OUTPUT_ACTIVATION:
+      g_value_set_enum (value, s->output_activation);
       break;
     case PROP_TOP_K:
       g_value_set_uint (value, s->top_k);

@@ -25,6 +25,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->batch_size = DEFAULT_BATCH_SIZE;
   s->batch_timeout_ms = DEFAULT_BATCH_TIMEOUT_MS;
   s->output = DEFAULT_OUTPUT;
+  s->output_activation = DEFAULT_OUTPUT_ACTIVATION;
   s->top_k = DEFAULT_TOP_K;
   s->threshold = DEFAULT_THRESHOLD;
   s->post_messages = DEFAULT_POST_MESSAGES;
@@ -49,6 +50,7 @@ gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
   copy->mean = g_array_copy (s->mean);
   copy->std = g_array_copy (s->std);
   copy->labels_inline = NULL;
+  copy->model_activation = GST_HYBRID_ACTIVATION_AUTO;
 }
 
 void
@@ -173,6 +175,12 @@ gst_hybrid_infer_settings_apply_sidecar (GstHybridInferSettings * c,
     c->interpolation = sc->interpolation;
   if (FROM_SIDECAR (HY_SIDECAR_OUTPUT, GST_HYBRID_SET_OUTPUT))
     c->output = output_from (sc->output);
+  /* not a property's value: what output-activation=auto starts from */
+  if (sc->set & HY_SIDECAR_ACTIVATION)
+    c->model_activation = sc->activation == HY_SIDECAR_ACTIVATION_SOFTMAX
+        ? GST_HYBRID_ACTIVATION_SOFTMAX
+        : sc->activation == HY_SIDECAR_ACTIVATION_SIGMOID
+        ? GST_HYBRID_ACTIVATION_SIGMOID : GST_HYBRID_ACTIVATION_NONE;
 #undef FROM_SIDECAR
   if (sc->unknown_keys) {
     g_autofree gchar *keys = g_strjoinv ("\", \"", sc->unknown_keys);
@@ -211,6 +219,8 @@ gst_hybrid_infer_settings_to_config (const GstHybridInferSettings * copy,
   c->labels = (const char *const *) copy->labels_inline;
   c->device = copy->device ? copy->device : DEFAULT_DEVICE;
   c->precision = copy->precision;
+  c->activation = copy->output_activation;
+  c->model_activation = copy->model_activation;
   c->mode = copy->mode;
   c->input_name = copy->input_name && *copy->input_name
       ? copy->input_name : NULL;

@@ -26,7 +26,8 @@ G_BEGIN_DECLS
 #define MAX_BATCH_SIZE 256
 #define DEFAULT_BATCH_TIMEOUT_MS 1000
 #define DEFAULT_OUTPUT GST_HYBRID_OUTPUT_AUTO
-#define DEFAULT_TOP_K 5
+#define DEFAULT_TOP_K 1
+#define DEFAULT_OUTPUT_ACTIVATION GST_HYBRID_ACTIVATION_AUTO
 #define MAX_TOP_K GST_HYBRID_MAX_TOP_K
 #define DEFAULT_THRESHOLD 0.5f
 #define DEFAULT_POST_MESSAGES FALSE
@@ -75,14 +76,18 @@ typedef struct {
   guint batch_size;
   guint batch_timeout_ms;       /* 0: a partial batch waits for frames */
   GstHybridOutput output;
+  GstHybridActivation output_activation;
   guint top_k;
   gfloat threshold;
   gboolean post_messages;
   gchar *shared_engine;         /* NULL: the element's own model */
   gboolean skip_when_busy;
   guint set_mask;               /* GstHybridSetFlags: set by the user */
-  /* The snapshot only: inline labels from the sidecar (labels NULL). */
+  /* The snapshot only: inline labels from the sidecar (labels NULL), and
+   * what the sidecar says the model's last layer applies (AUTO: it does
+   * not say). */
   gchar **labels_inline;
+  GstHybridActivation model_activation;
 } GstHybridInferSettings;
 
 /* The defaults. */

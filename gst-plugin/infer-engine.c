@@ -24,6 +24,7 @@ typedef struct {
   hy_precision precision;
   int input_width, input_height, batch;
   GstHybridOutput output;
+  GstHybridActivation activation;
 } GstHybridEngineKey;
 
 struct _GstHybridEngine {
@@ -78,6 +79,7 @@ key_init (GstHybridEngineKey *k, const GstHybridSessionConfig *c)
   k->input_height = c->input_height;
   k->batch = c->batch;
   k->output = c->output;
+  k->activation = c->activation;
 }
 
 static void
@@ -122,6 +124,8 @@ key_difference (const GstHybridEngineKey *k, const GstHybridSessionConfig *c)
     return "batch-size";
   if (k->output != c->output)
     return "output";
+  if (k->activation != c->activation)
+    return "output-activation";
   return NULL;
 }
 
@@ -260,7 +264,7 @@ gst_hybrid_engine_join (const char *name, const GstHybridSessionConfig *config,
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "shared-engine '%s' "
           "already runs %s with another %s: elements on one engine share "
           "its model, params, labels, device, precision, input-name, "
-          "input-size, batch-size and output", name, e->key.model, what);
+          "input-size, batch-size, output and output-activation", name, e->key.model, what);
       g_mutex_unlock (&registry_lock);
       return NULL;
     }

@@ -35,6 +35,7 @@ struct _GstHybridSession {
   hy_shape shape;               /* (B, C, H, W); ndim -1 until planned */
   hy_tensor *input;
   GstHybridOutput requested, output;
+  GstHybridActivation requested_activation, model_activation, activation;
   gint64 n_classes;             /* per frame in output 0; -1: not planned */
   hy_frame_plan *plan;
   /* The GPU frame path (NULL: frames go through plan on the CPU), per
@@ -114,6 +115,38 @@ try_plan (GstHybridSession *s, int channels, int width, int height,
   return TRUE;
 }
 
+/* TRUE when output 0 comes straight from a softmax or a sigmoid: the
+ * model's scores are probabilities already. */
+static gboolean
+head_normalised (const hy_model *model)
+{
+  const char *head = hy_model_output_name (model, 0);
+  hy_node_desc node;
+  for (int i = 0; head && i < hy_model_n_nodes (model); i++)
+    if (hy_model_node (model, i, &node) && !strcmp (node.name, head))
+      return !strcmp (node.op, "softmax")
+          || !strcmp (node.op, "SoftmaxActivation")
+          || !strcmp (node.op, "SoftmaxOutput")
+          || !strcmp (node.op, "sigmoid");
+  return FALSE;
+}
+
+/* output-activation=auto: classification scores become probabilities —
+ * a softmax, unless the model (its sidecar, else its head) applies one. */
+static GstHybridActivation
+resolve_activation (const GstHybridSession *s)
+{
+  if (s->requested_activation != GST_HYBRID_ACTIVATION_AUTO)
+    return s->requested_activation;
+  if (s->output != GST_HYBRID_OUTPUT_CLASSIFICATION)
+    return GST_HYBRID_ACTIVATION_NONE;
+  if (s->model_activation != GST_HYBRID_ACTIVATION_AUTO)
+    return s->model_activation == GST_HYBRID_ACTIVATION_NONE
+        ? GST_HYBRID_ACTIVATION_SOFTMAX : GST_HYBRID_ACTIVATION_NONE;
+  return head_normalised (s->model) ? GST_HYBRID_ACTIVATION_NONE
+      : GST_HYBRID_ACTIVATION_SOFTMAX;
+}
+
 static gboolean
 resolve_output (GstHybridSession *s, GError **error)
 {
@@ -123,6 +156,7 @@ resolve_output (GstHybridSession *s, GError **error)
     shapes[i] = hy_executor_output_shape (s->exec, i, NULL);
   gboolean ok = gst_hybrid_output_resolve (s->requested, shapes, (guint) n,
       s->shape.dims[0], &s->output, error);
+  s->activation = resolve_activation (s);
   s->n_classes = n > 0 && shapes[0].ndim > 0
       ? hy_shape_numel (&shapes[0]) / MAX (shapes[0].dims[0], 1) : -1;
   g_free (shapes);
@@ -282,6 +316,8 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
   s->shape.ndim = -1;
   s->n_classes = -1;
   s->requested = c->output;
+  s->requested_activation = c->activation;
+  s->model_activation = c->model_activation;
   if (!gst_hybrid_prep_from_config (c, &s->prep, error))
     goto fail;
 
@@ -585,6 +621,7 @@ gst_hybrid_session_result (GstHybridSession *s, int slot,
 {
   GstHybridResultSpec spec = {
     .output = s->output,
+    .activation = s->activation,
     .top_k = top_k,
     .threshold = threshold,
     .labels = (const gchar * const *) s->labels,

@@ -36,6 +36,10 @@ typedef struct {
   int input_width, input_height;
   int batch;
   GstHybridOutput output;
+  GstHybridActivation activation;       /* AUTO: see model_activation */
+  /* What the model's last layer applies, as its sidecar says; AUTO when
+   * no sidecar says (the graph's head is looked at). */
+  GstHybridActivation model_activation;
   /* pre-processing: the rest of hy_frame_config comes from caps */
   bool bgr;
   hy_resize_mode resize;

@@ -6,9 +6,15 @@ filesink: the raw frames land in a file (the element passes them through
 unchanged) and `-m` prints the element's "hybridinfer" bus messages.  This
 script then pre-processes the same frames in numpy, following the
 conventions documented in core/include/hybrid-frame.h, runs MXNet on them and
-compares every reported score (classification: all classes, top-k = 9;
-detection: every row, threshold -1, boxes mapped back to the frame) within
+compares every reported score (classification: all classes, top-k = 9,
+through the output activation the case asks for; detection: every row,
+threshold -1, boxes mapped back to the frame) within
 1e-4 * max(1, max |mxnet|).
+
+"colors-logits" is the colors model without its softmax (MXNet cuts the
+head off the symbol at run time, into a temporary folder, and runs the cut
+symbol for the reference logits): with output-activation=auto the element
+must report a softmax of them.
 
 The environment must point GStreamer at the plugin (meson's element tests
 do: GST_PLUGIN_PATH_1_0, GST_PLUGIN_SYSTEM_PATH_1_0, GST_REGISTRY_1_0).
@@ -62,7 +68,41 @@ CASES = [
      "input-size=64x64 threshold=-1 interpolation=nearest"),
     ("detect3-i420-bt709", "quadrants3", BALL, "I420", 90, 70, "bt709",
      "input-size=64x64 threshold=-1"),
+    # output-activation: auto on logits is a softmax; explicit ones apply
+    ("logits-auto-softmax", "colors-logits", "smpte", "RGB", 64, 48, None,
+     "input-size=32x32"),
+    ("logits-none", "colors-logits", "snow", "RGB", 64, 48, None,
+     "input-size=32x32 output-activation=none"),
+    ("logits-sigmoid", "colors-logits", "smpte", "I420", 64, 48, "bt601",
+     "input-size=32x32 output-activation=sigmoid"),
+    ("probabilities-auto-none", "colors-shaped", "ball", "RGB", 64, 48, None,
+     "output-activation=auto"),
 ]
+
+LOGITS = "colors-logits"
+
+
+def write_logits_model(models, tmp):
+    """The colors model cut before its softmax, in tmp (params: colors')."""
+    sym = mx.sym.load(os.path.join(models, "colors-symbol.json"))
+    head = sym.get_internals()[sym.list_outputs()[0]]
+    logits = head.get_children()[0]
+    logits.save(os.path.join(tmp, LOGITS + "-symbol.json"))
+
+
+def model_dir(args, model, tmp):
+    return tmp if model == LOGITS else args.models
+
+
+def activation(ref, model, opts):
+    """What the element reports for MXNet's scores `ref` of `model`."""
+    kind = options(opts).get("output-activation", "auto")
+    if kind == "sigmoid":
+        return 1.0 / (1.0 + np.exp(-ref))
+    if kind == "softmax" or (kind == "auto" and model == LOGITS):
+        e = np.exp(ref - np.max(ref))
+        return e / np.sum(e)
+    return ref
 
 # ---- frames as GStreamer lays them out (GstVideoInfo defaults) -------------
 
@@ -242,14 +282,26 @@ def boxes(msg):
             for b in re.findall(r"<([^<>]*)>", m.group(1))]
 
 
+_MODELS = {}
+
+
+def args_models(models):
+    """The shipped models' folder, whichever folder holds this model."""
+    return _MODELS.get("shipped", models)
+
+
 def run_pipeline(gst_launch, models, case, raw_path):
     name, model, pattern, fmt, w, h, colorimetry, opts = case
     caps = "video/x-raw,format=%s,width=%d,height=%d" % (fmt, w, h)
     if colorimetry:
         caps += ",colorimetry=%s" % colorimetry
     prefix = os.path.join(models, model)
-    labels = os.path.join(models, model.rstrip("3").replace("-shaped", "")
+    labels = os.path.join(args_models(models), model.rstrip("3")
+                          .replace("-shaped", "").replace("-logits", "")
                           + ".txt")
+    if model == LOGITS:
+        opts += " params=%s" % os.path.join(args_models(models),
+                                            "colors-0000.params")
     cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
            "caps=\"%s\" ! hybridinfer model=%s-symbol.json labels=%s "
            "device=cpu top-k=9 post-messages=true %s ! filesink location=%s"
@@ -266,10 +318,11 @@ def run_pipeline(gst_launch, models, case, raw_path):
 
 
 class Model:
-    def __init__(self, models, name):
+    def __init__(self, models, name, params=None):
         prefix = os.path.join(models, name)
         self.net = mx.gluon.SymbolBlock.imports(
-            prefix + "-symbol.json", ["data"], prefix + "-0000.params")
+            prefix + "-symbol.json", ["data"],
+            params or prefix + "-0000.params")
         self.name = name
 
     def __call__(self, x):
@@ -348,7 +401,8 @@ def check_detection(msg, outs, area, w, h):
 def check_case(args, case, tmp):
     name, model, pattern, fmt, w, h, colorimetry, opts = case
     raw_path = os.path.join(tmp, name + ".raw")
-    msgs = run_pipeline(args.gst_launch, args.models, case, raw_path)
+    msgs = run_pipeline(args.gst_launch, model_dir(args, model, tmp), case,
+                        raw_path)
     if len(msgs) != N_FRAMES:
         return "%d messages for %d frames" % (len(msgs), N_FRAMES)
     raw = np.fromfile(raw_path, np.uint8)
@@ -356,8 +410,12 @@ def check_case(args, case, tmp):
     if raw.size != N_FRAMES * size:
         return "%d bytes of frames, expected %d x %d" % (raw.size, N_FRAMES,
                                                          size)
-    net = Model(args.models, model)
-    base = model.rstrip("3").replace("-shaped", "")
+    if model == LOGITS:
+        net = Model(tmp, model, os.path.join(args.models,
+                                             "colors-0000.params"))
+    else:
+        net = Model(args.models, model)
+    base = model.rstrip("3").replace("-shaped", "").replace("-logits", "")
     with open(os.path.join(args.models, base + ".txt")) as f:
         labels = f.read().splitlines()
     o = options(opts)
@@ -371,7 +429,8 @@ def check_case(args, case, tmp):
         if model.startswith("quadrants"):
             problem = check_detection(msg, outs, area, w, h)
         else:
-            problem = check_classification(msg, outs[0], labels)
+            problem = check_classification(
+                msg, activation(outs[0], model, opts), labels)
         if problem:
             return "frame %d: %s" % (i, problem)
     return None
@@ -387,7 +446,9 @@ def main():
     cases = [c for c in CASES if not args.case or c[0] in args.case]
     print("1..%d" % len(cases))
     failed = 0
+    _MODELS["shipped"] = args.models
     with tempfile.TemporaryDirectory(prefix="hy-vs-mxnet-") as tmp:
+        write_logits_model(args.models, tmp)
         for n, case in enumerate(cases, 1):
             try:
                 problem = check_case(args, case, tmp)
