@@ -49,6 +49,11 @@ DEFINE_ENUM_TYPE (gst_hybrid_infer_output_get_type, "GstHybridInferOutput",
     {GST_HYBRID_OUTPUT_DETECTION,
         "Boxes: (B,K,6) or ids/scores/bboxes heads", "detection"},
     {GST_HYBRID_OUTPUT_RAW, "Tensors only (in the meta)", "raw"})
+DEFINE_ENUM_TYPE (gst_hybrid_infer_region_get_type, "GstHybridInferRegion",
+    {GST_HYBRID_INFER_REGION_FULL_FRAME, "The whole frame", "full-frame"},
+    {GST_HYBRID_INFER_REGION_ROI, "Each region of interest upstream "
+          "found (GstVideoRegionOfInterestMeta); results go to its meta",
+        "roi"})
 DEFINE_ENUM_TYPE (gst_hybrid_infer_activation_get_type,
     "GstHybridInferActivation",
     {GST_HYBRID_ACTIVATION_AUTO, "Classification: softmax, unless the "

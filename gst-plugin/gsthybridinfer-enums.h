@@ -14,6 +14,11 @@ typedef enum {
 } GstHybridInferScale;
 
 typedef enum {
+  GST_HYBRID_INFER_REGION_FULL_FRAME,
+  GST_HYBRID_INFER_REGION_ROI,
+} GstHybridInferRegion;
+
+typedef enum {
   GST_HYBRID_INFER_COLOR_ORDER_RGB,
   GST_HYBRID_INFER_COLOR_ORDER_BGR,
 } GstHybridInferColorOrder;
@@ -29,6 +34,7 @@ typedef enum {
 #define GST_TYPE_HYBRID_INFER_INTERPOLATION (gst_hybrid_infer_interpolation_get_type ())
 #define GST_TYPE_HYBRID_INFER_OUTPUT (gst_hybrid_infer_output_get_type ())
 #define GST_TYPE_HYBRID_INFER_ACTIVATION (gst_hybrid_infer_activation_get_type ())
+#define GST_TYPE_HYBRID_INFER_REGION (gst_hybrid_infer_region_get_type ())
 
 GType gst_hybrid_infer_mode_get_type (void);
 GType gst_hybrid_infer_precision_get_type (void);
@@ -38,6 +44,7 @@ GType gst_hybrid_infer_resize_get_type (void);
 GType gst_hybrid_infer_interpolation_get_type (void);
 GType gst_hybrid_infer_output_get_type (void);
 GType gst_hybrid_infer_activation_get_type (void);
+GType gst_hybrid_infer_region_get_type (void);
 
 G_END_DECLS
 #endif /* GST_HYBRID_INFER_ENUMS_H */

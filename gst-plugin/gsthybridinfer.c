@@ -46,6 +46,7 @@
 #include "infer-batch.h"
 #include "infer-config.h"
 #include "infer-engine.h"
+#include "infer-roi.h"
 #include "infer-session.h"
 #include "property-parse.h"
 #include "video-format.h"
@@ -84,6 +85,8 @@ enum
   PROP_POST_MESSAGES,
   PROP_SHARED_ENGINE,
   PROP_SKIP_WHEN_BUSY,
+  PROP_INFERENCE_REGION,
+  PROP_OBJECT_CLASS,
   PROP_FRAMES_INFERRED,
   PROP_FRAMES_SKIPPED,
   PROP_MEAN_LATENCY_US,
@@ -122,6 +125,7 @@ struct _GstHybridInfer
   GstHybridSession *session;    /* the element's own model, or NULL */
   GstHybridEngineClient *client;        /* or an engine's (infer-engine.h) */
   gboolean skip_when_busy;      /* with client: frames do not wait */
+  GstHybridRoi *roi;            /* inference-region=roi: the regions */
   GstVideoInfo info;            /* of the current caps */
   GstCaps *failed_caps;         /* caps whose error was posted: GStreamer
                                  * sends sticky caps again with the next
@@ -362,6 +366,17 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
           "that arrives while it is busy is not inferred (frames-skipped) "
           "and carries the newest result, marked as not its own",
           DEFAULT_SKIP_WHEN_BUSY, ready));
+  g_object_class_install_property (gobject_class, PROP_INFERENCE_REGION,
+      g_param_spec_enum ("inference-region", "Inference region",
+          "What the model sees: the whole frame, or (secondary inference "
+          "after a detector) each region of interest, cropped, its result "
+          "added to the region's meta", GST_TYPE_HYBRID_INFER_REGION,
+          DEFAULT_INFERENCE_REGION, ready));
+  g_object_class_install_property (gobject_class, PROP_OBJECT_CLASS,
+      g_param_spec_string ("object-class", "Object class",
+          "inference-region=roi: the region types to infer on, "
+          "comma-separated (e.g. \"car,bus\"; a detector's labels); "
+          "NULL: every region", NULL, ready));
   g_object_class_install_property (gobject_class, PROP_FRAMES_INFERRED,
       g_param_spec_uint64 ("frames-inferred", "Frames inferred",
           "Frames run through the model since the element started", 0,
@@ -554,6 +569,8 @@ set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
     case PROP_OUTPUT_ACTIVATION:
     case PROP_SHARED_ENGINE:
     case PROP_SKIP_WHEN_BUSY:
+    case PROP_INFERENCE_REGION:
+    case PROP_OBJECT_CLASS:
       /* posting takes the object lock */
       GST_OBJECT_UNLOCK (self);
       GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
@@ -669,6 +686,15 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     case PROP_SKIP_WHEN_BUSY:
       s->skip_when_busy = g_value_get_boolean (value);
       break;
+    case PROP_INFERENCE_REGION:
+      s->inference_region = g_value_get_enum (value);
+      break;
+    case PROP_OBJECT_CLASS:
+      g_free (s->object_class);
+      s->object_class = g_value_dup_string (value);
+      if (s->object_class && !*s->object_class)
+        g_clear_pointer (&s->object_class, g_free);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -762,6 +788,12 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_SKIP_WHEN_BUSY:
       g_value_set_boolean (value, s->skip_when_busy);
+      break;
+    case PROP_INFERENCE_REGION:
+      g_value_set_enum (value, s->inference_region);
+      break;
+    case PROP_OBJECT_CLASS:
+      g_value_set_string (value, s->object_class);
       break;
     case PROP_FRAMES_INFERRED:
       g_value_set_uint64 (value, self->frames_inferred);
@@ -1019,6 +1051,13 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
     goto sidecar_failed;
   if (!gst_hybrid_infer_settings_to_config (&copy, &config, &error))
     goto config_failed;
+  if (copy.inference_region == GST_HYBRID_INFER_REGION_ROI
+      && (copy.shared_engine || copy.skip_when_busy)) {
+    g_set_error (&error, HY_ERROR, HY_ERROR_INVALID, "inference-region=roi "
+        "runs on the element's own model: not with shared-engine or "
+        "skip-when-busy");
+    goto config_failed;
+  }
   if (copy.shared_engine || copy.skip_when_busy) {
     if (!join_engine (self, &copy, &config, &note, &error))
       goto session_failed;
@@ -1026,6 +1065,21 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
     self->session = gst_hybrid_session_new (&config, &note, &error);
     if (!self->session)
       goto session_failed;
+  }
+  if (copy.inference_region == GST_HYBRID_INFER_REGION_ROI) {
+    if (gst_hybrid_session_follows_frame (self->session)) {
+      g_set_error (&error, HY_ERROR, HY_ERROR_INVALID, "inference-region="
+          "roi needs an input size for its crops: input-size=frame has "
+          "none");
+      g_clear_pointer (&self->session, gst_hybrid_session_free);
+      goto config_failed;
+    }
+    gchar **classes = copy.object_class
+        ? g_strsplit (copy.object_class, ",", -1) : NULL;
+    for (gchar ** c = classes; c && *c; c++)
+      g_strstrip (*c);
+    self->roi = gst_hybrid_roi_new ((const gchar * const *) classes);
+    g_strfreev (classes);
   }
   self->skip_when_busy = copy.skip_when_busy;
   gst_hybrid_infer_settings_clear (&copy);
@@ -1039,10 +1093,11 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   self->flush_ret = GST_FLOW_OK;
   self->flush_deadline = 0;
   self->flush_quit = FALSE;
-  /* An engine batches for its elements: the element holds no frames. */
-  if (self->session)
+  /* An engine batches for its elements, and regions are batched within
+   * their frame: the element holds no frames then. */
+  if (self->session && !self->roi)
     self->batch = gst_hybrid_batch_new ((guint) config.batch);
-  if (self->session && config.batch > 1)
+  if (self->session && !self->roi && config.batch > 1)
     self->flush_thread = g_thread_new ("hybridinfer-flush",
         flush_thread_func, self);
   GST_OBJECT_LOCK (self);
@@ -1139,6 +1194,7 @@ gst_hybrid_infer_stop (GstBaseTransform * trans)
   g_clear_pointer (&self->last, gst_hybrid_result_unref);
   g_clear_pointer (&self->session, gst_hybrid_session_free);
   g_clear_pointer (&self->client, gst_hybrid_engine_leave);
+  g_clear_pointer (&self->roi, gst_hybrid_roi_free);
   GST_OBJECT_LOCK (self);
   self->on_engine = FALSE;
   GST_OBJECT_UNLOCK (self);
@@ -1214,6 +1270,9 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
               format.full_range, &error)
           : set_frame_format (self->session, &format, &error)))
     goto plan_failed;
+  if (self->roi)
+    gst_hybrid_roi_set_frame (self->roi, format.layout, format.kr, format.kb,
+        format.full_range);
   report_session_note (self);
   gst_caps_replace (&self->failed_caps, NULL);
   self->known_pool = NULL;      /* a new pool comes with new caps */
@@ -1583,10 +1642,9 @@ finish_frame (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
   publish_result (self, buf, result, details.latency_us);
 }
 
-/* ---- on an engine ---------------------------------------------------------- */
-
+/* A forward that failed: the error, posted (and freed). */
 static void
-post_engine_error (GstHybridInfer * self, GError * error, guint64 frame)
+post_frame_error (GstHybridInfer * self, GError * error, guint64 frame)
 {
   gchar *what = g_strdup_printf ("forward of frame %" G_GUINT64_FORMAT,
       frame);
@@ -1594,6 +1652,49 @@ post_engine_error (GstHybridInfer * self, GError * error, guint64 frame)
   g_free (what);
   g_error_free (error);
 }
+
+/* ---- on regions of interest ------------------------------------------------ */
+
+/* inference-region=roi: every region of the frame the classes take runs
+ * through the model, its result added to its meta (infer-roi.h). */
+static GstFlowReturn
+infer_regions (GstHybridInfer * self, GstBuffer * buf, guint64 frame)
+{
+  GstHybridRoiFrame f = {.details = frame_details (self, buf, frame) };
+  GstVideoFrame mapped;
+  GError *error = NULL;
+  guint n_done;
+  if (!gst_buffer_get_meta (buf, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    return GST_FLOW_OK;         /* nothing to look at: not even mapped */
+  if (!map_frame (self, buf, &mapped, f.planes, f.strides))
+    return GST_FLOW_ERROR;
+  f.width = GST_VIDEO_FRAME_WIDTH (&mapped);
+  f.height = GST_VIDEO_FRAME_HEIGHT (&mapped);
+  GST_OBJECT_LOCK (self);
+  f.top_k = self->settings.top_k;
+  f.threshold = self->settings.threshold;
+  f.mode = self->settings.mode;
+  GST_OBJECT_UNLOCK (self);
+  gint64 start = g_get_monotonic_time ();
+  gboolean ok = gst_hybrid_roi_infer (self->roi, self->session, buf, &f,
+      &n_done, &error);
+  gst_video_frame_unmap (&mapped);
+  if (!ok) {
+    post_frame_error (self, error, frame);
+    return GST_FLOW_ERROR;
+  }
+  gdouble latency = (gdouble) (g_get_monotonic_time () - start);
+  GST_OBJECT_LOCK (self);
+  if (n_done)
+    self->frames_inferred++;
+  self->total_latency_us += n_done ? latency : 0;
+  if (n_done)
+    self->last_latency_us = latency;
+  GST_OBJECT_UNLOCK (self);
+  return GST_FLOW_OK;
+}
+
+/* ---- on an engine ---------------------------------------------------------- */
 
 /* skip-when-busy: the result of a frame that went on earlier, once the
  * engine has it, becomes the one frames carry. */
@@ -1604,7 +1705,7 @@ take_engine_result (GstHybridInfer * self)
   GstHybridResult *result =
       gst_hybrid_engine_client_take_result (self->client, &error);
   if (error) {
-    post_engine_error (self, error, self->frame_count);
+    post_frame_error (self, error, self->frame_count);
     return FALSE;
   }
   if (result) {
@@ -1660,7 +1761,7 @@ infer_on_engine (GstHybridInfer * self, GstBuffer * buf, guint64 frame,
       planes, strides, &request, &error);
   gst_video_frame_unmap (&mapped);
   if (!result) {
-    post_engine_error (self, error, frame);
+    post_frame_error (self, error, frame);
     return GST_FLOW_ERROR;
   }
   publish_result (self, buf, result,
@@ -1676,6 +1777,9 @@ gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 
   if (self->client)
     return infer_on_engine (self, buf, frame, wants_inference (self, frame));
+  if (self->roi)
+    return wants_inference (self, frame) ? infer_regions (self, buf, frame)
+        : GST_FLOW_OK;
   if (!wants_inference (self, frame)) {
     carry_last (self, buf);
     return GST_FLOW_OK;
@@ -1787,7 +1891,8 @@ gst_hybrid_infer_generate_output (GstBaseTransform * trans,
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
 
-  if (!self->session || gst_hybrid_session_batch (self->session) == 1)
+  if (!self->session || self->roi
+      || gst_hybrid_session_batch (self->session) == 1)
     return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
         outbuf);
   *outbuf = NULL;

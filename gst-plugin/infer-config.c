@@ -30,6 +30,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->threshold = DEFAULT_THRESHOLD;
   s->post_messages = DEFAULT_POST_MESSAGES;
   s->skip_when_busy = DEFAULT_SKIP_WHEN_BUSY;
+  s->inference_region = DEFAULT_INFERENCE_REGION;
 }
 
 void
@@ -47,6 +48,7 @@ gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
   copy->input_name = g_strdup (s->input_name);
   copy->input_size = g_strdup (s->input_size);
   copy->shared_engine = g_strdup (s->shared_engine);
+  copy->object_class = g_strdup (s->object_class);
   copy->mean = g_array_copy (s->mean);
   copy->std = g_array_copy (s->std);
   copy->labels_inline = NULL;
@@ -66,6 +68,7 @@ gst_hybrid_infer_settings_clear (GstHybridInferSettings * copy)
   g_free (copy->input_name);
   g_free (copy->input_size);
   g_free (copy->shared_engine);
+  g_free (copy->object_class);
   g_array_unref (copy->mean);
   g_array_unref (copy->std);
   g_strfreev (copy->labels_inline);

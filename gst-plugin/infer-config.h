@@ -32,6 +32,7 @@ G_BEGIN_DECLS
 #define DEFAULT_THRESHOLD 0.5f
 #define DEFAULT_POST_MESSAGES FALSE
 #define DEFAULT_SKIP_WHEN_BUSY FALSE
+#define DEFAULT_INFERENCE_REGION GST_HYBRID_INFER_REGION_FULL_FRAME
 #define MAX_CHANNEL_VALUES 3
 
 /* The properties a model's sidecar (hybrid-sidecar.h) also gives: a bit
@@ -81,6 +82,8 @@ typedef struct {
   gfloat threshold;
   gboolean post_messages;
   gchar *shared_engine;         /* NULL: the element's own model */
+  GstHybridInferRegion inference_region;
+  gchar *object_class;          /* roi: comma-separated types; NULL: all */
   gboolean skip_when_busy;
   guint set_mask;               /* GstHybridSetFlags: set by the user */
   /* The snapshot only: inline labels from the sidecar (labels NULL), and

@@ -454,11 +454,12 @@ gst_hybrid_session_plan_frames (const GstHybridSession *s,
 {
   if (s->follow_frame || s->shape.ndim != 4) {
     g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "input-size=frame: "
-        "the input follows one element's frames, and cannot be shared");
+        "the input follows the frames; it has no one size for other "
+        "pictures");
     return NULL;
   }
-  return plan_frames (s, prep, layout, width, height, yuv_kr, yuv_kb,
-      yuv_full_range, error);
+  return plan_frames (s, prep ? prep : &s->prep, layout, width, height,
+      yuv_kr, yuv_kb, yuv_full_range, error);
 }
 
 void

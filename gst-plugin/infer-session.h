@@ -85,7 +85,8 @@ gboolean gst_hybrid_session_set_frame (GstHybridSession * session,
 gboolean gst_hybrid_session_has_frame (const GstHybridSession * session);
 
 /* A frame plan for frames of this format into the session's input, with
- * pre-processing `prep` (an element on a shared engine owns it).  FALSE
+ * pre-processing `prep` (an element on a shared engine owns it; NULL: the
+ * session's).  FALSE
  * when the input size follows the frame: such a session has no one
  * input size to plan for. */
 hy_frame_plan *gst_hybrid_session_plan_frames (const GstHybridSession *

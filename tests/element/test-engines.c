@@ -349,9 +349,12 @@ GST_END_TEST;
 /* ---- skip-when-busy ---------------------------------------------------------- */
 
 #define LIVE_FRAMES 40
+#define LATE_MS 50
 
-/* A live 100 fps source into a synchronising sink that drops a frame 20 ms
- * late; returns the sink's rendered and dropped counts and the element's
+/* A live 100 fps source into a synchronising sink that drops a frame
+ * LATE_MS late (a few frames' time: a loaded test machine may hold the
+ * streaming thread back that long now and then; a frame that waits for a
+ * forward of this model is later than that); returns the sink's rendered and dropped counts and the element's
  * statistics. */
 static void
 live_run (const gchar * model, gboolean skip, guint64 * rendered,
@@ -361,7 +364,8 @@ live_run (const gchar * model, gboolean skip, guint64 * rendered,
       "num-buffers=%d ! video/x-raw,width=64,height=64,framerate=100/1 ! "
       "hybridinfer name=h model=%s device=cpu input-size=64x64 "
       "skip-when-busy=%s ! fakesink name=s0 sync=true qos=true "
-      "max-lateness=20000000", LIVE_FRAMES, model, skip ? "true" : "false");
+      "max-lateness=%d", LIVE_FRAMES, model, skip ? "true" : "false",
+      LATE_MS * 1000000);
   run r;
   run_start (&r, launch, 1);
   gchar *error = run_wait (&r);
@@ -420,8 +424,9 @@ GST_START_TEST (test_skip_when_busy)
   live_run (model, FALSE, &rendered, &dropped, &inferred, &skipped, &seen);
   printf ("waiting: %" G_GUINT64_FORMAT " rendered, %" G_GUINT64_FORMAT
       " dropped late\n", rendered, dropped);
-  fail_unless (dropped > 0, "no frame was late without skip-when-busy: the "
-      "model is not slower than the frame rate on this machine");
+  fail_unless (dropped >= LIVE_FRAMES / 2, "only %" G_GUINT64_FORMAT
+      " frames late without skip-when-busy: the model is not slow enough "
+      "on this machine for this test", dropped);
   fail_unless_equals_uint64 (skipped, 0);
   g_array_unref (seen);
   g_free (model);
@@ -551,6 +556,13 @@ engines_suite (void)
 int
 main (int argc, char **argv)
 {
+  /* The model takes one core and leaves the other to the frames, as a
+   * live pipeline on this 2-core machine should be set up: with both
+   * cores busy in a forward, the streaming thread waits for the
+   * scheduler, and under a loaded test run "on time" would measure the
+   * machine's load instead of the element (docs/ELEMENT.md,
+   * skip-when-busy). */
+  g_setenv ("HYBRIDINFER_THREADS", "1", TRUE);
   gst_check_init (&argc, &argv);
   tmp_dir = g_dir_make_tmp ("hybridinfer-engines-XXXXXX", NULL);
   g_assert (tmp_dir != NULL);

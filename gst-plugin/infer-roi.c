@@ -1,0 +1,210 @@
+/*
+ * infer-roi.c — secondary inference on regions of interest (infer-roi.h).
+ */
+#include "infer-roi.h"
+
+/* A frame plan for crops of one size. */
+typedef struct {
+  int width, height;
+  hy_frame_plan *plan;
+  guint64 used;                 /* when last used: the oldest goes first */
+} roi_plan;
+
+struct _GstHybridRoi {
+  GQuark *classes;              /* 0-terminated; NULL: every region */
+  hy_pixel_layout layout;
+  float yuv_kr, yuv_kb;
+  bool yuv_full_range;
+  roi_plan plans[GST_HYBRID_ROI_PLANS];
+  guint64 clock;
+  /* the regions of the forward being gathered, by slot */
+  GstVideoRegionOfInterestMeta **slots;
+  const hy_frame_plan **slot_plans;
+  int n_slots;
+};
+
+GstHybridRoi *
+gst_hybrid_roi_new (const gchar *const *classes)
+{
+  GstHybridRoi *roi = g_new0 (GstHybridRoi, 1);
+  guint n = classes ? g_strv_length ((gchar **) classes) : 0;
+  if (n) {
+    roi->classes = g_new0 (GQuark, n + 1);
+    for (guint i = 0; i < n; i++)
+      roi->classes[i] = g_quark_from_string (classes[i]);
+  }
+  return roi;
+}
+
+static void
+forget_plans (GstHybridRoi *roi)
+{
+  for (int i = 0; i < GST_HYBRID_ROI_PLANS; i++)
+    g_clear_pointer (&roi->plans[i].plan, hy_frame_plan_free);
+}
+
+void
+gst_hybrid_roi_free (GstHybridRoi *roi)
+{
+  if (!roi)
+    return;
+  forget_plans (roi);
+  g_free (roi->classes);
+  g_free (roi->slots);
+  g_free (roi->slot_plans);
+  g_free (roi);
+}
+
+void
+gst_hybrid_roi_set_frame (GstHybridRoi *roi, hy_pixel_layout layout,
+    float yuv_kr, float yuv_kb, bool yuv_full_range)
+{
+  forget_plans (roi);
+  roi->layout = layout;
+  roi->yuv_kr = yuv_kr;
+  roi->yuv_kb = yuv_kb;
+  roi->yuv_full_range = yuv_full_range;
+}
+
+static gboolean
+wanted (const GstHybridRoi *roi, const GstVideoRegionOfInterestMeta *meta)
+{
+  if (!roi->classes)
+    return TRUE;
+  for (const GQuark *q = roi->classes; *q; q++)
+    if (*q == meta->roi_type)
+      return TRUE;
+  return FALSE;
+}
+
+/* The plan for crops of width x height: a kept one, or a new one in place
+ * of the least recently used. */
+static const hy_frame_plan *
+plan_for (GstHybridRoi *roi, const GstHybridSession *session, int width,
+    int height, GError **error)
+{
+  roi_plan *oldest = &roi->plans[0];
+  roi->clock++;
+  for (int i = 0; i < GST_HYBRID_ROI_PLANS; i++) {
+    roi_plan *p = &roi->plans[i];
+    if (p->plan && p->width == width && p->height == height) {
+      p->used = roi->clock;
+      return p->plan;
+    }
+    if (!p->plan || (oldest->plan && p->used < oldest->used))
+      oldest = p;
+  }
+  hy_frame_plan *plan = gst_hybrid_session_plan_frames (session, NULL,
+      roi->layout, width, height, roi->yuv_kr, roi->yuv_kb,
+      roi->yuv_full_range, error);
+  if (!plan)
+    return NULL;
+  hy_frame_plan_free (oldest->plan);
+  *oldest = (roi_plan) {.width = width,.height = height,.plan = plan,
+    .used = roi->clock
+  };
+  return plan;
+}
+
+/* The region clamped to the frame, its corner on even pixels for 4:2:0
+ * chroma (the crop grows by the pixel it loses); FALSE when nothing of it
+ * is in the frame. */
+static gboolean
+crop_of (const GstHybridRoi *roi, const GstVideoRegionOfInterestMeta *m,
+    int fw, int fh, int *x, int *y, int *w, int *h)
+{
+  gint64 x0 = MIN ((gint64) m->x, fw), y0 = MIN ((gint64) m->y, fh);
+  gint64 x1 = MIN ((gint64) m->x + m->w, fw);
+  gint64 y1 = MIN ((gint64) m->y + m->h, fh);
+  if (roi->layout == HY_PIXEL_NV12 || roi->layout == HY_PIXEL_I420) {
+    x0 &= ~(gint64) 1;
+    y0 &= ~(gint64) 1;
+  }
+  if (x1 <= x0 || y1 <= y0)
+    return FALSE;
+  *x = (int) x0;
+  *y = (int) y0;
+  *w = (int) (x1 - x0);
+  *h = (int) (y1 - y0);
+  return TRUE;
+}
+
+/* The planes of the crop at (x, y): the frame's, moved to its corner. */
+static void
+crop_planes (const GstHybridRoi *roi, const GstHybridRoiFrame *f, int x,
+    int y, const uint8_t *planes[3])
+{
+  int bpp, r, g, b, a;
+  planes[1] = planes[2] = NULL;
+  if (hy_pixel_packed (roi->layout, &bpp, &r, &g, &b, &a)) {
+    planes[0] = f->planes[0] + (gsize) y * f->strides[0] + (gsize) x * bpp;
+    return;
+  }
+  planes[0] = f->planes[0] + (gsize) y * f->strides[0] + x;
+  if (roi->layout == HY_PIXEL_NV12)
+    planes[1] = f->planes[1] + (gsize) (y / 2) * f->strides[1] + x;
+  else if (roi->layout == HY_PIXEL_I420) {
+    planes[1] = f->planes[1] + (gsize) (y / 2) * f->strides[1] + x / 2;
+    planes[2] = f->planes[2] + (gsize) (y / 2) * f->strides[2] + x / 2;
+  }
+}
+
+/* Runs the gathered regions and gives each its result. */
+static gboolean
+run_slots (GstHybridRoi *roi, GstHybridSession *session,
+    const GstHybridRoiFrame *f, GError **error)
+{
+  if (roi->n_slots == 0)
+    return TRUE;
+  if (!gst_hybrid_session_forward (session, f->mode, NULL, NULL, error))
+    return FALSE;
+  for (int i = 0; i < roi->n_slots; i++) {
+    gboolean grew;
+    GstHybridResult *result = gst_hybrid_session_result (session, i,
+        roi->slot_plans[i], &f->details, f->top_k, f->threshold, &grew);
+    /* the meta owns its parameters: a copy (GStreamer's allocation) */
+    gst_video_region_of_interest_meta_add_param (roi->slots[i],
+        gst_structure_copy (result->results));
+    gst_hybrid_result_unref (result);
+  }
+  roi->n_slots = 0;
+  return TRUE;
+}
+
+gboolean
+gst_hybrid_roi_infer (GstHybridRoi *roi, GstHybridSession *session,
+    GstBuffer *buf, const GstHybridRoiFrame *f, guint *n_done,
+    GError **error)
+{
+  int batch = gst_hybrid_session_batch (session);
+  gpointer state = NULL;
+  GstMeta *meta;
+  *n_done = 0;
+  if (!roi->slots) {
+    roi->slots = g_new0 (GstVideoRegionOfInterestMeta *, batch);
+    roi->slot_plans = g_new0 (const hy_frame_plan *, batch);
+  }
+  roi->n_slots = 0;
+  while ((meta = gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *m = (GstVideoRegionOfInterestMeta *) meta;
+    int x, y, w, h;
+    if (!wanted (roi, m)
+        || !crop_of (roi, m, f->width, f->height, &x, &y, &w, &h))
+      continue;
+    const hy_frame_plan *plan = plan_for (roi, session, w, h, error);
+    if (!plan)
+      return FALSE;
+    const uint8_t *planes[3];
+    crop_planes (roi, f, x, y, planes);
+    gst_hybrid_session_load_with (session, plan, roi->n_slots, planes,
+        f->strides);
+    roi->slots[roi->n_slots] = m;
+    roi->slot_plans[roi->n_slots] = plan;
+    roi->n_slots++;
+    (*n_done)++;
+    if (roi->n_slots == batch && !run_slots (roi, session, f, error))
+      return FALSE;
+  }
+  return run_slots (roi, session, f, error);
+}

@@ -1,0 +1,57 @@
+/*
+ * infer-roi.h — secondary inference on regions of interest
+ * (inference-region=roi): each GstVideoRegionOfInterestMeta an upstream
+ * detector attached (of the classes asked for) is cropped out of the
+ * frame, converted into a batch slot of the session's input and run
+ * through the model, batch-size regions per forward; its result is added
+ * to that region's meta as a "hybridinfer" parameter structure.
+ *
+ * A crop converts through a frame plan for its size.  Plans are kept for
+ * the most recent sizes (GST_HYBRID_ROI_PLANS): a detector's boxes come
+ * in few sizes when objects stand still, and in new ones as they move,
+ * which costs a plan (a few small allocations) per new size.
+ */
+#ifndef GST_HYBRID_INFER_ROI_H
+#define GST_HYBRID_INFER_ROI_H
+
+#include <gst/video/video.h>
+
+#include "infer-session.h"
+
+G_BEGIN_DECLS
+
+#define GST_HYBRID_ROI_PLANS 16
+
+typedef struct _GstHybridRoi GstHybridRoi;
+
+/* `classes`: the region types (roi_type, e.g. the detector's labels) to
+ * infer on, NULL-terminated; NULL or empty: every region. */
+GstHybridRoi *gst_hybrid_roi_new (const gchar * const *classes);
+void gst_hybrid_roi_free (GstHybridRoi * roi);
+
+/* The frame format of the caps: crops are cut from frames of it. */
+void gst_hybrid_roi_set_frame (GstHybridRoi * roi, hy_pixel_layout layout,
+    float yuv_kr, float yuv_kb, bool yuv_full_range);
+
+/* What a frame's regions need: the frame mapped, and what a result says
+ * of the frame. */
+typedef struct {
+  const uint8_t *planes[3];
+  int strides[3];
+  int width, height;
+  GstHybridResultFrame details;
+  guint top_k;
+  gfloat threshold;
+  hy_mode mode;
+} GstHybridRoiFrame;
+
+/* Runs every region of `buf` that roi's classes take through the session
+ * (batch-size at a time) and adds each one's result to its meta.  *n_done:
+ * regions inferred.  FALSE + error when a forward or a crop's plan
+ * failed. */
+gboolean gst_hybrid_roi_infer (GstHybridRoi * roi, GstHybridSession * session,
+    GstBuffer * buf, const GstHybridRoiFrame * frame, guint * n_done,
+    GError ** error);
+
+G_END_DECLS
+#endif /* GST_HYBRID_INFER_ROI_H */

@@ -1,0 +1,239 @@
+/*
+ * test-roi.c — secondary inference on regions of interest
+ * (inference-region=roi, gst-plugin/infer-roi.h).
+ *
+ * Frames of four coloured quadrants (red, green, blue, black) with one
+ * region of interest per quadrant: the "colors" classifier, run on each
+ * region's crop, must name that quadrant's colour in the "hybridinfer"
+ * parameter it adds to the region's meta — in packed RGB and in I420 and
+ * NV12 (whose crops start on even pixels), batched or not, and only for
+ * the region types object-class names.  Then behind the "quadrants"
+ * detector, as a user chains them: each detected box is classified as
+ * the colour the detector named it.
+ */
+#include "element-util.h"
+
+/* A frame of pick's colours in `format` (packed RGB, or BT.601 I420 or
+ * NV12 from the same colours). */
+static GstBuffer *
+any_frame_new (const gchar * format, int w, int h, pixel_func pick)
+{
+  GstVideoFormat f = gst_video_format_from_string (format);
+  if (f != GST_VIDEO_FORMAT_I420 && f != GST_VIDEO_FORMAT_NV12)
+    return frame_new (format, w, h, pick, 0);
+  GstVideoInfo info;
+  GstVideoFrame frame;
+  fail_unless (gst_video_info_set_format (&info, f, w, h));
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, info.size, NULL);
+  fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_WRITE));
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      rgb8 c = pick (x, y, w, h);
+      double yy = 16 + (0.299 * c.r + 0.587 * c.g + 0.114 * c.b) * 219 / 255;
+      double u = 128 + (-0.168736 * c.r - 0.331264 * c.g + 0.5 * c.b)
+          * 224 / 255;
+      double v = 128 + (0.5 * c.r - 0.418688 * c.g - 0.081312 * c.b)
+          * 224 / 255;
+      guint8 *py = GST_VIDEO_FRAME_PLANE_DATA (&frame, 0);
+      py[y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0) + x] = (guint8) yy;
+      if (x % 2 || y % 2)
+        continue;
+      if (f == GST_VIDEO_FORMAT_I420) {
+        guint8 *pu = GST_VIDEO_FRAME_PLANE_DATA (&frame, 1);
+        guint8 *pv = GST_VIDEO_FRAME_PLANE_DATA (&frame, 2);
+        pu[y / 2 * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 1) + x / 2] =
+            (guint8) u;
+        pv[y / 2 * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 2) + x / 2] =
+            (guint8) v;
+      } else {
+        guint8 *puv = GST_VIDEO_FRAME_PLANE_DATA (&frame, 1);
+        guint8 *p = puv + y / 2 * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 1) + x;
+        p[0] = (guint8) u;
+        p[1] = (guint8) v;
+      }
+    }
+  gst_video_frame_unmap (&frame);
+  return buf;
+}
+
+static const gchar *quadrant_colour[] = { "red", "green", "blue", "black" };
+
+/* One region per quadrant of a w x h frame, types "q0" … "q3" (odd
+ * corners, so that 4:2:0 crops must round them). */
+static void
+add_quadrant_rois (GstBuffer * buf, int w, int h)
+{
+  for (int q = 0; q < 4; q++) {
+    gchar *type = g_strdup_printf ("q%d", q);
+    guint x = (q % 2) ? w / 2 + 3 : 3, y = (q / 2) ? h / 2 + 3 : 3;
+    gst_buffer_add_video_region_of_interest_meta (buf, type, x, y,
+        w / 2 - 6, h / 2 - 6);
+    g_free (type);
+  }
+}
+
+/* The label the classifier gave region type `type`, or NULL. */
+static const gchar *
+roi_label (GstBuffer * buf, const gchar * type)
+{
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *m = (GstVideoRegionOfInterestMeta *) meta;
+    if (m->roi_type != g_quark_from_string (type))
+      continue;
+    GstStructure *s = gst_video_region_of_interest_meta_get_param (m,
+        "hybridinfer");
+    return s ? gst_structure_get_string (s, "label") : NULL;
+  }
+  fail ("no region %s", type);
+  return NULL;
+}
+
+static GstHarness *
+roi_harness (const gchar * format, int w, int h, guint batch,
+    const gchar * classes)
+{
+  GstElement *e = infer_new ("colors");
+  g_object_set (e, "input-size", "32x32", "batch-size", batch, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "inference-region", "roi");
+  if (classes)
+    g_object_set (e, "object-class", classes, NULL);
+  GstHarness *hn = harness_for (e, NULL);
+  set_caps (hn, format, w, h);
+  return hn;
+}
+
+GST_START_TEST (test_roi_each_region)
+{
+  static const gchar *formats[] = { "RGB", "BGRx", "I420", "NV12" };
+  static const guint batches[] = { 1, 3, 4 };
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (guint b = 0; b < G_N_ELEMENTS (batches); b++) {
+      GstHarness *hn = roi_harness (formats[f], 96, 70, batches[b], NULL);
+      for (int frame = 0; frame < 2; frame++) {
+        GstBuffer *in = any_frame_new (formats[f], 96, 70, pick_quadrants);
+        add_quadrant_rois (in, 96, 70);
+        GstBuffer *out = gst_harness_push_and_pull (hn, in);
+        for (int q = 0; q < 4; q++) {
+          gchar *type = g_strdup_printf ("q%d", q);
+          const gchar *label = roi_label (out, type);
+          fail_unless (label != NULL, "%s batch %u: %s has no result",
+              formats[f], batches[b], type);
+          fail_unless_equals_string (label, quadrant_colour[q]);
+          g_free (type);
+        }
+        /* the frame itself carries no full-frame result */
+        fail_unless (gst_buffer_get_hybrid_tensor_meta (out) == NULL);
+        gst_buffer_unref (out);
+      }
+      guint64 inferred;
+      g_object_get (hn->element, "frames-inferred", &inferred, NULL);
+      fail_unless_equals_uint64 (inferred, 2);
+      gst_harness_teardown (hn);
+    }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_roi_object_class)
+{
+  GstHarness *hn = roi_harness ("RGB", 96, 70, 2, "q1, q3");
+  GstBuffer *in = frame_new ("RGB", 96, 70, pick_quadrants, 0);
+  add_quadrant_rois (in, 96, 70);
+  GstBuffer *out = gst_harness_push_and_pull (hn, in);
+  fail_unless (roi_label (out, "q0") == NULL);
+  fail_unless_equals_string (roi_label (out, "q1"), "green");
+  fail_unless (roi_label (out, "q2") == NULL);
+  fail_unless_equals_string (roi_label (out, "q3"), "black");
+  gst_buffer_unref (out);
+  /* a frame with no region passes untouched, counted as not inferred */
+  out = gst_harness_push_and_pull (hn, frame_new ("RGB", 96, 70, pick_red,
+          1));
+  fail_unless (gst_buffer_get_hybrid_tensor_meta (out) == NULL);
+  gst_buffer_unref (out);
+  guint64 inferred;
+  g_object_get (hn->element, "frames-inferred", &inferred, NULL);
+  fail_unless_equals_uint64 (inferred, 1);
+  gst_harness_teardown (hn);
+}
+
+GST_END_TEST;
+
+/* A region partly or wholly outside the frame: clamped, or skipped. */
+GST_START_TEST (test_roi_outside_frame)
+{
+  GstHarness *hn = roi_harness ("I420", 64, 48, 1, NULL);
+  GstBuffer *in = any_frame_new ("I420", 64, 48, pick_quadrants);
+  gst_buffer_add_video_region_of_interest_meta (in, "edge", 33, 1, 1000,
+      20);
+  gst_buffer_add_video_region_of_interest_meta (in, "gone", 500, 500, 10,
+      10);
+  GstBuffer *out = gst_harness_push_and_pull (hn, in);
+  fail_unless_equals_string (roi_label (out, "edge"), "green");
+  fail_unless (roi_label (out, "gone") == NULL);
+  gst_buffer_unref (out);
+  gst_harness_teardown (hn);
+}
+
+GST_END_TEST;
+
+/* Detector, then classifier on its boxes: each box gets the colour the
+ * detector named it. */
+GST_START_TEST (test_roi_behind_detector)
+{
+  gchar *det = model_path ("quadrants"), *det_labels =
+      labels_path ("quadrants");
+  gchar *cls = model_path ("colors"), *cls_labels = labels_path ("colors");
+  gchar *launch = g_strdup_printf ("hybridinfer model=%s labels=%s "
+      "device=cpu input-size=64x64 threshold=0.6 ! hybridinfer model=%s "
+      "labels=%s device=cpu input-size=32x32 inference-region=roi "
+      "batch-size=2", det, det_labels, cls, cls_labels);
+  GstHarness *hn = gst_harness_new_parse (launch);
+  set_caps (hn, "RGBA", 128, 96);
+  GstBuffer *out = gst_harness_push_and_pull (hn,
+      frame_new ("RGBA", 128, 96, pick_quadrants, 0));
+  gpointer state = NULL;
+  GstMeta *meta;
+  guint n = 0;
+  while ((meta = gst_buffer_iterate_meta_filtered (out, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *m = (GstVideoRegionOfInterestMeta *) meta;
+    GstStructure *s = gst_video_region_of_interest_meta_get_param (m,
+        "hybridinfer");
+    fail_unless (s != NULL, "box %u was not classified", n);
+    fail_unless_equals_string (gst_structure_get_string (s, "label"),
+        g_quark_to_string (m->roi_type));
+    /* the detector's own parameter is still there */
+    fail_unless (gst_video_region_of_interest_meta_get_param (m,
+            "detection") != NULL);
+    n++;
+  }
+  fail_unless_equals_int (n, 3);
+  gst_buffer_unref (out);
+  gst_harness_teardown (hn);
+  g_free (launch);
+  g_free (det);
+  g_free (det_labels);
+  g_free (cls);
+  g_free (cls_labels);
+}
+
+GST_END_TEST;
+
+static Suite *
+roi_suite (void)
+{
+  Suite *s = suite_create ("hybridinfer-roi");
+  TCase *tc = tcase_create ("roi");
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_roi_each_region);
+  tcase_add_test (tc, test_roi_object_class);
+  tcase_add_test (tc, test_roi_outside_frame);
+  tcase_add_test (tc, test_roi_behind_detector);
+  return s;
+}
+
+GST_CHECK_MAIN (roi);
