@@ -59,7 +59,7 @@ def read_ops_def(root):
     text = (root / "kernels" / "ops.def").read_text()
     ops = []
     section = "Operators"
-    token = re.compile(r"/\*(.*?)\*/|^HY_OP(?:_KNOWN)?\s*\((.*?)\)\s*$",
+    token = re.compile(r"/\*(.*?)\*/|^HY_OP(?:_KNOWN|_CPU)?\s*\((.*?)\)\s*$",
                        re.S | re.M)
     for m in token.finditer(text):
         if m.group(1) is not None:

@@ -61,6 +61,16 @@ install_venv() {
     "$VENV/bin/pip" install -q --disable-pip-version-check \
       "mxnet==1.9.1" "numpy<1.24" onnx onnxruntime
   fi
+  # GluonCV's model zoo makes the detection references (gen_fixtures.py --set zoo).  Its
+  # declared requirements pull opencv, pandas and matplotlib and a newer numpy; the model zoo
+  # needs none of them, only what its package imports on load.
+  if ! "$VENV/bin/python" -c "import gluoncv" 2>/dev/null; then
+    log "adding GluonCV 0.10.5 (detection references) to $VENV"
+    { "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps "gluoncv==0.10.5" \
+      && "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<1.24" tqdm portalocker \
+        Pillow "scipy<1.11"; } \
+      || log "GluonCV did not install: the detection zoo cases will be skipped"
+  fi
   if ! "$VENV/bin/python" -c "import openvino" 2>/dev/null; then
     log "adding OpenVINO (a benchmark peer) to $VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<1.24" openvino \

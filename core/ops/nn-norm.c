@@ -1,5 +1,6 @@
 /*
- * nn-norm.c — BatchNorm at inference: attributes and shape inference.
+ * nn-norm.c — BatchNorm and L2Normalization at inference: attributes and
+ * shape inference.
  *
  * MXNet 1.9.1's own defaults apply when a key is absent, and they differ
  * from Gluon's: eps 1e-3 and fix_gamma True (gamma read as 1).  Gluon
@@ -96,4 +97,61 @@ const hy_op_def hy_opdef_batch_norm = {
   .n_aux = 2,
   .infer_shape = bn_infer_shape,
   .inplace = TRUE,
+};
+
+/* ---- L2Normalization ---------------------------------------------------- */
+
+/* MXNet also has a second, hidden output (the norms, for the backward
+ * pass); graphs cannot reference it, so only the visible one is made. */
+
+static gboolean
+l2_norm_parse (GHashTable *attrs, void *params, GError **error)
+{
+  static const char *const modes[] = { "instance", "channel", "spatial",
+    NULL };
+  hy_l2_normalization_params *p = params;
+  double eps;
+  int mode;
+  if (!hy_attr_float (attrs, "eps", 1e-10, &eps, error)
+      || !hy_attr_enum (attrs, "mode", modes, HY_L2_NORM_INSTANCE, &mode,
+          error))
+    return FALSE;
+  /* NaN fails this test too. */
+  if (!(eps >= 0.0)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'eps' = '%s' must be a non-negative number",
+        hy_attr_string (attrs, "eps"));
+    return FALSE;
+  }
+  p->eps = (float) eps;
+  p->mode = mode;
+  return TRUE;
+}
+
+static gboolean
+l2_norm_infer_shape (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_l2_normalization_params *p = params;
+  int need = p->mode == HY_L2_NORM_INSTANCE ? 1 : 3;
+  if (in[0].ndim < need) {
+    char buf[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "data of shape %s has too few dimensions: mode '%s' needs at least "
+        "%d", hy_shape_format (&in[0], buf, sizeof buf),
+        p->mode == HY_L2_NORM_CHANNEL ? "channel" : p->mode
+        == HY_L2_NORM_SPATIAL ? "spatial" : "instance", need);
+    return FALSE;
+  }
+  out[0] = in[0];
+  return TRUE;
+}
+
+static const char *const l2_norm_inputs[] = { "data", NULL };
+
+const hy_op_def hy_opdef_l2_normalization = {
+  .params_size = sizeof (hy_l2_normalization_params),
+  .parse = l2_norm_parse,
+  .input_names = l2_norm_inputs,
+  .infer_shape = l2_norm_infer_shape,
 };

@@ -1,6 +1,7 @@
 /*
  * slice.c — ops that cut tensors apart or join them: slice, slice_axis,
- * Concat and SliceChannel (split), with MXNet 1.9.1's bounds rules.
+ * slice_like, Concat and SliceChannel (split), with MXNet 1.9.1's bounds
+ * rules.
  */
 #include <string.h>
 
@@ -159,6 +160,92 @@ const hy_op_def hy_opdef_slice_axis = {
   .parse = slice_axis_parse,
   .input_names = data_input,
   .infer_shape = slice_axis_infer,
+};
+
+/* ---- slice_like --------------------------------------------------------- */
+
+static gboolean
+slice_like_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_slice_like_params *p = params;
+  hy_tuple axes = { 0 };
+  if (!hy_attr_tuple (attrs, "axes", &axes, FALSE, error))
+    return FALSE;
+  for (int i = 0; i < axes.n; i++) {
+    if (axes.v[i] < -HY_MAX_DIMS || axes.v[i] >= HY_MAX_DIMS) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "attribute 'axes' entry %d = %" G_GINT64_FORMAT " is out of range",
+          i, (gint64) axes.v[i]);
+      return FALSE;
+    }
+    p->axes[i] = (int) axes.v[i];
+  }
+  p->n_axes = axes.n;
+  return TRUE;
+}
+
+static gboolean
+slice_like_too_long (GError **error, int axis, const hy_shape *d,
+    const hy_shape *like)
+{
+  char dbuf[HY_SHAPE_STRLEN], lbuf[HY_SHAPE_STRLEN];
+  g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+      "axis %d of shape_like %s is longer than that of data %s: slice_like "
+      "only shortens", axis, hy_shape_format (like, lbuf, sizeof lbuf),
+      hy_shape_format (d, dbuf, sizeof dbuf));
+  return FALSE;
+}
+
+static gboolean
+slice_like_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_slice_like_params *p = params;
+  const hy_shape *d = &in[0], *like = &in[1];
+  char dbuf[HY_SHAPE_STRLEN], lbuf[HY_SHAPE_STRLEN];
+  hy_shape r = *d;
+  if (p->n_axes == 0) {
+    /* Every axis: MXNet wants equal ranks here. */
+    if (like->ndim != d->ndim) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "data %s and shape_like %s differ in rank; without 'axes' "
+          "slice_like cuts every axis", hy_shape_format (d, dbuf,
+              sizeof dbuf), hy_shape_format (like, lbuf, sizeof lbuf));
+      return FALSE;
+    }
+    for (int i = 0; i < d->ndim; i++) {
+      if (like->dims[i] > d->dims[i])
+        return slice_like_too_long (error, i, d, like);
+      r.dims[i] = like->dims[i];
+    }
+    out[0] = r;
+    return TRUE;
+  }
+  for (int i = 0; i < p->n_axes; i++) {
+    int axis = p->axes[i] < 0 ? p->axes[i] + d->ndim : p->axes[i];
+    if (axis < 0 || axis >= d->ndim || axis >= like->ndim) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "attribute 'axes' entry %d = %d is out of range for data %s and "
+          "shape_like %s", i, p->axes[i], hy_shape_format (d, dbuf,
+              sizeof dbuf), hy_shape_format (like, lbuf, sizeof lbuf));
+      return FALSE;
+    }
+    if (like->dims[axis] > d->dims[axis])
+      return slice_like_too_long (error, axis, d, like);
+    r.dims[axis] = like->dims[axis];
+  }
+  out[0] = r;
+  return TRUE;
+}
+
+static const char *const slice_like_inputs[] = { "data", "shape_like",
+  NULL };
+
+const hy_op_def hy_opdef_slice_like = {
+  .params_size = sizeof (hy_slice_like_params),
+  .parse = slice_like_parse,
+  .input_names = slice_like_inputs,
+  .infer_shape = slice_like_infer,
 };
 
 /* ---- Concat ------------------------------------------------------------- */

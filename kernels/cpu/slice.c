@@ -1,5 +1,6 @@
 /*
- * slice.c — CPU kernels of slice, slice_axis, Concat and SliceChannel.
+ * slice.c — CPU kernels of slice, slice_axis, slice_like, Concat and
+ * SliceChannel.
  *
  * Each one views its tensors as (outer, axis, inner) blocks so that
  * everything below the cut axis moves with one memcpy per block.  Concat,
@@ -16,6 +17,8 @@
 void hy_cpu_slice (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 void hy_cpu_slice_axis (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+void hy_cpu_slice_like (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 void hy_cpu_concat (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
@@ -103,6 +106,22 @@ hy_cpu_slice (hy_cpu_ctx *ctx, const void *params,
       idx[k] = 0;
     }
   }
+}
+
+/* ---- slice_like --------------------------------------------------------- */
+
+/* Every cut starts at 0 and the output's shape already says where each
+ * one ends: that is a slice with begin 0 and end = the output's dims. */
+void
+hy_cpu_slice_like (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_shape *o = &out[0]->shape;
+  hy_slice_params s = { .op = HY_OP_SLICE, .n = o->ndim };
+  for (int i = 0; i < o->ndim; i++)
+    s.end[i] = o->dims[i];
+  const hy_tensor *data[1] = { in[0] };
+  hy_cpu_slice (ctx, &s, data, 1, out, n_out);
 }
 
 /* ---- slice_axis --------------------------------------------------------- */

@@ -4,6 +4,10 @@
  * link.  A family with plan-time set-up also defines
  * hy_cuda_prepare_<family> and hy_cuda_release_<family> (cuda-kernel.h);
  * those are weak, since most families need none.
+ *
+ * HY_OP_CPU ops have no CUDA kernel yet: they are left out here, so
+ * hy_cuda_kernel_for returns NULL for them and building a plan that needs
+ * one on CUDA fails with the node's name (core/plan.c, core/executor.c).
  */
 #include "cuda-kernel.h"
 
@@ -15,7 +19,9 @@
       size_t *, GError **) __attribute__ ((weak)); \
   extern void hy_cuda_release_##family (void *) __attribute__ ((weak));
 #define HY_OP_KNOWN(id, family, name, aliases)
+#define HY_OP_CPU(id, family, name, aliases)
 #include "kernels/ops.def"
+#undef HY_OP_CPU
 #undef HY_OP_KNOWN
 #undef HY_OP
 
@@ -32,7 +38,9 @@ hy_cuda_kernel_for (hy_op_id op)
 #define HY_OP(id, family, name, aliases) \
     case HY_OP_##id: return hy_cuda_##family;
 #define HY_OP_KNOWN(id, family, name, aliases)
+#define HY_OP_CPU(id, family, name, aliases)
 #include "kernels/ops.def"
+#undef HY_OP_CPU
 #undef HY_OP_KNOWN
 #undef HY_OP
     default:
@@ -47,7 +55,9 @@ hy_cuda_prepare_for (hy_op_id op)
 #define HY_OP(id, family, name, aliases) \
     case HY_OP_##id: return hy_cuda_prepare_##family;
 #define HY_OP_KNOWN(id, family, name, aliases)
+#define HY_OP_CPU(id, family, name, aliases)
 #include "kernels/ops.def"
+#undef HY_OP_CPU
 #undef HY_OP_KNOWN
 #undef HY_OP
     default:
@@ -62,7 +72,9 @@ hy_cuda_release_for (hy_op_id op)
 #define HY_OP(id, family, name, aliases) \
     case HY_OP_##id: return hy_cuda_release_##family;
 #define HY_OP_KNOWN(id, family, name, aliases)
+#define HY_OP_CPU(id, family, name, aliases)
 #include "kernels/ops.def"
+#undef HY_OP_CPU
 #undef HY_OP_KNOWN
 #undef HY_OP
     default:

@@ -1,6 +1,7 @@
 /*
  * nn.h — parameters of the neural-network layer families (Convolution,
- * FullyConnected, dot/batch_dot, Pooling, BatchNorm, Activation, LeakyReLU).
+ * FullyConnected, dot/batch_dot, Pooling, BatchNorm, L2Normalization,
+ * Activation, LeakyReLU).
  *
  * core/ops/nn-*.c fill these from MXNet attributes (with MXNet 1.9.1's
  * defaults already applied); kernels/cpu/ read them.  Spatial tuples are
@@ -104,6 +105,21 @@ typedef struct hy_batch_norm_params {
   bool output_mean_var;         /* also output mean and 1/sqrt(var + eps) */
   int axis;                     /* channel axis; may be negative */
 } hy_batch_norm_params;
+
+/* L2Normalization: x / sqrt(sum(x²) + eps), the sum taken per sample
+ * over everything (instance), over axis 1 (channel) or over the axes
+ * after 1 (spatial). */
+typedef enum hy_l2_norm_mode {
+  HY_L2_NORM_INSTANCE,
+  HY_L2_NORM_CHANNEL,
+  HY_L2_NORM_SPATIAL,
+} hy_l2_norm_mode;
+
+typedef struct hy_l2_normalization_params {
+  hy_op_id op;
+  float eps;
+  hy_l2_norm_mode mode;
+} hy_l2_normalization_params;
 
 typedef enum hy_act_type {
   HY_ACT_RELU,

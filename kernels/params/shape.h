@@ -81,6 +81,15 @@ typedef struct hy_slice_axis_params {
   bool end_none;                /* to the end of the axis */
 } hy_slice_axis_params;
 
+/* slice_like: the data cut to the second input's length on `axes` (on
+ * every axis when n_axes is 0), each cut starting at index 0.  Axes may
+ * be negative, counted from the data's rank. */
+typedef struct hy_slice_like_params {
+  hy_op_id op;
+  int n_axes;
+  int axes[HY_SHAPE_PARAM_MAX];
+} hy_slice_like_params;
+
 /* Concat: num_args inputs joined along dim. */
 typedef struct hy_concat_params {
   hy_op_id op;

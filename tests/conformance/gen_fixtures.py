@@ -1120,6 +1120,132 @@ def ops_nonfinite():
           lambda y: mx.sym.Activation(y, act_type="relu", name="act"), dense=True)
 
 
+def detection_rows(rng, lead, n, classes=3, layout=(0, 1, 2), width=6, fmt="corner"):
+    """`lead` + (n, width) rows holding a class id, a score and a box at the (id, score, coord)
+    columns of `layout` (id None: no id column).  Boxes cluster around a few centres so that
+    IoUs fall on both sides of the thresholds; scores are multiples of 1/8, so equal scores
+    (MXNet keeps them in row order) are common; ids run from -1 (MXNet's default background)
+    to classes - 1.  Some boxes are degenerate (negative width) or start left of 0."""
+    id_col, score_col, coord = layout
+    shape = tuple(lead) + (n, width)
+    x = randn(rng, shape)
+    centres = uniform(rng, tuple(lead) + (3, 2), 0.0, 4.0)
+    pick = rng.randint(0, 3, tuple(lead) + (n,))
+    c = np.take_along_axis(centres, pick[..., None].repeat(2, -1), axis=-2)
+    c = c + randn(rng, c.shape, 0.3)
+    wh = uniform(rng, tuple(lead) + (n, 2), 0.5, 2.0)
+    wh[rng.random_sample(wh.shape) < 0.05] *= -1.0
+    if fmt == "corner":
+        box = np.concatenate([c - wh / 2, c + wh / 2], axis=-1)
+    else:
+        box = np.concatenate([c, wh], axis=-1)
+    x[..., coord:coord + 4] = box
+    x[..., score_col] = rng.randint(0, 9, tuple(lead) + (n,)) / 8.0
+    if id_col is not None:
+        x[..., id_col] = rng.randint(-1, classes, tuple(lead) + (n,))
+    return x.astype(np.float32)
+
+
+def ops_detection():
+    """GluonCV's SSD/YOLOv3 box ops: NMS in all its attributes, decoding, slice_like, and the
+    L2Normalization of SSD's VGG backbone."""
+    def nms(name, shape, note="", layout=(0, 1, 2), width=6, fmt="corner", gen=None,
+            nonfinite=False, **kw):
+        def build(rng):
+            x = (gen or detection_rows)(rng, shape[:-2], shape[-2], layout=layout, width=width,
+                                        fmt=fmt)
+            return mx.sym.contrib.box_nms(V("data"), name="nms", **kw), OrderedDict(data=x), {}
+        op("box_nms_" + name, "_contrib_box_nms", build, note, nonfinite=nonfinite)
+    nms("default", (2, 24, 6), "defaults: no class ids (id column ignored), valid_thresh 0")
+    nms("gluoncv", (2, 40, 6), "SSD/YOLOv3 head: per-class NMS, topk beyond the row count",
+        overlap_thresh=0.45, valid_thresh=0.01, topk=400, coord_start=2, score_index=1,
+        id_index=0, force_suppress=False)
+    nms("topk5", (2, 30, 6), "only the 5 best candidates per batch are kept or suppress",
+        id_index=0, topk=5)
+    nms("force_suppress", (2, 30, 6), "suppression across classes", id_index=0,
+        force_suppress=True, overlap_thresh=0.3)
+    nms("background0", (2, 30, 6), "class 0 is background: never a candidate", id_index=0,
+        background_id=0)
+    nms("valid_thresh_high", (3, 16, 6), "few candidates; some batches have none",
+        valid_thresh=0.8, id_index=0)
+    nms("none_valid", (2, 8, 6), "no candidate anywhere: every row -1", valid_thresh=5.0)
+    nms("topk0", (2, 10, 6), "topk=0 returns the input unchanged", topk=0, id_index=0,
+        out_format="center")
+    nms("corner_to_center", (2, 24, 6), "out_format center; rows starting left of 0 stay as "
+        "they are (MXNet's padding test)", id_index=0, out_format="center")
+    nms("center_in", (2, 24, 6), "boxes given as centre and size, IoU in that encoding",
+        fmt="center", id_index=0, in_format="center", out_format="center")
+    nms("center_to_corner", (2, 24, 6), fmt="center", id_index=0, in_format="center",
+        out_format="corner", overlap_thresh=0.3)
+    nms("layout_score4_id6", (2, 20, 7), "coordinates first, score at 4, id at 6",
+        layout=(6, 4, 0), width=7, coord_start=0, score_index=4, id_index=6)
+    nms("no_id_column", (2, 20, 5), "5-wide rows: score then box", layout=(None, 0, 1),
+        width=5, coord_start=1, score_index=0)
+    nms("rank2", (30, 6), "one batch given as (boxes, width)", id_index=0, overlap_thresh=0.4)
+    nms("rank4", (2, 3, 12, 6), "leading axes are all batch", id_index=0)
+
+    def nms_exact(rng):
+        # IoU exactly 0.5 (not suppressed: MXNet suppresses only above the threshold), exactly
+        # 1 (identical boxes, equal scores: the earlier row wins), and empty boxes (IoU 0/0).
+        rows = [[0, 0.9, 0, 0, 2, 1], [0, 0.8, 0, 0, 1, 1], [0, 0.8, 0, 0, 1, 1],
+                [1, 0.7, 5, 5, 6, 7], [1, 0.7, 5, 5, 6, 7], [1, 0.6, 5, 6, 6, 7],
+                [2, 0.5, 3, 3, 3, 3], [2, 0.5, 3, 3, 3, 3], [0, 0.4, 1, 0, 2, 1]]
+        x = np.array([rows, rows[::-1]], dtype=np.float32)
+        return (mx.sym.contrib.box_nms(V("data"), id_index=0, overlap_thresh=0.5, name="nms"),
+                OrderedDict(data=x), {})
+    op("box_nms_exact_thresholds", "_contrib_box_nms", nms_exact,
+       "IoU exactly at the threshold, identical boxes with equal scores, empty boxes")
+
+    def nms_nonfinite(rng, lead, n, **kw):
+        x = detection_rows(rng, lead, n, **kw)
+        flat = x.reshape(-1, x.shape[-1])
+        flat[1, 1] = np.nan     # NaN score: never a candidate
+        flat[3, 2] = np.nan     # NaN coordinate: IoU NaN, suppresses nothing
+        flat[5, 0] = np.nan     # NaN class id
+        flat[7, 4] = np.inf
+        flat[9, 3] = -np.inf
+        return x
+    nms("nan", (2, 16, 6), "NaN/Inf in scores, ids and coordinates", gen=nms_nonfinite,
+        nonfinite=True, id_index=0)
+
+    def decode(name, n, note="", batch=2, fmt="center", big=False, **kw):
+        def build(rng):
+            x = randn(rng, (batch, n, 4), 3.0 if big else 0.5)
+            c = uniform(rng, (1, n, 2), 0.0, 1.0)
+            wh = uniform(rng, (1, n, 2), 0.05, 0.5)
+            a = np.concatenate([c, wh] if fmt == "center" else [c - wh / 2, c + wh / 2], -1)
+            sym = mx.sym.contrib.box_decode(V("data"), V("anchors"), format=fmt, name="dec",
+                                            **kw)
+            return sym, OrderedDict(data=x, anchors=a.astype(np.float32)), {}
+        op("box_decode_" + name, "_contrib_box_decode", build, note)
+    decode("default", 20, "std 1, no clip, centre anchors")
+    decode("gluoncv_ssd", 30, "SSD's NormalizedBoxCenterDecoder", std0=0.1, std1=0.1,
+           std2=0.2, std3=0.2)
+    decode("corner_clip", 24, "corner anchors, large offsets clipped before exp",
+           fmt="corner", big=True, clip=1.5)
+    decode("clip_zero", 12, "clip 0 means no clip", big=True, clip=0.0, batch=1)
+
+    def slike(name, ds, ls, note="", **kw):
+        def build(rng):
+            ins = OrderedDict(data=randn(rng, ds), like=randn(rng, ls))
+            return mx.sym.slice_like(V("data"), V("like"), name="sl", **kw), ins, {}
+        op("slice_like_" + name, "slice_like", build, note)
+    slike("axes23", (1, 6, 8, 8), (2, 3, 5, 6), "GluonCV's anchors cut to the feature map",
+          axes=(2, 3))
+    slike("all_axes", (4, 5, 6), (2, 5, 3), "axes omitted: every axis")
+    slike("negative_axis", (3, 4, 5), (2, 2, 2), axes=(-1,))
+    slike("like_higher_rank", (4, 6), (3, 5, 7), "shape_like has more axes", axes=(0,))
+
+    def l2(name, shape, note="", **kw):
+        op("L2Normalization_" + name, "L2Normalization",
+           unary(lambda d: mx.sym.L2Normalization(d, name="l2", **kw), shape=shape), note)
+    l2("default", (2, 3, 4, 5), "mode instance: one norm per sample")
+    l2("channel", (2, 8, 5, 5), "SSD's conv4_3 scale: a norm per position", mode="channel",
+       eps=1e-5)
+    l2("spatial", (2, 3, 4, 5), "a norm per channel plane", mode="spatial")
+    l2("instance_2d", (4, 7), mode="instance", eps=0.5)
+
+
 def register_ops():
     ops_convolution()
     ops_batchnorm()
@@ -1138,6 +1264,7 @@ def register_ops():
     ops_unary_math()
     ops_reduce()
     ops_nonfinite()
+    ops_detection()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1344,6 +1471,80 @@ def register_zoo():
                           "batch %d" % (model, batch))
 
 
+# GluonCV detectors (issue 12): (model, input size, image scale).  Their heads end in
+# box_decode/slice_like, box_nms (topk 400, padded with -1) and three outputs: ids, scores,
+# boxes.  The image scale keeps random weights out of saturation: SSD's VGG has no BatchNorm,
+# so its class logits grow with the input, and at full scale every score is exactly 1.
+#
+# Not yet here: yolo3_mobilenet1.0_voc.  It runs end to end and its box_nms matches MXNet's
+# bit for bit on MXNet's own input, but with random weights its 10647 x 20 per-class scores
+# crowd into [0.45, 0.56]: candidates a few ulps apart (half of them exactly equal in MXNet)
+# swap places with rounding upstream, and the rows compared in MXNet's order then differ.  It
+# needs a comparison that lets rows of scores equal within tolerance trade places.
+DETECTION_MODELS = [("ssd_300_vgg16_atrous_voc", 300, 0.05)]
+
+
+def import_gluoncv():
+    """GluonCV 0.10.5, or None with the reason printed (tools/setup.sh installs it)."""
+    try:
+        import gluoncv  # noqa: F401 (imported for its model zoo)
+        from gluoncv import model_zoo
+        return model_zoo
+    except ImportError as e:
+        print("  gluoncv is not importable (%s): detection zoo cases skipped" % e)
+        return None
+
+
+def detection_builder(model, size, scale, batch):
+    def build(case, case_dir, rng):
+        model_zoo = import_gluoncv()
+        if model_zoo is None:
+            return None
+        # The weights depend only on the model name, so b1 and b2 are the same network.
+        mrng = np.random.RandomState(seed_of("zoo_" + model))
+        net = model_zoo.get_model(model, pretrained=False, pretrained_base=False)
+        # MXNet's Xavier for the weights (seeded by the model alone): it keeps these deep heads
+        # out of saturation, where randomize_gluon's fan-in scaling gives scores of exactly 1
+        # and boxes of 1e27.  Biases and BatchNorm parameters and statistics are then made
+        # random and non-trivial (with the defaults, YOLOv3 scores every box 0.25).  Anchors
+        # (SSD) and grid offsets (YOLOv3) are constants the model made: left alone.
+        mx.random.seed(seed_of("zoo_" + model))
+        net.initialize(mx.init.Xavier())
+        x = smooth_images(rng, (batch, 3, size, size)) * np.float32(scale)
+        net(mx.nd.array(x[:1]))  # resolves deferred shapes
+        for name, p in sorted(net.collect_params().items()):
+            if name.endswith("running_var"):
+                p.set_data(mx.nd.array(uniform(mrng, p.shape, 0.5, 1.5)))
+            elif name.endswith("running_mean") or name.endswith("beta"):
+                p.set_data(mx.nd.array(randn(mrng, p.shape, 0.1)))
+            elif name.endswith("gamma"):
+                p.set_data(mx.nd.array(uniform(mrng, p.shape, 0.5, 1.5)))
+            elif name.endswith("bias"):
+                p.set_data(mx.nd.array(randn(mrng, p.shape, 0.5)))
+        outs = write_gluon_case(case, case_dir, net, [x])
+        ids, scores = outs[0], outs[1]
+        kept = int((ids >= 0).sum())
+        classes = len(np.unique(ids[ids >= 0]))
+        print("  %s: %d detections kept, %d classes, scores %.3g..%.3g"
+              % (case.name, kept, classes, scores[ids >= 0].min() if kept else 0,
+                 scores.max()))
+        if kept == 0 or classes < 2:
+            raise RuntimeError("%s: degenerate detections (%d kept, %d classes)"
+                               % (case.name, kept, classes))
+        return outs
+    return build
+
+
+def register_detection_zoo():
+    for model, size, scale in DETECTION_MODELS:
+        for batch in (1, 2):
+            register("zoo_%s_b%d" % (model, batch), "zoo", "zoo",
+                     detection_builder(model, size, scale, batch),
+                     note="gluoncv %s at %dx%d, pretrained=False, seeded random weights, "
+                          "smooth random images, batch %d; outputs ids, scores, boxes "
+                          "(NMS order as MXNet's)" % (model, size, size, batch))
+
+
 # ---------------------------------------------------------------------------------------------
 # --check-export: validate a model written by hybridinfer's own exporter
 # ---------------------------------------------------------------------------------------------
@@ -1438,6 +1639,9 @@ def generate(case, out, force):
     # independent of which cases ran before in this process.
     with mx.name.NameManager():
         outs = case.build(case, case_dir, rng)
+    if outs is None:  # a builder whose library is missing (gluoncv) said why
+        shutil.rmtree(case_dir)
+        return "skipped"
     return "max|out| " + ", ".join("%.4g" % float(np.max(np.abs(o))) if o.size else "-"
                                    for o in outs)
 
@@ -1469,6 +1673,7 @@ def main(argv=None):
     register_ops()
     register_legacy()
     register_zoo()
+    register_detection_zoo()
     cases = selected(args)
     if args.list:
         print("\n".join(c.name for c in cases))

@@ -1043,11 +1043,106 @@ gen_unimplemented (gen *g, const char *op)
   emit (g, op);
 }
 
-#define gen_box_nms gen_unimplemented
-#define gen_box_decode gen_unimplemented
 #define gen_multibox_prior gen_unimplemented
-#define gen_slice_like gen_unimplemented
 #define gen_bilinear_resize gen_unimplemented
+
+static void
+gen_slice_like (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  hy_shape like = x->shape;
+  for (int d = 0; d < like.ndim; d++)
+    if (like.dims[d] > 0 && chance (&g->s, 2))
+      like.dims[d] = pick (&g->s, (guint) like.dims[d] + 2);
+  if (chance (&g->s, 2)) {
+    int64_t axes[HY_MAX_DIMS];
+    int n = rand_int (g, 1, CLAMP (x->shape.ndim, 1, HY_MAX_DIMS));
+    for (int i = 0; i < CLAMP (n, 0, HY_MAX_DIMS); i++)
+      axes[i] = rand_axis (g, x->shape.ndim);
+    attr_tuple (g, "axes", axes, CLAMP (n, 0, HY_MAX_DIMS));
+  }
+  in_val (g, x);
+  in_operand (g, like);
+  emit (g, op);
+}
+
+static void
+gen_l2_normalization (gen *g, const char *op)
+{
+  attr_pick (g, "mode", (const char *const[]) { "instance", "channel",
+      "spatial", "batch", NULL });
+  if (chance (&g->s, 2))
+    attr (g, "eps", "%s", rand_float (g));
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static const char *const box_formats[] = { "corner", "center", "xywh",
+  NULL };
+
+/* Rows of (id, score, 4 coordinates) now and then, so that boxes overlap
+ * and classes repeat; any value otherwise. */
+static void
+gen_box_nms (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 2, 4);
+  if (chance (&g->s, 2)) {
+    hy_shape s = { .ndim = 2 + (int) pick (&g->s, 2) };
+    for (int d = 0; d < s.ndim - 1; d++)
+      s.dims[d] = 1 + pick (&g->s, 6);
+    s.dims[s.ndim - 1] = 6 + pick (&g->s, 2);
+    in_const (g, s, chance (&g->s, 2) ? FILL_POSITIVE : FILL_RANDOM);
+  } else {
+    in_val (g, x);
+  }
+  if (chance (&g->s, 2))
+    attr (g, "overlap_thresh", "%s", rand_float (g));
+  if (chance (&g->s, 2))
+    attr (g, "valid_thresh", "%s", rand_float (g));
+  if (chance (&g->s, 2))
+    attr (g, "topk", "%d", rand_int (g, -1, 5));
+  if (chance (&g->s, 3))
+    attr (g, "coord_start", "%d", rand_int (g, 0, 3));
+  if (chance (&g->s, 3))
+    attr (g, "score_index", "%d", rand_int (g, 0, 2));
+  if (chance (&g->s, 2))
+    attr (g, "id_index", "%d", rand_int (g, -1, 1));
+  if (chance (&g->s, 3))
+    attr (g, "background_id", "%d", rand_int (g, -1, 2));
+  if (chance (&g->s, 3))
+    attr_pick (g, "force_suppress", bools);
+  if (chance (&g->s, 3))
+    attr_pick (g, "in_format", box_formats);
+  if (chance (&g->s, 3))
+    attr_pick (g, "out_format", box_formats);
+  emit (g, op);
+}
+
+static void
+gen_box_decode (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 3, 3);
+  hy_shape d = x->shape;
+  if (d.ndim == 3 && d.dims[2] == 4 && chance (&g->s, 2))
+    in_val (g, x);
+  else {
+    d = (hy_shape) { .ndim = 3, .dims = { 1 + pick (&g->s, 2),
+        1 + pick (&g->s, 5), 4 } };
+    in_const (g, d, FILL_RANDOM);
+  }
+  hy_shape a = { .ndim = 3, .dims = { 1, d.dims[1], 4 } };
+  if (chance (&g->s, 8))
+    a.dims[1] += 1;
+  in_const (g, a, FILL_POSITIVE);
+  static const char *const keys[] = { "std0", "std1", "std2", "std3",
+    "clip" };
+  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+    if (chance (&g->s, 3))
+      attr (g, keys[k], "%s", rand_float (g));
+  if (chance (&g->s, 2))
+    attr_pick (g, "format", box_formats);
+  emit (g, op);
+}
 
 typedef void (*op_gen) (gen *g, const char *op);
 
