@@ -297,7 +297,7 @@ main (int argc, char **argv)
     g_autoptr (JsonParser) parser = json_parser_new ();
     case_result r;
     if (!json_parser_load_from_file (parser, cj, &error)) {
-      r = (case_result) { FALSE, g_strdup (error->message) };
+      r = (case_result) {.ok = FALSE,.detail = g_strdup (error->message) };
       g_clear_error (&error);
     } else {
       r = run_case (dir, json_node_get_object (json_parser_get_root (parser)));
