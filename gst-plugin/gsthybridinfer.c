@@ -218,6 +218,8 @@ static GstFlowReturn gst_hybrid_infer_transform_ip (GstBaseTransform * trans,
 static GstFlowReturn gst_hybrid_infer_generate_output (GstBaseTransform *
     trans, GstBuffer ** outbuf);
 static gpointer flush_thread_func (gpointer data);
+static GstStateChangeReturn gst_hybrid_infer_change_state (GstElement *
+    element, GstStateChange transition);
 static gpointer reload_thread_func (gpointer data);
 
 static GParamSpec *
@@ -245,6 +247,8 @@ gst_hybrid_infer_class_init (GstHybridInferClass * klass)
   gobject_class->set_property = gst_hybrid_infer_set_property;
   gobject_class->get_property = gst_hybrid_infer_get_property;
   gobject_class->finalize = gst_hybrid_infer_finalize;
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_hybrid_infer_change_state);
 
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "Model",
@@ -2199,12 +2203,32 @@ reload_thread_func (gpointer data)
   return NULL;
 }
 
+/* Going down: an element on a shared engine stops counting as a stream
+ * that will send frames, before its pads deactivate (which waits for a
+ * streaming thread that may be waiting for its batch). */
+static GstStateChangeReturn
+gst_hybrid_infer_change_state (GstElement * element,
+    GstStateChange transition)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (element);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->client)
+    gst_hybrid_engine_client_idle (self->client);
+  return GST_ELEMENT_CLASS (parent_class)->change_state (element,
+      transition);
+}
+
 static gboolean
 gst_hybrid_infer_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
 
   switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_EOS:
+      /* the engine's partial batches stop waiting for this stream */
+      if (self->client)
+        gst_hybrid_engine_client_idle (self->client);
+      drain (self);
+      break;
     case GST_EVENT_FLUSH_STOP:
       drop_pending (self);
       self->flush_ret = GST_FLOW_OK;

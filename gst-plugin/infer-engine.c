@@ -38,6 +38,8 @@ struct _GstHybridEngine {
   GCond cond;                   /* any change below: broadcast */
   gboolean quit;
   guint n_clients;
+  guint n_active;               /* clients whose stream flows: a partial
+                                 * batch waits for their frames only */
   gboolean running;             /* a forward runs: no slot may be written */
   GstHybridEngineClient **slots;        /* the batch being gathered */
   int reserved;                 /* slots taken */
@@ -53,6 +55,7 @@ struct _GstHybridEngineClient {
   /* The frame in flight; engine lock. */
   int slot;                     /* -1: none */
   gboolean done;                /* its batch ran: result or error is set */
+  gboolean active;              /* counted in n_active */
   gint64 start_us;
   GstHybridEngineRequest request;
   GstHybridResult *result;
@@ -137,7 +140,7 @@ batch_ready (const GstHybridEngine *e, gint64 now)
 {
   if (e->committed == 0 || e->committed < e->reserved)
     return FALSE;
-  return e->committed == e->batch || (guint) e->committed >= e->n_clients
+  return e->committed == e->batch || (guint) e->committed >= e->n_active
       || (e->deadline && now >= e->deadline);
 }
 
@@ -283,8 +286,10 @@ gst_hybrid_engine_join (const char *name, const GstHybridSessionConfig *config,
   c->engine = e;
   c->prep = *prep;
   c->slot = -1;
+  c->active = TRUE;
   g_mutex_lock (&e->lock);
   e->n_clients++;
+  e->n_active++;
   g_mutex_unlock (&e->lock);
   g_mutex_unlock (&registry_lock);
   return c;
@@ -299,6 +304,11 @@ gst_hybrid_engine_leave (GstHybridEngineClient *c)
   gboolean last;
   g_mutex_lock (&registry_lock);
   g_mutex_lock (&e->lock);
+  if (c->active)
+    e->n_active--;
+  c->active = FALSE;
+  /* fewer clients to wait for: a batch holding c's frame can run */
+  g_cond_broadcast (&e->cond);
   while (c->slot >= 0 && !c->done)
     g_cond_wait (&e->cond, &e->lock);
   last = --e->n_clients == 0;
@@ -326,6 +336,19 @@ gst_hybrid_engine_count (void)
 }
 
 /* ---- a client's frames --------------------------------------------------- */
+
+void
+gst_hybrid_engine_client_idle (GstHybridEngineClient *c)
+{
+  GstHybridEngine *e = c->engine;
+  g_mutex_lock (&e->lock);
+  if (c->active) {
+    c->active = FALSE;
+    e->n_active--;
+    g_cond_broadcast (&e->cond);
+  }
+  g_mutex_unlock (&e->lock);
+}
 
 gboolean
 gst_hybrid_engine_client_set_frame (GstHybridEngineClient *c,
@@ -364,6 +387,10 @@ reserve (GstHybridEngineClient *c, const GstHybridEngineRequest *request)
   GstHybridEngine *e = c->engine;
   c->slot = e->reserved++;
   e->slots[c->slot] = c;
+  if (!c->active) {
+    c->active = TRUE;
+    e->n_active++;
+  }
   c->done = FALSE;
   c->request = *request;
   c->start_us = g_get_monotonic_time ();

@@ -16,8 +16,8 @@
  * pre-processing and frame plan (its caps), converts its frames into a
  * slot of the engine's input on its own thread, and has at most one frame
  * in the engine at a time.  The engine runs a batch as soon as every slot
- * is taken, or every client has a frame in it, or the oldest frame in it
- * has waited batch-timeout; it decodes every result on its thread (the
+ * is taken, or every client whose stream flows has a frame in it, or the
+ * oldest frame in it has waited batch-timeout; it decodes every result on its thread (the
  * outputs are then free for the next batch) and hands each client its
  * own.  The steady state allocates nothing but what the session's result
  * pool does (nothing once it has enough blocks).
@@ -52,6 +52,11 @@ GstHybridEngineClient *gst_hybrid_engine_join (const char *name,
 /* Waits for the client's frame in flight, if any, then leaves; the last
  * client stops the engine and frees its session. */
 void gst_hybrid_engine_leave (GstHybridEngineClient * client);
+
+/* The client's stream has stopped flowing (EOS, shutting down): partial
+ * batches no longer wait for its frames.  Its next frame makes it active
+ * again. */
+void gst_hybrid_engine_client_idle (GstHybridEngineClient * client);
 
 /* The client's frame format (its caps): makes its frame plan. */
 gboolean gst_hybrid_engine_client_set_frame (GstHybridEngineClient * client,

@@ -285,6 +285,31 @@ GST_START_TEST (test_shared_results_equal)
 
 GST_END_TEST;
 
+/* Streams of different lengths on one engine whose partial batches never
+ * time out (batch-timeout=0): once the short one ends, the long one's
+ * frames run in batches of one instead of waiting for it for ever. */
+GST_START_TEST (test_shared_stream_ends_early)
+{
+  gchar *model = model_path ("colors");
+  gchar *launch = g_strdup_printf ("videotestsrc pattern=red num-buffers=3 ! "
+      "hybridinfer model=%s device=cpu shared-engine=ends batch-size=2 "
+      "batch-timeout=0 ! fakesink name=s0 "
+      "videotestsrc pattern=blue num-buffers=20 ! hybridinfer model=%s "
+      "device=cpu shared-engine=ends batch-size=2 batch-timeout=0 ! "
+      "fakesink name=s1", model, model);
+  run r;
+  run_start (&r, launch, 2);
+  gchar *error = run_wait (&r);
+  fail_unless (error == NULL, "%s", error);
+  fail_unless_equals_int (r.seen[0]->len, 3);
+  fail_unless_equals_int (r.seen[1]->len, 20);
+  run_stop (&r);
+  g_free (launch);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 /* ---- one copy of the weights ---------------------------------------------- */
 
 static double
@@ -546,6 +571,7 @@ engines_suite (void)
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_shared_results_equal);
+  tcase_add_test (tc, test_shared_stream_ends_early);
   tcase_add_test (tc, test_shared_one_copy);
   tcase_add_test (tc, test_skip_when_busy);
   tcase_add_test (tc, test_engine_refusals);
