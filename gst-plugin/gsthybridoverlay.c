@@ -5,10 +5,12 @@
  * @title: hybridoverlay
  *
  * Draws what hybridinfer found onto the frames: a box with its label and
- * confidence for every GstVideoRegionOfInterestMeta (any element's), and
- * the top classes of a classification in the top-left corner.  Text uses a
- * built-in 5x7 bitmap font, so there is no Cairo or Pango dependency.
- * Frames without results pass untouched (and unmapped).
+ * confidence for every GstVideoRegionOfInterestMeta (any element's), the
+ * results a secondary hybridinfer (inference-region=roi) added to it after
+ * the label, and the top classes of a classification in the top-left
+ * corner.  Text is laid out by Pango and rendered antialiased by Cairo
+ * (overlay-text.c), in the font `font-desc` names; labels seen before cost
+ * nothing.  Frames without results pass untouched (and unmapped).
  *
  * ## Example launch line
  * |[
@@ -21,11 +23,14 @@
 #include "config.h"
 #endif
 
+#include <stdarg.h>
+
 #include <gst/video/video.h>
 
 #include "gsthybridmeta.h"
 #include "gsthybridoverlay.h"
 #include "overlay-draw.h"
+#include "overlay-text.h"
 #include "video-format.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_hybrid_overlay_debug);
@@ -39,6 +44,7 @@ enum
   PROP_DRAW_CLASSES,
   PROP_LINE_WIDTH,
   PROP_FONT_SCALE,
+  PROP_FONT_DESC,
   PROP_BOX_COLOR,
   PROP_TEXT_COLOR,
 };
@@ -48,11 +54,16 @@ enum
 #define DEFAULT_DRAW_CLASSES TRUE
 #define DEFAULT_LINE_WIDTH 0    /* auto */
 #define DEFAULT_FONT_SCALE 0    /* auto */
+#define DEFAULT_FONT_DESC "Sans"
 #define DEFAULT_BOX_COLOR 0xff00ff00
 #define DEFAULT_TEXT_COLOR 0xff000000
 #define MAX_CLASS_LINES 5
 /* Auto sizes grow one step per this many lines of picture. */
 #define AUTO_STEP_LINES 240
+/* A step of font-scale, in pixels of the font's size (its em). */
+#define FONT_STEP_PIXELS 10
+/* Longest label text drawn, in bytes. */
+#define MAX_LABEL_BYTES 256
 
 struct _GstHybridOverlay
 {
@@ -64,8 +75,12 @@ struct _GstHybridOverlay
   gboolean draw_classes;
   guint line_width;
   guint font_scale;
+  gchar *font_desc;
   guint box_color;
   guint text_color;
+
+  /* streaming thread; made in start, freed in stop */
+  hyg_text_renderer *text;
 };
 
 #define gst_hybrid_overlay_parent_class parent_class
@@ -84,6 +99,9 @@ static void gst_hybrid_overlay_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
 static void gst_hybrid_overlay_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
+static void gst_hybrid_overlay_finalize (GObject * object);
+static gboolean gst_hybrid_overlay_start (GstBaseTransform * trans);
+static gboolean gst_hybrid_overlay_stop (GstBaseTransform * trans);
 static GstFlowReturn gst_hybrid_overlay_transform_ip (GstBaseTransform *
     trans, GstBuffer * buf);
 static GstFlowReturn gst_hybrid_overlay_transform_frame_ip (GstVideoFilter *
@@ -101,6 +119,7 @@ gst_hybrid_overlay_class_init (GstHybridOverlayClass * klass)
 
   gobject_class->set_property = gst_hybrid_overlay_set_property;
   gobject_class->get_property = gst_hybrid_overlay_get_property;
+  gobject_class->finalize = gst_hybrid_overlay_finalize;
 
   g_object_class_install_property (gobject_class, PROP_DRAW_BOXES,
       g_param_spec_boolean ("draw-boxes", "Draw boxes",
@@ -120,8 +139,16 @@ gst_hybrid_overlay_class_init (GstHybridOverlayClass * klass)
           "at least 2)", 0, 64, DEFAULT_LINE_WIDTH, flags));
   g_object_class_install_property (gobject_class, PROP_FONT_SCALE,
       g_param_spec_uint ("font-scale", "Font scale",
-          "Pixels per font dot; the font is 5x7 dots (0: one per 240 lines "
-          "of picture, at least 1)", 0, 32, DEFAULT_FONT_SCALE, flags));
+          "Text size in steps of 10 pixels: the font's size is 10 x "
+          "font-scale pixels (0: one step per 240 lines of picture, at "
+          "least 1); a size in font-desc wins", 0, 32, DEFAULT_FONT_SCALE,
+          flags));
+  g_object_class_install_property (gobject_class, PROP_FONT_DESC,
+      g_param_spec_string ("font-desc", "Font description",
+          "Pango font description of the text: family, style, weight "
+          "(\"Sans\", \"DejaVu Serif Bold\"); a size in it is in pixels "
+          "(\"Sans 24\") and replaces font-scale's", DEFAULT_FONT_DESC,
+          flags));
   g_object_class_install_property (gobject_class, PROP_BOX_COLOR,
       g_param_spec_uint ("box-color", "Box color",
           "Colour of boxes and label backgrounds, as 0xAARRGGBB (alpha "
@@ -138,6 +165,8 @@ gst_hybrid_overlay_class_init (GstHybridOverlayClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_hybrid_overlay_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR (gst_hybrid_overlay_stop);
   trans_class->transform_ip =
       GST_DEBUG_FUNCPTR (gst_hybrid_overlay_transform_ip);
   filter_class->transform_frame_ip =
@@ -154,9 +183,38 @@ gst_hybrid_overlay_init (GstHybridOverlay * self)
   self->draw_classes = DEFAULT_DRAW_CLASSES;
   self->line_width = DEFAULT_LINE_WIDTH;
   self->font_scale = DEFAULT_FONT_SCALE;
+  self->font_desc = g_strdup (DEFAULT_FONT_DESC);
   self->box_color = DEFAULT_BOX_COLOR;
   self->text_color = DEFAULT_TEXT_COLOR;
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
+}
+
+static void
+gst_hybrid_overlay_finalize (GObject * object)
+{
+  GstHybridOverlay *self = GST_HYBRID_OVERLAY (object);
+  hyg_text_renderer_free (self->text);
+  g_free (self->font_desc);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static gboolean
+gst_hybrid_overlay_start (GstBaseTransform * trans)
+{
+  GstHybridOverlay *self = GST_HYBRID_OVERLAY (trans);
+  if (!self->text)
+    self->text = hyg_text_renderer_new ();
+  return TRUE;
+}
+
+/* The renderer, its font map and its masks go with the stream. */
+static gboolean
+gst_hybrid_overlay_stop (GstBaseTransform * trans)
+{
+  GstHybridOverlay *self = GST_HYBRID_OVERLAY (trans);
+  hyg_text_renderer_free (self->text);
+  self->text = NULL;
+  return TRUE;
 }
 
 static void
@@ -181,6 +239,10 @@ gst_hybrid_overlay_set_property (GObject * object, guint prop_id,
       break;
     case PROP_FONT_SCALE:
       self->font_scale = g_value_get_uint (value);
+      break;
+    case PROP_FONT_DESC:
+      g_free (self->font_desc);
+      self->font_desc = g_value_dup_string (value);
       break;
     case PROP_BOX_COLOR:
       self->box_color = g_value_get_uint (value);
@@ -218,6 +280,9 @@ gst_hybrid_overlay_get_property (GObject * object, guint prop_id,
     case PROP_FONT_SCALE:
       g_value_set_uint (value, self->font_scale);
       break;
+    case PROP_FONT_DESC:
+      g_value_set_string (value, self->font_desc);
+      break;
     case PROP_BOX_COLOR:
       g_value_set_uint (value, self->box_color);
       break;
@@ -236,6 +301,7 @@ typedef struct {
   gboolean boxes, labels, classes;
   int line, scale;
   hyg_color box, text;
+  hyg_text_renderer *font;      /* NULL: no text */
 } DrawStyle;
 
 static hyg_color
@@ -245,6 +311,8 @@ rgb_of (guint argb)
   (argb >> 16) & 0xff, (argb >> 8) & 0xff, argb & 0xff};
 }
 
+/* The renderer is set to the font of the moment here (a string comparison
+ * when it is the same). */
 static DrawStyle
 style_for (GstHybridOverlay * self, int height)
 {
@@ -258,6 +326,10 @@ style_for (GstHybridOverlay * self, int height)
   st.scale = self->font_scale ? (int) self->font_scale : MAX (1, step);
   st.box = rgb_of (self->box_color);
   st.text = rgb_of (self->text_color);
+  st.font = self->text;
+  if (st.font)
+    hyg_text_renderer_set_font (st.font, self->font_desc,
+        st.scale * FONT_STEP_PIXELS);
   GST_OBJECT_UNLOCK (self);
   return st;
 }
@@ -284,6 +356,55 @@ gst_hybrid_overlay_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   return GST_BASE_TRANSFORM_CLASS (parent_class)->transform_ip (trans, buf);
 }
 
+/* A label's text, cut at MAX_LABEL_BYTES (no allocation). */
+typedef struct {
+  gchar s[MAX_LABEL_BYTES];
+  gsize n;
+} LabelText;
+
+static void label_append (LabelText * t, const gchar * format, ...)
+    G_GNUC_PRINTF (2, 3);
+
+static void
+label_append (LabelText * t, const gchar * format, ...)
+{
+  if (t->n >= sizeof t->s - 1)
+    return;
+  va_list args;
+  va_start (args, format);
+  gint n = g_vsnprintf (t->s + t->n, sizeof t->s - t->n, format, args);
+  va_end (args);
+  if (n > 0)
+    t->n = MIN (t->n + (gsize) n, sizeof t->s - 1);
+}
+
+/* "label confidence", then " · label score" for each result a secondary
+ * hybridinfer (inference-region=roi) attached to the region. */
+static void
+roi_label (GstVideoRegionOfInterestMeta * roi, LabelText * t)
+{
+  GstStructure *det = gst_video_region_of_interest_meta_get_param (roi,
+      "detection");
+  gdouble confidence;
+  t->n = 0;
+  t->s[0] = '\0';
+  if (roi->roi_type)
+    label_append (t, "%s", g_quark_to_string (roi->roi_type));
+  if (det && gst_structure_get_double (det, "confidence", &confidence))
+    label_append (t, t->n ? " %.2f" : "%.2f", confidence);
+  for (GList * l = roi->params; l; l = l->next) {
+    const GstStructure *p = l->data;
+    const gchar *label;
+    gfloat score;
+    if (!gst_structure_has_name (p, "hybridinfer")
+        || !(label = gst_structure_get_string (p, "label")))
+      continue;
+    label_append (t, "%s%s", t->n ? " \u00b7 " : "", label);
+    if (gst_structure_get (p, "score", G_TYPE_FLOAT, &score, NULL))
+      label_append (t, " %.2f", score);
+  }
+}
+
 static void
 draw_box (const hyg_canvas * canvas, const DrawStyle * st,
     GstVideoRegionOfInterestMeta * roi)
@@ -291,20 +412,17 @@ draw_box (const hyg_canvas * canvas, const DrawStyle * st,
   int x = (int) roi->x, y = (int) roi->y, w = (int) roi->w, h = (int) roi->h;
   if (st->boxes)
     hyg_canvas_stroke_rect (canvas, x, y, w, h, st->line, st->box);
-  if (!st->labels)
+  if (!st->labels || !st->font)
     return;
-  GstStructure *det = gst_video_region_of_interest_meta_get_param (roi,
-      "detection");
-  const gchar *label = roi->roi_type ? g_quark_to_string (roi->roi_type) : "";
-  gdouble confidence;
-  gchar *text = det && gst_structure_get_double (det, "confidence",
-      &confidence) ? g_strdup_printf ("%s %.2f", label, confidence)
-      : g_strdup (label);
-  int label_h = hyg_canvas_text_height (st->scale) + 2 * st->scale;
+  LabelText text;
+  roi_label (roi, &text);
+  if (!text.n)
+    return;
+  const hyg_text_mask *m = hyg_text_render (st->font, text.s);
+  int label_h = hyg_text_label_height (m);
   /* Above the box when it fits, else just inside its top edge. */
   int ty = y - label_h >= 0 ? y - label_h : y;
-  hyg_canvas_draw_label (canvas, x, ty, text, st->scale, st->box, st->text);
-  g_free (text);
+  hyg_text_draw_label (canvas, m, x, ty, st->box, st->text);
 }
 
 static void
@@ -313,22 +431,23 @@ draw_classes (const hyg_canvas * canvas, const DrawStyle * st,
 {
   const GValue *labels = gst_structure_get_value (results, "labels");
   const GValue *scores = gst_structure_get_value (results, "scores");
-  if (!labels || !scores || !GST_VALUE_HOLDS_ARRAY (labels)
+  if (!st->font || !labels || !scores || !GST_VALUE_HOLDS_ARRAY (labels)
       || !GST_VALUE_HOLDS_ARRAY (scores))
     return;
   guint n = MIN (gst_value_array_get_size (labels),
       gst_value_array_get_size (scores));
-  int y = st->scale;
+  int corner = st->scale, y = corner;
   for (guint i = 0; i < MIN (n, MAX_CLASS_LINES); i++) {
     const GValue *l = gst_value_array_get_value (labels, i);
     const GValue *s = gst_value_array_get_value (scores, i);
-    if (!G_VALUE_HOLDS_STRING (l) || !G_VALUE_HOLDS_FLOAT (s))
+    if (!G_VALUE_HOLDS_STRING (l) || !G_VALUE_HOLDS_FLOAT (s)
+        || !g_value_get_string (l))
       continue;
-    gchar *text = g_strdup_printf ("%s %.2f", g_value_get_string (l),
+    LabelText text = {.n = 0 };
+    label_append (&text, "%s %.2f", g_value_get_string (l),
         g_value_get_float (s));
-    y += hyg_canvas_draw_label (canvas, st->scale, y, text, st->scale,
-        st->box, st->text);
-    g_free (text);
+    y += hyg_text_draw_label (canvas, hyg_text_render (st->font, text.s),
+        corner, y, st->box, st->text);
   }
 }
 

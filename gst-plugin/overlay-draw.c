@@ -1,9 +1,9 @@
 /*
- * overlay-draw.c — rectangles and text on raw video (see overlay-draw.h).
+ * overlay-draw.c — rectangles and coverage masks on raw video (see
+ * overlay-draw.h).
  */
 #include <string.h>
 
-#include "font5x7.h"
 #include "overlay-draw.h"
 
 #define MIN_(a, b) ((a) < (b) ? (a) : (b))
@@ -93,42 +93,88 @@ hyg_canvas_stroke_rect (const hyg_canvas *c, int x, int y, int w, int h,
   hyg_canvas_fill_rect (c, x + w - line, y + line, line, h - 2 * line, color);
 }
 
-int
-hyg_canvas_text_width (const char *text, int scale)
+/* dst, or src, or between by coverage a (0 … 255), rounded. */
+static inline uint8_t
+mix (uint8_t dst, uint8_t src, unsigned a)
 {
-  int n = (int) strlen (text);
-  return n ? (n * HYG_FONT_ADVANCE - 1) * scale : 0;
+  return (uint8_t) ((dst * (255u - a) + src * a + 127u) / 255u);
 }
 
-int
-hyg_canvas_text_height (int scale)
+static void
+blend_packed (const hyg_canvas *c, int x0, int y0, int x1, int y1,
+    const uint8_t *mask, int stride, hyg_color color)
 {
-  return HYG_FONT_HEIGHT * scale;
-}
-
-void
-hyg_canvas_draw_text (const hyg_canvas *c, int x, int y, const char *text,
-    int scale, hyg_color color)
-{
-  for (const char *ch = text; *ch; ch++, x += HYG_FONT_ADVANCE * scale) {
-    if (x >= c->width)
-      break;
-    const uint8_t *rows = hyg_font_glyph (*ch);
-    for (int row = 0; row < HYG_FONT_HEIGHT; row++)
-      for (int col = 0; col < HYG_FONT_WIDTH; col++)
-        if (rows[row] & (1u << (HYG_FONT_WIDTH - 1 - col)))
-          hyg_canvas_fill_rect (c, x + col * scale, y + row * scale, scale,
-              scale, color);
+  int bpp = 0, r = 0, g = 0, b = 0, a = -1;
+  hy_pixel_packed (c->layout, &bpp, &r, &g, &b, &a);
+  for (int y = y0; y < y1; y++) {
+    const uint8_t *m = mask + (size_t) (y - y0) * stride;
+    uint8_t *p = c->planes[0] + (size_t) y * c->strides[0] + x0 * bpp;
+    for (int x = x0; x < x1; x++, p += bpp, m++) {
+      if (!*m)
+        continue;
+      p[r] = mix (p[r], color.r, *m);
+      p[g] = mix (p[g], color.g, *m);
+      p[b] = mix (p[b], color.b, *m);
+      if (a >= 0)
+        p[a] = mix (p[a], 255, *m);
+    }
   }
 }
 
-int
-hyg_canvas_draw_label (const hyg_canvas *c, int x, int y, const char *text,
-    int scale, hyg_color background, hyg_color color)
+/* The mask's rows and columns here are those of the clipped rectangle
+ * (x0, y0) … (x1, y1): `mask` points at its (x0, y0). */
+static void
+blend_yuv (const hyg_canvas *c, int x0, int y0, int x1, int y1,
+    const uint8_t *mask, int stride, hyg_color color)
 {
-  int w = hyg_canvas_text_width (text, scale) + 2 * scale;
-  int h = hyg_canvas_text_height (scale) + 2 * scale;
-  hyg_canvas_fill_rect (c, x, y, w, h, background);
-  hyg_canvas_draw_text (c, x + scale, y + scale, text, scale, color);
-  return h;
+  uint8_t ly, u, v;
+  to_yuv (color, &ly, &u, &v);
+  for (int y = y0; y < y1; y++) {
+    const uint8_t *m = mask + (size_t) (y - y0) * stride;
+    uint8_t *p = c->planes[0] + (size_t) y * c->strides[0] + x0;
+    for (int x = x0; x < x1; x++, p++, m++)
+      if (*m)
+        *p = mix (*p, ly, *m);
+  }
+  if (c->layout == HY_PIXEL_GRAY8)
+    return;
+  for (int cy = y0 / 2; cy < (y1 + 1) / 2; cy++)
+    for (int cx = x0 / 2; cx < (x1 + 1) / 2; cx++) {
+      /* the block's pixels on the canvas, and their coverage */
+      int n = (MIN_ (2 * cx + 2, c->width) - 2 * cx)
+          * (MIN_ (2 * cy + 2, c->height) - 2 * cy);
+      unsigned sum = 0;
+      for (int y = MAX_ (2 * cy, y0); y < MIN_ (2 * cy + 2, y1); y++)
+        for (int x = MAX_ (2 * cx, x0); x < MIN_ (2 * cx + 2, x1); x++)
+          sum += mask[(size_t) (y - y0) * stride + (x - x0)];
+      unsigned a = (sum + (unsigned) n / 2) / (unsigned) n;
+      if (!a)
+        continue;
+      if (c->layout == HY_PIXEL_I420) {
+        uint8_t *pu = c->planes[1] + (size_t) cy * c->strides[1] + cx;
+        uint8_t *pv = c->planes[2] + (size_t) cy * c->strides[2] + cx;
+        *pu = mix (*pu, u, a);
+        *pv = mix (*pv, v, a);
+      } else {
+        uint8_t *p = c->planes[1] + (size_t) cy * c->strides[1] + 2 * cx;
+        p[0] = mix (p[0], u, a);
+        p[1] = mix (p[1], v, a);
+      }
+    }
+}
+
+void
+hyg_canvas_blend_mask (const hyg_canvas *c, int x, int y,
+    const uint8_t *mask, int w, int h, int stride, hyg_color color)
+{
+  int x0 = MAX_ (x, 0), y0 = MAX_ (y, 0);
+  int x1 = MIN_ (x + w, c->width), y1 = MIN_ (y + h, c->height);
+  if (!mask || w <= 0 || h <= 0 || x0 >= x1 || y0 >= y1)
+    return;
+  mask += (size_t) (y0 - y) * stride + (x0 - x);
+  if (c->layout == HY_PIXEL_GRAY8 || c->layout == HY_PIXEL_NV12
+      || c->layout == HY_PIXEL_I420)
+    blend_yuv (c, x0, y0, x1, y1, mask, stride, color);
+  else
+    blend_packed (c, x0, y0, x1, y1, mask, stride, color);
 }

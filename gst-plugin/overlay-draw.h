@@ -1,10 +1,12 @@
 /*
- * overlay-draw.h — filled rectangles, box outlines and bitmap text on a
- * mapped video frame, for hybridoverlay.
+ * overlay-draw.h — filled rectangles, box outlines and coverage masks
+ * (antialiased text, overlay-text.h) on a mapped video frame, for
+ * hybridoverlay.
  *
- * Everything is built from one clipped rectangle fill, so every layout
- * (packed RGB, GRAY8, NV12, I420) needs only that.  On 4:2:0 frames the
- * chroma of a rectangle covers the 2x2 blocks it touches.
+ * Two clipped operations serve every layout (packed RGB, GRAY8, NV12,
+ * I420): a rectangle fill and a mask blend.  On 4:2:0 frames the chroma of
+ * a rectangle covers the 2x2 blocks it touches; colours become YUV with
+ * BT.601 limited range.
  */
 #ifndef GST_HYBRID_OVERLAY_DRAW_H
 #define GST_HYBRID_OVERLAY_DRAW_H
@@ -31,14 +33,14 @@ void hyg_canvas_fill_rect (const hyg_canvas *c, int x, int y, int w, int h,
 void hyg_canvas_stroke_rect (const hyg_canvas *c, int x, int y, int w, int h,
     int line, hyg_color color);
 
-/* Text in the 5x7 font, each font pixel drawn `scale` x `scale`. */
-int hyg_canvas_text_width (const char *text, int scale);
-int hyg_canvas_text_height (int scale);
-void hyg_canvas_draw_text (const hyg_canvas *c, int x, int y, const char *text,
-    int scale, hyg_color color);
-/* Text on a filled background with a margin of `scale` pixels; returns the
- * height of the label. */
-int hyg_canvas_draw_label (const hyg_canvas *c, int x, int y, const char *text,
-    int scale, hyg_color background, hyg_color color);
+/* `color` over the canvas, weighted by an 8-bit coverage mask (w x h,
+ * `stride` bytes a row) whose top-left is at (x, y): coverage 0 leaves a
+ * pixel as it is, 255 paints it (alpha, where there is one, becomes 255),
+ * values between mix the two, rounded.  Clipped to the canvas.  Luma and
+ * packed pixels blend one by one; 4:2:0 chroma once per 2x2 block, with
+ * the mean coverage of the block's pixels on the canvas (outside the mask
+ * counting as 0). */
+void hyg_canvas_blend_mask (const hyg_canvas *c, int x, int y,
+    const uint8_t *mask, int w, int h, int stride, hyg_color color);
 
 #endif /* GST_HYBRID_OVERLAY_DRAW_H */
