@@ -56,6 +56,8 @@ gst_hybrid_output_name (GstHybridOutput output)
       return "detection";
     case GST_HYBRID_OUTPUT_RAW:
       return "raw";
+    case GST_HYBRID_OUTPUT_SEGMENTATION:
+      return "segmentation";
     default:
       return "auto";
   }
@@ -92,6 +94,10 @@ gst_hybrid_output_resolve (GstHybridOutput requested, const hy_shape *shapes,
       ok = n_heads >= 1 && shapes[0].ndim >= 1 && shapes[0].dims[0] == batch;
       expected = "a first head whose first dimension is the batch";
       break;
+    case GST_HYBRID_OUTPUT_SEGMENTATION:
+      ok = n_heads >= 1 && shapes[0].ndim == 4 && shapes[0].dims[0] == batch;
+      expected = "a first head (B, C, H, W): C class scores per pixel";
+      break;
     case GST_HYBRID_OUTPUT_DETECTION:
       ok = fits_detection (shapes, n_heads, batch);
       expected = "one head (B, K, 6) or three heads (B, K, 1), (B, K, 1), "
@@ -121,7 +127,7 @@ static void
 copy_tensors (GstHybridResult *r, const hy_executor *exec, gint64 batch,
     gint64 slot)
 {
-  for (guint i = 0; i < r->n_tensors; i++) {
+  for (guint i = 0; i < r->pool->n_heads; i++) {
     const hy_tensor *t = hy_executor_output (exec, (int) i);
     GstHybridTensor *out = &r->tensors[i];
     gsize offset = 0;
@@ -162,6 +168,9 @@ gst_hybrid_result_new (GstHybridResultPool *pool, const hy_executor *exec,
       break;
     case GST_HYBRID_OUTPUT_DETECTION:
       gst_hybrid_decode_detection (r, spec);
+      break;
+    case GST_HYBRID_OUTPUT_SEGMENTATION:
+      gst_hybrid_decode_segmentation (r, spec);
       break;
     default:
       gst_hybrid_decode_raw (r);

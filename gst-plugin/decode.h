@@ -21,7 +21,13 @@ typedef enum {
   GST_HYBRID_OUTPUT_CLASSIFICATION,
   GST_HYBRID_OUTPUT_DETECTION,
   GST_HYBRID_OUTPUT_RAW,
+  GST_HYBRID_OUTPUT_SEGMENTATION,
 } GstHybridOutput;
+
+/* The derived tensor a segmentation result adds after the heads: the
+ * class of every pixel of the first head's map, (1, H, W), as floats (ids
+ * as MXNet gives them). */
+#define GST_HYBRID_CLASS_MAP_NAME "class-map"
 
 #define GST_HYBRID_MAX_TOP_K 1000
 
@@ -81,6 +87,8 @@ void gst_hybrid_decode_classification (GstHybridResult * r,
 void gst_hybrid_decode_detection (GstHybridResult * r,
     const GstHybridResultSpec * spec);
 void gst_hybrid_decode_raw (GstHybridResult * r);
+void gst_hybrid_decode_segmentation (GstHybridResult * r,
+    const GstHybridResultSpec * spec);
 
 G_END_DECLS
 #endif /* GST_HYBRID_DECODE_H */

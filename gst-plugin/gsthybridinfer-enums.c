@@ -48,7 +48,9 @@ DEFINE_ENUM_TYPE (gst_hybrid_infer_output_get_type, "GstHybridInferOutput",
         "classification"},
     {GST_HYBRID_OUTPUT_DETECTION,
         "Boxes: (B,K,6) or ids/scores/bboxes heads", "detection"},
-    {GST_HYBRID_OUTPUT_RAW, "Tensors only (in the meta)", "raw"})
+    {GST_HYBRID_OUTPUT_RAW, "Tensors only (in the meta)", "raw"},
+    {GST_HYBRID_OUTPUT_SEGMENTATION, "A class per pixel of the first head "
+          "(B,C,H,W): the class-map tensor", "segmentation"})
 DEFINE_ENUM_TYPE (gst_hybrid_infer_region_get_type, "GstHybridInferRegion",
     {GST_HYBRID_INFER_REGION_FULL_FRAME, "The whole frame", "full-frame"},
     {GST_HYBRID_INFER_REGION_ROI, "Each region of interest upstream "

@@ -35,6 +35,7 @@ struct _GstHybridResult {
   GstStructure *results;
   guint n_detections;
   GstHybridDetection *detections;
+  guint32 *class_pixels;        /* segmentation: pixels per class */
 
   /*< private >*/
   gint refcount;                /* atomic */

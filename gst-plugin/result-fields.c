@@ -30,6 +30,14 @@ hyg_names_init (void)
   hyg_names.outputs = g_quark_from_static_string ("outputs");
   hyg_names.detection = g_quark_from_static_string ("detection");
   hyg_names.confidence = g_quark_from_static_string ("confidence");
+  hyg_names.width = g_quark_from_static_string ("width");
+  hyg_names.height = g_quark_from_static_string ("height");
+  hyg_names.coverage = g_quark_from_static_string ("coverage");
+  hyg_names.map_x = g_quark_from_static_string ("map-x");
+  hyg_names.map_y = g_quark_from_static_string ("map-y");
+  hyg_names.map_width = g_quark_from_static_string ("map-width");
+  hyg_names.map_height = g_quark_from_static_string ("map-height");
+  hyg_names.segmentation = g_intern_static_string ("segmentation");
   hyg_names.hybrid = g_intern_static_string ("hybrid");
   hyg_names.imperative = g_intern_static_string ("imperative");
   hyg_names.classification = g_intern_static_string ("classification");

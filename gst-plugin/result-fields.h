@@ -15,9 +15,10 @@ G_BEGIN_DECLS
 typedef struct {
   GQuark hybridinfer, frame_number, timestamp, running_time, latency_us,
       mode, type, label, class_id, score, labels, class_ids, scores, count,
-      boxes, outputs, detection, confidence;
+      boxes, outputs, detection, confidence, width, height, coverage, map_x,
+      map_y, map_width, map_height;
   const gchar *hybrid, *imperative, *classification, *detection_type, *raw,
-      *empty;
+      *segmentation, *empty;
 } HygNames;
 
 extern HygNames hyg_names;

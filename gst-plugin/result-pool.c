@@ -43,9 +43,10 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   g_mutex_init (&pool->lock);
   pool->batch = batch;
   pool->output = spec->output;
-  pool->n_tensors = n;
+  pool->n_heads = n;
+  pool->n_tensors = n + (spec->output == GST_HYBRID_OUTPUT_SEGMENTATION);
   pool->shapes = g_new0 (hy_shape, MAX (n, 1));
-  pool->layout = g_new0 (GstHybridTensor, MAX (n, 1));
+  pool->layout = g_new0 (GstHybridTensor, MAX (pool->n_tensors, 1));
   pool->names = g_new0 (gchar *, n + 1);
   pool->outputs = g_new0 (const gchar *, MAX (n, 1));
   for (guint i = 0; i < n; i++) {
@@ -79,6 +80,19 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   if (spec->output == GST_HYBRID_OUTPUT_DETECTION && n >= 1
       && pool->layout[0].ndim >= 2)
     pool->max_detections = (guint) pool->layout[0].dims[1];
+  if (spec->output == GST_HYBRID_OUTPUT_SEGMENTATION) {
+    /* (B, C, H, W): the class map (1, H, W) */
+    const GstHybridTensor *head = &pool->layout[0];
+    GstHybridTensor *map = &pool->layout[n];
+    pool->n_classes = (guint) head->dims[1];
+    map->name = GST_HYBRID_CLASS_MAP_NAME;
+    map->ndim = 3;
+    map->dims[0] = 1;
+    map->dims[1] = head->dims[2];
+    map->dims[2] = head->dims[3];
+    map->n_elements = (gsize) (head->dims[2] * head->dims[3]);
+    pool->n_floats += map->n_elements;
+  }
 
   pool->n_labels = spec->labels ? spec->n_labels : 0;
   pool->labels = g_new0 (const gchar *, MAX (pool->n_labels, 1));
@@ -95,10 +109,12 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   /* one block: the result, its tensors, its detections, then the data */
   pool->tensors_at = GST_ROUND_UP_N (sizeof (GstHybridResult), 16);
   pool->detections_at = GST_ROUND_UP_N (pool->tensors_at
-      + n * sizeof (GstHybridTensor), 16);
-  pool->data_at = GST_ROUND_UP_N (pool->detections_at
-      + MAX (pool->max_detections, 1) * sizeof (GstHybridDetection),
-      16);
+      + pool->n_tensors * sizeof (GstHybridTensor), 16);
+  pool->counts_at = GST_ROUND_UP_N (pool->detections_at
+      + MAX (pool->max_detections, 1) * sizeof (GstHybridDetection), 16);
+  /* a binary map (C = 1) has two classes: below and above the threshold */
+  pool->data_at = GST_ROUND_UP_N (pool->counts_at
+      + MAX (pool->n_classes, 2) * sizeof (guint32), 16);
   pool->block_size = pool->data_at + MAX (pool->n_floats, 1)
       * sizeof (gfloat);
   return pool;
@@ -109,9 +125,9 @@ gst_hybrid_result_pool_fits (const GstHybridResultPool *pool,
     const hy_executor *exec, gint64 batch)
 {
   if (batch != pool->batch
-      || (guint) hy_executor_n_outputs (exec) != pool->n_tensors)
+      || (guint) hy_executor_n_outputs (exec) != pool->n_heads)
     return FALSE;
-  for (guint i = 0; i < pool->n_tensors; i++) {
+  for (guint i = 0; i < pool->n_heads; i++) {
     const hy_tensor *t = hy_executor_output (exec, (int) i);
     if (t ? !hy_shape_equal (&t->shape, &pool->shapes[i])
         : pool->shapes[i].ndim != -1)
@@ -136,6 +152,7 @@ block_new (GstHybridResultPool *pool)
   r->n_tensors = pool->n_tensors;
   r->tensors = (GstHybridTensor *) (mem + pool->tensors_at);
   r->detections = (GstHybridDetection *) (mem + pool->detections_at);
+  r->class_pixels = (guint32 *) (mem + pool->counts_at);
   for (guint i = 0; i < pool->n_tensors; i++) {
     r->tensors[i] = pool->layout[i];
     r->tensors[i].data = data;

@@ -25,13 +25,15 @@ struct _GstHybridResultPool {
   /* what every block looks like */
   gint64 batch;
   GstHybridOutput output;
-  guint n_tensors;
+  guint n_heads;                /* the model's outputs */
+  guint n_tensors;              /* the heads, and a segmentation's class map */
   hy_shape *shapes;             /* the executor's outputs (batched) */
   GstHybridTensor *layout;      /* per frame: names, dims, sizes; no data */
   gchar **names;
   gsize n_floats;
   guint max_detections;
-  gsize block_size, tensors_at, detections_at, data_at;
+  guint n_classes;              /* segmentation: C, counted per result */
+  gsize block_size, tensors_at, detections_at, counts_at, data_at;
 
   const gchar **labels;         /* interned */
   guint n_labels;

@@ -52,6 +52,7 @@ typedef enum hy_sidecar_output {
   HY_SIDECAR_OUTPUT_CLASSIFICATION,
   HY_SIDECAR_OUTPUT_DETECTION,
   HY_SIDECAR_OUTPUT_RAW,
+  HY_SIDECAR_OUTPUT_SEGMENTATION,
 } hy_sidecar_output;
 
 /* What the network's last layer already applies to its scores: a

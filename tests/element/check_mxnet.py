@@ -77,6 +77,11 @@ CASES = [
      "input-size=32x32 output-activation=sigmoid"),
     ("probabilities-auto-none", "colors-shaped", "ball", "RGB", 64, 48, None,
      "output-activation=auto"),
+    # output=segmentation: the classes present and their share of the map
+    ("segment-nv12", "segment", BALL, "NV12", 96, 64, "bt601",
+     "output=segmentation input-size=48x32"),
+    ("segment-rgb-letterbox", "segment", "smpte", "RGB", 80, 40, None,
+     "output=segmentation input-size=32x32 resize=letterbox"),
 ]
 
 LOGITS = "colors-logits"
@@ -371,6 +376,26 @@ def check_classification(msg, ref, labels):
     return None
 
 
+def check_segmentation(msg, ref, labels):
+    """The map's classes (MXNet's argmax per pixel, first on ties) and the
+    share of pixels each covers, most first."""
+    classes = np.argmax(ref[0], axis=0).ravel()
+    counts = np.bincount(classes, minlength=ref.shape[1])
+    want = sorted((c for c in range(ref.shape[1]) if counts[c]),
+                  key=lambda c: (-counts[c], c))
+    ids = [int(v) for v in array(msg, "class-ids", "int")]
+    if ids != want:
+        return "classes %s, MXNet's argmax gives %s" % (ids, want)
+    got = [float(v) for v in array(msg, "coverage", "float")]
+    share = [counts[c] / classes.size for c in want]
+    if max(abs(a - b) for a, b in zip(got, share)) > 1e-6:
+        return "coverage %s, MXNet's %s" % (got, share)
+    names = array(msg, "labels", "string")
+    if names != [labels[c] for c in want]:
+        return "labels %s" % names
+    return None
+
+
 def check_detection(msg, outs, area, w, h):
     if len(outs) == 3:
         rows = np.concatenate([outs[0][0], outs[1][0], outs[2][0]], axis=1)
@@ -428,6 +453,8 @@ def check_case(args, case, tmp):
         outs = net(x)
         if model.startswith("quadrants"):
             problem = check_detection(msg, outs, area, w, h)
+        elif model == "segment":
+            problem = check_segmentation(msg, outs[0], labels)
         else:
             problem = check_classification(
                 msg, activation(outs[0], model, opts), labels)

@@ -18,6 +18,11 @@ answers are known (a red frame *is* "red") and the files stay tiny:
                 the boxes the quadrants in model-input pixels (64x64).
   quadrants3    the same as three heads, GluonCV's SSD/YOLO export layout:
                 ids (1, 4, 1), scores (1, 4, 1), bboxes (1, 4, 4).
+  segment       semantic segmentation, one head (1, 4, H/2, W/2): per 2x2
+                block, scores for background (a constant 100), red, green
+                and blue (the block's mean channel values, 0..255), so that
+                a pixel's class is its dominant colour, or background when
+                dark.  Fully convolutional: any input size.
   lrn           a model with an op hybridinfer does not run (LRN): the
                 element must fail with the core's message.
 
@@ -112,6 +117,30 @@ class Quadrants(gluon.HybridBlock):
         self.mix.bias.set_data(nd.zeros(3))
 
 
+SEG_LABELS = ["background", "red", "green", "blue"]
+SEG_BACKGROUND = 100.0
+
+
+class Segment(gluon.HybridBlock):
+    """Per 2x2 block: background, or the dominant colour channel."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.score = gluon.nn.Conv2D(4, 1, in_channels=3)
+            self.pool = gluon.nn.AvgPool2D(2, 2)
+
+    def hybrid_forward(self, F, x):
+        return self.pool(self.score(x))
+
+    def set_weights(self):
+        w = np.zeros((4, 3, 1, 1), np.float32)
+        for c in range(3):
+            w[c + 1, c] = 1.0
+        self.score.weight.set_data(nd.array(w))
+        self.score.bias.set_data(nd.array([SEG_BACKGROUND, 0, 0, 0]))
+
+
 class Lrn(gluon.HybridBlock):
     def hybrid_forward(self, F, x):
         return F.LRN(x, nsize=3)
@@ -154,6 +183,13 @@ def main():
         export(net, name, (1, 3, DET_SIZE, DET_SIZE))
     with open(os.path.join(OUT, "quadrants.txt"), "w") as f:
         f.write("\n".join(DET_LABELS) + "\n")
+
+    net = Segment(prefix="segment_")
+    net.initialize()
+    net.set_weights()
+    export(net, "segment", (1, 3, 32, 32))
+    with open(os.path.join(OUT, "segment.txt"), "w") as f:
+        f.write("\n".join(SEG_LABELS) + "\n")
 
     net = Lrn(prefix="lrn_")
     export(net, "lrn", (1, 3, 8, 8))
