@@ -47,6 +47,9 @@ enum
   PROP_FONT_DESC,
   PROP_BOX_COLOR,
   PROP_TEXT_COLOR,
+  PROP_DRAW_MAP,
+  PROP_MAP_ALPHA,
+  PROP_MAP_BACKGROUND,
 };
 
 #define DEFAULT_DRAW_BOXES TRUE
@@ -57,6 +60,10 @@ enum
 #define DEFAULT_FONT_DESC "Sans"
 #define DEFAULT_BOX_COLOR 0xff00ff00
 #define DEFAULT_TEXT_COLOR 0xff000000
+#define DEFAULT_DRAW_MAP TRUE
+#define DEFAULT_MAP_ALPHA 0.5
+#define DEFAULT_MAP_BACKGROUND 0
+#define N_CLASS_COLORS 256
 #define MAX_CLASS_LINES 5
 /* Auto sizes grow one step per this many lines of picture. */
 #define AUTO_STEP_LINES 240
@@ -78,6 +85,12 @@ struct _GstHybridOverlay
   gchar *font_desc;
   guint box_color;
   guint text_color;
+  gboolean draw_map;
+  gdouble map_alpha;
+  gint map_background;
+
+  /* class colours (hyg_class_color), made once */
+  hyg_color palette[N_CLASS_COLORS];
 
   /* streaming thread; made in start, freed in stop */
   hyg_text_renderer *text;
@@ -158,6 +171,18 @@ gst_hybrid_overlay_class_init (GstHybridOverlayClass * klass)
           "Colour of the text, as 0xAARRGGBB (alpha ignored)", 0,
           G_MAXUINT32, DEFAULT_TEXT_COLOR, flags));
 
+  g_object_class_install_property (gobject_class, PROP_DRAW_MAP,
+      g_param_spec_boolean ("draw-map", "Draw map",
+          "Paint a segmentation's class map over the frame, a colour per "
+          "class (Pascal VOC's palette)", DEFAULT_DRAW_MAP, flags));
+  g_object_class_install_property (gobject_class, PROP_MAP_ALPHA,
+      g_param_spec_double ("map-alpha", "Map alpha",
+          "Opacity of the class map's colours", 0.0, 1.0, DEFAULT_MAP_ALPHA,
+          flags));
+  g_object_class_install_property (gobject_class, PROP_MAP_BACKGROUND,
+      g_param_spec_int ("map-background", "Map background",
+          "The class left unpainted (VOC's background is 0); -1: none", -1,
+          G_MAXINT, DEFAULT_MAP_BACKGROUND, flags));
   gst_element_class_set_static_metadata (element_class,
       "Hybrid inference overlay", "Filter/Effect/Video",
       "Draws hybridinfer's detections and classes onto the video",
@@ -186,6 +211,11 @@ gst_hybrid_overlay_init (GstHybridOverlay * self)
   self->font_desc = g_strdup (DEFAULT_FONT_DESC);
   self->box_color = DEFAULT_BOX_COLOR;
   self->text_color = DEFAULT_TEXT_COLOR;
+  self->draw_map = DEFAULT_DRAW_MAP;
+  self->map_alpha = DEFAULT_MAP_ALPHA;
+  self->map_background = DEFAULT_MAP_BACKGROUND;
+  for (int i = 0; i < N_CLASS_COLORS; i++)
+    self->palette[i] = hyg_class_color (i);
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
 }
 
@@ -250,6 +280,15 @@ gst_hybrid_overlay_set_property (GObject * object, guint prop_id,
     case PROP_TEXT_COLOR:
       self->text_color = g_value_get_uint (value);
       break;
+    case PROP_DRAW_MAP:
+      self->draw_map = g_value_get_boolean (value);
+      break;
+    case PROP_MAP_ALPHA:
+      self->map_alpha = g_value_get_double (value);
+      break;
+    case PROP_MAP_BACKGROUND:
+      self->map_background = g_value_get_int (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -289,6 +328,15 @@ gst_hybrid_overlay_get_property (GObject * object, guint prop_id,
     case PROP_TEXT_COLOR:
       g_value_set_uint (value, self->text_color);
       break;
+    case PROP_DRAW_MAP:
+      g_value_set_boolean (value, self->draw_map);
+      break;
+    case PROP_MAP_ALPHA:
+      g_value_set_double (value, self->map_alpha);
+      break;
+    case PROP_MAP_BACKGROUND:
+      g_value_set_int (value, self->map_background);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -298,7 +346,9 @@ gst_hybrid_overlay_get_property (GObject * object, guint prop_id,
 
 /* What one frame is drawn with: a snapshot of the properties. */
 typedef struct {
-  gboolean boxes, labels, classes;
+  gboolean boxes, labels, classes, map;
+  unsigned map_alpha;           /* 0 … 255 */
+  int map_background;
   int line, scale;
   hyg_color box, text;
   hyg_text_renderer *font;      /* NULL: no text */
@@ -322,6 +372,9 @@ style_for (GstHybridOverlay * self, int height)
   st.boxes = self->draw_boxes;
   st.labels = self->draw_labels;
   st.classes = self->draw_classes;
+  st.map = self->draw_map;
+  st.map_alpha = (unsigned) (self->map_alpha * 255.0 + 0.5);
+  st.map_background = self->map_background;
   st.line = self->line_width ? (int) self->line_width : MAX (2, step);
   st.scale = self->font_scale ? (int) self->font_scale : MAX (1, step);
   st.box = rgb_of (self->box_color);
@@ -334,16 +387,23 @@ style_for (GstHybridOverlay * self, int height)
   return st;
 }
 
-static const GstStructure *
-classification_of (GstBuffer * buf)
+/* The buffer's result meta when its results are of `type`. */
+static GstHybridTensorMeta *
+result_of_type (GstBuffer * buf, const gchar * type)
 {
   GstHybridTensorMeta *meta = (GstHybridTensorMeta *)
       gst_buffer_get_meta (buf, gst_hybrid_tensor_meta_api_get_type ());
   if (!meta || !meta->results
-      || g_strcmp0 (gst_structure_get_string (meta->results, "type"),
-          "classification"))
+      || g_strcmp0 (gst_structure_get_string (meta->results, "type"), type))
     return NULL;
-  return meta->results;
+  return meta;
+}
+
+static const GstStructure *
+classification_of (GstBuffer * buf)
+{
+  GstHybridTensorMeta *meta = result_of_type (buf, "classification");
+  return meta ? meta->results : NULL;
 }
 
 /* Frames with nothing to draw are not mapped, so never copied. */
@@ -351,7 +411,7 @@ static GstFlowReturn
 gst_hybrid_overlay_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 {
   if (!gst_buffer_get_meta (buf, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)
-      && !classification_of (buf))
+      && !classification_of (buf) && !result_of_type (buf, "segmentation"))
     return GST_FLOW_OK;
   return GST_BASE_TRANSFORM_CLASS (parent_class)->transform_ip (trans, buf);
 }
@@ -451,6 +511,26 @@ draw_classes (const hyg_canvas * canvas, const DrawStyle * st,
   }
 }
 
+/* A segmentation's class map, translucent, under everything else. */
+static void
+draw_map (GstHybridOverlay * self, const hyg_canvas * canvas,
+    const DrawStyle * st, const GstHybridTensorMeta * meta)
+{
+  const GstHybridTensor *ids = gst_hybrid_tensor_meta_find_tensor (meta,
+      "class-map");
+  hyg_class_map map = { 0 };
+  if (!ids || ids->ndim != 3
+      || !gst_structure_get (meta->results, "map-x", G_TYPE_FLOAT, &map.x,
+          "map-y", G_TYPE_FLOAT, &map.y, "map-width", G_TYPE_FLOAT,
+          &map.width, "map-height", G_TYPE_FLOAT, &map.height, NULL))
+    return;
+  map.ids = ids->data;
+  map.h = (int) ids->dims[1];
+  map.w = (int) ids->dims[2];
+  hyg_canvas_blend_classes (canvas, &map, self->palette, N_CLASS_COLORS,
+      st->map_background, st->map_alpha);
+}
+
 static GstFlowReturn
 gst_hybrid_overlay_transform_frame_ip (GstVideoFilter * filter,
     GstVideoFrame * frame)
@@ -468,6 +548,10 @@ gst_hybrid_overlay_transform_frame_ip (GstVideoFilter * filter,
     canvas.strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (frame, i);
   }
   DrawStyle st = style_for (self, canvas.height);
+  GstHybridTensorMeta *segmentation = result_of_type (frame->buffer,
+      "segmentation");
+  if (segmentation && st.map)
+    draw_map (self, &canvas, &st, segmentation);
   gpointer state = NULL;
   GstMeta *meta;
   while ((meta = gst_buffer_iterate_meta_filtered (frame->buffer, &state,

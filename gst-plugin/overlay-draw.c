@@ -4,6 +4,8 @@
  */
 #include <string.h>
 
+#include <glib.h>
+
 #include "overlay-draw.h"
 
 #define MIN_(a, b) ((a) < (b) ? (a) : (b))
@@ -177,4 +179,104 @@ hyg_canvas_blend_mask (const hyg_canvas *c, int x, int y,
     blend_yuv (c, x0, y0, x1, y1, mask, stride, color);
   else
     blend_packed (c, x0, y0, x1, y1, mask, stride, color);
+}
+
+/* ---- class maps ---------------------------------------------------------- */
+
+hyg_color
+hyg_class_color (int id)
+{
+  /* VOC: the bits of the id, spread over the high bits of R, G, B */
+  hyg_color c = { 0, 0, 0 };
+  for (int shift = 7; id > 0 && shift >= 0; shift--, id >>= 3) {
+    c.r |= (uint8_t) (((id >> 0) & 1) << shift);
+    c.g |= (uint8_t) (((id >> 1) & 1) << shift);
+    c.b |= (uint8_t) (((id >> 2) & 1) << shift);
+  }
+  return c;
+}
+
+/* The map column of canvas column x, or -1 outside the map. */
+static inline int
+map_u (const hyg_class_map *m, int x)
+{
+  float u = (x + 0.5f - m->x) * (float) m->w / m->width;
+  return u >= 0 && u < m->w ? (int) u : -1;
+}
+
+static inline int
+map_v (const hyg_class_map *m, int y)
+{
+  float v = (y + 0.5f - m->y) * (float) m->h / m->height;
+  return v >= 0 && v < m->h ? (int) v : -1;
+}
+
+/* The class at canvas (x, y), or -1 outside the map or when skipped. */
+static inline int
+class_at (const hyg_class_map *m, int x, int y, int skip)
+{
+  int u = map_u (m, x), v = map_v (m, y);
+  if (u < 0 || v < 0)
+    return -1;
+  float f = m->ids[(size_t) v * m->w + u];
+  int id = f >= 0 ? (int) f : -1;
+  return id == skip ? -1 : id;
+}
+
+void
+hyg_canvas_blend_classes (const hyg_canvas *c, const hyg_class_map *map,
+    const hyg_color *palette, int n_palette, int skip, unsigned alpha)
+{
+  if (!map->ids || map->w <= 0 || map->h <= 0 || !(map->width > 0)
+      || !(map->height > 0) || n_palette <= 0 || !alpha)
+    return;
+  alpha = MIN_ (alpha, 255u);
+  gboolean yuv = c->layout == HY_PIXEL_GRAY8 || c->layout == HY_PIXEL_NV12
+      || c->layout == HY_PIXEL_I420;
+  int bpp = 0, r = 0, g = 0, b = 0, a = -1;
+  if (!yuv)
+    hy_pixel_packed (c->layout, &bpp, &r, &g, &b, &a);
+  for (int y = 0; y < c->height; y++) {
+    if (map_v (map, y) < 0)
+      continue;
+    uint8_t *row = c->planes[0] + (size_t) y * c->strides[0];
+    for (int x = 0; x < c->width; x++) {
+      int id = class_at (map, x, y, skip);
+      if (id < 0)
+        continue;
+      hyg_color k = palette[id % n_palette];
+      if (yuv) {
+        uint8_t ly, u, v;
+        to_yuv (k, &ly, &u, &v);
+        row[x] = mix (row[x], ly, alpha);
+        continue;
+      }
+      uint8_t *p = row + (size_t) x * bpp;
+      p[r] = mix (p[r], k.r, alpha);
+      p[g] = mix (p[g], k.g, alpha);
+      p[b] = mix (p[b], k.b, alpha);
+      if (a >= 0)
+        p[a] = mix (p[a], 255, alpha);
+    }
+  }
+  if (!yuv || c->layout == HY_PIXEL_GRAY8)
+    return;
+  for (int cy = 0; cy < (c->height + 1) / 2; cy++)
+    for (int cx = 0; cx < (c->width + 1) / 2; cx++) {
+      int id = class_at (map, 2 * cx, 2 * cy, skip);
+      if (id < 0)
+        continue;
+      uint8_t ly, u, v;
+      to_yuv (palette[id % n_palette], &ly, &u, &v);
+      uint8_t *pu, *pv;
+      if (c->layout == HY_PIXEL_I420) {
+        pu = c->planes[1] + (size_t) cy * c->strides[1] + cx;
+        pv = c->planes[2] + (size_t) cy * c->strides[2] + cx;
+      } else {
+        pu = c->planes[1] + (size_t) cy * c->strides[1] + 2 * cx;
+        pv = pu + 1;
+      }
+      *pu = mix (*pu, u, alpha);
+      *pv = mix (*pv, v, alpha);
+    }
 }

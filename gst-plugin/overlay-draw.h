@@ -43,4 +43,25 @@ void hyg_canvas_stroke_rect (const hyg_canvas *c, int x, int y, int w, int h,
 void hyg_canvas_blend_mask (const hyg_canvas *c, int x, int y,
     const uint8_t *mask, int w, int h, int stride, hyg_color color);
 
+/* Where a class map (w x h class ids, row-major, as floats) lies: over
+ * the canvas rectangle (x, y) … (x + width, y + height), which may reach
+ * past the canvas (letterboxing). */
+typedef struct hyg_class_map {
+  const float *ids;
+  int w, h;
+  float x, y, width, height;
+} hyg_class_map;
+
+/* Each canvas pixel under the map takes its map pixel's class colour
+ * (nearest sampling), palette[id % n_palette], mixed in with opacity
+ * `alpha` (0 … 255); class `skip` (a background; -1: none) and negative
+ * ids are left as they are.  4:2:0 chroma once per 2x2 block, from the
+ * class of its top-left pixel. */
+void hyg_canvas_blend_classes (const hyg_canvas *c, const hyg_class_map *map,
+    const hyg_color *palette, int n_palette, int skip, unsigned alpha);
+
+/* The colour of class `id`: Pascal VOC's palette (class 1 dark red, 2 dark
+ * green, 3 olive, …; 0 black), which GluonCV's examples draw with too. */
+hyg_color hyg_class_color (int id);
+
 #endif /* GST_HYBRID_OVERLAY_DRAW_H */

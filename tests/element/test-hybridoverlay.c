@@ -383,6 +383,49 @@ GST_START_TEST (test_steady_state_allocates_nothing)
 
 GST_END_TEST;
 
+/* A segmentation's class map, painted at half opacity in VOC's colours
+ * (1 red (128, 0, 0), 2 green (0, 128, 0), 3 blue (128, 128, 0)): each
+ * quadrant of the "segment" model's answer, the background left alone. */
+GST_START_TEST (test_class_map)
+{
+  gchar *m = model_path ("segment"), *l = labels_path ("segment");
+  gchar *desc = g_strdup_printf ("hybridinfer model=%s labels=%s device=cpu "
+      "input-size=32x24 output=segmentation ! hybridoverlay name=o "
+      "map-alpha=0.5", m, l);
+  GstHarness *h = gst_harness_new_parse (desc);
+  set_caps (h, "RGB", W, H);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", W, H, pick_quadrants, 0));
+  /* mixed as (frame * 127 + class colour * 128 + 127) / 255 */
+  fail_unless (is_colour (pixel_at (out, "RGB", 10, 10), 191, 0, 0));
+  fail_unless (is_colour (pixel_at (out, "RGB", W - 10, 10), 0, 191, 0));
+  fail_unless (is_colour (pixel_at (out, "RGB", 10, H - 10), 64, 64, 127));
+  fail_unless (is_colour (pixel_at (out, "RGB", W - 10, H - 10), 0, 0, 0));
+  gst_buffer_unref (out);
+  /* draw-map=false: the frame as it came */
+  GstElement *o = gst_bin_get_by_name (GST_BIN (h->element), "o");
+  g_object_set (o, "draw-map", FALSE, NULL);
+  out = gst_harness_push_and_pull (h, frame_new ("RGB", W, H, pick_quadrants,
+          1));
+  fail_unless (is_colour (pixel_at (out, "RGB", 10, 10), 255, 0, 0));
+  gst_buffer_unref (out);
+  /* no background: the black quadrant is painted too (class 0: black) */
+  g_object_set (o, "draw-map", TRUE, "map-background", -1, "map-alpha", 1.0,
+      NULL);
+  out = gst_harness_push_and_pull (h, frame_new ("RGB", W, H, pick_quadrants,
+          2));
+  fail_unless (is_colour (pixel_at (out, "RGB", 10, 10), 128, 0, 0));
+  fail_unless (is_colour (pixel_at (out, "RGB", W - 10, H - 10), 0, 0, 0));
+  gst_buffer_unref (out);
+  gst_object_unref (o);
+  gst_harness_teardown (h);
+  g_free (desc);
+  g_free (m);
+  g_free (l);
+}
+
+GST_END_TEST;
+
 static Suite *
 hybridoverlay_suite (void)
 {
@@ -398,6 +441,7 @@ hybridoverlay_suite (void)
   tcase_add_test (tc, test_descenders);
   tcase_add_test (tc, test_font_desc_size);
   tcase_add_test (tc, test_steady_state_allocates_nothing);
+  tcase_add_test (tc, test_class_map);
   return s;
 }
 

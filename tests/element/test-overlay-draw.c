@@ -416,6 +416,43 @@ test_label (void)
   canvas_free (&b);
 }
 
+/* A class map at full opacity paints what fills of its classes' colours
+ * paint, on every layout; the background class and the map's outside are
+ * left alone. */
+static void
+test_class_map_is_fill (void)
+{
+  static const hy_pixel_layout layouts[] = { HY_PIXEL_RGB, HY_PIXEL_BGRA,
+    HY_PIXEL_XRGB, HY_PIXEL_GRAY8, HY_PIXEL_NV12, HY_PIXEL_I420
+  };
+  /* 4 x 1 map over the canvas's left 32 columns: classes 1, 2, 0, 3 */
+  static const float ids[4] = { 1, 2, 0, 3 };
+  hyg_color palette[4];
+  for (int i = 0; i < 4; i++)
+    palette[i] = hyg_class_color (i);
+  g_assert_cmpuint (palette[1].r, ==, 128);
+  g_assert_cmpuint (palette[3].g, ==, 128);
+  hyg_class_map map = {.ids = ids,.w = 4,.h = 1,.x = 0,.y = 0,.width = 32,
+    .height = H
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (layouts); i++) {
+    canvas_buf a = canvas_new (layouts[i]), b = canvas_new (layouts[i]);
+    canvas_fill_grey (&a, 77);
+    canvas_fill_grey (&b, 77);
+    hyg_canvas_blend_classes (&a.c, &map, palette, 4, 0, 255);
+    hyg_canvas_fill_rect (&b.c, 0, 0, 8, H, palette[1]);
+    hyg_canvas_fill_rect (&b.c, 8, 0, 8, H, palette[2]);
+    hyg_canvas_fill_rect (&b.c, 24, 0, 8, H, palette[3]);
+    for (int y = 0; y < H; y++)
+      for (int x = 0; x < W; x++) {
+        px3 pa = read_px (&a, x, y), pb = read_px (&b, x, y);
+        g_assert_cmpmem (&pa, sizeof pa, &pb, sizeof pb);
+      }
+    canvas_free (&a);
+    canvas_free (&b);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -432,5 +469,7 @@ main (int argc, char **argv)
   g_test_add_func ("/overlay-draw/text-cache", test_text_cache);
   g_test_add_func ("/overlay-draw/yuv-chroma", test_yuv_chroma);
   g_test_add_func ("/overlay-draw/label", test_label);
+  g_test_add_func ("/overlay-draw/class-map-is-fill",
+      test_class_map_is_fill);
   return g_test_run ();
 }
