@@ -58,6 +58,8 @@ gst_hybrid_output_name (GstHybridOutput output)
       return "raw";
     case GST_HYBRID_OUTPUT_SEGMENTATION:
       return "segmentation";
+    case GST_HYBRID_OUTPUT_POSE:
+      return "pose";
     default:
       return "auto";
   }
@@ -97,6 +99,10 @@ gst_hybrid_output_resolve (GstHybridOutput requested, const hy_shape *shapes,
     case GST_HYBRID_OUTPUT_SEGMENTATION:
       ok = n_heads >= 1 && shapes[0].ndim == 4 && shapes[0].dims[0] == batch;
       expected = "a first head (B, C, H, W): C class scores per pixel";
+      break;
+    case GST_HYBRID_OUTPUT_POSE:
+      ok = n_heads >= 1 && shapes[0].ndim == 4 && shapes[0].dims[0] == batch;
+      expected = "a first head (B, K, H, W): one heatmap per keypoint";
       break;
     case GST_HYBRID_OUTPUT_DETECTION:
       ok = fits_detection (shapes, n_heads, batch);
@@ -171,6 +177,9 @@ gst_hybrid_result_new (GstHybridResultPool *pool, const hy_executor *exec,
       break;
     case GST_HYBRID_OUTPUT_SEGMENTATION:
       gst_hybrid_decode_segmentation (r, spec);
+      break;
+    case GST_HYBRID_OUTPUT_POSE:
+      gst_hybrid_decode_pose (r, spec);
       break;
     default:
       gst_hybrid_decode_raw (r);

@@ -22,6 +22,7 @@ typedef enum {
   GST_HYBRID_OUTPUT_DETECTION,
   GST_HYBRID_OUTPUT_RAW,
   GST_HYBRID_OUTPUT_SEGMENTATION,
+  GST_HYBRID_OUTPUT_POSE,
 } GstHybridOutput;
 
 /* The derived tensor a segmentation result adds after the heads: the
@@ -88,6 +89,8 @@ void gst_hybrid_decode_detection (GstHybridResult * r,
     const GstHybridResultSpec * spec);
 void gst_hybrid_decode_raw (GstHybridResult * r);
 void gst_hybrid_decode_segmentation (GstHybridResult * r,
+    const GstHybridResultSpec * spec);
+void gst_hybrid_decode_pose (GstHybridResult * r,
     const GstHybridResultSpec * spec);
 
 G_END_DECLS

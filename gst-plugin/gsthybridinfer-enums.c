@@ -50,7 +50,9 @@ DEFINE_ENUM_TYPE (gst_hybrid_infer_output_get_type, "GstHybridInferOutput",
         "Boxes: (B,K,6) or ids/scores/bboxes heads", "detection"},
     {GST_HYBRID_OUTPUT_RAW, "Tensors only (in the meta)", "raw"},
     {GST_HYBRID_OUTPUT_SEGMENTATION, "A class per pixel of the first head "
-          "(B,C,H,W): the class-map tensor", "segmentation"})
+          "(B,C,H,W): the class-map tensor", "segmentation"},
+    {GST_HYBRID_OUTPUT_POSE, "Keypoints: the maximum of each heatmap of the "
+          "first head (B,K,H,W), as GluonCV's SimplePose", "pose"})
 DEFINE_ENUM_TYPE (gst_hybrid_infer_region_get_type, "GstHybridInferRegion",
     {GST_HYBRID_INFER_REGION_FULL_FRAME, "The whole frame", "full-frame"},
     {GST_HYBRID_INFER_REGION_ROI, "Each region of interest upstream "

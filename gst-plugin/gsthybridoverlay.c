@@ -25,6 +25,8 @@
 
 #include <stdarg.h>
 
+#include <math.h>
+
 #include <gst/video/video.h>
 
 #include "gsthybridmeta.h"
@@ -50,6 +52,7 @@ enum
   PROP_DRAW_MAP,
   PROP_MAP_ALPHA,
   PROP_MAP_BACKGROUND,
+  PROP_KEYPOINT_THRESHOLD,
 };
 
 #define DEFAULT_DRAW_BOXES TRUE
@@ -64,6 +67,7 @@ enum
 #define DEFAULT_MAP_ALPHA 0.5
 #define DEFAULT_MAP_BACKGROUND 0
 #define N_CLASS_COLORS 256
+#define DEFAULT_KEYPOINT_THRESHOLD 0.2  /* GluonCV's plot_keypoints' */
 #define MAX_CLASS_LINES 5
 /* Auto sizes grow one step per this many lines of picture. */
 #define AUTO_STEP_LINES 240
@@ -88,6 +92,7 @@ struct _GstHybridOverlay
   gboolean draw_map;
   gdouble map_alpha;
   gint map_background;
+  gfloat keypoint_threshold;
 
   /* class colours (hyg_class_color), made once */
   hyg_color palette[N_CLASS_COLORS];
@@ -183,6 +188,11 @@ gst_hybrid_overlay_class_init (GstHybridOverlayClass * klass)
       g_param_spec_int ("map-background", "Map background",
           "The class left unpainted (VOC's background is 0); -1: none", -1,
           G_MAXINT, DEFAULT_MAP_BACKGROUND, flags));
+  g_object_class_install_property (gobject_class, PROP_KEYPOINT_THRESHOLD,
+      g_param_spec_float ("keypoint-threshold", "Keypoint threshold",
+          "Pose: the lowest score a keypoint (and a skeleton edge, at both "
+          "ends) is drawn with", -G_MAXFLOAT, G_MAXFLOAT,
+          DEFAULT_KEYPOINT_THRESHOLD, flags));
   gst_element_class_set_static_metadata (element_class,
       "Hybrid inference overlay", "Filter/Effect/Video",
       "Draws hybridinfer's detections and classes onto the video",
@@ -214,6 +224,7 @@ gst_hybrid_overlay_init (GstHybridOverlay * self)
   self->draw_map = DEFAULT_DRAW_MAP;
   self->map_alpha = DEFAULT_MAP_ALPHA;
   self->map_background = DEFAULT_MAP_BACKGROUND;
+  self->keypoint_threshold = DEFAULT_KEYPOINT_THRESHOLD;
   for (int i = 0; i < N_CLASS_COLORS; i++)
     self->palette[i] = hyg_class_color (i);
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
@@ -289,6 +300,9 @@ gst_hybrid_overlay_set_property (GObject * object, guint prop_id,
     case PROP_MAP_BACKGROUND:
       self->map_background = g_value_get_int (value);
       break;
+    case PROP_KEYPOINT_THRESHOLD:
+      self->keypoint_threshold = g_value_get_float (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -337,6 +351,9 @@ gst_hybrid_overlay_get_property (GObject * object, guint prop_id,
     case PROP_MAP_BACKGROUND:
       g_value_set_int (value, self->map_background);
       break;
+    case PROP_KEYPOINT_THRESHOLD:
+      g_value_set_float (value, self->keypoint_threshold);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -349,6 +366,7 @@ typedef struct {
   gboolean boxes, labels, classes, map;
   unsigned map_alpha;           /* 0 … 255 */
   int map_background;
+  gfloat keypoint_threshold;
   int line, scale;
   hyg_color box, text;
   hyg_text_renderer *font;      /* NULL: no text */
@@ -375,6 +393,7 @@ style_for (GstHybridOverlay * self, int height)
   st.map = self->draw_map;
   st.map_alpha = (unsigned) (self->map_alpha * 255.0 + 0.5);
   st.map_background = self->map_background;
+  st.keypoint_threshold = self->keypoint_threshold;
   st.line = self->line_width ? (int) self->line_width : MAX (2, step);
   st.scale = self->font_scale ? (int) self->font_scale : MAX (1, step);
   st.box = rgb_of (self->box_color);
@@ -411,7 +430,8 @@ static GstFlowReturn
 gst_hybrid_overlay_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 {
   if (!gst_buffer_get_meta (buf, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)
-      && !classification_of (buf) && !result_of_type (buf, "segmentation"))
+      && !classification_of (buf) && !result_of_type (buf, "segmentation")
+      && !result_of_type (buf, "pose"))
     return GST_FLOW_OK;
   return GST_BASE_TRANSFORM_CLASS (parent_class)->transform_ip (trans, buf);
 }
@@ -465,10 +485,70 @@ roi_label (GstVideoRegionOfInterestMeta * roi, LabelText * t)
   }
 }
 
+/* Keypoint k of a pose result: FALSE when there is none, or it scores
+ * below the threshold or is not a finite place.  Places are clamped just
+ * past the canvas, so that a line towards a far point stays short. */
+static gboolean
+keypoint_at (const hyg_canvas * canvas, const DrawStyle * st,
+    const GValue * points, gint k, int *x, int *y)
+{
+  if (k < 0 || (guint) (3 * k + 2) >= gst_value_array_get_size (points))
+    return FALSE;
+  const GValue *vx = gst_value_array_get_value (points, 3 * k);
+  const GValue *vy = gst_value_array_get_value (points, 3 * k + 1);
+  const GValue *vs = gst_value_array_get_value (points, 3 * k + 2);
+  if (!G_VALUE_HOLDS_FLOAT (vx) || !G_VALUE_HOLDS_FLOAT (vy)
+      || !G_VALUE_HOLDS_FLOAT (vs))
+    return FALSE;
+  gfloat fx = g_value_get_float (vx), fy = g_value_get_float (vy);
+  if (!(g_value_get_float (vs) >= st->keypoint_threshold)
+      || !isfinite (fx) || !isfinite (fy))
+    return FALSE;
+  *x = (int) CLAMP (fx, -1.0f, (gfloat) canvas->width);
+  *y = (int) CLAMP (fy, -1.0f, (gfloat) canvas->height);
+  return TRUE;
+}
+
+/* A pose result (output=pose, on the frame or on a region): its skeleton's
+ * edges, then its keypoints, in the box colour. */
+static void
+draw_pose (const hyg_canvas * canvas, const DrawStyle * st,
+    const GstStructure * s)
+{
+  const GValue *points = gst_structure_get_value (s, "keypoints");
+  const GValue *edges = gst_structure_get_value (s, "skeleton");
+  if (!points || !GST_VALUE_HOLDS_ARRAY (points))
+    return;
+  guint n_edges = edges && GST_VALUE_HOLDS_ARRAY (edges)
+      ? gst_value_array_get_size (edges) / 2 : 0;
+  for (guint e = 0; e < n_edges; e++) {
+    const GValue *a = gst_value_array_get_value (edges, 2 * e);
+    const GValue *b = gst_value_array_get_value (edges, 2 * e + 1);
+    int x0, y0, x1, y1;
+    if (G_VALUE_HOLDS_INT (a) && G_VALUE_HOLDS_INT (b)
+        && keypoint_at (canvas, st, points, g_value_get_int (a), &x0, &y0)
+        && keypoint_at (canvas, st, points, g_value_get_int (b), &x1, &y1))
+      hyg_canvas_draw_line (canvas, x0, y0, x1, y1, MAX (1, st->line / 2),
+          st->box);
+  }
+  int side = MAX (3, 2 * st->line);
+  guint n = gst_value_array_get_size (points) / 3;
+  for (guint k = 0; k < n; k++) {
+    int x, y;
+    if (keypoint_at (canvas, st, points, (gint) k, &x, &y))
+      hyg_canvas_fill_rect (canvas, x - side / 2, y - side / 2, side, side,
+          st->box);
+  }
+}
+
 static void
 draw_box (const hyg_canvas * canvas, const DrawStyle * st,
     GstVideoRegionOfInterestMeta * roi)
 {
+  for (GList * l = roi->params; l; l = l->next)
+    if (gst_structure_has_name (l->data, "hybridinfer")
+        && !g_strcmp0 (gst_structure_get_string (l->data, "type"), "pose"))
+      draw_pose (canvas, st, l->data);
   int x = (int) roi->x, y = (int) roi->y, w = (int) roi->w, h = (int) roi->h;
   if (st->boxes)
     hyg_canvas_stroke_rect (canvas, x, y, w, h, st->line, st->box);
@@ -557,6 +637,9 @@ gst_hybrid_overlay_transform_frame_ip (GstVideoFilter * filter,
   while ((meta = gst_buffer_iterate_meta_filtered (frame->buffer, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)))
     draw_box (&canvas, &st, (GstVideoRegionOfInterestMeta *) meta);
+  GstHybridTensorMeta *pose = result_of_type (frame->buffer, "pose");
+  if (pose)
+    draw_pose (&canvas, &st, pose->results);
   const GstStructure *classes = classification_of (frame->buffer);
   if (classes && st.classes)
     draw_classes (&canvas, &st, classes);

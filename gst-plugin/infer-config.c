@@ -118,6 +118,8 @@ output_from (hy_sidecar_output output)
       return GST_HYBRID_OUTPUT_RAW;
     case HY_SIDECAR_OUTPUT_SEGMENTATION:
       return GST_HYBRID_OUTPUT_SEGMENTATION;
+    case HY_SIDECAR_OUTPUT_POSE:
+      return GST_HYBRID_OUTPUT_POSE;
     case HY_SIDECAR_OUTPUT_AUTO:
     default:
       return GST_HYBRID_OUTPUT_AUTO;

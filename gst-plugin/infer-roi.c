@@ -20,6 +20,7 @@ struct _GstHybridRoi {
   /* the regions of the forward being gathered, by slot */
   GstVideoRegionOfInterestMeta **slots;
   const hy_frame_plan **slot_plans;
+  int *slot_xy;                 /* the crops' corners in the frame */
   int n_slots;
 };
 
@@ -52,6 +53,7 @@ gst_hybrid_roi_free (GstHybridRoi *roi)
   g_free (roi->classes);
   g_free (roi->slots);
   g_free (roi->slot_plans);
+  g_free (roi->slot_xy);
   g_free (roi);
 }
 
@@ -149,6 +151,47 @@ crop_planes (const GstHybridRoi *roi, const GstHybridRoiFrame *f, int x,
   }
 }
 
+/* Adds (dx, dy) to every `stride`-th pair of floats of array field
+ * `name` from `first` (a result's places, from the crop's to the
+ * frame's). */
+static void
+shift_field (GstStructure *s, const gchar *name, guint first, guint stride,
+    gfloat dx, gfloat dy)
+{
+  GValue *array = (GValue *) gst_structure_get_value (s, name);
+  if (!array || !GST_VALUE_HOLDS_ARRAY (array))
+    return;
+  guint n = gst_value_array_get_size (array);
+  for (guint i = first; i + 1 < n; i += stride) {
+    GValue *x = (GValue *) gst_value_array_get_value (array, i);
+    GValue *y = (GValue *) gst_value_array_get_value (array, i + 1);
+    if (G_VALUE_HOLDS_FLOAT (x) && G_VALUE_HOLDS_FLOAT (y)) {
+      g_value_set_float (x, g_value_get_float (x) + dx);
+      g_value_set_float (y, g_value_get_float (y) + dy);
+    }
+  }
+}
+
+/* A result's places are the crop's: keypoints (x, y, score triples) and
+ * boxes ([x, y, w, h] each) move to the frame's. */
+static void
+to_frame_places (GstStructure *s, int x, int y)
+{
+  shift_field (s, "keypoints", 0, 3, (gfloat) x, (gfloat) y);
+  GValue *boxes = (GValue *) gst_structure_get_value (s, "boxes");
+  if (!boxes || !GST_VALUE_HOLDS_ARRAY (boxes))
+    return;
+  for (guint i = 0; i < gst_value_array_get_size (boxes); i++) {
+    GValue *box = (GValue *) gst_value_array_get_value (boxes, i);
+    if (gst_value_array_get_size (box) < 2)
+      continue;
+    GValue *bx = (GValue *) gst_value_array_get_value (box, 0);
+    GValue *by = (GValue *) gst_value_array_get_value (box, 1);
+    g_value_set_float (bx, g_value_get_float (bx) + (gfloat) x);
+    g_value_set_float (by, g_value_get_float (by) + (gfloat) y);
+  }
+}
+
 /* Runs the gathered regions and gives each its result. */
 static gboolean
 run_slots (GstHybridRoi *roi, GstHybridSession *session,
@@ -163,8 +206,9 @@ run_slots (GstHybridRoi *roi, GstHybridSession *session,
     GstHybridResult *result = gst_hybrid_session_result (session, i,
         roi->slot_plans[i], &f->details, f->top_k, f->threshold, &grew);
     /* the meta owns its parameters: a copy (GStreamer's allocation) */
-    gst_video_region_of_interest_meta_add_param (roi->slots[i],
-        gst_structure_copy (result->results));
+    GstStructure *param = gst_structure_copy (result->results);
+    to_frame_places (param, roi->slot_xy[2 * i], roi->slot_xy[2 * i + 1]);
+    gst_video_region_of_interest_meta_add_param (roi->slots[i], param);
     gst_hybrid_result_unref (result);
   }
   roi->n_slots = 0;
@@ -183,6 +227,7 @@ gst_hybrid_roi_infer (GstHybridRoi *roi, GstHybridSession *session,
   if (!roi->slots) {
     roi->slots = g_new0 (GstVideoRegionOfInterestMeta *, batch);
     roi->slot_plans = g_new0 (const hy_frame_plan *, batch);
+    roi->slot_xy = g_new0 (int, 2 * batch);
   }
   roi->n_slots = 0;
   while ((meta = gst_buffer_iterate_meta_filtered (buf, &state,
@@ -201,6 +246,8 @@ gst_hybrid_roi_infer (GstHybridRoi *roi, GstHybridSession *session,
         f->strides);
     roi->slots[roi->n_slots] = m;
     roi->slot_plans[roi->n_slots] = plan;
+    roi->slot_xy[2 * roi->n_slots] = x;
+    roi->slot_xy[2 * roi->n_slots + 1] = y;
     roi->n_slots++;
     (*n_done)++;
     if (roi->n_slots == batch && !run_slots (roi, session, f, error))

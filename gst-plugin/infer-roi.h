@@ -4,7 +4,8 @@
  * detector attached (of the classes asked for) is cropped out of the
  * frame, converted into a batch slot of the session's input and run
  * through the model, batch-size regions per forward; its result is added
- * to that region's meta as a "hybridinfer" parameter structure.
+ * to that region's meta as a "hybridinfer" parameter structure, its
+ * places (keypoints, boxes) in frame pixels.
  *
  * A crop converts through a frame plan for its size.  Plans are kept for
  * the most recent sizes (GST_HYBRID_ROI_PLANS): a detector's boxes come

@@ -95,6 +95,31 @@ hyg_canvas_stroke_rect (const hyg_canvas *c, int x, int y, int w, int h,
   hyg_canvas_fill_rect (c, x + w - line, y + line, line, h - 2 * line, color);
 }
 
+void
+hyg_canvas_draw_line (const hyg_canvas *c, int x0, int y0, int x1, int y1,
+    int width, hyg_color color)
+{
+  /* one square per step of the longer axis (Bresenham's walk) */
+  int dx = x1 > x0 ? x1 - x0 : x0 - x1, sx = x0 < x1 ? 1 : -1;
+  int dy = y1 > y0 ? y0 - y1 : y1 - y0, sy = y0 < y1 ? 1 : -1;
+  int err = dx + dy, half = width / 2;
+  width = MAX_ (width, 1);
+  for (;;) {
+    hyg_canvas_fill_rect (c, x0 - half, y0 - half, width, width, color);
+    if (x0 == x1 && y0 == y1)
+      break;
+    int e2 = 2 * err;
+    if (e2 >= dy) {
+      err += dy;
+      x0 += sx;
+    }
+    if (e2 <= dx) {
+      err += dx;
+      y0 += sy;
+    }
+  }
+}
+
 /* dst, or src, or between by coverage a (0 … 255), rounded. */
 static inline uint8_t
 mix (uint8_t dst, uint8_t src, unsigned a)

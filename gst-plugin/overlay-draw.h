@@ -33,6 +33,11 @@ void hyg_canvas_fill_rect (const hyg_canvas *c, int x, int y, int w, int h,
 void hyg_canvas_stroke_rect (const hyg_canvas *c, int x, int y, int w, int h,
     int line, hyg_color color);
 
+/* A line from (x0, y0) to (x1, y1), `width` pixels across (squares of
+ * that side stepped along it), clipped to the canvas. */
+void hyg_canvas_draw_line (const hyg_canvas *c, int x0, int y0, int x1,
+    int y1, int width, hyg_color color);
+
 /* `color` over the canvas, weighted by an 8-bit coverage mask (w x h,
  * `stride` bytes a row) whose top-left is at (x, y): coverage 0 leaves a
  * pixel as it is, 255 paints it (alpha, where there is one, becomes 255),

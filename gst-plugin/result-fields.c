@@ -37,7 +37,10 @@ hyg_names_init (void)
   hyg_names.map_y = g_quark_from_static_string ("map-y");
   hyg_names.map_width = g_quark_from_static_string ("map-width");
   hyg_names.map_height = g_quark_from_static_string ("map-height");
+  hyg_names.keypoints = g_quark_from_static_string ("keypoints");
+  hyg_names.skeleton = g_quark_from_static_string ("skeleton");
   hyg_names.segmentation = g_intern_static_string ("segmentation");
+  hyg_names.pose = g_intern_static_string ("pose");
   hyg_names.hybrid = g_intern_static_string ("hybrid");
   hyg_names.imperative = g_intern_static_string ("imperative");
   hyg_names.classification = g_intern_static_string ("classification");

@@ -16,9 +16,9 @@ typedef struct {
   GQuark hybridinfer, frame_number, timestamp, running_time, latency_us,
       mode, type, label, class_id, score, labels, class_ids, scores, count,
       boxes, outputs, detection, confidence, width, height, coverage, map_x,
-      map_y, map_width, map_height;
+      map_y, map_width, map_height, keypoints, skeleton;
   const gchar *hybrid, *imperative, *classification, *detection_type, *raw,
-      *segmentation, *empty;
+      *segmentation, *pose, *empty;
 } HygNames;
 
 extern HygNames hyg_names;

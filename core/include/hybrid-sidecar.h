@@ -53,6 +53,7 @@ typedef enum hy_sidecar_output {
   HY_SIDECAR_OUTPUT_DETECTION,
   HY_SIDECAR_OUTPUT_RAW,
   HY_SIDECAR_OUTPUT_SEGMENTATION,
+  HY_SIDECAR_OUTPUT_POSE,
 } hy_sidecar_output;
 
 /* What the network's last layer already applies to its scores: a

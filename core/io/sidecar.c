@@ -225,7 +225,7 @@ get_labels (JsonNode *node, const char *path, hy_sidecar *s, GError **error)
 }
 
 static const char *const output_names[] = { "auto", "classification",
-  "detection", "raw", "segmentation", NULL
+  "detection", "raw", "segmentation", "pose", NULL
 };
 static const char *const activation_names[] = { "none", "softmax",
   "sigmoid", NULL

@@ -82,6 +82,11 @@ CASES = [
      "output=segmentation input-size=48x32"),
     ("segment-rgb-letterbox", "segment", "smpte", "RGB", 80, 40, None,
      "output=segmentation input-size=32x32 resize=letterbox"),
+    # output=pose: each heatmap's maximum, mapped back to the frame
+    ("pose-i420", "spots", BALL, "I420", 96, 64, "bt601",
+     "output=pose input-size=48x32"),
+    ("pose-bgrx-letterbox", "spots", "ball foreground-color=0xff00ff00",
+     "BGRx", 100, 60, None, "output=pose input-size=40x40 resize=letterbox"),
 ]
 
 LOGITS = "colors-logits"
@@ -396,6 +401,29 @@ def check_segmentation(msg, ref, labels):
     return None
 
 
+def check_pose(msg, ref, area, w, h, dw, dh):
+    """Keypoints as GluonCV's heatmap_to_coord places them: each heatmap's
+    first maximum (at (0, 0) when not above 0), in input pixels, then in
+    the frame through the picture area; scored by the maximum."""
+    k, hh, hw = ref.shape[1:]
+    got = [float(v) for v in array(msg, "keypoints", "float")]
+    if len(got) != 3 * k:
+        return "%d keypoint values for %d heatmaps" % (len(got), k)
+    ox, oy, rw, rh = area
+    for j in range(k):
+        hm = ref[0, j].ravel()
+        at, best = int(np.argmax(hm)), float(np.max(hm))
+        x, y = (at % hw, at // hw) if best > 0 else (0, 0)
+        fx = (x * dw / hw - ox) * w / rw
+        fy = (y * dh / hh - oy) * h / rh
+        want = np.array([fx, fy, best])
+        err = np.max(np.abs(np.array(got[3 * j:3 * j + 3]) - want))
+        if err > 1e-3 * max(w, h, 1):
+            return "keypoint %d is %s, MXNet's heatmap gives %s" % (
+                j, got[3 * j:3 * j + 3], want)
+    return None
+
+
 def check_detection(msg, outs, area, w, h):
     if len(outs) == 3:
         rows = np.concatenate([outs[0][0], outs[1][0], outs[2][0]], axis=1)
@@ -455,6 +483,9 @@ def check_case(args, case, tmp):
             problem = check_detection(msg, outs, area, w, h)
         elif model == "segment":
             problem = check_segmentation(msg, outs[0], labels)
+        elif model == "spots":
+            dh, dw = input_shape(case)[2:]
+            problem = check_pose(msg, outs[0], area, w, h, dw, dh)
         else:
             problem = check_classification(
                 msg, activation(outs[0], model, opts), labels)

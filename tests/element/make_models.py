@@ -23,6 +23,9 @@ answers are known (a red frame *is* "red") and the files stay tiny:
                 and blue (the block's mean channel values, 0..255), so that
                 a pixel's class is its dominant colour, or background when
                 dark.  Fully convolutional: any input size.
+  spots         keypoint heatmaps, one head (1, 3, H/2, W/2): per 2x2 block,
+                its mean red, green and blue (0..1), so that keypoint k is
+                where colour k is strongest.  Fully convolutional.
   lrn           a model with an op hybridinfer does not run (LRN): the
                 element must fail with the core's message.
 
@@ -141,6 +144,29 @@ class Segment(gluon.HybridBlock):
         self.score.bias.set_data(nd.array([SEG_BACKGROUND, 0, 0, 0]))
 
 
+SPOT_LABELS = ["red", "green", "blue"]
+
+
+class Spots(gluon.HybridBlock):
+    """Per 2x2 block: a heatmap per colour channel."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.heat = gluon.nn.Conv2D(3, 1, in_channels=3)
+            self.pool = gluon.nn.AvgPool2D(2, 2)
+
+    def hybrid_forward(self, F, x):
+        return self.pool(self.heat(x))
+
+    def set_weights(self):
+        w = np.zeros((3, 3, 1, 1), np.float32)
+        for c in range(3):
+            w[c, c] = 1.0 / 255.0
+        self.heat.weight.set_data(nd.array(w))
+        self.heat.bias.set_data(nd.zeros(3))
+
+
 class Lrn(gluon.HybridBlock):
     def hybrid_forward(self, F, x):
         return F.LRN(x, nsize=3)
@@ -190,6 +216,13 @@ def main():
     export(net, "segment", (1, 3, 32, 32))
     with open(os.path.join(OUT, "segment.txt"), "w") as f:
         f.write("\n".join(SEG_LABELS) + "\n")
+
+    net = Spots(prefix="spots_")
+    net.initialize()
+    net.set_weights()
+    export(net, "spots", (1, 3, 32, 32))
+    with open(os.path.join(OUT, "spots.txt"), "w") as f:
+        f.write("\n".join(SPOT_LABELS) + "\n")
 
     net = Lrn(prefix="lrn_")
     export(net, "lrn", (1, 3, 8, 8))

@@ -426,6 +426,38 @@ GST_START_TEST (test_class_map)
 
 GST_END_TEST;
 
+/* Keypoints of a pose result: a square in the box colour on each. */
+GST_START_TEST (test_keypoints)
+{
+  gchar *m = model_path ("spots"), *l = labels_path ("spots");
+  gchar *desc = g_strdup_printf ("hybridinfer model=%s labels=%s device=cpu "
+      "input-size=%dx%d output=pose ! hybridoverlay line-width=2", m, l, W,
+      H);
+  GstHarness *h = gst_harness_new_parse (desc);
+  set_caps (h, "RGB", W, H);
+  /* one red square at (20, 30): keypoint 0 there, the others score 0 */
+  GstBuffer *in = frame_new ("RGB", W, H, pick_red, 0);
+  gst_buffer_memset (in, 0, 0, gst_buffer_get_size (in));
+  GstMapInfo map;
+  gst_buffer_map (in, &map, GST_MAP_WRITE);
+  for (int y = 30; y < 38; y++)
+    for (int x = 20; x < 28; x++)
+      map.data[(y * W + x) * 3] = 255;
+  gst_buffer_unmap (in, &map);
+  GstBuffer *out = gst_harness_push_and_pull (h, in);
+  fail_unless (is_colour (pixel_at (out, "RGB", 20, 30), 0, 255, 0));
+  fail_unless (is_colour (pixel_at (out, "RGB", 26, 36), 255, 0, 0));
+  /* below the threshold (score 0): not drawn at the corner */
+  fail_unless (is_colour (pixel_at (out, "RGB", 0, 0), 0, 0, 0));
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  g_free (desc);
+  g_free (m);
+  g_free (l);
+}
+
+GST_END_TEST;
+
 static Suite *
 hybridoverlay_suite (void)
 {
@@ -442,6 +474,7 @@ hybridoverlay_suite (void)
   tcase_add_test (tc, test_font_desc_size);
   tcase_add_test (tc, test_steady_state_allocates_nothing);
   tcase_add_test (tc, test_class_map);
+  tcase_add_test (tc, test_keypoints);
   return s;
 }
 

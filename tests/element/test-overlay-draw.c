@@ -416,6 +416,29 @@ test_label (void)
   canvas_free (&b);
 }
 
+/* A line paints its ends and the pixels between, `width` across, nothing
+ * else; lines reaching past the canvas are clipped. */
+static void
+test_line (void)
+{
+  canvas_buf b = canvas_new (HY_PIXEL_RGB);
+  hyg_canvas_draw_line (&b.c, 2, 3, 30, 3, 1, (hyg_color) {255, 0, 0});
+  for (int x = 2; x <= 30; x++)
+    g_assert_true (painted (&b, x, 3));
+  g_assert_false (painted (&b, 1, 3));
+  g_assert_false (painted (&b, 31, 3));
+  g_assert_false (painted (&b, 10, 2));
+  g_assert_false (painted (&b, 10, 4));
+  hyg_canvas_draw_line (&b.c, 0, 0, 19, 19, 3, (hyg_color) {0, 255, 0});
+  g_assert_true (painted (&b, 10, 10));
+  g_assert_true (painted (&b, 11, 10));
+  g_assert_false (painted (&b, 15, 10));
+  hyg_canvas_draw_line (&b.c, -50, 10, 100, 10, 1, (hyg_color) {1, 1, 1});
+  g_assert_true (painted (&b, 0, 10));
+  g_assert_true (painted (&b, W - 1, 10));
+  canvas_free (&b);
+}
+
 /* A class map at full opacity paints what fills of its classes' colours
  * paint, on every layout; the background class and the map's outside are
  * left alone. */
@@ -469,6 +492,7 @@ main (int argc, char **argv)
   g_test_add_func ("/overlay-draw/text-cache", test_text_cache);
   g_test_add_func ("/overlay-draw/yuv-chroma", test_yuv_chroma);
   g_test_add_func ("/overlay-draw/label", test_label);
+  g_test_add_func ("/overlay-draw/line", test_line);
   g_test_add_func ("/overlay-draw/class-map-is-fill",
       test_class_map_is_fill);
   return g_test_run ();
