@@ -1246,6 +1246,84 @@ def ops_detection():
     l2("instance_2d", (4, 7), mode="instance", eps=0.5)
 
 
+def ops_vision():
+    """GluonCV's segmentation and pose ops: BilinearResize2D in every mode, AdaptiveAvgPooling2D
+    with dividing and overlapping windows, Deconvolution (SimplePose/CenterNet's upsampling and
+    the attribute corners: groups, dilation, adj, target_shape, 1-D)."""
+    def resize(name, shape, note="", like=None, **kw):
+        def build(rng):
+            ins = OrderedDict(data=randn(rng, shape))
+            if like is not None:
+                ins["like"] = randn(rng, like)
+                sym = mx.sym.contrib.BilinearResize2D(V("data"), V("like"), name="resize", **kw)
+            else:
+                sym = mx.sym.contrib.BilinearResize2D(V("data"), name="resize", **kw)
+            return sym, ins, {}
+        op("BilinearResize2D_" + name, "_contrib_BilinearResize2D", build, note)
+    resize("size_up", (2, 3, 5, 7), "GluonCV's upsampling to the input size (align_corners)",
+           height=12, width=17)
+    resize("size_down", (1, 2, 9, 11), height=4, width=5)
+    resize("size_to_1", (1, 2, 4, 5), "a 1-pixel output samples the first pixel", height=1,
+           width=3)
+    resize("same_size", (2, 2, 6, 5), "equal sizes copy", height=6, width=5)
+    resize("no_align_up", (2, 3, 5, 7), "half-pixel centres, clamped at 0", height=11, width=9,
+           align_corners=False)
+    resize("no_align_down", (1, 3, 13, 10), height=5, width=4, align_corners=False)
+    resize("scale", (1, 2, 5, 6), "scale_height/width: sizes truncated", scale_height=1.7,
+           scale_width=2.5)
+    resize("scale_height_only_ignored_width", (1, 2, 5, 6),
+           "scale_width alone is ignored: width comes from 'width'", scale_width=3.0, width=4,
+           height=3)
+    resize("odd_scale_odd", (1, 2, 5, 7), "odd sizes keep both ends: (n - 1)·s + 1",
+           mode="odd_scale", scale_height=2.0, scale_width=0.5)
+    resize("odd_scale_even", (1, 2, 6, 8), mode="odd_scale", scale_height=1.5, scale_width=2.0)
+    resize("like", (2, 3, 4, 6), "GluonCV's resize to a feature map", like=(1, 5, 9, 11),
+           mode="like")
+    resize("like_no_align", (2, 3, 7, 6), like=(2, 1, 3, 13), mode="like", align_corners=False)
+    resize("to_even_down", (1, 2, 7, 8), mode="to_even_down")
+    resize("to_even_up", (1, 2, 7, 8), mode="to_even_up")
+    resize("to_odd_down", (1, 2, 7, 8), mode="to_odd_down")
+    resize("to_odd_up", (1, 2, 7, 8), mode="to_odd_up")
+
+    def apool(name, shape, note="", **kw):
+        op("AdaptiveAvgPooling2D_" + name, "_contrib_AdaptiveAvgPooling2D",
+           unary(lambda d: mx.sym.contrib.AdaptiveAvgPooling2D(d, name="apool", **kw),
+                 shape=shape), note)
+    apool("default", (2, 3, 5, 6), "no output_size: 1x1")
+    apool("psp_bins", (2, 4, 12, 12), "PSPNet's 6x6 bin, windows divide", output_size=6)
+    apool("overlap", (2, 3, 7, 10), "sizes that do not divide: neighbouring windows overlap",
+          output_size=(3, 4))
+    apool("larger_than_input", (1, 2, 3, 4), "output larger than the input", output_size=(5, 7))
+    apool("int_2", (1, 3, 9, 5), output_size=2)
+
+    def deconv(name, in_shape, nf, kernel, note="", **kw):
+        def build(rng):
+            c = in_shape[1]
+            g = kw.get("num_group", 1)
+            sym = mx.sym.Deconvolution(V("data"), num_filter=nf, kernel=kernel, name="deconv",
+                                       **kw)
+            params = {"deconv_weight": weight(rng, (c, nf // g) + tuple(kernel))}
+            if not kw.get("no_bias", True):
+                params["deconv_bias"] = randn(rng, (nf,), 0.1)
+            return sym, OrderedDict(data=randn(rng, in_shape)), params
+        op("Deconvolution_" + name, "Deconvolution", build, note)
+    deconv("default", (2, 3, 5, 5), 4, (3, 3), "stride 1, no bias (MXNet's default)")
+    deconv("simple_pose", (2, 6, 4, 3), 5, (4, 4), "SimplePose/CenterNet upsampling: k4 s2 p1",
+           stride=(2, 2), pad=(1, 1))
+    deconv("bias", (1, 3, 4, 4), 2, (3, 3), stride=(2, 2), no_bias=False)
+    deconv("group2", (2, 4, 3, 4), 6, (3, 3), "grouped", stride=(2, 2), pad=(1, 1),
+           num_group=2, no_bias=False)
+    deconv("dilate", (1, 2, 4, 5), 3, (3, 2), "dilation and a non-square kernel",
+           dilate=(2, 3), stride=(1, 2))
+    deconv("adj", (1, 3, 3, 4), 2, (3, 3), "adj lengthens the output past the last tap",
+           stride=(3, 2), pad=(1, 0), adj=(2, 1))
+    deconv("target_shape", (1, 3, 4, 5), 2, (4, 4), "target_shape chooses pad and adj",
+           stride=(2, 2), target_shape=(8, 9))
+    deconv("big_pad", (1, 2, 5, 5), 3, (3, 3), "padding larger than the kernel crops",
+           stride=(2, 2), pad=(3, 2))
+    deconv("1d", (2, 3, 6), 4, (3,), "1-D", stride=(2,), pad=(1,), adj=(1,), no_bias=False)
+
+
 def register_ops():
     ops_convolution()
     ops_batchnorm()
@@ -1265,6 +1343,7 @@ def register_ops():
     ops_reduce()
     ops_nonfinite()
     ops_detection()
+    ops_vision()
 
 
 # ---------------------------------------------------------------------------------------------
