@@ -1624,6 +1624,78 @@ def register_detection_zoo():
                           "(NMS order as MXNet's)" % (model, size, size, batch))
 
 
+# GluonCV segmentation and pose models (issue 12): (model, constructor arguments, input height,
+# width, image scale).  Sizes are kept small so that each case runs in seconds: the segmentation
+# heads are built for that crop (PSPNet's and DeepLab's pooling branches upsample to crop / 8),
+# and their output is the class-score map upsampled to the crop.  SimplePose outputs heatmaps
+# at a quarter of the input; the keypoint step GluonCV does in Python is not part of the graph.
+DENSE_MODELS = [
+    ("fcn_resnet50_voc", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    ("psp_resnet50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    ("deeplab_resnet50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    ("simple_pose_resnet18_v1b", {}, 128, 96, 1.0),
+]
+
+
+def randomize_gluoncv(net, model, mrng):
+    """MXNet's Xavier for the weights (seeded by the model alone), then random non-trivial
+    biases and BatchNorm parameters and statistics, as for the detectors."""
+    mx.random.seed(seed_of("zoo_" + model))
+    net.initialize(mx.init.Xavier())
+
+
+def randomize_gluoncv_after(net, mrng):
+    for name, p in sorted(net.collect_params().items()):
+        if name.endswith("weight") and len(p.shape) == 4 and \
+                float(p.data().asnumpy().std()) < 0.01:
+            # Layers GluonCV initialises near zero whatever the global initialiser (SimplePose's
+            # deconvolutions and heatmap head, Normal(0.001)): the output would be the BatchNorm
+            # shift alone, the same for every input.  Fan-in scaled values instead.
+            fan_in = float(np.prod(p.shape[1:]))
+            p.set_data(mx.nd.array(randn(mrng, p.shape, 1.0 / np.sqrt(fan_in))))
+        elif name.endswith("running_var"):
+            p.set_data(mx.nd.array(uniform(mrng, p.shape, 0.5, 1.5)))
+        elif name.endswith("running_mean") or name.endswith("beta"):
+            p.set_data(mx.nd.array(randn(mrng, p.shape, 0.1)))
+        elif name.endswith("gamma"):
+            p.set_data(mx.nd.array(uniform(mrng, p.shape, 0.5, 1.5)))
+        elif name.endswith("bias"):
+            p.set_data(mx.nd.array(randn(mrng, p.shape, 0.5)))
+
+
+def dense_builder(model, kwargs, height, width, scale, batch):
+    def build(case, case_dir, rng):
+        model_zoo = import_gluoncv()
+        if model_zoo is None:
+            return None
+        # The weights depend only on the model name, so b1 and b2 are the same network.
+        mrng = np.random.RandomState(seed_of("zoo_" + model))
+        net = model_zoo.get_model(model, pretrained=False, pretrained_base=False, **kwargs)
+        randomize_gluoncv(net, model, mrng)
+        x = smooth_images(rng, (batch, 3, height, width)) * np.float32(scale)
+        net(mx.nd.array(x[:1]))  # resolves deferred shapes
+        randomize_gluoncv_after(net, mrng)
+        outs = write_gluon_case(case, case_dir, net, [x])
+        out = outs[0]
+        spread = float(out.std(axis=1).mean())
+        spatial = float(out.std(axis=(2, 3)).mean())
+        print("  %s: output %s, std over channels %.3g, over positions %.3g"
+              % (case.name, out.shape, spread, spatial))
+        if not (spread > 1e-3 and spatial > 1e-3 * max(1.0, float(np.abs(out).max()))):
+            raise RuntimeError("%s: degenerate output (std over channels %g, over positions %g)"
+                               % (case.name, spread, spatial))
+        return outs
+    return build
+
+
+def register_dense_zoo():
+    for model, kwargs, height, width, scale in DENSE_MODELS:
+        for batch in (1, 2):
+            register("zoo_%s_b%d" % (model, batch), "zoo", "zoo",
+                     dense_builder(model, kwargs, height, width, scale, batch),
+                     note="gluoncv %s at %dx%d, pretrained=False, seeded random weights, "
+                          "smooth random images, batch %d" % (model, height, width, batch))
+
 # ---------------------------------------------------------------------------------------------
 # --check-export: validate a model written by hybridinfer's own exporter
 # ---------------------------------------------------------------------------------------------
@@ -1753,6 +1825,7 @@ def main(argv=None):
     register_legacy()
     register_zoo()
     register_detection_zoo()
+    register_dense_zoo()
     cases = selected(args)
     if args.list:
         print("\n".join(c.name for c in cases))
