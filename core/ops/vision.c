@@ -230,3 +230,89 @@ const hy_op_def hy_opdef_adaptive_avg_pool = {
   .input_names = adaptive_avg_pool_inputs,
   .infer_shape = adaptive_avg_pool_infer,
 };
+
+/* ---- _contrib_ROIAlign -------------------------------------------------- */
+
+static gboolean
+roi_align_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_roi_align_params *p = params;
+  hy_tuple t = { 0 };
+  double scale;
+  gboolean ps, aligned;
+  if (!hy_attr_require (attrs, "pooled_size", error)
+      || !hy_attr_tuple (attrs, "pooled_size", &t, FALSE, error))
+    return FALSE;
+  if (t.n != 2 || t.v[0] < 1 || t.v[1] < 1 || t.v[0] > 65536
+      || t.v[1] > 65536) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'pooled_size' = '%s' must be two sizes (h, w) in [1, "
+        "65536]", hy_attr_string (attrs, "pooled_size"));
+    return FALSE;
+  }
+  p->pooled_h = t.v[0];
+  p->pooled_w = t.v[1];
+  if (!hy_attr_require (attrs, "spatial_scale", error)
+      || !hy_attr_float (attrs, "spatial_scale", 0.0, &scale, error)
+      || !hy_attr_int_in (attrs, "sample_ratio", -1, G_MININT, 65536,
+          &p->sample_ratio, error)
+      || !hy_attr_bool (attrs, "position_sensitive", FALSE, &ps, error)
+      || !hy_attr_bool (attrs, "aligned", FALSE, &aligned, error))
+    return FALSE;
+  /* MXNet's range for spatial_scale. */
+  if (!(scale >= 0.0 && scale <= 1.0)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'spatial_scale' = '%s' must be in [0, 1]",
+        hy_attr_string (attrs, "spatial_scale"));
+    return FALSE;
+  }
+  p->spatial_scale = (float) scale;
+  p->position_sensitive = ps;
+  p->aligned = aligned;
+  return TRUE;
+}
+
+static gboolean
+roi_align_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_roi_align_params *p = params;
+  const hy_shape *d = &in[0], *r = &in[1];
+  char dbuf[HY_SHAPE_STRLEN], rbuf[HY_SHAPE_STRLEN];
+  if (d->ndim != 4) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "data of shape %s must be 4-D (NCHW)",
+        hy_shape_format (d, dbuf, sizeof dbuf));
+    return FALSE;
+  }
+  if (r->ndim != 2 || r->dims[1] != 5) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "rois of shape %s must be (rois, 5): batch index, x1, y1, x2, y2",
+        hy_shape_format (r, rbuf, sizeof rbuf));
+    return FALSE;
+  }
+  int64_t c = d->dims[1];
+  if (p->position_sensitive) {
+    int64_t bins = p->pooled_h * p->pooled_w;
+    if (c % bins != 0) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "data of shape %s: with position_sensitive the channels must be "
+          "a multiple of pooled_size's %" G_GINT64_FORMAT " bins",
+          hy_shape_format (d, dbuf, sizeof dbuf), (gint64) bins);
+      return FALSE;
+    }
+    c /= bins;
+  }
+  out[0] = (hy_shape) { .ndim = 4,
+    .dims = { r->dims[0], c, p->pooled_h, p->pooled_w } };
+  return TRUE;
+}
+
+static const char *const roi_align_inputs[] = { "data", "rois", NULL };
+
+const hy_op_def hy_opdef_roi_align = {
+  .params_size = sizeof (hy_roi_align_params),
+  .parse = roi_align_parse,
+  .input_names = roi_align_inputs,
+  .infer_shape = roi_align_infer,
+};

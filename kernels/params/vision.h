@@ -1,8 +1,9 @@
 /*
  * vision.h — params of the resampling ops of GluonCV's segmentation and
  * two-stage detection models (ops.def: bilinear_resize,
- * adaptive_avg_pool), shared by their definitions (core/ops/vision.c) and
- * their CPU kernels (kernels/cpu/bilinear-resize.c, adaptive-pool.c).
+ * adaptive_avg_pool, roi_align), shared by their definitions
+ * (core/ops/vision.c) and their CPU kernels (kernels/cpu/
+ * bilinear-resize.c, adaptive-pool.c, roi-align.c).
  * Both act on NCHW data.
  */
 #ifndef HY_PARAMS_VISION_H
@@ -44,5 +45,22 @@ typedef struct hy_adaptive_avg_pool_params {
   hy_op_id op;
   int64_t out_h, out_w;
 } hy_adaptive_avg_pool_params;
+
+/* _contrib_ROIAlign: data (N, C, H, W), rois (R, 5) rows (batch index,
+ * x1, y1, x2, y2) in input-image coordinates; output (R, C', ph, pw),
+ * C' = C, or C / (ph·pw) when position_sensitive (output channel c of
+ * bin (i, j) reads input channel (c·ph + i)·pw + j).  Each bin averages
+ * a grid of bilinear samples: sample_ratio per axis, or (<= 0) the
+ * ceiling of the bin's size.  aligned shifts coordinates by half a
+ * pixel; without it, ROIs are at least 1 pixel wide and high.  A ROI
+ * whose batch index is negative or past N gives zeros. */
+typedef struct hy_roi_align_params {
+  hy_op_id op;
+  int64_t pooled_h, pooled_w;
+  float spatial_scale;
+  int sample_ratio;
+  bool position_sensitive;
+  bool aligned;
+} hy_roi_align_params;
 
 #endif /* HY_PARAMS_VISION_H */
