@@ -57,6 +57,46 @@ typedef struct hy_conv_params {
   hy_fused_epilogue fused;
 } hy_conv_params;
 
+/* Deconvolution (a transposed convolution), 1-D or 2-D: weight
+ * (C, num_filter / num_group, k...), bias (num_filter,) unless no_bias
+ * (MXNet's default).  Output size per axis:
+ *   stride·(in − 1) + dilate·(k − 1) + 1 − 2·pad + adj,
+ * where pad and adj come from target_shape when it has a non-zero entry
+ * (hy_deconv_pads). */
+typedef struct hy_deconv_params {
+  hy_op_id op;
+  int n_spatial;                /* 1 (NCW) or 2 (NCHW) */
+  int64_t kernel[HY_NN_MAX_SPATIAL];
+  int64_t stride[HY_NN_MAX_SPATIAL];
+  int64_t dilate[HY_NN_MAX_SPATIAL];
+  int64_t pad[HY_NN_MAX_SPATIAL];
+  int64_t adj[HY_NN_MAX_SPATIAL];
+  int64_t target[HY_NN_MAX_SPATIAL];
+  bool has_target;              /* some entry of target_shape is not 0 */
+  int64_t num_filter;
+  int64_t num_group;
+  bool no_bias;
+} hy_deconv_params;
+
+/* The pad and adj of spatial axis i for an input of `size` along it: as
+ * given, or what makes the output target[i] long (MXNet's InferPad; the
+ * total may come out negative for a target that is too long, which shape
+ * inference refuses). */
+static inline void
+hy_deconv_pads (const hy_deconv_params *p, int i, int64_t size,
+    int64_t *pad, int64_t *adj)
+{
+  if (!p->has_target) {
+    *pad = p->pad[i];
+    *adj = p->adj[i];
+    return;
+  }
+  int64_t total = p->stride[i] * (size - 1)
+      + p->dilate[i] * (p->kernel[i] - 1) + 1 - p->target[i];
+  *adj = total % 2;
+  *pad = (total + 1) / 2;
+}
+
 typedef struct hy_fc_params {
   hy_op_id op;
   int64_t num_hidden;

@@ -195,4 +195,43 @@ hy_slice_axis_bounds (const hy_slice_axis_params *p, int64_t len,
   *end = p->end_none ? len : p->end < 0 ? p->end + len : p->end;
 }
 
+/* shape_array: the input's dims as a 1-D tensor (MXNet: int64; here
+ * float32, exact up to 2^24). */
+typedef struct hy_shape_array_params {
+  hy_op_id op;
+} hy_shape_array_params;
+
+/* reverse (flip): the listed axes run backwards. */
+typedef struct hy_reverse_params {
+  hy_op_id op;
+  int n_axes;
+  int axes[HY_SHAPE_PARAM_MAX];   /* >= 0, as MXNet requires */
+} hy_reverse_params;
+
+/* stack: num_args inputs of one shape, joined along a new axis. */
+typedef struct hy_stack_params {
+  hy_op_id op;
+  int num_args;
+  int axis;                       /* in [-(ndim + 1), ndim] */
+} hy_stack_params;
+
+/* broadcast_axis: axes of length 1 repeated to size[i]. */
+typedef struct hy_broadcast_axis_params {
+  hy_op_id op;
+  int n_axes;
+  int axes[HY_SHAPE_PARAM_MAX];   /* >= 0, as MXNet requires */
+  int64_t size[HY_SHAPE_PARAM_MAX];
+} hy_broadcast_axis_params;
+
+/* The axis bits of a reverse or broadcast_axis for an input of rank ndim
+ * (axes checked by shape inference). */
+static inline uint32_t
+hy_axes_mask (const int *axes, int n_axes, int ndim)
+{
+  uint32_t mask = 0;
+  for (int i = 0; i < n_axes; i++)
+    mask |= 1u << (axes[i] < 0 ? axes[i] + ndim : axes[i]);
+  return mask;
+}
+
 #endif /* HY_PARAMS_SHAPE_H */

@@ -1246,6 +1246,161 @@ def ops_detection():
     l2("instance_2d", (4, 7), mode="instance", eps=0.5)
 
 
+def ops_vision():
+    """GluonCV's segmentation and pose ops: BilinearResize2D in every mode, AdaptiveAvgPooling2D
+    with dividing and overlapping windows, Deconvolution (SimplePose/CenterNet's upsampling and
+    the attribute corners: groups, dilation, adj, target_shape, 1-D)."""
+    def resize(name, shape, note="", like=None, **kw):
+        def build(rng):
+            ins = OrderedDict(data=randn(rng, shape))
+            if like is not None:
+                ins["like"] = randn(rng, like)
+                sym = mx.sym.contrib.BilinearResize2D(V("data"), V("like"), name="resize", **kw)
+            else:
+                sym = mx.sym.contrib.BilinearResize2D(V("data"), name="resize", **kw)
+            return sym, ins, {}
+        op("BilinearResize2D_" + name, "_contrib_BilinearResize2D", build, note)
+    resize("size_up", (2, 3, 5, 7), "GluonCV's upsampling to the input size (align_corners)",
+           height=12, width=17)
+    resize("size_down", (1, 2, 9, 11), height=4, width=5)
+    resize("size_to_1", (1, 2, 4, 5), "a 1-pixel output samples the first pixel", height=1,
+           width=3)
+    resize("same_size", (2, 2, 6, 5), "equal sizes copy", height=6, width=5)
+    resize("no_align_up", (2, 3, 5, 7), "half-pixel centres, clamped at 0", height=11, width=9,
+           align_corners=False)
+    resize("no_align_down", (1, 3, 13, 10), height=5, width=4, align_corners=False)
+    resize("scale", (1, 2, 5, 6), "scale_height/width: sizes truncated", scale_height=1.7,
+           scale_width=2.5)
+    resize("scale_height_only_ignored_width", (1, 2, 5, 6),
+           "scale_width alone is ignored: width comes from 'width'", scale_width=3.0, width=4,
+           height=3)
+    resize("odd_scale_odd", (1, 2, 5, 7), "odd sizes keep both ends: (n - 1)·s + 1",
+           mode="odd_scale", scale_height=2.0, scale_width=0.5)
+    resize("odd_scale_even", (1, 2, 6, 8), mode="odd_scale", scale_height=1.5, scale_width=2.0)
+    resize("like", (2, 3, 4, 6), "GluonCV's resize to a feature map", like=(1, 5, 9, 11),
+           mode="like")
+    resize("like_no_align", (2, 3, 7, 6), like=(2, 1, 3, 13), mode="like", align_corners=False)
+    resize("to_even_down", (1, 2, 7, 8), mode="to_even_down")
+    resize("to_even_up", (1, 2, 7, 8), mode="to_even_up")
+    resize("to_odd_down", (1, 2, 7, 8), mode="to_odd_down")
+    resize("to_odd_up", (1, 2, 7, 8), mode="to_odd_up")
+
+    def apool(name, shape, note="", **kw):
+        op("AdaptiveAvgPooling2D_" + name, "_contrib_AdaptiveAvgPooling2D",
+           unary(lambda d: mx.sym.contrib.AdaptiveAvgPooling2D(d, name="apool", **kw),
+                 shape=shape), note)
+    apool("default", (2, 3, 5, 6), "no output_size: 1x1")
+    apool("psp_bins", (2, 4, 12, 12), "PSPNet's 6x6 bin, windows divide", output_size=6)
+    apool("overlap", (2, 3, 7, 10), "sizes that do not divide: neighbouring windows overlap",
+          output_size=(3, 4))
+    apool("larger_than_input", (1, 2, 3, 4), "output larger than the input", output_size=(5, 7))
+    apool("int_2", (1, 3, 9, 5), output_size=2)
+
+    def deconv(name, in_shape, nf, kernel, note="", **kw):
+        def build(rng):
+            c = in_shape[1]
+            g = kw.get("num_group", 1)
+            sym = mx.sym.Deconvolution(V("data"), num_filter=nf, kernel=kernel, name="deconv",
+                                       **kw)
+            params = {"deconv_weight": weight(rng, (c, nf // g) + tuple(kernel))}
+            if not kw.get("no_bias", True):
+                params["deconv_bias"] = randn(rng, (nf,), 0.1)
+            return sym, OrderedDict(data=randn(rng, in_shape)), params
+        op("Deconvolution_" + name, "Deconvolution", build, note)
+    deconv("default", (2, 3, 5, 5), 4, (3, 3), "stride 1, no bias (MXNet's default)")
+    deconv("simple_pose", (2, 6, 4, 3), 5, (4, 4), "SimplePose/CenterNet upsampling: k4 s2 p1",
+           stride=(2, 2), pad=(1, 1))
+    deconv("bias", (1, 3, 4, 4), 2, (3, 3), stride=(2, 2), no_bias=False)
+    deconv("group2", (2, 4, 3, 4), 6, (3, 3), "grouped", stride=(2, 2), pad=(1, 1),
+           num_group=2, no_bias=False)
+    deconv("dilate", (1, 2, 4, 5), 3, (3, 2), "dilation and a non-square kernel",
+           dilate=(2, 3), stride=(1, 2))
+    deconv("adj", (1, 3, 3, 4), 2, (3, 3), "adj lengthens the output past the last tap",
+           stride=(3, 2), pad=(1, 0), adj=(2, 1))
+    deconv("target_shape", (1, 3, 4, 5), 2, (4, 4), "target_shape chooses pad and adj",
+           stride=(2, 2), target_shape=(8, 9))
+    deconv("big_pad", (1, 2, 5, 5), 3, (3, 3), "padding larger than the kernel crops",
+           stride=(2, 2), pad=(3, 2))
+    deconv("1d", (2, 3, 6), 4, (3,), "1-D", stride=(2,), pad=(1,), adj=(1,), no_bias=False)
+
+
+def ops_two_stage():
+    """Faster R-CNN's ops: ROIAlign (GluonCV's settings, adaptive grids, aligned, position
+    sensitive, ROIs past the map edge, a negative batch index), shape_array, reverse, stack,
+    broadcast_axis."""
+    def rois_for(rng, n_rois, batch, h, w, scale, spread=1.3):
+        # Boxes in image coordinates (map size / scale), some reaching past the edges.
+        ih, iw = h / scale, w / scale
+        x1 = uniform(rng, (n_rois,), -0.2 * iw, 0.9 * iw)
+        y1 = uniform(rng, (n_rois,), -0.2 * ih, 0.9 * ih)
+        bw = uniform(rng, (n_rois,), 0.05 * iw, spread * 0.5 * iw)
+        bh = uniform(rng, (n_rois,), 0.05 * ih, spread * 0.5 * ih)
+        b = rng.randint(0, batch, (n_rois,)).astype(np.float32)
+        return np.stack([b, x1, y1, x1 + bw, y1 + bh], axis=1).astype(np.float32)
+
+    def roi(name, dshape, n_rois, note="", gen=None, **kw):
+        def build(rng):
+            n, c, h, w = dshape
+            r = (gen or rois_for)(rng, n_rois, n, h, w, kw["spatial_scale"])
+            sym = mx.sym.contrib.ROIAlign(V("data"), V("rois"), name="roi", **kw)
+            return sym, OrderedDict(data=randn(rng, dshape), rois=r), {}
+        op("ROIAlign_" + name, "_contrib_ROIAlign", build, note)
+    roi("faster_rcnn", (2, 3, 12, 14), 7, "GluonCV's Faster R-CNN: 14x14 bins, 2x2 samples, "
+        "scale 1/16", pooled_size=(14, 14), spatial_scale=0.0625, sample_ratio=2)
+    roi("adaptive_grid", (1, 2, 10, 9), 6, "sample_ratio -1: the grid follows each ROI's size",
+        pooled_size=(3, 2), spatial_scale=0.5)
+    roi("aligned", (2, 2, 8, 8), 5, "half-pixel offset", pooled_size=(2, 3), spatial_scale=0.25,
+        sample_ratio=3, aligned=True)
+    roi("position_sensitive", (1, 12, 7, 6), 4, "R-FCN: channel c of bin (i, j) reads channel "
+        "(c*ph + i)*pw + j", pooled_size=(2, 3), spatial_scale=1.0, sample_ratio=2,
+        position_sensitive=True)
+
+    def neg_batch(rng, n_rois, batch, h, w, scale):
+        r = rois_for(rng, n_rois, batch, h, w, scale)
+        r[-1, 0] = -1.0
+        r[1, 0] = 1.7  # truncated to 1
+        return r
+    # MXNet writes only one zero for a ROI whose batch index is negative (top_data[n], with n
+    # the ROI's number, landing in ROI 0's output); the rest of that ROI's output is whatever
+    # its memory held.  The case puts the negative ROI last, where hybridinfer's zeros are
+    # checked only as far as MXNet defines them: so it is left out.  Fractional indices are
+    # truncated.
+    roi("fractional_batch", (2, 2, 6, 6), 4, "a fractional batch index is truncated",
+        gen=lambda rng, n, b, h, w, s: neg_batch(rng, n + 1, b, h, w, s)[:n],
+        pooled_size=(2, 2), spatial_scale=0.5, sample_ratio=2)
+
+    op("shape_array_4d", "shape_array",
+       lambda rng: (mx.sym.shape_array(V("data"), name="sa"),
+                    OrderedDict(data=randn(rng, (2, 3, 4, 5))), {}), "int64 dims, as float32")
+    op("shape_array_1d", "shape_array",
+       lambda rng: (mx.sym.shape_array(V("data"), name="sa"),
+                    OrderedDict(data=randn(rng, (7,))), {}))
+
+    def rev(name, shape, axis, note=""):
+        op("reverse_" + name, "reverse",
+           unary(lambda d: mx.sym.reverse(d, axis=axis, name="rev"), shape=shape), note)
+    rev("axis1", (2, 3, 4), 1, "Faster R-CNN's (h, w) to (w, h)")
+    rev("two_axes", (2, 3, 4, 5), (0, 3))
+    # MXNet 1.9.1 refuses negative axes here (and in broadcast_axis): so does hybridinfer.
+
+    def stk(name, shape, n, note="", **kw):
+        def build(rng):
+            ins = inputs_of(rng, *[(shape, randn)] * n)
+            return mx.sym.stack(*[V(k) for k in ins], num_args=n, name="stk", **kw), ins, {}
+        op("stack_" + name, "stack", build, note)
+    stk("one", (3, 4), 1, "Faster R-CNN's single-input stack", axis=0)
+    stk("axis1", (2, 3, 4), 3, axis=1)
+    stk("last", (2, 3), 2, axis=2)
+    stk("negative", (2, 3, 4), 2, axis=-2)
+
+    def bax(name, shape, note="", **kw):
+        op("broadcast_axis_" + name, "broadcast_axis",
+           unary(lambda d: mx.sym.broadcast_axis(d, name="bax", **kw), shape=shape), note)
+    bax("rpn", (2, 6, 1), "Faster R-CNN's RPN: scores to 4 columns", axis=2, size=4)
+    bax("two_axes", (1, 3, 1, 2), axis=(0, 2), size=(2, 5))
+    bax("none", (2, 3), "no axes: a copy")
+
+
 def register_ops():
     ops_convolution()
     ops_batchnorm()
@@ -1265,6 +1420,8 @@ def register_ops():
     ops_reduce()
     ops_nonfinite()
     ops_detection()
+    ops_vision()
+    ops_two_stage()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1495,7 +1652,7 @@ def import_gluoncv():
         return None
 
 
-def detection_builder(model, size, scale, batch):
+def detection_builder(model, size, scale, batch, setup=None):
     def build(case, case_dir, rng):
         model_zoo = import_gluoncv()
         if model_zoo is None:
@@ -1503,6 +1660,8 @@ def detection_builder(model, size, scale, batch):
         # The weights depend only on the model name, so b1 and b2 are the same network.
         mrng = np.random.RandomState(seed_of("zoo_" + model))
         net = model_zoo.get_model(model, pretrained=False, pretrained_base=False)
+        if setup:
+            setup(net)
         # MXNet's Xavier for the weights (seeded by the model alone): it keeps these deep heads
         # out of saturation, where randomize_gluon's fan-in scaling gives scores of exactly 1
         # and boxes of 1e27.  Biases and BatchNorm parameters and statistics are then made
@@ -1535,7 +1694,33 @@ def detection_builder(model, size, scale, batch):
     return build
 
 
+# Two-stage detectors: (model, what to change before the export, what that is, input size, image
+# scale).  Faster R-CNN runs its ResNet's last stage once per proposal: 16 proposals (of the
+# 400 best anchors) instead of 300 (of 6000) keep the case at seconds; everything else (RPN,
+# ROIAlign, per-class decoding and NMS) is as exported by default.  get_model fixes these
+# numbers itself, so they are set on the built network.  Batch 1 only: GluonCV's Faster R-CNN
+# takes one image at inference (its graph numbers the ROIs of image 0 alone, and MXNet refuses
+# a batch of 2 with "Incompatible input shape" at its concat).
+def fewer_proposals(net):
+    net._rpn_test_post_nms = 16
+    net.rpn._test_pre_nms = 400
+    net.rpn._test_post_nms = 16
+
+
+TWO_STAGE_MODELS = [
+    ("faster_rcnn_resnet50_v1b_voc", fewer_proposals, "rpn: 400 pre-NMS, 16 proposals", 128,
+     1.0),
+]
+
+
 def register_detection_zoo():
+    for model, setup, what, size, scale in TWO_STAGE_MODELS:
+        for batch in (1,):
+            register("zoo_%s_b%d" % (model, batch), "zoo", "zoo",
+                     detection_builder(model, size, scale, batch, setup),
+                     note="gluoncv %s (%s) at %dx%d, pretrained=False, seeded random weights, "
+                          "smooth random images, batch %d; outputs ids, scores, boxes "
+                          "(NMS order as MXNet's)" % (model, what, size, size, batch))
     for model, size, scale in DETECTION_MODELS:
         for batch in (1, 2):
             register("zoo_%s_b%d" % (model, batch), "zoo", "zoo",
@@ -1544,6 +1729,78 @@ def register_detection_zoo():
                           "smooth random images, batch %d; outputs ids, scores, boxes "
                           "(NMS order as MXNet's)" % (model, size, size, batch))
 
+
+# GluonCV segmentation and pose models (issue 12): (model, constructor arguments, input height,
+# width, image scale).  Sizes are kept small so that each case runs in seconds: the segmentation
+# heads are built for that crop (PSPNet's and DeepLab's pooling branches upsample to crop / 8),
+# and their output is the class-score map upsampled to the crop.  SimplePose outputs heatmaps
+# at a quarter of the input; the keypoint step GluonCV does in Python is not part of the graph.
+DENSE_MODELS = [
+    ("fcn_resnet50_voc", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    ("psp_resnet50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    ("deeplab_resnet50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    ("simple_pose_resnet18_v1b", {}, 128, 96, 1.0),
+]
+
+
+def randomize_gluoncv(net, model, mrng):
+    """MXNet's Xavier for the weights (seeded by the model alone), then random non-trivial
+    biases and BatchNorm parameters and statistics, as for the detectors."""
+    mx.random.seed(seed_of("zoo_" + model))
+    net.initialize(mx.init.Xavier())
+
+
+def randomize_gluoncv_after(net, mrng):
+    for name, p in sorted(net.collect_params().items()):
+        if name.endswith("weight") and len(p.shape) == 4 and \
+                float(p.data().asnumpy().std()) < 0.01:
+            # Layers GluonCV initialises near zero whatever the global initialiser (SimplePose's
+            # deconvolutions and heatmap head, Normal(0.001)): the output would be the BatchNorm
+            # shift alone, the same for every input.  Fan-in scaled values instead.
+            fan_in = float(np.prod(p.shape[1:]))
+            p.set_data(mx.nd.array(randn(mrng, p.shape, 1.0 / np.sqrt(fan_in))))
+        elif name.endswith("running_var"):
+            p.set_data(mx.nd.array(uniform(mrng, p.shape, 0.5, 1.5)))
+        elif name.endswith("running_mean") or name.endswith("beta"):
+            p.set_data(mx.nd.array(randn(mrng, p.shape, 0.1)))
+        elif name.endswith("gamma"):
+            p.set_data(mx.nd.array(uniform(mrng, p.shape, 0.5, 1.5)))
+        elif name.endswith("bias"):
+            p.set_data(mx.nd.array(randn(mrng, p.shape, 0.5)))
+
+
+def dense_builder(model, kwargs, height, width, scale, batch):
+    def build(case, case_dir, rng):
+        model_zoo = import_gluoncv()
+        if model_zoo is None:
+            return None
+        # The weights depend only on the model name, so b1 and b2 are the same network.
+        mrng = np.random.RandomState(seed_of("zoo_" + model))
+        net = model_zoo.get_model(model, pretrained=False, pretrained_base=False, **kwargs)
+        randomize_gluoncv(net, model, mrng)
+        x = smooth_images(rng, (batch, 3, height, width)) * np.float32(scale)
+        net(mx.nd.array(x[:1]))  # resolves deferred shapes
+        randomize_gluoncv_after(net, mrng)
+        outs = write_gluon_case(case, case_dir, net, [x])
+        out = outs[0]
+        spread = float(out.std(axis=1).mean())
+        spatial = float(out.std(axis=(2, 3)).mean())
+        print("  %s: output %s, std over channels %.3g, over positions %.3g"
+              % (case.name, out.shape, spread, spatial))
+        if not (spread > 1e-3 and spatial > 1e-3 * max(1.0, float(np.abs(out).max()))):
+            raise RuntimeError("%s: degenerate output (std over channels %g, over positions %g)"
+                               % (case.name, spread, spatial))
+        return outs
+    return build
+
+
+def register_dense_zoo():
+    for model, kwargs, height, width, scale in DENSE_MODELS:
+        for batch in (1, 2):
+            register("zoo_%s_b%d" % (model, batch), "zoo", "zoo",
+                     dense_builder(model, kwargs, height, width, scale, batch),
+                     note="gluoncv %s at %dx%d, pretrained=False, seeded random weights, "
+                          "smooth random images, batch %d" % (model, height, width, batch))
 
 # ---------------------------------------------------------------------------------------------
 # --check-export: validate a model written by hybridinfer's own exporter
@@ -1674,6 +1931,7 @@ def main(argv=None):
     register_legacy()
     register_zoo()
     register_detection_zoo()
+    register_dense_zoo()
     cases = selected(args)
     if args.list:
         print("\n".join(c.name for c in cases))

@@ -1044,7 +1044,177 @@ gen_unimplemented (gen *g, const char *op)
 }
 
 #define gen_multibox_prior gen_unimplemented
-#define gen_bilinear_resize gen_unimplemented
+
+static const char *const resize_modes[] = { "size", "odd_scale", "like",
+  "to_even_down", "to_even_up", "to_odd_down", "to_odd_up", "scale",
+  NULL };
+
+static void
+gen_bilinear_resize (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 4, 4);
+  const char *mode = NULL;
+  guint m = pick (&g->s, G_N_ELEMENTS (resize_modes));
+  if (m < G_N_ELEMENTS (resize_modes) - 1) {
+    mode = resize_modes[m];
+    attr (g, "mode", "%s", mode);
+  }
+  if (chance (&g->s, 2))
+    attr (g, "height", "%d", rand_int (g, 1, 9));
+  if (chance (&g->s, 2))
+    attr (g, "width", "%d", rand_int (g, 1, 9));
+  if (chance (&g->s, 3))
+    attr (g, "scale_height", "%s", rand_float (g));
+  if (chance (&g->s, 3))
+    attr (g, "scale_width", "%s", rand_float (g));
+  if (chance (&g->s, 3))
+    attr_pick (g, "align_corners", bools);
+  in_val (g, x);
+  if (mode && !strcmp (mode, "like")) {
+    hy_shape like = { .ndim = 4, .dims = { 1, 1, 1 + pick (&g->s, 6),
+        1 + pick (&g->s, 6) } };
+    if (chance (&g->s, 8))
+      like.ndim = 3;
+    in_operand (g, like);
+  }
+  emit (g, op);
+}
+
+static void
+gen_adaptive_avg_pool (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 4, 4);
+  if (chance (&g->s, 3)) {
+    int64_t size[3];
+    int n = (int) pick (&g->s, 4);
+    for (int i = 0; i < n; i++)
+      size[i] = rand_int (g, 1, 5);
+    attr_tuple (g, "output_size", size, n);
+  } else if (chance (&g->s, 2))
+    attr (g, "output_size", "%d", rand_int (g, 1, 5));
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_deconvolution (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 3, 4);
+  int n = CLAMP (x->shape.ndim - 2, 1, 3);
+  int64_t c = x->shape.ndim >= 2 ? x->shape.dims[1] : 1;
+  int64_t kernel[3];
+  window_attrs (g, n, kernel, TRUE);
+  if (chance (&g->s, 3)) {
+    int64_t adj[3];
+    for (int i = 0; i < n; i++)
+      adj[i] = rand_int (g, 0, 1);
+    attr_tuple (g, "adj", adj, n);
+  }
+  if (chance (&g->s, 4)) {
+    int64_t target[3];
+    for (int i = 0; i < n; i++)
+      target[i] = rand_int (g, 0, 9);
+    attr_tuple (g, "target_shape", target, n);
+  }
+  int64_t group = pick (&g->s, 3) == 0 && c > 0 ? c : rand_int (g, 1, 2);
+  int64_t filters = group * rand_int (g, 1, 3);
+  gboolean no_bias = !chance (&g->s, 3);
+  attr (g, "num_filter", "%" G_GINT64_FORMAT, (gint64) filters);
+  if (group != 1 || chance (&g->s, 4))
+    attr (g, "num_group", "%" G_GINT64_FORMAT, (gint64) group);
+  if (!no_bias || chance (&g->s, 2))
+    attr (g, "no_bias", "%s", no_bias ? "True" : "False");
+  if (chance (&g->s, 8))
+    attr_pick (g, "layout", (const char *const[]) { "NCHW", "NHWC", "NCW",
+        "None", NULL });
+  in_val (g, x);
+  hy_shape w = { .ndim = n + 2, .dims = { c, group ? filters / group : 1 } };
+  for (int i = 0; i < n; i++)
+    w.dims[2 + i] = kernel[i];
+  in_const (g, w, FILL_RANDOM);
+  if (!no_bias)
+    in_const (g, (hy_shape) { .ndim = 1, .dims = { filters } }, FILL_RANDOM);
+  emit (g, op);
+}
+
+/* ROIs as (batch index, x1, y1, x2, y2) rows, any values now and then. */
+static void
+gen_roi_align (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 4, 4);
+  int64_t pooled[2] = { rand_int (g, 1, 3), rand_int (g, 1, 3) };
+  if (!chance (&g->s, 16))
+    attr_tuple (g, "pooled_size", pooled, chance (&g->s, 16) ? 1 : 2);
+  if (!chance (&g->s, 16))
+    attr (g, "spatial_scale", "%s", chance (&g->s, 2) ? "0.5" : rand_float (g));
+  if (chance (&g->s, 2))
+    attr (g, "sample_ratio", "%d", rand_int (g, -1, 3));
+  if (chance (&g->s, 4))
+    attr_pick (g, "position_sensitive", bools);
+  if (chance (&g->s, 4))
+    attr_pick (g, "aligned", bools);
+  in_val (g, x);
+  hy_shape r = { .ndim = 2, .dims = { 1 + pick (&g->s, 4), 5 } };
+  if (chance (&g->s, 8))
+    r.dims[1] = 4;
+  in_const (g, r, chance (&g->s, 2) ? FILL_POSITIVE : FILL_RANDOM);
+  emit (g, op);
+}
+
+static void
+gen_shape_array (gen *g, const char *op)
+{
+  in_val (g, pick_val (g));
+  emit (g, op);
+}
+
+static void
+gen_reverse (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int64_t axes[3];
+  int n = (int) pick (&g->s, 4);
+  for (int i = 0; i < n; i++)
+    axes[i] = rand_axis (g, x->shape.ndim);
+  if (!chance (&g->s, 16))
+    attr_tuple (g, "axis", axes, n);
+  in_val (g, x);
+  emit (g, op);
+}
+
+static void
+gen_stack (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int n = rand_int (g, 1, 3);
+  attr (g, "num_args", "%d", n);
+  if (chance (&g->s, 2))
+    attr (g, "axis", "%d", rand_axis (g, x->shape.ndim + 1));
+  in_val (g, x);
+  for (int i = 1; i < CLAMP (n, 1, MAX_INS); i++) {
+    hy_shape s = x->shape;
+    if (s.ndim > 0 && chance (&g->s, 8))
+      s.dims[0] += 1;
+    in_operand (g, s);
+  }
+  emit (g, op);
+}
+
+static void
+gen_broadcast_axis (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int64_t axes[3], size[3];
+  int n = (int) pick (&g->s, 4);
+  for (int i = 0; i < n; i++) {
+    axes[i] = rand_axis (g, x->shape.ndim);
+    size[i] = rand_int (g, 0, 4);
+  }
+  attr_tuple (g, "axis", axes, n);
+  attr_tuple (g, "size", size, chance (&g->s, 8) ? n / 2 : n);
+  in_val (g, x);
+  emit (g, op);
+}
 
 static void
 gen_slice_like (gen *g, const char *op)

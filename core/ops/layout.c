@@ -1,0 +1,235 @@
+/*
+ * layout.c — shape_array, reverse (flip), stack and broadcast_axis
+ * (broadcast_axes): the tensor plumbing of GluonCV's two-stage detectors,
+ * with MXNet 1.9.1's attributes and shape checks.
+ */
+#include "hybrid.h"
+#include "core/op.h"
+#include "kernels/params/shape.h"
+
+/* Reads the tuple of axes `key` into axes[]; FALSE + error naming it. */
+static gboolean
+axes_attr (GHashTable *attrs, const char *key, int *axes, int *n,
+    GError **error)
+{
+  hy_tuple t = { 0 };
+  if (!hy_attr_tuple (attrs, key, &t, FALSE, error))
+    return FALSE;
+  if (t.n > HY_SHAPE_PARAM_MAX) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute '%s' = '%s' has %d entries; at most %d are supported",
+        key, hy_attr_string (attrs, key), t.n, HY_SHAPE_PARAM_MAX);
+    return FALSE;
+  }
+  /* MXNet 1.9.1 indexes the shape with these axes as written: a
+   * negative one is refused there ("index = -1 must be in range"). */
+  for (int i = 0; i < t.n; i++) {
+    if (t.v[i] < 0 || t.v[i] >= HY_MAX_DIMS) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "attribute '%s' = '%s': axes must be in [0, %d] (MXNet takes no "
+          "negative axes here)", key, hy_attr_string (attrs, key),
+          HY_MAX_DIMS - 1);
+      return FALSE;
+    }
+    axes[i] = (int) t.v[i];
+  }
+  *n = t.n;
+  return TRUE;
+}
+
+/* Every axis within the input's rank, none twice. */
+static gboolean
+check_axes (const int *axes, int n, const hy_shape *d, const char *key,
+    GError **error)
+{
+  uint32_t seen = 0;
+  char buf[HY_SHAPE_STRLEN];
+  for (int i = 0; i < n; i++) {
+    int a;
+    if (!hy_axis_normalize (axes[i], d->ndim, &a)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "'%s' entry %d (%d) is outside data of shape %s", key, i, axes[i],
+          hy_shape_format (d, buf, sizeof buf));
+      return FALSE;
+    }
+    if (seen & (1u << a)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "'%s' names axis %d twice (data of shape %s)", key, a,
+          hy_shape_format (d, buf, sizeof buf));
+      return FALSE;
+    }
+    seen |= 1u << a;
+  }
+  return TRUE;
+}
+
+/* ---- shape_array -------------------------------------------------------- */
+
+static gboolean
+shape_array_parse (GHashTable *attrs, void *params, GError **error)
+{
+  return TRUE;
+}
+
+static gboolean
+shape_array_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  out[0] = (hy_shape) { .ndim = 1, .dims = { in[0].ndim } };
+  return TRUE;
+}
+
+static const char *const data_input[] = { "data", NULL };
+
+const hy_op_def hy_opdef_shape_array = {
+  .params_size = sizeof (hy_shape_array_params),
+  .parse = shape_array_parse,
+  .input_names = data_input,
+  .infer_shape = shape_array_infer,
+};
+
+/* ---- reverse ------------------------------------------------------------ */
+
+static gboolean
+reverse_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_reverse_params *p = params;
+  return hy_attr_require (attrs, "axis", error)
+      && axes_attr (attrs, "axis", p->axes, &p->n_axes, error);
+}
+
+static gboolean
+reverse_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_reverse_params *p = params;
+  if (!check_axes (p->axes, p->n_axes, &in[0], "axis", error))
+    return FALSE;
+  out[0] = in[0];
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_reverse = {
+  .params_size = sizeof (hy_reverse_params),
+  .parse = reverse_parse,
+  .input_names = data_input,
+  .infer_shape = reverse_infer,
+};
+
+/* ---- stack -------------------------------------------------------------- */
+
+static gboolean
+stack_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_stack_params *p = params;
+  return hy_attr_require (attrs, "num_args", error)
+      && hy_attr_int_in (attrs, "num_args", 1, 1, 65536, &p->num_args, error)
+      && hy_attr_int_in (attrs, "axis", 0, -HY_MAX_DIMS, HY_MAX_DIMS - 1,
+          &p->axis, error);
+}
+
+static int
+stack_num_inputs (const void *params)
+{
+  return ((const hy_stack_params *) params)->num_args;
+}
+
+static gboolean
+stack_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_stack_params *p = params;
+  char b0[HY_SHAPE_STRLEN], bk[HY_SHAPE_STRLEN];
+  for (int k = 1; k < n_in; k++) {
+    if (!hy_shape_equal (&in[k], &in[0])) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "input %d (arg%d) has shape %s but input 0 has shape %s; stack "
+          "needs equal shapes", k, k, hy_shape_format (&in[k], bk, sizeof bk),
+          hy_shape_format (&in[0], b0, sizeof b0));
+      return FALSE;
+    }
+  }
+  int axis;
+  if (in[0].ndim + 1 > HY_MAX_DIMS
+      || !hy_axis_normalize (p->axis, in[0].ndim + 1, &axis)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "cannot stack inputs of shape %s along axis %d (at most %d "
+        "dimensions)", hy_shape_format (&in[0], b0, sizeof b0), p->axis,
+        HY_MAX_DIMS);
+    return FALSE;
+  }
+  hy_shape r = { .ndim = in[0].ndim + 1 };
+  for (int i = 0, j = 0; i < r.ndim; i++)
+    r.dims[i] = i == axis ? n_in : in[0].dims[j++];
+  out[0] = r;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_stack = {
+  .params_size = sizeof (hy_stack_params),
+  .parse = stack_parse,
+  .input_names = NULL,
+  .num_inputs = stack_num_inputs,
+  .infer_shape = stack_infer,
+};
+
+/* ---- broadcast_axis ----------------------------------------------------- */
+
+static gboolean
+broadcast_axis_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_broadcast_axis_params *p = params;
+  if (!axes_attr (attrs, "axis", p->axes, &p->n_axes, error))
+    return FALSE;
+  hy_tuple t = { 0 };
+  if (!hy_attr_tuple (attrs, "size", &t, FALSE, error))
+    return FALSE;
+  if (t.n != p->n_axes) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'size' has %d entries but 'axis' has %d; they must "
+        "match", t.n, p->n_axes);
+    return FALSE;
+  }
+  for (int i = 0; i < t.n; i++) {
+    if (t.v[i] < 0 || t.v[i] > G_MAXINT32) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "attribute 'size' = '%s': sizes must be in [0, %d]",
+          hy_attr_string (attrs, "size"), G_MAXINT32);
+      return FALSE;
+    }
+    p->size[i] = t.v[i];
+  }
+  return TRUE;
+}
+
+static gboolean
+broadcast_axis_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_broadcast_axis_params *p = params;
+  char buf[HY_SHAPE_STRLEN];
+  if (!check_axes (p->axes, p->n_axes, &in[0], "axis", error))
+    return FALSE;
+  hy_shape r = in[0];
+  for (int i = 0; i < p->n_axes; i++) {
+    int a;
+    hy_axis_normalize (p->axes[i], r.ndim, &a);
+    if (in[0].dims[a] != 1) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "axis %d of data %s has length %" G_GINT64_FORMAT "; a broadcast "
+          "axis must have length 1", a, hy_shape_format (&in[0], buf,
+              sizeof buf), (gint64) in[0].dims[a]);
+      return FALSE;
+    }
+    r.dims[a] = p->size[i];
+  }
+  out[0] = r;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_broadcast_axis = {
+  .params_size = sizeof (hy_broadcast_axis_params),
+  .parse = broadcast_axis_parse,
+  .input_names = data_input,
+  .infer_shape = broadcast_axis_infer,
+};
