@@ -4,12 +4,18 @@
   pipelines/labels/imagenet1k.txt   ImageNet-1k (ILSVRC 2012), 1000 classes
   pipelines/labels/voc.txt          Pascal VOC, 20 classes
   pipelines/labels/coco.txt         COCO, 80 classes
+  pipelines/labels/voc-segmentation.txt   Pascal VOC with background, 21
+  pipelines/labels/coco-keypoints.txt     COCO's 17 person keypoints
 
 from GluonCV 0.10.5, the order its model-zoo networks (and MXNet's) use:
 ImageNet1kAttr().classes (gluoncv/data/imagenet/classification.py, the
 short names, in synset order n01440764 ... n15075141),
-VOCDetection.CLASSES (gluoncv/data/pascal_voc/detection.py) and
-COCODetection.CLASSES (gluoncv/data/mscoco/detection.py).
+VOCDetection.CLASSES (gluoncv/data/pascal_voc/detection.py),
+COCODetection.CLASSES (gluoncv/data/mscoco/detection.py),
+VOCSegmentation.CLASSES (gluoncv/data/pascal_voc/segmentation.py: class 0
+is the background, as its segmentation models count) and
+COCOKeyPoints.KEYPOINTS (gluoncv/data/mscoco/keypoints.py, SimplePose's
+heatmap order).
 
 The sources are read as text (Python's ast), not imported: GluonCV is
 installed with --no-deps into the MXNet venv and its imports need more.
@@ -80,6 +86,13 @@ def main():
     write(os.path.join(args.out, "coco.txt"),
           list(assigned(os.path.join(data, "mscoco", "detection.py"),
                         "CLASSES", "COCODetection")), 80)
+    write(os.path.join(args.out, "voc-segmentation.txt"),
+          list(assigned(os.path.join(data, "pascal_voc", "segmentation.py"),
+                        "CLASSES", "VOCSegmentation")), 21)
+    keypoints = assigned(os.path.join(data, "mscoco", "keypoints.py"),
+                         "KEYPOINTS", "COCOKeyPoints")
+    write(os.path.join(args.out, "coco-keypoints.txt"),
+          [keypoints[i] for i in sorted(keypoints)], 17)
 
 
 if __name__ == "__main__":
