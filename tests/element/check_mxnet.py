@@ -494,6 +494,31 @@ def check_case(args, case, tmp):
     return None
 
 
+def run_tap(cases, check, skip=lambda case: None):
+    """TAP for `cases`: check(case) returns a problem or None (an exception
+    is a problem too, and the rest still run); skip(case) a reason to skip
+    it, or None.  Returns the exit status."""
+    print("1..%d" % len(cases))
+    failed = 0
+    for n, case in enumerate(cases, 1):
+        reason = skip(case)
+        if reason:
+            print("ok %d - %s # SKIP %s" % (n, case[0], reason))
+            continue
+        try:
+            problem = check(case)
+        except Exception as e:          # report, go on with the rest
+            problem = "%s: %s" % (type(e).__name__, e)
+        if problem:
+            failed += 1
+            print("not ok %d - %s: %s" % (n, case[0],
+                                          problem.replace("\n", "\n# ")))
+        else:
+            print("ok %d - %s" % (n, case[0]))
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gst-launch", default="gst-launch-1.0")
@@ -502,24 +527,10 @@ def main():
                     help="run only the cases with this name")
     args = ap.parse_args()
     cases = [c for c in CASES if not args.case or c[0] in args.case]
-    print("1..%d" % len(cases))
-    failed = 0
     _MODELS["shipped"] = args.models
     with tempfile.TemporaryDirectory(prefix="hy-vs-mxnet-") as tmp:
         write_logits_model(args.models, tmp)
-        for n, case in enumerate(cases, 1):
-            try:
-                problem = check_case(args, case, tmp)
-            except Exception as e:          # report, go on with the rest
-                problem = "%s: %s" % (type(e).__name__, e)
-            if problem:
-                failed += 1
-                print("not ok %d - %s: %s" % (n, case[0],
-                                              problem.replace("\n", "\n# ")))
-            else:
-                print("ok %d - %s" % (n, case[0]))
-            sys.stdout.flush()
-    return 1 if failed else 0
+        return run_tap(cases, lambda case: check_case(args, case, tmp))
 
 
 if __name__ == "__main__":

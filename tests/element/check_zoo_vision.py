@@ -144,28 +144,15 @@ def main():
     ap.add_argument("--gst-launch", default="gst-launch-1.0")
     ap.add_argument("--zoo", required=True)
     args = ap.parse_args()
-    print("1..%d" % len(CASES))
-    failed = 0
+
+    def missing(case):
+        if os.path.exists(os.path.join(args.zoo, case[1], "model-symbol.json")):
+            return None
+        return ("no %s in %s (made by gen_fixtures.py --set zoo, with "
+                "gluoncv)" % (case[1], args.zoo))
+
     with tempfile.TemporaryDirectory(prefix="hy-zoo-vision-") as tmp:
-        for n, case in enumerate(CASES, 1):
-            if not os.path.exists(os.path.join(args.zoo, case[1],
-                                               "model-symbol.json")):
-                print("ok %d - %s # SKIP no %s in %s (made by "
-                      "gen_fixtures.py --set zoo, with gluoncv)"
-                      % (n, case[0], case[1], args.zoo))
-                continue
-            try:
-                problem = check(args, case, tmp)
-            except Exception as e:          # report, go on with the rest
-                problem = "%s: %s" % (type(e).__name__, e)
-            if problem:
-                failed += 1
-                print("not ok %d - %s: %s" % (n, case[0],
-                                              problem.replace("\n", "\n# ")))
-            else:
-                print("ok %d - %s" % (n, case[0]))
-            sys.stdout.flush()
-    return 1 if failed else 0
+        return cm.run_tap(CASES, lambda case: check(args, case, tmp), missing)
 
 
 if __name__ == "__main__":
