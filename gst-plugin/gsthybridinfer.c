@@ -1315,6 +1315,18 @@ plan_failed:
  * Upstream sources with a fixed pool (v4l2src, hardware decoders) may not
  * be able to give them; holding is then also bounded (queue_frame,
  * batch-timeout). */
+/* Whether frames wait in the element for a batch of their own stream:
+ * its own model at batch-size > 1 on whole frames.  An engine batches
+ * across streams and holds no buffer (the frame is converted into its
+ * slot and waits, or goes on); regions are batched within their frame.
+ * Object lock held. */
+static gboolean
+holds_frames (const GstHybridInferSettings * s)
+{
+  return s->batch_size > 1 && !s->shared_engine && !s->skip_when_busy
+      && s->inference_region == GST_HYBRID_INFER_REGION_FULL_FRAME;
+}
+
 static gboolean
 gst_hybrid_infer_propose_allocation (GstBaseTransform * trans,
     GstQuery * decide_query, GstQuery * query)
@@ -1332,7 +1344,7 @@ gst_hybrid_infer_propose_allocation (GstBaseTransform * trans,
     gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
 
   GST_OBJECT_LOCK (self);
-  extra = self->settings.batch_size > 1 ? self->settings.batch_size : 0;
+  extra = holds_frames (&self->settings) ? self->settings.batch_size : 0;
   GST_OBJECT_UNLOCK (self);
   if (!extra)
     return TRUE;
@@ -1361,8 +1373,28 @@ gst_hybrid_infer_propose_allocation (GstBaseTransform * trans,
   return TRUE;
 }
 
-/* Frames held for a batch add latency: up to batch-size - 1 more inferred
- * frames, each `interval` frames apart. */
+/* What waiting for a batch adds to a frame's latency: held for its own
+ * batch, up to batch-size - 1 more inferred frames, each `interval`
+ * frames apart; on a shared engine (waiting for its result), until the
+ * other streams' frames join the batch, which at one rate for all takes
+ * up to a frame interval; with skip-when-busy or on regions, nothing.
+ * Either way no longer than batch-timeout.  Object lock held. */
+static GstClockTime
+batch_latency (GstHybridInfer * self)
+{
+  const GstHybridInferSettings *s = &self->settings;
+  GstClockTime held = 0;
+  if (holds_frames (s))
+    held = (GstClockTime) (s->batch_size - 1) * s->interval
+        * self->frame_duration;
+  else if (s->shared_engine && !s->skip_when_busy && s->batch_size > 1)
+    held = (GstClockTime) s->interval * self->frame_duration;
+  if (s->batch_timeout_ms)
+    held = MIN (held, s->batch_timeout_ms * GST_MSECOND);
+  return held;
+}
+
+/* Frames waiting for a batch add latency (batch_latency). */
 static gboolean
 gst_hybrid_infer_query (GstBaseTransform * trans, GstPadDirection direction,
     GstQuery * query)
@@ -1375,11 +1407,7 @@ gst_hybrid_infer_query (GstBaseTransform * trans, GstPadDirection direction,
     GstClockTime held, min, max;
     gboolean live;
     GST_OBJECT_LOCK (self);
-    held = (GstClockTime) (self->settings.batch_size - 1)
-        * self->settings.interval * self->frame_duration;
-    /* a partial batch waits no longer than batch-timeout */
-    if (self->settings.batch_size > 1 && self->settings.batch_timeout_ms)
-      held = MIN (held, self->settings.batch_timeout_ms * GST_MSECOND);
+    held = batch_latency (self);
     GST_OBJECT_UNLOCK (self);
     gst_query_parse_latency (query, &live, &min, &max);
     if (GST_CLOCK_TIME_IS_VALID (max))

@@ -1159,6 +1159,38 @@ GST_START_TEST (test_batch_allocation_query)
   gst_query_unref (q);
   gst_caps_unref (caps);
   gst_harness_teardown (h);
+
+  /* An element that holds no frame asks for no more: an engine batches
+   * across streams (the frame waits converted in its slot), regions are
+   * batched within their frame.  The harness proposes no pool of its own,
+   * so one proposed here would be the element's. */
+  static const gchar *holds_none[] = { "shared-engine=alloc",
+    "skip-when-busy=true batch-size=1", "inference-region=roi"
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (holds_none); i++) {
+    e = infer_new ("colors");
+    g_object_set (e, "batch-size", 4u, "input-size", "32x32", NULL);
+    gchar **kv = g_strsplit (holds_none[i], " ", -1);
+    for (gchar ** p = kv; *p; p++) {
+      gchar **pair = g_strsplit (*p, "=", 2);
+      gst_util_set_object_arg (G_OBJECT (e), pair[0], pair[1]);
+      g_strfreev (pair);
+    }
+    g_strfreev (kv);
+    h = harness_for (e, NULL);
+    set_caps (h, "RGB", 32, 24);
+    caps = gst_caps_from_string ("video/x-raw,format=RGB,width=32,"
+        "height=24,framerate=30/1");
+    q = gst_query_new_allocation (caps, TRUE);
+    fail_unless (gst_pad_peer_query (h->srcpad, q));
+    for (guint p = 0; p < gst_query_get_n_allocation_pools (q); p++) {
+      gst_query_parse_nth_allocation_pool (q, p, NULL, NULL, &min, NULL);
+      fail_unless (min < 4, "%s: min-buffers %u", holds_none[i], min);
+    }
+    gst_query_unref (q);
+    gst_caps_unref (caps);
+    gst_harness_teardown (h);
+  }
 }
 
 GST_END_TEST;
