@@ -106,12 +106,12 @@ if [ ! -f "$ASAN_DIR/build.ninja" ]; then
   meson setup "$ASAN_DIR" -Db_sanitize=address,undefined -Db_lundef=false \
     -Dbuildtype=debugoptimized -Dzoo_fixtures="$CACHE/fixtures/zoo" -Dreference_python="$VENV/bin/python" >/dev/null
 fi
+# The model zoo's large networks run once, in the plain build: under the
+# sanitizers they would take most of the run and test no code the small
+# models do not.
 if ninja -C "$ASAN_DIR" >"$ASAN_DIR/build.log" 2>&1; then
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-    # The model zoo's large networks run once, in the plain build: under
-    # the sanitizers they would take most of the run and test no code the
-    # small models do not.
     run_meson_tests "asan" "$ASAN_DIR" --timeout-multiplier 4 --no-suite zoo
 else
   cat "$ASAN_DIR/build.log"; record "asan build" 1
