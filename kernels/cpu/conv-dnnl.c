@@ -29,7 +29,8 @@
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/layout-blocked.h"
 
-#define B HY_BLOCKED_CHANNELS
+/* Channels per block of oneDNN's nChw16c. */
+#define B 16
 
 /* Items per thread to aim at when an image is cut into filter slices: two
  * let a thread that starts late, or is preempted, hold up only half of
@@ -54,7 +55,9 @@ struct hy_conv_dnnl {
   int64_t batch, channels, filters;
   int64_t in_hw, out_hw;
   bool blocked_src;             /* false: the primitive reads the input */
-  int64_t src_blocks;           /* 16-channel blocks of the input */
+  bool nhwc;                    /* else 16-channel blocks */
+  int64_t src_block, dst_block; /* channels per block (layout-blocked.h) */
+  int64_t src_image_floats;     /* one image of the blocked input */
   int64_t slice_filters, n_slices;
   size_t src_bytes;             /* the whole batch's blocked input */
   size_t dst_bytes, scratch_bytes;      /* per thread */
@@ -135,6 +138,21 @@ choose_slices (int64_t filters, int64_t batch, int threads)
     if (blocks % s == 0)
       return s;
   return blocks;
+}
+
+/* Which blocks oneDNN's kernels are fastest with, by the output's size
+ * (measured: docs/PERFORMANCE.md): 16-channel blocks on large maps,
+ * where its jit kernels are at their best and the transposes cheapest;
+ * nhwc (one block of all channels, its brgconv kernels) on small ones. */
+static bool
+use_nhwc (int64_t out_hw)
+{
+  const char *v = g_getenv ("HYBRIDINFER_DNNL_LAYOUT");
+  if (v && strcmp (v, "nhwc") == 0)
+    return true;
+  if (v && strcmp (v, "blocked") == 0)
+    return false;
+  return out_hw <= 14 * 14;
 }
 
 /* Only oneDNN's direct kernels pay here (the brgconv and jit families):
@@ -241,8 +259,9 @@ build (hy_conv_dnnl *c, const setup *s, const hy_conv_params *p,
   /* oneDNN counts dilation from 0 (MXNet's 1 is its 0). */
   const dnnl_dims_t dilates = { p->dilate[0] - 1, p->dilate[1] - 1 };
   const dnnl_dims_t pad = { p->pad[0], p->pad[1] };
+  const dnnl_format_tag_t blocked = c->nhwc ? dnnl_nhwc : dnnl_nChw16c;
   if (!check (s, dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
-              dnnl_f32, c->blocked_src ? dnnl_nChw16c : dnnl_nchw),
+              dnnl_f32, c->blocked_src ? blocked : dnnl_nchw),
           "memory description")
       || !check (s, dnnl_memory_desc_init_by_tag (&weights_md, 4,
               weight_dims, dnnl_f32, dnnl_format_tag_any),
@@ -252,7 +271,7 @@ build (hy_conv_dnnl *c, const setup *s, const hy_conv_params *p,
       || !check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
               dnnl_f32, dnnl_x), "memory description")
       || !check (s, dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims,
-              dnnl_f32, dnnl_nChw16c), "memory description"))
+              dnnl_f32, blocked), "memory description"))
     return false;
 
   dnnl_convolution_desc_t desc;
@@ -331,12 +350,22 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   c->in_hw = x->shape.dims[2] * x->shape.dims[3];
   c->out_hw = out->shape.dims[2] * out->shape.dims[3];
   c->blocked_src = c->channels >= MIN_BLOCKED_CHANNELS;
-  c->src_blocks = (c->channels + B - 1) / B;
-  c->src_bytes = c->blocked_src ? (size_t) (c->batch * c->src_blocks * B
-      * c->in_hw) * sizeof (float) : 0;
   c->n_threads = hy_cpu_n_threads (ctx);
   c->n_slices = choose_slices (c->filters, c->batch, c->n_threads);
   c->slice_filters = c->filters / c->n_slices;
+  /* A plain input goes with 16-channel blocks out only (oneDNN has
+   * nothing but its reference kernel for plain in, nhwc out). */
+  c->nhwc = c->blocked_src && use_nhwc (c->out_hw);
+  if (c->nhwc) {
+    c->src_block = c->channels;
+    c->dst_block = c->slice_filters;
+  } else {
+    c->src_block = c->dst_block = B;
+  }
+  c->src_image_floats = (c->channels + c->src_block - 1) / c->src_block
+      * c->src_block * c->in_hw;
+  c->src_bytes = c->blocked_src ? (size_t) (c->batch * c->src_image_floats)
+      * sizeof (float) : 0;
 
   /* ASCII: g_debug converts to the locale's charset. */
   g_autofree char *what = g_strdup_printf ("%" G_GINT64_FORMAT "x%"
@@ -389,18 +418,20 @@ typedef struct conv_job {
   _Atomic int failed;             /* a dnnl_status_t */
 } conv_job;
 
-/* Images × input blocks [begin, end) into blocks. */
+/* Tiles of positions [begin, end) over the images, into blocks. */
 static void
 block_input (void *arg, int64_t begin, int64_t end, int thread)
 {
   const conv_job *j = arg;
   const hy_conv_dnnl *c = j->c;
+  const int64_t tiles = (c->in_hw + HY_BLOCKED_TILE - 1) / HY_BLOCKED_TILE;
   for (int64_t i = begin; i < end; i++) {
-    const int64_t image = i / c->src_blocks, b = i % c->src_blocks;
-    hy_blocked_from_planes ((float *) j->src
-        + image * c->src_blocks * B * c->in_hw,
-        j->x + image * c->channels * c->in_hw, c->channels, c->in_hw, b,
-        b + 1);
+    const int64_t image = i / tiles, hw0 = i % tiles * HY_BLOCKED_TILE;
+    const int64_t hw1 = hw0 + HY_BLOCKED_TILE < c->in_hw
+        ? hw0 + HY_BLOCKED_TILE : c->in_hw;
+    hy_blocked_from_planes ((float *) j->src + image * c->src_image_floats,
+        j->x + image * c->channels * c->in_hw, c->channels, c->in_hw,
+        c->src_block, hw0, hw1);
   }
 }
 
@@ -421,8 +452,8 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
     const int64_t image = item / c->n_slices, slice = item % c->n_slices;
     const int64_t f0 = slice * c->slice_filters;
     const void *src = c->blocked_src
-        ? (const void *) (j->src + (size_t) (image * c->src_blocks * B
-            * c->in_hw) * sizeof (float))
+        ? (const void *) ((const float *) j->src
+            + image * c->src_image_floats)
         : (const void *) (j->x + image * c->channels * c->in_hw);
     dnnl_exec_arg_t args[5] = {
       { DNNL_ARG_SRC, th->src }, { DNNL_ARG_WEIGHTS, th->weights },
@@ -453,8 +484,8 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
     const hy_epilogue_channels ch = {
       NULL, j->bn ? j->bn + f0 : NULL, c->filters,
     };
-    hy_blocked_to_planes (j->y + off, dst, n, c->out_hw, &c->fused,
-        j->res ? j->res + off : NULL, &ch);
+    hy_blocked_to_planes (j->y + off, dst, n, c->out_hw, c->dst_block,
+        &c->fused, j->res ? j->res + off : NULL, &ch);
   }
 }
 
@@ -479,8 +510,9 @@ hy_cpu_convolution_dnnl (hy_cpu_ctx *ctx, const void *params,
     .failed = dnnl_success,
   };
   if (c->blocked_src)
-    hy_cpu_parallel_for (ctx, c->batch * c->src_blocks,
-        hy_cpu_grain (B * c->in_hw), block_input, &j);
+    hy_cpu_parallel_for (ctx, c->batch * ((c->in_hw + HY_BLOCKED_TILE - 1)
+            / HY_BLOCKED_TILE), hy_cpu_grain (c->channels * HY_BLOCKED_TILE),
+        block_input, &j);
   /* The calling thread is the application's: its OpenMP setting comes
    * back after. */
   const int omp_threads = omp_get_max_threads ();

@@ -2,71 +2,80 @@
  * layout-blocked.c — plain planes to channel blocks and back (see
  * layout-blocked.h).
  *
- * Both ways are transposes of (16, hw) matrices, done a tile of TILE_HW
- * positions at a time: a tile's 16 plain row pieces and its block piece
- * (4 KiB each way) stay in L1 while one side is read with a stride.
+ * Both ways are transposes, done a tile of (up to) 16 channels ×
+ * HY_BLOCKED_TILE positions at a time, so that the side read or written
+ * with a stride stays in L1 whatever the block width.
  */
-#include <string.h>
-
 #include "kernels/cpu/layout-blocked.h"
 
-#define B HY_BLOCKED_CHANNELS
-#define TILE_HW 64
+#define TILE_C 16
 
+/* A tile: nc ≤ TILE_C channels of n positions, the rest of the tile's
+ * channels up to pad_to zero. */
 HY_CPU_VECTOR_CLONES static void
-tile_to_block (float *restrict y, const float *restrict x, int64_t hw,
-    int64_t channels, int64_t n)
+tile_to_block (float *restrict y, int64_t block, const float *restrict x,
+    int64_t hw, int64_t nc, int64_t pad_to, int64_t n)
 {
-  for (int64_t c = 0; c < channels; c++)
+  for (int64_t c = 0; c < nc; c++)
     for (int64_t i = 0; i < n; i++)
-      y[i * B + c] = x[c * hw + i];
-  for (int64_t c = channels; c < B; c++)
+      y[i * block + c] = x[c * hw + i];
+  for (int64_t c = nc; c < pad_to; c++)
     for (int64_t i = 0; i < n; i++)
-      y[i * B + c] = 0.0f;
+      y[i * block + c] = 0.0f;
 }
 
 HY_CPU_VECTOR_CLONES static void
-tile_to_planes (float *restrict y, const float *restrict x, int64_t hw,
-    int64_t channels, int64_t n)
+tile_to_planes (float *restrict y, int64_t hw, const float *restrict x,
+    int64_t block, int64_t nc, int64_t n)
 {
-  for (int64_t c = 0; c < channels; c++)
+  for (int64_t c = 0; c < nc; c++)
     for (int64_t i = 0; i < n; i++)
-      y[c * hw + i] = x[i * B + c];
+      y[c * hw + i] = x[i * block + c];
 }
 
 void
 hy_blocked_from_planes (float *y, const float *x, int64_t channels,
-    int64_t hw, int64_t block0, int64_t block1)
+    int64_t hw, int64_t block, int64_t hw0, int64_t hw1)
 {
-  for (int64_t b = block0; b < block1; b++) {
-    const int64_t c0 = b * B;
-    const int64_t nc = channels - c0 < B ? channels - c0 : B;
-    float *yb = y + b * hw * B;
-    for (int64_t i0 = 0; i0 < hw; i0 += TILE_HW) {
-      const int64_t n = hw - i0 < TILE_HW ? hw - i0 : TILE_HW;
-      tile_to_block (yb + i0 * B, x + c0 * hw + i0, hw, nc, n);
+  const int64_t blocks = (channels + block - 1) / block;
+  for (int64_t b = 0; b < blocks; b++) {
+    float *yb = y + b * hw * block;
+    for (int64_t i0 = hw0; i0 < hw1; i0 += HY_BLOCKED_TILE) {
+      const int64_t n = hw1 - i0 < HY_BLOCKED_TILE ? hw1 - i0
+          : HY_BLOCKED_TILE;
+      for (int64_t c0 = 0; c0 < block; c0 += TILE_C) {
+        const int64_t first = b * block + c0;
+        const int64_t left = channels - first;
+        const int64_t nc = left <= 0 ? 0 : left < TILE_C ? left : TILE_C;
+        const int64_t tile = block - c0 < TILE_C ? block - c0 : TILE_C;
+        tile_to_block (yb + i0 * block + c0, block, x + first * hw + i0, hw,
+            nc < tile ? nc : tile, tile, n);
+      }
     }
   }
 }
 
 void
 hy_blocked_to_planes (float *y, const float *x, int64_t channels,
-    int64_t hw, const hy_fused_epilogue *e, const float *res,
+    int64_t hw, int64_t block, const hy_fused_epilogue *e, const float *res,
     const hy_epilogue_channels *ch)
 {
   const bool epilogue = e && hy_epilogue_is_set (e);
-  for (int64_t c0 = 0; c0 < channels; c0 += B) {
-    const int64_t nc = channels - c0 < B ? channels - c0 : B;
-    const float *xb = x + c0 * hw;      /* block c0 / B */
-    const hy_epilogue_channels bch = epilogue
+  for (int64_t c0 = 0; c0 < channels; c0 += TILE_C) {
+    const int64_t nc = channels - c0 < TILE_C ? channels - c0 : TILE_C;
+    /* Channel c0's block and its place in it (tiles never straddle a
+     * block: block is 16 or holds every channel). */
+    const float *xb = x + c0 / block * block * hw + c0 % block;
+    const hy_epilogue_channels tch = epilogue
         ? hy_epilogue_channels_from (ch, c0) : (hy_epilogue_channels) { 0 };
-    for (int64_t i0 = 0; i0 < hw; i0 += TILE_HW) {
-      const int64_t n = hw - i0 < TILE_HW ? hw - i0 : TILE_HW;
+    for (int64_t i0 = 0; i0 < hw; i0 += HY_BLOCKED_TILE) {
+      const int64_t n = hw - i0 < HY_BLOCKED_TILE ? hw - i0
+          : HY_BLOCKED_TILE;
       float *yt = y + c0 * hw + i0;
-      tile_to_planes (yt, xb + i0 * B, hw, nc, n);
+      tile_to_planes (yt, hw, xb + i0 * block, block, nc, n);
       if (epilogue)
         hy_epilogue_rows (e, yt, res ? res + c0 * hw + i0 : NULL, nc, n, hw,
-            &bch);
+            &tch);
     }
   }
 }
