@@ -140,19 +140,38 @@ choose_slices (int64_t filters, int64_t batch, int threads)
   return blocks;
 }
 
-/* Which blocks oneDNN's kernels are fastest with, by the output's size
- * (measured: docs/PERFORMANCE.md): 16-channel blocks on large maps,
- * where its jit kernels are at their best and the transposes cheapest;
- * nhwc (one block of all channels, its brgconv kernels) on small ones. */
+/* A 1x1 convolution's output at most this large goes to oneDNN.  Such a
+ * convolution is one GEMM over the planes as they lie, which conv.c runs
+ * without lowering anything; oneDNN's product is no faster there, and the
+ * transposes into and out of its layout (a pass over input and output
+ * each) cost more than it saves until the maps are small: measured on
+ * ResNet-50 and MobileNetV2, conv.c wins from 14x14 up, oneDNN at 7x7
+ * (docs/PERFORMANCE.md). */
+#define MAX_POINTWISE_OUT_HW 64
+
+/* Whether oneDNN should take the convolution at all (see above). */
 static bool
-use_nhwc (int64_t out_hw)
+worth_it (const hy_conv_params *p, int64_t out_hw)
+{
+  const bool pointwise = p->kernel[0] == 1 && p->kernel[1] == 1;
+  return !pointwise || out_hw <= MAX_POINTWISE_OUT_HW;
+}
+
+/* Which layout oneDNN's kernels are fastest with (measured, ResNet-50):
+ * nhwc for spatial kernels, where its brgconv kernels beat its
+ * 16-channel-block jit ones by 5-25 % transposes included; 16-channel
+ * blocks for the 1x1 convolutions it takes (nhwc's transposes of 1024 or
+ * 2048 channels cost more than the product) and for a plain input of
+ * few channels (nhwc out has only oneDNN's reference kernel then). */
+static bool
+use_nhwc (const hy_conv_params *p, bool blocked_src)
 {
   const char *v = g_getenv ("HYBRIDINFER_DNNL_LAYOUT");
   if (v && strcmp (v, "nhwc") == 0)
-    return true;
+    return blocked_src;
   if (v && strcmp (v, "blocked") == 0)
     return false;
-  return out_hw <= 14 * 14;
+  return blocked_src && !(p->kernel[0] == 1 && p->kernel[1] == 1);
 }
 
 /* Only oneDNN's direct kernels pay here (the brgconv and jit families):
@@ -338,7 +357,8 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   const hy_tensor *x = in[0], *w = in[1];
   if (p->n_spatial != 2 || p->num_group != 1 || !(const_inputs & 2u)
       || x->shape.ndim != 4 || out->shape.ndim != 4
-      || hy_shape_numel (&out->shape) == 0 || hy_shape_numel (&x->shape) == 0)
+      || hy_shape_numel (&out->shape) == 0 || hy_shape_numel (&x->shape) == 0
+      || !worth_it (p, out->shape.dims[2] * out->shape.dims[3]))
     return NULL;
 
   hy_conv_dnnl *c = g_new0 (hy_conv_dnnl, 1);
@@ -353,9 +373,7 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   c->n_threads = hy_cpu_n_threads (ctx);
   c->n_slices = choose_slices (c->filters, c->batch, c->n_threads);
   c->slice_filters = c->filters / c->n_slices;
-  /* A plain input goes with 16-channel blocks out only (oneDNN has
-   * nothing but its reference kernel for plain in, nhwc out). */
-  c->nhwc = c->blocked_src && use_nhwc (c->out_hw);
+  c->nhwc = use_nhwc (p, c->blocked_src);
   if (c->nhwc) {
     c->src_block = c->channels;
     c->dst_block = c->slice_filters;
