@@ -140,38 +140,27 @@ choose_slices (int64_t filters, int64_t batch, int threads)
   return blocks;
 }
 
-/* A 1x1 convolution's output at most this large goes to oneDNN.  Such a
- * convolution is one GEMM over the planes as they lie, which conv.c runs
- * without lowering anything; oneDNN's product is no faster there, and the
- * transposes into and out of its layout (a pass over input and output
- * each) cost more than it saves until the maps are small: measured on
- * ResNet-50 and MobileNetV2, conv.c wins from 14x14 up, oneDNN at 7x7
- * (docs/PERFORMANCE.md). */
-#define MAX_POINTWISE_OUT_HW 64
+/* Which 1x1 convolutions go to oneDNN.  Such a convolution is one GEMM
+ * over the planes as they lie, which conv.c runs without lowering
+ * anything; oneDNN's product is faster only where there is enough work
+ * per position to pay for the transposes into and out of its layout (a
+ * pass over input and output each) and its per-call costs.  Measured per
+ * layer on ResNet-50 and MobileNetV2, one thread (docs/PERFORMANCE.md):
+ * conv.c wins on 28x28 maps and larger and on MobileNet's narrow layers
+ * (64 -> 384, 96 -> 576: below 128 x 512 channel pairs), oneDNN on
+ * ResNet-50's 14x14 and 7x7 layers (256 -> 1024 and up) and MobileNet's
+ * 7x7 ones (160 -> 960 and up). */
+#define MAX_POINTWISE_OUT_HW (14 * 14)
+#define MIN_POINTWISE_CHANNEL_PAIRS (128 * 512)
 
-/* Whether oneDNN should take the convolution at all (see above). */
+/* Whether oneDNN should take the convolution at all (see above; spatial
+ * kernels always: 1.4-2.4x conv.c's im2col + GEMM). */
 static bool
-worth_it (const hy_conv_params *p, int64_t out_hw)
+worth_it (const hy_conv_params *p, int64_t channels, int64_t out_hw)
 {
   const bool pointwise = p->kernel[0] == 1 && p->kernel[1] == 1;
-  return !pointwise || out_hw <= MAX_POINTWISE_OUT_HW;
-}
-
-/* Which layout oneDNN's kernels are fastest with (measured, ResNet-50):
- * nhwc for spatial kernels, where its brgconv kernels beat its
- * 16-channel-block jit ones by 5-25 % transposes included; 16-channel
- * blocks for the 1x1 convolutions it takes (nhwc's transposes of 1024 or
- * 2048 channels cost more than the product) and for a plain input of
- * few channels (nhwc out has only oneDNN's reference kernel then). */
-static bool
-use_nhwc (const hy_conv_params *p, bool blocked_src)
-{
-  const char *v = g_getenv ("HYBRIDINFER_DNNL_LAYOUT");
-  if (v && strcmp (v, "nhwc") == 0)
-    return blocked_src;
-  if (v && strcmp (v, "blocked") == 0)
-    return false;
-  return blocked_src && !(p->kernel[0] == 1 && p->kernel[1] == 1);
+  return !pointwise || (out_hw <= MAX_POINTWISE_OUT_HW
+      && channels * p->num_filter >= MIN_POINTWISE_CHANNEL_PAIRS);
 }
 
 /* Only oneDNN's direct kernels pay here (the brgconv and jit families):
@@ -358,7 +347,8 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   if (p->n_spatial != 2 || p->num_group != 1 || !(const_inputs & 2u)
       || x->shape.ndim != 4 || out->shape.ndim != 4
       || hy_shape_numel (&out->shape) == 0 || hy_shape_numel (&x->shape) == 0
-      || !worth_it (p, out->shape.dims[2] * out->shape.dims[3]))
+      || !worth_it (p, x->shape.dims[1], out->shape.dims[2]
+          * out->shape.dims[3]))
     return NULL;
 
   hy_conv_dnnl *c = g_new0 (hy_conv_dnnl, 1);
@@ -373,7 +363,11 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   c->n_threads = hy_cpu_n_threads (ctx);
   c->n_slices = choose_slices (c->filters, c->batch, c->n_threads);
   c->slice_filters = c->filters / c->n_slices;
-  c->nhwc = use_nhwc (p, c->blocked_src);
+  /* nhwc in and out (its brgconv kernels: 5-40 % faster than its
+   * 16-channel-block jit ones on ResNet-50's 3x3 layers, transposes
+   * included), except from a plain input, which oneDNN turns into nhwc
+   * with its reference kernel only: then 16-channel blocks out. */
+  c->nhwc = c->blocked_src;
   if (c->nhwc) {
     c->src_block = c->channels;
     c->dst_block = c->slice_filters;
