@@ -427,7 +427,7 @@ typedef struct conv_job {
   float *y;
   char *src;                    /* the blocked input (blocked_src) */
   char *per_thread;             /* thread t's output slice and scratchpad */
-  _Atomic int failed;             /* a dnnl_status_t */
+  _Atomic int failed;           /* a dnnl_status_t */
 } conv_job;
 
 /* Tiles of positions [begin, end) over the images, into blocks. */
