@@ -37,11 +37,6 @@
  * its share. */
 #define ITEMS_PER_THREAD 2
 
-/* Fewer input channels than this are read plain: oneDNN's direct kernels
- * take a plain input with few channels (a first layer's RGB) and blocks
- * would be mostly padding. */
-#define MIN_BLOCKED_CHANNELS B
-
 /* What one thread executes with: its stream and memory objects, whose
  * data pointers are set per item (memory objects are not thread-safe). */
 typedef struct conv_thread {
@@ -55,7 +50,7 @@ struct hy_conv_dnnl {
   int64_t batch, channels, filters;
   int64_t in_hw, out_hw;
   bool blocked_src;             /* false: the primitive reads the input */
-  bool nhwc;                    /* else 16-channel blocks */
+  bool nhwc;                    /* else 16-channel blocks out */
   int64_t src_block, dst_block; /* channels per block (layout-blocked.h) */
   int64_t src_image_floats;     /* one image of the blocked input */
   int64_t slice_filters, n_slices;
@@ -246,7 +241,7 @@ make_threads (hy_conv_dnnl *c, const setup *s, dnnl_engine_t engine,
 }
 
 /* Builds the primitive and everything around it; false with an error, or
- * false without one when oneDNN declines (c->primitive stays NULL). */
+ * false without one when oneDNN declines (before anything is made). */
 static bool
 build (hy_conv_dnnl *c, const setup *s, const hy_conv_params *p,
     const hy_tensor *x, const hy_tensor *w, const hy_tensor *y)
@@ -338,6 +333,17 @@ build (hy_conv_dnnl *c, const setup *s, const hy_conv_params *p,
   return ok;
 }
 
+/* nhwc in and out, or the plain input in and 16-channel blocks out. */
+static void
+set_layout (hy_conv_dnnl *c, bool nhwc)
+{
+  c->nhwc = c->blocked_src = nhwc;
+  c->src_block = nhwc ? c->channels : B;
+  c->dst_block = nhwc ? c->slice_filters : B;
+  c->src_image_floats = nhwc ? c->channels * c->in_hw : 0;
+  c->src_bytes = (size_t) (c->batch * c->src_image_floats) * sizeof (float);
+}
+
 hy_conv_dnnl *
 hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
@@ -359,25 +365,9 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   c->filters = p->num_filter;
   c->in_hw = x->shape.dims[2] * x->shape.dims[3];
   c->out_hw = out->shape.dims[2] * out->shape.dims[3];
-  c->blocked_src = c->channels >= MIN_BLOCKED_CHANNELS;
   c->n_threads = hy_cpu_n_threads (ctx);
   c->n_slices = choose_slices (c->filters, c->batch, c->n_threads);
   c->slice_filters = c->filters / c->n_slices;
-  /* nhwc in and out (its brgconv kernels: 5-40 % faster than its
-   * 16-channel-block jit ones on ResNet-50's 3x3 layers, transposes
-   * included), except from a plain input, which oneDNN turns into nhwc
-   * with its reference kernel only: then 16-channel blocks out. */
-  c->nhwc = c->blocked_src;
-  if (c->nhwc) {
-    c->src_block = c->channels;
-    c->dst_block = c->slice_filters;
-  } else {
-    c->src_block = c->dst_block = B;
-  }
-  c->src_image_floats = (c->channels + c->src_block - 1) / c->src_block
-      * c->src_block * c->in_hw;
-  c->src_bytes = c->blocked_src ? (size_t) (c->batch * c->src_image_floats)
-      * sizeof (float) : 0;
 
   /* ASCII: g_debug converts to the locale's charset. */
   g_autofree char *what = g_strdup_printf ("%" G_GINT64_FORMAT "x%"
@@ -385,15 +375,28 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
       " on %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT, p->kernel[0],
       p->kernel[1], c->channels, c->filters, x->shape.dims[2],
       x->shape.dims[3]);
-  const setup s = { what, error };
+  GError *failure = NULL;
+  const setup s = { what, &failure };
   /* Made with one OpenMP thread, oneDNN's kernels are planned for one:
    * they run inside our pool.  The caller's own setting comes back. */
   const int omp_threads = omp_get_max_threads ();
   omp_set_num_threads (1);
-  const bool ok = build (c, &s, p, x, w, out);
+  /* nhwc in and out first: its brgconv kernels are 5-40 % faster than
+   * its 16-channel-block jit ones on ResNet-50's 3x3 layers, transposes
+   * included, and 1.4x on a first layer's 3 channels.  Where it has no
+   * direct kernel for nhwc, the input as it is with 16-channel blocks
+   * out (its jit kernels for few channels). */
+  set_layout (c, true);
+  bool ok = build (c, &s, p, x, w, out);
+  if (!ok && !failure) {         /* declined: nothing was made */
+    set_layout (c, false);
+    ok = build (c, &s, p, x, w, out);
+  }
   omp_set_num_threads (omp_threads);
   if (!ok) {
     hy_conv_dnnl_free (c);
+    if (failure)
+      g_propagate_error (error, failure);
     return NULL;
   }
   return c;
