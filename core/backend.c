@@ -40,6 +40,8 @@ hy_backend_run_op (hy_backend *be, hy_op_id op, const void *params,
   hy_call call = {
     .fn = fn, .params = params, .in = in, .out = out,
     .n_in = n_in, .n_out = n_out, .op = op,
+    /* One step: every input already has the value it keeps throughout. */
+    .const_inputs = n_in >= 32 ? UINT32_MAX : ((uint32_t) 1 << n_in) - 1,
   };
   if (be->iface->prepare_call && !be->iface->prepare_call (be, &call, error))
     return FALSE;

@@ -495,8 +495,12 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
     call->params = node->params;
     call->n_in = (int) node->n_inputs;
     call->n_out = (int) node->n_outputs;
-    for (guint k = 0; k < node->n_inputs; k++)
-      *in++ = tensor_of (plan, b, value_of (b, &node->inputs[k]));
+    for (guint k = 0; k < node->n_inputs; k++) {
+      const guint v = value_of (b, &node->inputs[k]);
+      if (k < 32 && storage_of (b, v)->kind == STORAGE_CONST)
+        call->const_inputs |= (uint32_t) 1 << k;
+      *in++ = tensor_of (plan, b, v);
+    }
     for (guint k = 0; k < node->n_outputs; k++)
       *out++ = &plan->values[b->first_value[i] + k];
   }

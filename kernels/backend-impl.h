@@ -36,6 +36,12 @@ typedef struct hy_call {
   int n_in;
   int n_out;
   hy_op_id op;                  /* HY_OP_COUNT: a plain copy */
+  /* Bit k set: in[k] already holds its value when prepare_call runs and
+   * keeps it for as long as the call lives (a weight, a folded constant;
+   * every input of an imperative step), so a backend may transform it
+   * once there (reorder weights into a blocked layout).  Inputs from 32
+   * on are never marked. */
+  uint32_t const_inputs;
 } hy_call;
 
 typedef struct hy_backend hy_backend;

@@ -17,7 +17,7 @@ VENV="$CACHE/venv"
 export HYBRIDINFER_CACHE="$CACHE"
 
 APT_PACKAGES=(meson ninja-build pkg-config gcc locales libglib2.0-dev libjson-glib-dev
-  libopenblas-dev python3 python3-venv clang libclang-rt-14-dev
+  libopenblas-dev libdnnl-dev python3 python3-venv clang libclang-rt-14-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good libpango1.0-dev libcairo2-dev fonts-dejavu-core
   gobject-introspection libgirepository1.0-dev python3-gi gir1.2-gstreamer-1.0)

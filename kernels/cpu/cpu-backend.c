@@ -8,6 +8,9 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
+#ifdef HY_HAVE_DNNL
+#include "kernels/cpu/conv-dnnl.h"
+#endif
 #include "kernels/backend-impl.h"
 
 typedef struct cpu_backend {
@@ -42,16 +45,22 @@ cpu_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
 {
   hy_cpu_ctx *ctx = &((cpu_backend *) be)->ctx;
   be->stats.direct_calls += n_calls;
-  /* A workspace that cannot grow comes back here (cpu-kernel.h): the
-   * forward fails with an error, as an arena that cannot be had does. */
+  /* A workspace that cannot grow, or a library call that failed, comes
+   * back here (cpu-kernel.h): the forward fails with an error, as an
+   * arena that cannot be had does. */
   jmp_buf no_memory;
   volatile int c = 0;
+  ctx->failure[0] = '\0';
   if (setjmp (no_memory)) {
     ctx->on_no_memory = NULL;
-    g_set_error (error, HY_ERROR, HY_ERROR_NO_MEMORY,
-        "out of memory: call %d of %d needs %.1f MiB of CPU kernel "
-        "workspace", c + 1, n_calls,
-        (double) ctx->denied_bytes / (1024.0 * 1024));
+    if (ctx->failure[0])
+      g_set_error (error, HY_ERROR, HY_ERROR_BACKEND, "call %d of %d: %s",
+          c + 1, n_calls, ctx->failure);
+    else
+      g_set_error (error, HY_ERROR, HY_ERROR_NO_MEMORY,
+          "out of memory: call %d of %d needs %.1f MiB of CPU kernel "
+          "workspace", c + 1, n_calls,
+          (double) ctx->denied_bytes / (1024.0 * 1024));
     return FALSE;
   }
   ctx->on_no_memory = &no_memory;
@@ -90,12 +99,47 @@ cpu_copy_bytes (hy_backend *be, void *dst, const void *src, size_t bytes,
   return TRUE;
 }
 
+#ifdef HY_HAVE_DNNL
+/* Convolutions oneDNN takes get their primitive and reordered weights
+ * here, once per plan call (conv-dnnl.h); the rest keep their kernels. */
+static gboolean
+cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
+{
+  if (call->op != HY_OP_CONVOLUTION || !hy_conv_dnnl_enabled ())
+    return TRUE;
+  GError *local = NULL;
+  hy_conv_dnnl *conv = hy_conv_dnnl_new (hy_cpu_backend_ctx (be),
+      call->params, call->in, call->n_in, call->out[0], call->const_inputs,
+      &local);
+  if (local) {
+    g_propagate_error (error, local);
+    return FALSE;
+  }
+  if (conv) {
+    call->fn = (hy_kernel_ptr) hy_cpu_convolution_dnnl;
+    call->params = conv;
+  }
+  return TRUE;
+}
+
+static void
+cpu_release_call (hy_backend *be, hy_call *call)
+{
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl)
+    hy_conv_dnnl_free ((hy_conv_dnnl *) call->params);
+}
+#endif
+
 static const hy_backend_iface cpu_iface = {
   .name = "cpu",
   .host_memory = TRUE,
   .free = cpu_free,
   .kernel_for = cpu_kernel_for,
   .copy_kernel = (hy_kernel_ptr) cpu_copy,
+#ifdef HY_HAVE_DNNL
+  .prepare_call = cpu_prepare_call,
+  .release_call = cpu_release_call,
+#endif
   .run = cpu_run,
   .alloc = cpu_alloc,
   .dealloc = cpu_dealloc,

@@ -21,6 +21,8 @@
 #include <setjmp.h>
 #include <stddef.h>
 
+#include <glib.h>
+
 #include "hybrid-tensor.h"
 #include "kernels/hy-ops.h"
 #include "threadpool.h"
@@ -34,6 +36,8 @@ typedef struct hy_cpu_ctx {
    * directly), and how many bytes were asked for. */
   jmp_buf *on_no_memory;
   size_t denied_bytes;
+  /* Set by hy_cpu_fail before it jumps there too: what failed. */
+  char failure[160];
 } hy_cpu_ctx;
 
 /* Returns at least `size` bytes of 64-byte aligned scratch, valid until the
@@ -44,6 +48,13 @@ typedef struct hy_cpu_ctx {
  * nothing else and hold no lock when they ask, so nothing is left
  * behind). */
 void *hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size);
+
+/* A library call that a kernel cannot do without failed (oneDNN's
+ * execute): records why and jumps to on_no_memory as a workspace that
+ * cannot grow does, and the forward fails with HY_ERROR_BACKEND.  From
+ * the thread that called the kernel only, outside its parallel loops. */
+void hy_cpu_fail (hy_cpu_ctx *ctx, const char *format, ...)
+    G_GNUC_PRINTF (2, 3) G_GNUC_NORETURN;
 void hy_cpu_ctx_clear (hy_cpu_ctx *ctx);
 
 /* Gives ctx n_threads threads in all, the caller's included (<= 0: the

@@ -2,6 +2,7 @@
  * cpu-runtime.c — what a CPU kernel runs with: its threads (one pool per
  * context, started when the context is set up) and its scratch workspace.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,19 @@ hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size)
   }
   ctx->workspace_size = rounded;
   return ctx->workspace;
+}
+
+void
+hy_cpu_fail (hy_cpu_ctx *ctx, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_vsnprintf (ctx->failure, sizeof ctx->failure, format, args);
+  va_end (args);
+  if (ctx->on_no_memory)
+    longjmp (*ctx->on_no_memory, 1);
+  g_printerr ("hybridinfer: %s\n", ctx->failure);
+  abort ();                     /* no one to tell: a kernel test's context */
 }
 
 void

@@ -94,9 +94,15 @@ pretend_free (hy_backend *be)
   g_free (d);
 }
 
+/* The CPU backend's own set-up (oneDNN convolutions) too, so that the
+ * pretend device runs exactly the CPU's kernels. */
 static gboolean
 pretend_prepare (hy_backend *be, hy_call *call, GError **error)
 {
+  hy_backend *cpu = pd (be)->cpu;
+  if (cpu->iface->prepare_call && !cpu->iface->prepare_call (cpu, call,
+          error))
+    return FALSE;
   pd (be)->prepared++;
   return TRUE;
 }
@@ -104,6 +110,9 @@ pretend_prepare (hy_backend *be, hy_call *call, GError **error)
 static void
 pretend_release (hy_backend *be, hy_call *call)
 {
+  hy_backend *cpu = pd (be)->cpu;
+  if (cpu->iface->release_call)
+    cpu->iface->release_call (cpu, call);
   pd (be)->released++;
 }
 
