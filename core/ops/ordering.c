@@ -8,11 +8,13 @@
  * None).  k <= 0 takes the whole axis; a k past the axis length is
  * refused, as MXNet refuses it.
  *
- * Index outputs are floats here.  MXNet's `dtype` picks the index type
- * and refuses one that cannot hold every index of the axis exactly; we
- * keep its rule and also refuse an axis longer than float32 holds exactly
- * (2^24), where float64/int32/int64 would keep values that our float32
- * output could not.
+ * Index outputs are floats here (MXNet's dtype float32).  The other index
+ * dtypes give the same values as long as every index of the axis fits:
+ * uint8 up to 255, float16 up to 2048, the rest up to 2^24 (what float32
+ * holds exactly).  A longer axis is refused at shape inference: MXNet
+ * 1.9.1 documents an error there but in fact wraps uint8 indices (700
+ * elements give 700 mod 256) and rounds float16 ones, and our float32
+ * output could not keep int32/int64/float64 indices past 2^24.
  */
 #include "hybrid.h"
 #include "core/op.h"
@@ -142,9 +144,10 @@ ordering_infer (const void *params, const hy_shape *in, int n_in,
   if ((p->ret_typ == HY_TOPK_RET_INDICES || p->ret_typ == HY_TOPK_RET_BOTH)
       && n > max_index (p->dtype)) {
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-        "the sorted axis of input shape %s has %" G_GINT64_FORMAT " elements; "
-        "indices of dtype '%s' as float32 output hold at most %"
-        G_GINT64_FORMAT, hy_shape_format (d, buf, sizeof buf), (gint64) n,
+        "the sorted axis of input shape %s has %" G_GINT64_FORMAT " elements, "
+        "but indices of dtype '%s' are exact (and float32 output holds them) "
+        "only for axes of up to %" G_GINT64_FORMAT " elements",
+        hy_shape_format (d, buf, sizeof buf), (gint64) n,
         dtype_name (p->dtype), (gint64) max_index (p->dtype));
     return FALSE;
   }
