@@ -698,6 +698,10 @@ def render_attr(a):
         kind = "tuple, entries may be None"
     if a.required:
         text = "`%s` (%s, %s)" % (a.key, kind, a.required)
+    elif a.accepts_none and a.kind == "int" and a.default is not None:
+        # An int read with its default after a None test (topk's axis:
+        # -1, or None to flatten).
+        text = "`%s`=`%s` (%s or None)" % (a.key, a.default, kind)
     elif a.accepts_none:
         text = "`%s`=`None` (%s or None)" % (a.key, kind)
     elif a.default is not None:

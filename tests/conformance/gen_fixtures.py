@@ -1401,6 +1401,60 @@ def ops_two_stage():
     bax("none", (2, 3), "no axes: a copy")
 
 
+def ops_ordering():
+    """topk, sort and argsort.  MXNet's CPU sort is libstdc++'s std::sort when k·8 > n and
+    std::partial_sort otherwise, neither stable: the grid inputs make ties, short and long rows
+    (insertion sort only, then introsort), heavily tied rows and k at the partial/full boundary
+    pin down which tied index comes first."""
+    def tied(lo, hi):
+        return lambda rng, shape: (rng.randint(lo, hi + 1, shape) * 0.5).astype(np.float32)
+
+    def case(opname, fn, name, shape, note="", gen=grid, **kw):
+        op(opname + "_" + name, opname,
+           unary(lambda d: fn(d, name=opname, **kw), shape=shape, gen=gen), note)
+
+    topk = lambda n, *a, **k: case("topk", mx.sym.topk, n, *a, **k)
+    topk("default", (2, 3, 4, 5), "k=1 indices of the largest on the last axis, ties")
+    topk("value_k3", (2, 3, 40), "partial sort (3·8 <= 40)", ret_typ="value", k=3)
+    topk("indices_partial_ties", (3, 50), "partial sort over many ties", k=4)
+    topk("both_partial_ties", (3, 50), "two outputs: values then indices", k=4, ret_typ="both",
+         gen=tied(-3, 3))
+    topk("both_full_ties", (2, 37), "full sort (10·8 > 37), introsort over 16", k=10,
+         ret_typ="both")
+    topk("boundary_partial", (2, 200), "k·8 == n: still the partial sort", k=25,
+         ret_typ="both", gen=tied(-6, 6))
+    topk("boundary_full", (2, 199), "k·8 > n by one: the full sort", k=25, ret_typ="both",
+         gen=tied(-6, 6))
+    topk("mask", (2, 6, 5), "mask on a middle axis", axis=1, k=2, ret_typ="mask")
+    topk("axis_neg3_ascend", (4, 3, 5), "negative axis, smallest first", axis=-3, k=2,
+         ret_typ="both", is_ascend=True)
+    topk("axis_none", (3, 4, 5), "axis None: the flattened input, output (k,)", axis=None, k=7,
+         ret_typ="both")
+    topk("axis_none_mask", (3, 4, 5), "axis None mask keeps the input shape", axis=None, k=9,
+         ret_typ="mask")
+    topk("k0_all", (3, 6, 4), "k=0: the whole axis", axis=1, k=0, ret_typ="both",
+         is_ascend=True)
+    topk("value_randn", (2, 3, 8, 9), "no ties", axis=2, k=3, ret_typ="value", gen=randn)
+    topk("long_row_ties", (2, 700), "long rows of five values: introsort partitions and the "
+         "final insertion sort", k=0, ret_typ="both", gen=tied(0, 4))
+
+    sort = lambda n, *a, **k: case("sort", mx.sym.sort, n, *a, **k)
+    sort("default", (2, 3, 20), "ascending on the last axis; axis written out: MXNet 1.9.1's "
+         "SymbolBlock.imports fails on a sort without one (its gradient node gets axis='')",
+         axis=-1)
+    sort("axis0_descend", (5, 3, 4), axis=0, is_ascend=False)
+    sort("axis_none", (3, 4, 5), "axis None: one flattened row", axis=None)
+    sort("axis_neg2", (2, 30, 3), axis=-2, is_ascend=False, gen=randn)
+
+    argsort = lambda n, *a, **k: case("argsort", mx.sym.argsort, n, *a, **k)
+    argsort("default", (3, 40), "ascending, ties")
+    argsort("descend_axis_neg2", (2, 30, 3), axis=-2, is_ascend=False)
+    argsort("axis_none", (3, 4, 5), "axis None", axis=None, is_ascend=False)
+    argsort("binary_ties", (2, 500), "two values only: every tie order shows", gen=tied(0, 1))
+    argsort("short_row", (4, 7), "insertion sort only (n <= 16)", is_ascend=False,
+            gen=tied(-2, 2))
+
+
 def register_ops():
     ops_convolution()
     ops_batchnorm()
@@ -1421,6 +1475,7 @@ def register_ops():
     ops_nonfinite()
     ops_detection()
     ops_vision()
+    ops_ordering()
     ops_two_stage()
 
 

@@ -1216,6 +1216,31 @@ gen_broadcast_axis (gen *g, const char *op)
   emit (g, op);
 }
 
+/* topk, sort, argsort: axis in and out of range or None, k past the axis
+ * or <= 0, every ret_typ (both has two outputs), index dtypes that hold
+ * the axis and ones that do not. */
+static void
+gen_ordering (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  if (chance (&g->s, 6))
+    attr (g, "axis", "None");
+  else if (chance (&g->s, 2))
+    attr (g, "axis", "%d", rand_axis (g, x->shape.ndim));
+  if (g_str_equal (op, "topk")) {
+    if (chance (&g->s, 2))
+      attr (g, "k", "%d", rand_int (g, 0, 6));
+    attr_pick (g, "ret_typ", (const char *const[]) { "value", "indices",
+        "mask", "both", "all", NULL });
+  }
+  attr_pick (g, "is_ascend", bools);
+  if (!g_str_equal (op, "sort"))
+    attr_pick (g, "dtype", (const char *const[]) { "float32", "float64",
+        "int32", "int64", "float16", "uint8", "bool", NULL });
+  in_val (g, x);
+  emit (g, op);
+}
+
 static void
 gen_slice_like (gen *g, const char *op)
 {
