@@ -1715,14 +1715,14 @@ infer_regions (GstHybridInfer * self, GstBuffer * buf, guint64 frame)
     post_frame_error (self, error, frame);
     return GST_FLOW_ERROR;
   }
-  gdouble latency = (gdouble) (g_get_monotonic_time () - start);
-  GST_OBJECT_LOCK (self);
-  if (n_done)
+  if (n_done) {
+    gdouble latency = (gdouble) (g_get_monotonic_time () - start);
+    GST_OBJECT_LOCK (self);
     self->frames_inferred++;
-  self->total_latency_us += n_done ? latency : 0;
-  if (n_done)
+    self->total_latency_us += latency;
     self->last_latency_us = latency;
-  GST_OBJECT_UNLOCK (self);
+    GST_OBJECT_UNLOCK (self);
+  }
   return GST_FLOW_OK;
 }
 
