@@ -38,6 +38,8 @@ hy_float_mod (float x, float y)
   double r = fmod ((double) x, (double) y);
   if (r != 0.0 && (r < 0.0) != (y < 0.0))
     r += y;
+  else if (r == 0.0 && (x < 0.0f || y < 0.0f))
+    r = x < 0.0f && y < 0.0f ? -0.0 : 0.0;  /* MXNet's zero signs */
   return (float) r;
 }
 

@@ -233,3 +233,62 @@ const hy_op_def hy_opdef_broadcast_axis = {
   .input_names = data_input,
   .infer_shape = broadcast_axis_infer,
 };
+
+/* ---- gather_nd ---------------------------------------------------------- */
+
+static gboolean
+gather_nd_parse (GHashTable *attrs, void *params, GError **error)
+{
+  return TRUE;
+}
+
+/* data (X_0..X_{N-1}), indices (M, Y_0..Y_{K-1}) -> (Y..., X_M..X_{N-1}),
+ * with MXNet 1.9.1's checks: indices of rank >= 2, M <= N. */
+static gboolean
+gather_nd_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_shape *d = &in[0], *ix = &in[1];
+  char sd[HY_SHAPE_STRLEN], si[HY_SHAPE_STRLEN];
+  if (ix->ndim < 2) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "indices %s must have at least 2 dimensions (M, Y_0, ...): the "
+        "leading axis lists one index per gathered data axis",
+        hy_shape_format (ix, si, sizeof si));
+    return FALSE;
+  }
+  if (ix->dims[0] < 1 || ix->dims[0] > d->ndim) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "indices %s index %" G_GINT64_FORMAT " axes, but data %s has %d "
+        "(the leading axis of indices must be in [1, data ndim])",
+        hy_shape_format (ix, si, sizeof si), ix->dims[0],
+        hy_shape_format (d, sd, sizeof sd), d->ndim);
+    return FALSE;
+  }
+  const int m = (int) ix->dims[0];
+  const int nd = ix->ndim - 1 + d->ndim - m;
+  if (nd > HY_MAX_DIMS) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "output of data %s and indices %s would have %d dimensions; at "
+        "most %d are supported", hy_shape_format (d, sd, sizeof sd),
+        hy_shape_format (ix, si, sizeof si), nd, HY_MAX_DIMS);
+    return FALSE;
+  }
+  hy_shape o = { .ndim = nd };
+  int k = 0;
+  for (int i = 1; i < ix->ndim; i++)
+    o.dims[k++] = ix->dims[i];
+  for (int i = m; i < d->ndim; i++)
+    o.dims[k++] = d->dims[i];
+  out[0] = o;
+  return TRUE;
+}
+
+static const char *const gather_nd_inputs[] = { "data", "indices", NULL };
+
+const hy_op_def hy_opdef_gather_nd = {
+  .params_size = sizeof (hy_gather_nd_params),
+  .parse = gather_nd_parse,
+  .input_names = gather_nd_inputs,
+  .infer_shape = gather_nd_infer,
+};

@@ -145,3 +145,51 @@ hy_cpu_stack (hy_cpu_ctx *ctx, const void *params,
   hy_cpu_parallel_for (ctx, outer * n_in, hy_cpu_grain (inner),
       stack_blocks, &j);
 }
+
+/* gather_nd: output row j (a slice of X_M*...*X_{N-1} elements) copies the
+ * data slice at (indices[0, j], ..., indices[M-1, j]).  An index i of axis
+ * size n is valid in [-n, n-1] as a float, as in MXNet 1.9.1's bound check;
+ * a negative one gets n added before truncation toward zero (so -0.5 on
+ * size 2 reads row 1, as MXNet does).  MXNet raises IndexError on any
+ * other index; a kernel cannot fail here, so that row comes out as zeros. */
+void hy_cpu_gather_nd (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+void
+hy_cpu_gather_nd (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_shape *d = &in[0]->shape, *is = &in[1]->shape;
+  const int m = (int) is->dims[0];
+  int64_t rows = 1, slice = 1;
+  for (int i = 1; i < is->ndim; i++)
+    rows *= is->dims[i];
+  for (int i = m; i < d->ndim; i++)
+    slice *= d->dims[i];
+  int64_t strides[HY_MAX_DIMS], st = 1;
+  for (int i = d->ndim - 1; i >= 0; i--) {
+    strides[i] = st;
+    st *= d->dims[i];
+  }
+  const float *x = in[0]->data, *idx = in[1]->data;
+  float *y = out[0]->data;
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t off = 0;
+    gboolean ok = TRUE;
+    for (int a = 0; a < m && ok; a++) {
+      float v = idx[a * rows + r];
+      const float n = (float) d->dims[a];
+      if (!(v >= -n && v <= n - 1.0f)) {
+        ok = FALSE;
+        break;
+      }
+      if (v < 0.0f)
+        v += n;
+      off += (int64_t) v * strides[a];
+    }
+    if (ok)
+      memcpy (y + r * slice, x + off, (size_t) slice * sizeof (float));
+    else
+      memset (y + r * slice, 0, (size_t) slice * sizeof (float));
+  }
+}

@@ -208,6 +208,11 @@ typedef struct hy_reverse_params {
   int axes[HY_SHAPE_PARAM_MAX];   /* >= 0, as MXNet requires */
 } hy_reverse_params;
 
+/* gather_nd: no attributes; indices (M, Y...) pick data's first M axes. */
+typedef struct hy_gather_nd_params {
+  hy_op_id op;
+} hy_gather_nd_params;
+
 /* stack: num_args inputs of one shape, joined along a new axis. */
 typedef struct hy_stack_params {
   hy_op_id op;

@@ -1455,6 +1455,51 @@ def ops_ordering():
             gen=tied(-2, 2))
 
 
+def ops_mod_gather():
+    """broadcast_mod / _mod (MXNet's mod: the divisor's sign, like Python; x mod 0 = 0;
+    zero results signed as mshadow_op::mod gives them) and gather_nd (float indices: negative
+    ones count from the end, fractions truncate after that; MXNet raises on any index outside
+    [-n, n-1], so no case has one)."""
+    def dividend(rng, shape):
+        return (rng.randint(-12, 13, shape) * 0.75).astype(np.float32)
+
+    def divisor(rng, shape):
+        return (rng.randint(-4, 5, shape) * 0.5).astype(np.float32)  # zeros included
+
+    def bmod(name, sa, sb, ga=dividend, gb=divisor, note="", sym=None):
+        def build(rng):
+            ins = inputs_of(rng, (sa, ga), (sb, gb))
+            return (sym or mx.sym.broadcast_mod)(V("data0"), V("data1"), name="mod"), ins, {}
+        op(name, "_mod" if sym is not None else "broadcast_mod", build,
+           note or "%s vs %s" % (sa, sb))
+    bmod("broadcast_mod_c11", (2, 3, 4, 5), (1, 3, 1, 1), note="negative and zero divisors")
+    bmod("broadcast_mod_both_sides", (2, 1, 4, 1), (1, 3, 1, 5))
+    bmod("broadcast_mod_lowrank", (4, 5), (2, 3, 4, 5))
+    bmod("broadcast_mod_randn", (3, 4, 5), (3, 1, 5), ga=lambda r, s: randn(r, s, 3.0),
+         gb=randn, note="fractional values of both signs")
+    bmod("broadcast_mod_same", (3, 4, 5), (3, 4, 5))
+    bmod("elemwise_mod", (3, 4, 5), (3, 4, 5), sym=I._mod, note="equal shapes")
+
+    def gnd(name, dshape, ishape, vals, note=""):
+        def build(rng):
+            data = randn(rng, dshape)
+            lo, hi = vals
+            idx = np.empty(ishape, np.float32)
+            for a in range(ishape[0]):
+                n = dshape[a]
+                idx[a] = rng.uniform(lo * n, hi * n, ishape[1:]) if lo != hi else \
+                    rng.randint(-n, n, ishape[1:])
+                idx[a] = np.clip(idx[a], -n, n - 1)
+            ins = OrderedDict(data=data, indices=idx.astype(np.float32))
+            return mx.sym.gather_nd(V("data"), V("indices"), name="gnd"), ins, {}
+        op("gather_nd_" + name, "gather_nd", build, note)
+    gnd("full", (3, 4, 5), (3, 6), (0, 0), "M == N: one element per column, negative indices")
+    gnd("slices", (4, 3, 5), (1, 2, 3), (0, 0), "M = 1: rows of data, 2-d index grid")
+    gnd("m2", (3, 4, 2, 5), (2, 7), (0, 0), "M = 2: trailing (2, 5) slices")
+    gnd("fractional", (3, 4, 5), (2, 4, 3), (-1.0, 1.0),
+        "fractional indices in [-n, n-1]: truncated after adding n to negatives")
+
+
 def register_ops():
     ops_convolution()
     ops_batchnorm()
@@ -1476,6 +1521,7 @@ def register_ops():
     ops_detection()
     ops_vision()
     ops_ordering()
+    ops_mod_gather()
     ops_two_stage()
 
 
