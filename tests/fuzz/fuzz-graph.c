@@ -1241,6 +1241,21 @@ gen_ordering (gen *g, const char *op)
   emit (g, op);
 }
 
+/* gather_nd: indices (M, Y...) with M from 1 to past data's rank (refused),
+ * as random floats: in range, negative, fractional and out of range. */
+static void
+gen_gather_nd (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  hy_shape idx = {.ndim = 1 + (int) pick (&g->s, 3) };
+  idx.dims[0] = pick (&g->s, (guint) CLAMP (x->shape.ndim, 0, HY_MAX_DIMS) + 2);
+  for (int d = 1; d < idx.ndim; d++)
+    idx.dims[d] = 1 + pick (&g->s, 3);
+  in_val (g, x);
+  in_operand (g, idx);
+  emit (g, op);
+}
+
 static void
 gen_slice_like (gen *g, const char *op)
 {
