@@ -44,8 +44,9 @@ gst_hybrid_decode_detection (GstHybridResult *r,
     GstHybridDetection *d = &r->detections[r->n_detections++];
     d->class_id = (gint) (id + 0.5f);
     d->score = score;
-    d->x = x1;
-    d->y = y1;
+    /* clamped to the picture, then placed in the buffer's frame */
+    d->x = x1 + spec->origin_x;
+    d->y = y1 + spec->origin_y;
     d->w = x2 - x1;
     d->h = y2 - y1;
     d->label = gst_hybrid_result_pool_label (pool, d->class_id);

@@ -66,7 +66,7 @@ gst_hybrid_decode_pose (GstHybridResult *r, const GstHybridResultSpec *spec)
     gfloat hx = max > 0 ? (gfloat) (at % (gsize) w) : 0;
     gfloat hy = max > 0 ? (gfloat) (at / (gsize) w) : 0;
     gfloat fx, fy;
-    hy_frame_plan_to_frame (spec->plan, hx * pc->dst_width / (gfloat) w,
+    gst_hybrid_spec_to_frame (spec, hx * pc->dst_width / (gfloat) w,
         hy * pc->dst_height / (gfloat) h, &fx, &fy);
     g_value_set_float (hyg_array_item (points, 3 * j), fx);
     g_value_set_float (hyg_array_item (points, 3 * j + 1), fy);

@@ -86,8 +86,8 @@ gst_hybrid_decode_segmentation (GstHybridResult *r,
   /* the map spans the model input: its corners, in frame pixels */
   const hy_frame_config *pc = hy_frame_plan_config (spec->plan);
   gfloat x0, y0, x1, y1;
-  hy_frame_plan_to_frame (spec->plan, 0, 0, &x0, &y0);
-  hy_frame_plan_to_frame (spec->plan, (gfloat) pc->dst_width,
+  gst_hybrid_spec_to_frame (spec, 0, 0, &x0, &y0);
+  gst_hybrid_spec_to_frame (spec, (gfloat) pc->dst_width,
       (gfloat) pc->dst_height, &x1, &y1);
   g_value_set_float (hyg_field (s, hyg_names.map_x, G_TYPE_FLOAT), x0);
   g_value_set_float (hyg_field (s, hyg_names.map_y, G_TYPE_FLOAT), y0);

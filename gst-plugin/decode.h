@@ -49,7 +49,20 @@ typedef struct _GstHybridResultSpec {
   const gchar *const *labels;   /* may be NULL */
   guint n_labels;
   const hy_frame_plan *plan;    /* maps boxes back to the frame */
+  gfloat origin_x, origin_y;    /* where the plan's picture lies in the
+                                 * buffer's frame (a region's corner) */
 } GstHybridResultSpec;
+
+/* A point in model-input pixels, in the buffer's frame: through the plan,
+ * then to the picture's place in the frame. */
+static inline void
+gst_hybrid_spec_to_frame (const GstHybridResultSpec * spec, gfloat x,
+    gfloat y, gfloat * frame_x, gfloat * frame_y)
+{
+  hy_frame_plan_to_frame (spec->plan, x, y, frame_x, frame_y);
+  *frame_x += spec->origin_x;
+  *frame_y += spec->origin_y;
+}
 
 /* The frame's details, the first fields of the "hybridinfer" structure. */
 typedef struct _GstHybridResultFrame {
@@ -58,6 +71,9 @@ typedef struct _GstHybridResultFrame {
   GstClockTime running_time;
   gdouble latency_us;
   hy_mode mode;
+  /* where the converted picture lies in the buffer's frame: 0, 0 for the
+   * whole frame, a region's corner for inference-region=roi */
+  gfloat origin_x, origin_y;
 } GstHybridResultFrame;
 
 /* Which interpretation `requested` means for heads of these shapes (batch

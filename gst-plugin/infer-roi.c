@@ -151,47 +151,6 @@ crop_planes (const GstHybridRoi *roi, const GstHybridRoiFrame *f, int x,
   }
 }
 
-/* Adds (dx, dy) to every `stride`-th pair of floats of array field
- * `name` from `first` (a result's places, from the crop's to the
- * frame's). */
-static void
-shift_field (GstStructure *s, const gchar *name, guint first, guint stride,
-    gfloat dx, gfloat dy)
-{
-  GValue *array = (GValue *) gst_structure_get_value (s, name);
-  if (!array || !GST_VALUE_HOLDS_ARRAY (array))
-    return;
-  guint n = gst_value_array_get_size (array);
-  for (guint i = first; i + 1 < n; i += stride) {
-    GValue *x = (GValue *) gst_value_array_get_value (array, i);
-    GValue *y = (GValue *) gst_value_array_get_value (array, i + 1);
-    if (G_VALUE_HOLDS_FLOAT (x) && G_VALUE_HOLDS_FLOAT (y)) {
-      g_value_set_float (x, g_value_get_float (x) + dx);
-      g_value_set_float (y, g_value_get_float (y) + dy);
-    }
-  }
-}
-
-/* A result's places are the crop's: keypoints (x, y, score triples) and
- * boxes ([x, y, w, h] each) move to the frame's. */
-static void
-to_frame_places (GstStructure *s, int x, int y)
-{
-  shift_field (s, "keypoints", 0, 3, (gfloat) x, (gfloat) y);
-  GValue *boxes = (GValue *) gst_structure_get_value (s, "boxes");
-  if (!boxes || !GST_VALUE_HOLDS_ARRAY (boxes))
-    return;
-  for (guint i = 0; i < gst_value_array_get_size (boxes); i++) {
-    GValue *box = (GValue *) gst_value_array_get_value (boxes, i);
-    if (gst_value_array_get_size (box) < 2)
-      continue;
-    GValue *bx = (GValue *) gst_value_array_get_value (box, 0);
-    GValue *by = (GValue *) gst_value_array_get_value (box, 1);
-    g_value_set_float (bx, g_value_get_float (bx) + (gfloat) x);
-    g_value_set_float (by, g_value_get_float (by) + (gfloat) y);
-  }
-}
-
 /* Runs the gathered regions and gives each its result. */
 static gboolean
 run_slots (GstHybridRoi *roi, GstHybridSession *session,
@@ -203,12 +162,15 @@ run_slots (GstHybridRoi *roi, GstHybridSession *session,
     return FALSE;
   for (int i = 0; i < roi->n_slots; i++) {
     gboolean grew;
+    GstHybridResultFrame details = f->details;
+    /* places (boxes, keypoints, a map) in the buffer's frame */
+    details.origin_x = (gfloat) roi->slot_xy[2 * i];
+    details.origin_y = (gfloat) roi->slot_xy[2 * i + 1];
     GstHybridResult *result = gst_hybrid_session_result (session, i,
-        roi->slot_plans[i], &f->details, f->top_k, f->threshold, &grew);
+        roi->slot_plans[i], &details, f->top_k, f->threshold, &grew);
     /* the meta owns its parameters: a copy (GStreamer's allocation) */
-    GstStructure *param = gst_structure_copy (result->results);
-    to_frame_places (param, roi->slot_xy[2 * i], roi->slot_xy[2 * i + 1]);
-    gst_video_region_of_interest_meta_add_param (roi->slots[i], param);
+    gst_video_region_of_interest_meta_add_param (roi->slots[i],
+        gst_structure_copy (result->results));
     gst_hybrid_result_unref (result);
   }
   roi->n_slots = 0;

@@ -628,6 +628,8 @@ gst_hybrid_session_result (GstHybridSession *s, int slot,
     .labels = (const gchar * const *) s->labels,
     .n_labels = s->n_labels,
     .plan = plan ? plan : s->plan,
+    .origin_x = frame->origin_x,
+    .origin_y = frame->origin_y,
   };
   GstHybridResultFrame details = *frame;
   details.mode = hy_executor_mode (s->exec);
