@@ -555,10 +555,33 @@ const hy_op_def hy_opdef_squeeze = {
 
 /* ---- transpose ---------------------------------------------------------- */
 
+/* SwapAxis: dim1 and dim2 (default 0 both: the identity), kept as written
+ * until the rank is known. */
+static gboolean
+swap_axis_parse (hy_transpose_params *p, GHashTable *attrs, GError **error)
+{
+  int64_t dims[2];
+  if (!hy_attr_int (attrs, "dim1", 0, &dims[0], error)
+      || !hy_attr_int (attrs, "dim2", 0, &dims[1], error))
+    return FALSE;
+  for (int i = 0; i < 2; i++) {
+    if (dims[i] < -HY_MAX_DIMS || dims[i] >= HY_MAX_DIMS) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "attribute 'dim%d' is %" G_GINT64_FORMAT "; expected an axis",
+          i + 1, (gint64) dims[i]);
+      return FALSE;
+    }
+    p->axes[i] = (int) dims[i];
+  }
+  return TRUE;
+}
+
 static gboolean
 transpose_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_transpose_params *p = params;
+  if (p->op == HY_OP_SWAP_AXIS)
+    return swap_axis_parse (p, attrs, error);
   hy_tuple axes = { 0 };
   if (!hy_attr_tuple (attrs, "axes", &axes, FALSE, error))
     return FALSE;
@@ -584,9 +607,22 @@ transpose_infer (const void *params, const hy_shape *in, int n_in,
   const hy_shape *s = &in[0];
   char buf[HY_SHAPE_STRLEN];
   hy_shape r = { .ndim = s->ndim };
+  if (p->op == HY_OP_SWAP_AXIS) {
+    for (int i = 0; i < 2; i++) {
+      int axis;
+      if (!hy_axis_normalize (p->axes[i], s->ndim, &axis)) {
+        g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+            "attribute 'dim%d' is %d, out of range for the input shape %s",
+            i + 1, p->axes[i], hy_shape_format (s, buf, sizeof buf));
+        return FALSE;
+      }
+    }
+  }
   if (p->n_axes == 0) {
+    int axes[HY_MAX_DIMS];
+    hy_transpose_axes (p, s->ndim, axes);
     for (int i = 0; i < s->ndim; i++)
-      r.dims[i] = s->dims[s->ndim - 1 - i];
+      r.dims[i] = s->dims[axes[i]];
     out[0] = r;
     return TRUE;
   }

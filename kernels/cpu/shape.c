@@ -208,8 +208,7 @@ hy_cpu_transpose (hy_cpu_ctx *ctx, const void *params,
     return;
 
   int axes[HY_MAX_DIMS];
-  for (int i = 0; i < s->ndim; i++)
-    axes[i] = p->n_axes ? p->axes[i] : s->ndim - 1 - i;
+  hy_transpose_axes (p, s->ndim, axes);
   strided_walk w = transpose_walk (s, axes);
   if (w.nd == 0 || (w.nd == 1 && w.stride[0] == 1)) {
     memcpy (dst, src, (size_t) numel * sizeof (float));

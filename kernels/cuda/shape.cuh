@@ -57,17 +57,17 @@ hy_cuda_input_strides (const hy_shape *s, int64_t *stride)
   }
 }
 
-/* transpose: output axis i is input axis axes[i] (reversed when none). */
+/* transpose and SwapAxis: output axis i is input axis axes[i]. */
 static inline hy_cuda_strided_args
 hy_cuda_transpose_walk (const hy_transpose_params *p, const hy_shape *in)
 {
   int64_t in_stride[HY_MAX_DIMS];
   hy_cuda_input_strides (in, in_stride);
+  int axes[HY_MAX_DIMS];
+  hy_transpose_axes (p, in->ndim, axes);
   hy_cuda_strided_args w = {};
-  for (int i = 0; i < in->ndim; i++) {
-    const int a = p->n_axes ? p->axes[i] : in->ndim - 1 - i;
-    hy_cuda_strided_push (&w, in->dims[a], in_stride[a]);
-  }
+  for (int i = 0; i < in->ndim; i++)
+    hy_cuda_strided_push (&w, in->dims[axes[i]], in_stride[axes[i]]);
   return w;
 }
 

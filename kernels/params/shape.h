@@ -54,12 +54,32 @@ typedef struct hy_squeeze_params {
   int axes[HY_SHAPE_PARAM_MAX];
 } hy_squeeze_params;
 
-/* transpose: output axis i is input axis axes[i]; n_axes 0 reverses. */
+/* transpose: output axis i is input axis axes[i]; n_axes 0 reverses.
+ * SwapAxis keeps its dim1 and dim2 in axes[0] and axes[1] as written
+ * (negative: from the end), since its permutation depends on the rank. */
 typedef struct hy_transpose_params {
   hy_op_id op;
   int n_axes;
   int axes[HY_SHAPE_PARAM_MAX];
 } hy_transpose_params;
+
+/* The permutation for an input of `ndim` axes: output axis i is input axis
+ * axes[i].  SwapAxis's dims are known to be in [-ndim, ndim) (checked by
+ * its shape inference). */
+static inline void
+hy_transpose_axes (const hy_transpose_params *p, int ndim, int *axes)
+{
+  for (int i = 0; i < ndim; i++)
+    axes[i] = p->n_axes ? p->axes[i] : ndim - 1 - i;
+  if (p->op == HY_OP_SWAP_AXIS) {
+    const int a = p->axes[0] < 0 ? p->axes[0] + ndim : p->axes[0];
+    const int b = p->axes[1] < 0 ? p->axes[1] + ndim : p->axes[1];
+    for (int i = 0; i < ndim; i++)
+      axes[i] = i;
+    axes[a] = b;
+    axes[b] = a;
+  }
+}
 
 /* slice: per leading axis, begin/end/step with None entries (bit i of a
  * mask set).  n_step 0: every step is 1. */

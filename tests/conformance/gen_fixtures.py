@@ -631,6 +631,14 @@ def ops_shape():
     op("transpose_0231", "transpose", unary(lambda d: mx.sym.transpose(d, axes=(0, 2, 3, 1))))
     op("transpose_3d_102", "transpose",
        unary(lambda d: mx.sym.transpose(d, axes=(1, 0, 2)), shape=(2, 3, 4)))
+    op("SwapAxis_default", "SwapAxis", unary(lambda d: mx.sym.SwapAxis(d)),
+       "dim1 = dim2 = 0: the identity")
+    op("SwapAxis_1_3", "SwapAxis", unary(lambda d: mx.sym.SwapAxis(d, dim1=1, dim2=3)))
+    op("SwapAxis_negative", "SwapAxis",
+       unary(lambda d: mx.sym.swapaxes(d, dim1=-1, dim2=0), shape=(2, 3, 4)),
+       "negative dim1 counts from the end")
+    op("SwapAxis_same", "SwapAxis", unary(lambda d: mx.sym.SwapAxis(d, dim1=2, dim2=-2)),
+       "dim1 and dim2 name the same axis: the identity")
 
     def slc(name, note="", shape=(4, 5, 6), **kw):
         op("slice_" + name, "slice", unary(lambda d: mx.sym.slice(d, **kw), shape=shape), note)
@@ -1840,7 +1848,11 @@ DENSE_MODELS = [
     ("fcn_resnet50_voc", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("psp_resnet50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("deeplab_resnet50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    ("fcn_resnet101_voc", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    ("deeplab_resnest50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("simple_pose_resnet18_v1b", {}, 128, 96, 1.0),
+    ("simple_pose_resnet50_v1b", {}, 128, 96, 1.0),
+    ("mobile_pose_mobilenetv2_1.0", {}, 128, 96, 1.0),
 ]
 
 
@@ -1995,8 +2007,14 @@ def generate(case, out, force):
     case_dir = fresh_case_dir(out, case.name)
     # A fresh NameManager makes auto-generated node and block names (convolution0, net0_...)
     # independent of which cases ran before in this process.
-    with mx.name.NameManager():
-        outs = case.build(case, case_dir, rng)
+    try:
+        with mx.name.NameManager():
+            outs = case.build(case, case_dir, rng)
+    except Exception:
+        # Builders check their outputs after writing them (a degenerate zoo output): a case that
+        # failed must not be left complete, or the next run would reuse it as "cached".
+        shutil.rmtree(case_dir, ignore_errors=True)
+        raise
     if outs is None:  # a builder whose library is missing (gluoncv) said why
         shutil.rmtree(case_dir)
         return "skipped"

@@ -85,7 +85,8 @@ emulate (emu *e)
     case HY_OP_SQUEEZE:
       memcpy (y->data, x->data, (size_t) n * sizeof (float));
       break;
-    case HY_OP_TRANSPOSE: {
+    case HY_OP_TRANSPOSE:
+    case HY_OP_SWAP_AXIS: {
       const hy_cuda_strided_args w = hy_cuda_transpose_walk (
           (const hy_transpose_params *) e->params, &x->shape);
       emulate_gather (&w, x, y);
@@ -185,6 +186,10 @@ transpose_cases (void)
   run ("transpose", KV ("axes", "(0, 1, 3, 2, 4)"), { S (2, 3, 4, 5, 6) });
   run ("transpose", KV ("axes", "(3, 4, 5, 0, 1, 2)"),
       { S (2, 1, 3, 2, 3, 2) });
+  run ("SwapAxis", NULL, { S (2, 3, 4) });
+  run ("SwapAxis", KV ("dim1", "1", "dim2", "3"), { S (2, 3, 4, 5) });
+  run ("SwapAxis", KV ("dim1", "-1", "dim2", "0"), { S (3, 5, 7) });
+  run ("swapaxes", KV ("dim1", "2", "dim2", "-2"), { S (2, 3, 4, 5) });
 }
 
 static void

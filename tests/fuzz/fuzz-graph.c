@@ -893,6 +893,16 @@ gen_transpose (gen *g, const char *op)
 {
   const val *x = pick_val (g);
   int nd = x->shape.ndim;
+  if (!strcmp (op, "SwapAxis")) {
+    /* dim1, dim2: mostly in range, sometimes negative or past the rank. */
+    for (int i = 0; i < 2; i++)
+      if (!chance (&g->s, 8))
+        attr (g, i ? "dim2" : "dim1", "%d", nd > 0 && !chance (&g->s, 16)
+            ? pick (&g->s, 2 * nd) - nd : pick (&g->s, 13) - 6);
+    in_val (g, x);
+    emit (g, op);
+    return;
+  }
   if (nd > 0 && !chance (&g->s, 4)) {
     int64_t axes[HY_MAX_DIMS];
     for (int i = 0; i < nd; i++)

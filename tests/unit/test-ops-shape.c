@@ -308,6 +308,22 @@ test_transpose (void)
       "'axes' entry 1 is -1");
 }
 
+static void
+test_swap_axis (void)
+{
+  expect_shape ("SwapAxis", NULL, SHAPE (2, 3, 4), SHAPE (2, 3, 4));
+  expect_shape ("SwapAxis", KV ("dim1", "0", "dim2", "2"), SHAPE (2, 3, 4),
+      SHAPE (4, 3, 2));
+  expect_shape ("swapaxes", KV ("dim1", "-1", "dim2", "1"), SHAPE (2, 3, 4),
+      SHAPE (2, 4, 3));
+  hy_shape x = SHAPE (2, 3, 4);
+  expect_error ("SwapAxis", KV ("dim1", "3"), &x, 1,
+      "'dim1' is 3, out of range for the input shape (2, 3, 4)");
+  expect_error ("SwapAxis", KV ("dim2", "-4"), &x, 1,
+      "'dim2' is -4, out of range");
+  expect_error ("SwapAxis", KV ("dim1", "x"), &x, 1, "'dim1'");
+}
+
 /* ---- slice, slice_axis -------------------------------------------------- */
 
 static void
@@ -806,6 +822,7 @@ main (int argc, char **argv)
       test_flatten_expand_squeeze);
   g_test_add_func ("/ops-shape/identity", test_identity_family);
   g_test_add_func ("/ops-shape/transpose", test_transpose);
+  g_test_add_func ("/ops-shape/swap-axis", test_swap_axis);
   g_test_add_func ("/ops-shape/slice", test_slice);
   g_test_add_func ("/ops-shape/slice-axis", test_slice_axis);
   g_test_add_func ("/ops-shape/concat", test_concat);
