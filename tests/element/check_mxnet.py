@@ -429,6 +429,8 @@ def check_detection(msg, outs, area, w, h):
         rows = np.concatenate([outs[0][0], outs[1][0], outs[2][0]], axis=1)
     else:
         rows = outs[0][0]
+    # NMS pads its output with rows of class id -1: no object, not reported
+    rows = rows[rows[:, 0] >= 0]
     ids = [int(v) for v in array(msg, "class-ids", "int")]
     scores = [float(v) for v in array(msg, "scores", "float")]
     got = boxes(msg)

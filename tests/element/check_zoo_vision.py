@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """GluonCV model-zoo exports in the element against real MXNet, on frames
-GStreamer makes: FCN's class map (output=segmentation) and SimplePose's
-keypoints (output=pose), the families whose results the element turns into
-metas itself.
+GStreamer makes: FCN's class map (output=segmentation), SimplePose's
+keypoints (output=pose), and SSD's and Faster R-CNN's detections
+(output=detection: every object MXNet keeps, in its order, with its box
+mapped back to the frame) — the results the element turns into metas.
 
 The exports are the zoo conformance cases (tests/conformance/gen_fixtures.py:
 GluonCV 0.10.5, pretrained=False, seeded random weights) in --zoo; a case not
@@ -26,6 +27,10 @@ import check_mxnet as cm  # noqa: E402  (frames, messages, MXNet runner)
 
 IMAGENET = ("scale=0-1 mean=\"<0.485,0.456,0.406>\" "
             "std=\"<0.229,0.224,0.225>\"")
+# Inputs within about ±0.05, as the SSD conformance case scales its images:
+# VGG16 has no BatchNorm, and with random weights inputs of ImageNet's range
+# saturate its class scores to within an ulp of 1, where ties decide the order.
+SMALL = "scale=0-1 mean=\"<0.5,0.5,0.5>\" std=\"<10,10,10>\""
 LABELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                       "pipelines", "labels")
 
@@ -40,6 +45,13 @@ CASES = [
     ("simple-pose-i420", "zoo_simple_pose_resnet18_v1b_b1", "coco-keypoints",
      cm.BALL, "I420", 192, 256, "bt601",
      "output=pose input-size=96x128 " + IMAGENET),
+    ("ssd-detection-rgb-letterbox", "zoo_ssd_300_vgg16_atrous_voc_b1", "voc",
+     "smpte", "RGB", 320, 180, None,
+     "output=detection threshold=-1 input-size=300x300 resize=letterbox "
+     + SMALL),
+    ("faster-rcnn-detection-nv12", "zoo_faster_rcnn_resnet50_v1b_voc_b1",
+     "voc", cm.BALL, "NV12", 160, 120, "bt601",
+     "output=detection threshold=-1 input-size=128x128 " + IMAGENET),
 ]
 
 
@@ -130,7 +142,9 @@ def check(args, case, tmp):
         x, area = cm.tensor(raw[i * size:(i + 1) * size], fmt, w, h, o,
                             (1, 3, dh, dw), colorimetry)
         ref = net(x)[0]
-        if "segmentation" in opts:
+        if "detection" in opts:
+            problem = cm.check_detection(msg, net(x), area, w, h)
+        elif "segmentation" in opts:
             problem = check_segmentation(msg, ref)
         else:
             problem = check_pose(msg, ref, area, w, h, dw, dh)
