@@ -50,6 +50,8 @@ gst_hybrid_decode_detection (GstHybridResult *r,
     d->w = x2 - x1;
     d->h = y2 - y1;
     d->label = gst_hybrid_result_pool_label (pool, d->class_id);
+    d->row = k;
+    d->mask_w = d->mask_h = 0;
   }
 
   guint n = r->n_detections;

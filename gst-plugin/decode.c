@@ -6,7 +6,8 @@
  * Detection layouts (docs/ELEMENT.md):
  *  - one head (B, K, 6): per row [class_id, score, x1, y1, x2, y2];
  *  - three heads ids (B, K, 1), scores (B, K, 1), bboxes (B, K, 4): what
- *    GluonCV's SSD, YOLOv3 and Faster R-CNN exports return.
+ *    GluonCV's SSD, YOLOv3 and Faster R-CNN exports return;
+ *  - those three and masks (B, K, M, M): Mask R-CNN's (decode-masks.c).
  * Boxes are in model-input pixels (GluonCV's convention); a negative class
  * id marks an empty row (GluonCV pads with -1).
  */
@@ -27,7 +28,8 @@ fits_detection (const hy_shape *shapes, guint n_heads, gint64 batch)
 {
   if (n_heads == 1)
     return is_detection_row_head (&shapes[0], batch, 6);
-  return n_heads == 3 && is_detection_row_head (&shapes[0], batch, 1)
+  return (n_heads == 3 || gst_hybrid_masks_head_fits (shapes, n_heads, batch))
+      && is_detection_row_head (&shapes[0], batch, 1)
       && is_detection_row_head (&shapes[1], batch, 1)
       && is_detection_row_head (&shapes[2], batch, 4)
       && shapes[0].dims[1] == shapes[1].dims[1]
@@ -107,7 +109,7 @@ gst_hybrid_output_resolve (GstHybridOutput requested, const hy_shape *shapes,
     case GST_HYBRID_OUTPUT_DETECTION:
       ok = fits_detection (shapes, n_heads, batch);
       expected = "one head (B, K, 6) or three heads (B, K, 1), (B, K, 1), "
-          "(B, K, 4)";
+          "(B, K, 4), and optionally a fourth (B, K, M, M) of masks";
       break;
     default:
       break;
@@ -174,6 +176,8 @@ gst_hybrid_result_new (GstHybridResultPool *pool, const hy_executor *exec,
       break;
     case GST_HYBRID_OUTPUT_DETECTION:
       gst_hybrid_decode_detection (r, spec);
+      if (pool->mask_head >= 0)
+        gst_hybrid_decode_masks (r, spec);
       break;
     case GST_HYBRID_OUTPUT_SEGMENTATION:
       gst_hybrid_decode_segmentation (r, spec);

@@ -109,5 +109,13 @@ void gst_hybrid_decode_segmentation (GstHybridResult * r,
 void gst_hybrid_decode_pose (GstHybridResult * r,
     const GstHybridResultSpec * spec);
 
+/* Mask R-CNN (decode-masks.c): whether heads 0-2 are a detection's and
+ * head 3 is (B, K, M, M), a mask per row; then each kept detection's mask
+ * pasted into the frame, after gst_hybrid_decode_detection. */
+gboolean gst_hybrid_masks_head_fits (const hy_shape * shapes, guint n_heads,
+    gint64 batch);
+void gst_hybrid_decode_masks (GstHybridResult * r,
+    const GstHybridResultSpec * spec);
+
 G_END_DECLS
 #endif /* GST_HYBRID_DECODE_H */

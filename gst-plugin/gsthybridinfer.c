@@ -1591,6 +1591,9 @@ attach_result (GstBuffer * buf, GstHybridResult * result, gboolean inferred)
     roi->id = (gint) i;
     gst_video_region_of_interest_meta_add_param (roi,
         gst_hybrid_result_detection_param (result, i));
+    GstStructure *mask = gst_hybrid_result_mask_param (result, i);
+    if (mask)
+      gst_video_region_of_interest_meta_add_param (roi, mask);
   }
 }
 

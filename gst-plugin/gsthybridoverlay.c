@@ -99,6 +99,8 @@ struct _GstHybridOverlay
 
   /* streaming thread; made in start, freed in stop */
   hyg_text_renderer *text;
+  guint8 *coverage;             /* an instance mask's, grown as needed */
+  gsize coverage_size;
 };
 
 #define gst_hybrid_overlay_parent_class parent_class
@@ -179,10 +181,12 @@ gst_hybrid_overlay_class_init (GstHybridOverlayClass * klass)
   g_object_class_install_property (gobject_class, PROP_DRAW_MAP,
       g_param_spec_boolean ("draw-map", "Draw map",
           "Paint a segmentation's class map over the frame, a colour per "
-          "class (Pascal VOC's palette)", DEFAULT_DRAW_MAP, flags));
+          "class (Pascal VOC's palette), and instance masks, a colour per "
+          "object", DEFAULT_DRAW_MAP, flags));
   g_object_class_install_property (gobject_class, PROP_MAP_ALPHA,
       g_param_spec_double ("map-alpha", "Map alpha",
-          "Opacity of the class map's colours", 0.0, 1.0, DEFAULT_MAP_ALPHA,
+          "Opacity of the class map's and the masks' colours", 0.0, 1.0,
+          DEFAULT_MAP_ALPHA,
           flags));
   g_object_class_install_property (gobject_class, PROP_MAP_BACKGROUND,
       g_param_spec_int ("map-background", "Map background",
@@ -255,6 +259,8 @@ gst_hybrid_overlay_stop (GstBaseTransform * trans)
   GstHybridOverlay *self = GST_HYBRID_OVERLAY (trans);
   hyg_text_renderer_free (self->text);
   self->text = NULL;
+  g_clear_pointer (&self->coverage, g_free);
+  self->coverage_size = 0;
   return TRUE;
 }
 
@@ -611,6 +617,36 @@ draw_map (GstHybridOverlay * self, const hyg_canvas * canvas,
       st->map_background, st->map_alpha);
 }
 
+/* An instance mask (a region's "mask" parameter, decode-masks.c),
+ * translucent, in the colour of its object: palette entry 1 + the region's
+ * id (the palette's 0 is black). */
+static void
+draw_mask (GstHybridOverlay * self, const hyg_canvas * canvas,
+    const DrawStyle * st, GstVideoRegionOfInterestMeta * roi)
+{
+  GstStructure *p = gst_video_region_of_interest_meta_get_param (roi, "mask");
+  gint x, y, w, h;
+  GBytes *data = NULL;
+  if (!p || !gst_structure_get (p, "x", G_TYPE_INT, &x, "y", G_TYPE_INT, &y,
+          "width", G_TYPE_INT, &w, "height", G_TYPE_INT, &h, "data",
+          G_TYPE_BYTES, &data, NULL))
+    return;
+  gsize n;
+  const guint8 *bits = g_bytes_get_data (data, &n);
+  if (w > 0 && h > 0 && n == (gsize) w * h) {
+    if (n > self->coverage_size) {
+      self->coverage = g_realloc (self->coverage, n);
+      self->coverage_size = n;
+    }
+    for (gsize i = 0; i < n; i++)
+      self->coverage[i] = bits[i] ? (guint8) st->map_alpha : 0;
+    guint id = (guint) MAX (roi->id, 0);
+    hyg_canvas_blend_mask (canvas, x, y, self->coverage, w, h, w,
+        self->palette[1 + id % (N_CLASS_COLORS - 1)]);
+  }
+  g_bytes_unref (data);
+}
+
 static GstFlowReturn
 gst_hybrid_overlay_transform_frame_ip (GstVideoFilter * filter,
     GstVideoFrame * frame)
@@ -634,6 +670,10 @@ gst_hybrid_overlay_transform_frame_ip (GstVideoFilter * filter,
     draw_map (self, &canvas, &st, segmentation);
   gpointer state = NULL;
   GstMeta *meta;
+  while (st.map && (meta = gst_buffer_iterate_meta_filtered (frame->buffer,
+              &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)))
+    draw_mask (self, &canvas, &st, (GstVideoRegionOfInterestMeta *) meta);
+  state = NULL;
   while ((meta = gst_buffer_iterate_meta_filtered (frame->buffer, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)))
     draw_box (&canvas, &st, (GstVideoRegionOfInterestMeta *) meta);

@@ -24,6 +24,13 @@ typedef struct _GstHybridDetection {
   gfloat score;
   gfloat x, y, w, h;
   const gchar *label;           /* interned: lives as long as the process */
+  guint row;                    /* the model's row it came from */
+  /* Instance segmentation (decode-masks.c): the object's mask pasted into
+   * the frame, mask_w x mask_h bytes (1 inside, 0 outside) at
+   * result->masks + mask_at, whose top-left is frame pixel (mask_x,
+   * mask_y); mask_w = mask_h = 0 when there is none. */
+  gint mask_x, mask_y, mask_w, mask_h;
+  gsize mask_at;
 } GstHybridDetection;
 
 typedef struct _GstHybridResultPool GstHybridResultPool;
@@ -36,6 +43,11 @@ struct _GstHybridResult {
   guint n_detections;
   GstHybridDetection *detections;
   guint32 *class_pixels;        /* segmentation: pixels per class */
+  guint8 *masks;                /* instance masks' bytes (GstHybridDetection) */
+  gsize masks_size, masks_capacity;     /* grown, never shrunk: a refill
+                                         * allocates nothing once big enough */
+  gpointer mask_scratch;        /* resampling tables, grown the same way */
+  gsize mask_scratch_capacity;
 
   /*< private >*/
   gint refcount;                /* atomic */
@@ -51,6 +63,11 @@ void gst_hybrid_result_unref (GstHybridResult * result);
  * allocation (a copy of a template with its fields in place). */
 GstStructure *gst_hybrid_result_detection_param (const GstHybridResult *
     result, guint i);
+
+/* Detection i's "mask" parameter (decode-masks.c: x, y, width, height in
+ * frame pixels, data: width x height bytes), or NULL when it has none. */
+GstStructure *gst_hybrid_result_mask_param (const GstHybridResult * result,
+    guint i);
 
 G_END_DECLS
 #endif /* GST_HYBRID_RESULT_H */

@@ -39,6 +39,11 @@ hyg_names_init (void)
   hyg_names.map_height = g_quark_from_static_string ("map-height");
   hyg_names.keypoints = g_quark_from_static_string ("keypoints");
   hyg_names.skeleton = g_quark_from_static_string ("skeleton");
+  hyg_names.masks = g_quark_from_static_string ("masks");
+  hyg_names.mask = g_quark_from_static_string ("mask");
+  hyg_names.x = g_quark_from_static_string ("x");
+  hyg_names.y = g_quark_from_static_string ("y");
+  hyg_names.data = g_quark_from_static_string ("data");
   hyg_names.segmentation = g_intern_static_string ("segmentation");
   hyg_names.pose = g_intern_static_string ("pose");
   hyg_names.hybrid = g_intern_static_string ("hybrid");

@@ -16,7 +16,8 @@ typedef struct {
   GQuark hybridinfer, frame_number, timestamp, running_time, latency_us,
       mode, type, label, class_id, score, labels, class_ids, scores, count,
       boxes, outputs, detection, confidence, width, height, coverage, map_x,
-      map_y, map_width, map_height, keypoints, skeleton;
+      map_y, map_width, map_height, keypoints, skeleton, masks, mask, x, y,
+      data;
   const gchar *hybrid, *imperative, *classification, *detection_type, *raw,
       *segmentation, *pose, *empty;
 } HygNames;

@@ -80,6 +80,8 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   if (spec->output == GST_HYBRID_OUTPUT_DETECTION && n >= 1
       && pool->layout[0].ndim >= 2)
     pool->max_detections = (guint) pool->layout[0].dims[1];
+  pool->mask_head = spec->output == GST_HYBRID_OUTPUT_DETECTION
+      && gst_hybrid_masks_head_fits (pool->shapes, n, batch) ? 3 : -1;
   if (spec->output == GST_HYBRID_OUTPUT_SEGMENTATION) {
     /* (B, C, H, W): the class map (1, H, W) */
     const GstHybridTensor *head = &pool->layout[0];
@@ -167,6 +169,8 @@ block_free (GstHybridResult *r)
   GstHybridResultPool *pool = r->pool;
   if (r->results)
     gst_structure_free (r->results);
+  g_free (r->masks);
+  g_free (r->mask_scratch);
   g_free (r);
   pool_unref (pool);
 }

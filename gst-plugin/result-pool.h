@@ -33,6 +33,7 @@ struct _GstHybridResultPool {
   gsize n_floats;
   guint max_detections;
   guint n_classes;              /* segmentation: C, counted per result */
+  gint mask_head;               /* detection: the (1, K, M, M) masks head, or -1 */
   gsize block_size, tensors_at, detections_at, counts_at, data_at;
 
   const gchar **labels;         /* interned */

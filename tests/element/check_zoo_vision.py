@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """GluonCV model-zoo exports in the element against real MXNet, on frames
 GStreamer makes: FCN's class map (output=segmentation), SimplePose's
-keypoints (output=pose), and SSD's and Faster R-CNN's detections
+keypoints (output=pose), SSD's and Faster R-CNN's detections
 (output=detection: every object MXNet keeps, in its order, with its box
-mapped back to the frame) — the results the element turns into metas.
+mapped back to the frame) and Mask R-CNN's instance masks (pasted into the
+frame as GluonCV's fill pastes MXNet's, then painted by hybridoverlay) —
+the results the element turns into metas itself.
 
 The exports are the zoo conformance cases (tests/conformance/gen_fixtures.py:
 GluonCV 0.10.5, pretrained=False, seeded random weights) in --zoo; a case not
@@ -16,6 +18,7 @@ else may.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -52,20 +55,28 @@ CASES = [
     ("faster-rcnn-detection-nv12", "zoo_faster_rcnn_resnet50_v1b_voc_b1",
      "voc", cm.BALL, "NV12", 160, 120, "bt601",
      "output=detection threshold=-1 input-size=128x128 " + IMAGENET),
+    # a letterboxed picture: boxes (and masks) reach past it and are clipped
+    ("mask-rcnn-rgb-letterbox", "zoo_mask_rcnn_resnet18_v1b_coco_b1", None,
+     cm.BALL, "RGB", 160, 120, None,
+     "output=detection threshold=0 input-size=128x128 resize=letterbox "
+     + IMAGENET),
 ]
 
+OVERLAY = "hybridoverlay draw-boxes=false draw-labels=false map-alpha=0.5"
 
-def run(gst_launch, zoo, case, raw_path):
+
+def run(gst_launch, zoo, case, raw_path, overlay=None):
     name, zoo_case, labels, pattern, fmt, w, h, colorimetry, opts = case
     caps = "video/x-raw,format=%s,width=%d,height=%d" % (fmt, w, h)
     if colorimetry:
         caps += ",colorimetry=%s" % colorimetry
     cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
-           "caps=\"%s\" ! hybridinfer model=%s labels=%s device=cpu "
-           "top-k=1000 post-messages=true %s ! filesink location=%s"
+           "caps=\"%s\" ! hybridinfer model=%s %s device=cpu "
+           "top-k=1000 post-messages=true %s ! %s filesink location=%s"
            % (gst_launch, cm.N_FRAMES, pattern, caps,
               os.path.join(zoo, zoo_case, "model-symbol.json"),
-              os.path.join(LABELS, labels + ".txt"), opts, raw_path))
+              "labels=" + os.path.join(LABELS, labels + ".txt") if labels
+              else "", opts, overlay + " !" if overlay else "", raw_path))
     out = subprocess.run(cmd, shell=True, capture_output=True, text=True,
                          timeout=300)
     if out.returncode != 0:
@@ -127,6 +138,131 @@ def check_pose(msg, ref, area, w, h, dw, dh):
     return None
 
 
+def masks_of(msg):
+    """The element's masks: per detection (x, y, width, height, bitmap)."""
+    m = re.search(r"masks=\(int\)<(.*)>;", msg) or \
+        re.search(r"masks=\(int\)<(.*)>$", msg)
+    if not m:
+        return []
+    out = []
+    for item in re.findall(r"<([^<>]*)>", m.group(1)):
+        v = [int(t) for t in re.findall(r"\(int\)(-?\d+)", item)]
+        x, y, w, h, runs = v[0], v[1], v[2], v[3], v[4:]
+        if sum(runs) != w * h:
+            raise ValueError("mask runs add up to %d for %dx%d" % (sum(runs), w, h))
+        bits = np.repeat(np.arange(len(runs)) % 2, runs).astype(np.uint8)
+        out.append((x, y, w, h, bits.reshape(h, w)))
+    return out
+
+
+def paste_rects(boxes, m_w, m_h):
+    """GluonCV fill's rounded rectangles (x1, y1, x2, y2 inclusive), float32."""
+    b = boxes.astype(np.float32)
+    x, y = (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2
+    hw = (b[:, 2] - b[:, 0]) / 2 * np.float32((m_w + 2) / m_w)
+    hh = (b[:, 3] - b[:, 1]) / 2 * np.float32((m_h + 2) / m_h)
+    return np.round(np.stack([x - hw, y - hh, x + hw, y + hh], 1)).astype(int)
+
+
+def clipped(r, w, h):
+    x0, y0 = max(r[0], 0), max(r[1], 0)
+    x1, y1 = min(r[2] + 1, w), min(r[3] + 1, h)
+    return (x0, y0, x1 - x0, y1 - y0) if x1 > x0 and y1 > y0 else None
+
+
+def check_masks(msg, refs, area, w, h):
+    """Each detection's mask against GluonCV's fill of MXNet's: a pixel may
+    differ only where MXNet's mask, moved by the tolerance, would change it;
+    a rectangle only where MXNet's box, so moved, would round otherwise."""
+    from gluoncv.data.transforms.mask import fill
+    ids, scores, boxes, masks = (r[0] for r in refs)
+    keep = (ids[:, 0] >= 0) & (scores[:, 0] >= 0)
+    got = masks_of(msg)
+    want_ids = [int(v) for v in ids[keep, 0]]
+    got_ids = [int(v) for v in cm.array(msg, "class-ids", "int")]
+    if got_ids != want_ids:
+        return "class ids %s, MXNet %s" % (got_ids, want_ids)
+    if len(got) != len(want_ids):
+        return "%d masks for %d detections" % (len(got), len(want_ids))
+    ox, oy, rw, rh = area
+    f32 = np.float32
+    sx, sy = f32(w) / f32(rw), f32(h) / f32(rh)
+    b = boxes[keep].astype(np.float32)
+    pic = np.stack([(b[:, 0] - f32(ox)) * f32(w) / f32(rw),
+                    (b[:, 1] - f32(oy)) * f32(h) / f32(rh),
+                    (b[:, 2] - f32(ox)) * f32(w) / f32(rw),
+                    (b[:, 3] - f32(oy)) * f32(h) / f32(rh)], 1)
+    m = masks[keep]
+    m_h, m_w = m.shape[1:]
+    tol = cm.TOL * max(1.0, float(np.abs(m).max()))
+    btol = cm.TOL * max(1.0, float(np.abs(boxes).max())) * max(sx, sy)
+    lo, hi = fill(m - tol, pic, (w, h)), fill(m + tol, pic, (w, h))
+    rects = paste_rects(pic, m_w, m_h)
+    moved = [paste_rects(pic + d, m_w, m_h) for d in (-btol, btol)]
+    ambiguous = 0
+    for i, (x, y, mw, mh, bits) in enumerate(got):
+        want = clipped(rects[i], w, h)
+        ours = (x, y, mw, mh) if mw > 0 else None
+        if ours != want:
+            options = {clipped(np.where([k & (1 << c) for c in range(4)],
+                                        moved[1][i], moved[0][i]), w, h)
+                       for k in range(16)}
+            if ours not in options:
+                return "mask %d at %s, GluonCV's fill at %s" % (i, ours, want)
+            ambiguous += 1
+            continue
+        if not ours:
+            continue
+        plane = np.zeros((h, w), np.uint8)
+        plane[y:y + mh, x:x + mw] = bits
+        bad = int(((plane == 1) & (hi[i] == 0)).sum()
+                  + ((plane == 0) & (lo[i] == 1)).sum())
+        if bad:
+            return "mask %d: %d pixels differ from GluonCV's fill" % (i, bad)
+        if not plane.any() and lo[i].any():
+            return "mask %d is empty" % i
+    if ambiguous == len(got):
+        return "every mask's rectangle was a near-tie: nothing compared"
+    return None
+
+
+def voc_color(i):
+    r = g = b = 0
+    for shift in range(7, -1, -1):
+        if i <= 0:
+            break
+        r |= (i & 1) << shift
+        g |= ((i >> 1) & 1) << shift
+        b |= ((i >> 2) & 1) << shift
+        i >>= 3
+    return np.array([r, g, b], np.float64)
+
+
+def check_overlay(msg, src, out, w, h):
+    """hybridoverlay paints each mask's pixels in its object's colour at
+    map-alpha 0.5 and leaves every other pixel as it was (where masks
+    overlap, colours mix: not looked at).  Returns (problem, pixels under
+    exactly one mask)."""
+    count = np.zeros((h, w), int)
+    color = np.zeros((h, w, 3))
+    for i, (x, y, mw, mh, bits) in enumerate(masks_of(msg)):
+        count[y:y + mh, x:x + mw] += bits
+        color[y:y + mh, x:x + mw][bits == 1] = voc_color(1 + i % 255)
+    src = src.reshape(h, w, 3).astype(np.float64)
+    out = out.reshape(h, w, 3).astype(np.float64)
+    single = int((count == 1).sum())
+    if not np.array_equal(out[count == 0], src[count == 0]):
+        return "%d pixels outside every mask changed" % int(
+            (out[count == 0] != src[count == 0]).any(axis=1).sum()), single
+    a = 128 / 255.0
+    want = src * (1 - a) + color * a
+    off = np.abs(out - want).max(axis=2)[count == 1]
+    if single and off.max() > 1:
+        return "%d pixels under a mask are not its colour at alpha 0.5 " \
+               "(off by up to %g)" % (int((off > 1).sum()), off.max()), single
+    return None, single
+
+
 def check(args, case, tmp):
     name, zoo_case, labels, pattern, fmt, w, h, colorimetry, opts = case
     raw_path = os.path.join(tmp, name + ".raw")
@@ -141,15 +277,31 @@ def check(args, case, tmp):
     for i, msg in enumerate(msgs):
         x, area = cm.tensor(raw[i * size:(i + 1) * size], fmt, w, h, o,
                             (1, 3, dh, dw), colorimetry)
-        ref = net(x)[0]
-        if "detection" in opts:
-            problem = cm.check_detection(msg, net(x), area, w, h)
+        refs = net(x)
+        ref = refs[0]
+        if name.startswith("mask-rcnn"):
+            problem = check_masks(msg, refs, area, w, h)
+        elif "detection" in opts:
+            problem = cm.check_detection(msg, refs, area, w, h)
         elif "segmentation" in opts:
             problem = check_segmentation(msg, ref)
         else:
             problem = check_pose(msg, ref, area, w, h, dw, dh)
         if problem:
             return "frame %d: %s" % (i, problem)
+    if name.startswith("mask-rcnn"):
+        drawn = os.path.join(tmp, name + "-overlay.raw")
+        run(args.gst_launch, args.zoo, case, drawn, OVERLAY)
+        out = np.fromfile(drawn, np.uint8)
+        looked = 0
+        for i, msg in enumerate(msgs):
+            problem, single = check_overlay(msg, raw[i * size:(i + 1) * size],
+                                            out[i * size:(i + 1) * size], w, h)
+            if problem:
+                return "frame %d, overlay: %s" % (i, problem)
+            looked += single
+        if looked < 100:
+            return "overlay: only %d pixels under a single mask" % looked
     return None
 
 
