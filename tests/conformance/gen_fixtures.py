@@ -1691,6 +1691,10 @@ def calibrate_batchnorm(net, x, rng):
         b._kwargs["momentum"] = 0.0
     with mx.autograd.record(train_mode=True):
         y = net(mx.nd.array(x))
+        # detectors in training mode give several heads (SSD: class and box predictions, then
+        # anchors, which no BatchNorm feeds): every BatchNorm lies on the first two
+        if isinstance(y, (list, tuple)):
+            y = y[0].sum() + y[1].sum()
     y.backward()  # MXNet's CPU BatchNorm updates the running statistics in its backward pass
     for b, m in zip(bns, momenta):
         b._kwargs["momentum"] = m  # exported as written by Gluon (0.9)
@@ -1745,14 +1749,26 @@ def register_zoo():
 # GluonCV detectors (issue 12): (model, input size, image scale).  Their heads end in
 # box_decode/slice_like, box_nms (topk 400, padded with -1) and three outputs: ids, scores,
 # boxes.  The image scale keeps random weights out of saturation: SSD's VGG has no BatchNorm,
-# so its class logits grow with the input, and at full scale every score is exactly 1.
+# so its class logits grow with the input, and at full scale every score is exactly 1.  The
+# input sizes are small multiples of 32 that keep the cases at seconds: GluonCV's anchor
+# generators precompute anchors for the nominal size (512) and slice_like them to the feature
+# maps, and YOLOv3's grid offsets likewise, so smaller inputs are what the models allow.
 #
-# Not yet here: yolo3_mobilenet1.0_voc.  It runs end to end and its box_nms matches MXNet's
-# bit for bit on MXNet's own input, but with random weights its 10647 x 20 per-class scores
-# crowd into [0.45, 0.56]: candidates a few ulps apart (half of them exactly equal in MXNet)
-# swap places with rounding upstream, and the rows compared in MXNet's order then differ.  It
-# needs a comparison that lets rows of scores equal within tolerance trade places.
-DETECTION_MODELS = [("ssd_300_vgg16_atrous_voc", 300, 0.05)]
+# Scores must be well separated: the outputs are compared in MXNet's NMS order, and two
+# candidates a few ulps apart swap places with rounding upstream.  With random weights
+# YOLOv3's scores crowd into [0.45, 0.56] (and on MobileNet are the same on every image), so
+# for the models after SSD-VGG the layers that make scores and box offsets are rescaled per
+# channel (calibrate_heads), collapsing BatchNorms get real statistics, and the NMS input must
+# give the same first rows under perturbations far above rounding (check_nms_stable).
+#
+# Not yet here: center_net_resnet18_v1b_voc.  Its decoder divides int64 indices
+# (broadcast_div of Cast(int64) by shape_array products), which MXNet truncates; our float32
+# core gives fractions, so class ids and box centres differ.
+DETECTION_MODELS = [("ssd_300_vgg16_atrous_voc", 300, 0.05),
+                    ("ssd_512_resnet18_v1_voc", 128, 1.0),
+                    ("ssd_512_mobilenet1.0_voc", 128, 1.0),
+                    ("yolo3_mobilenet1.0_voc", 64, 1.0),
+                    ("yolo3_darknet53_voc", 128, 1.0)]
 
 
 def import_gluoncv():
@@ -1764,6 +1780,185 @@ def import_gluoncv():
     except ImportError as e:
         print("  gluoncv is not importable (%s): detection zoo cases skipped" % e)
         return None
+
+
+def head_targets(net, model, mrng):
+    """The convolutions whose outputs become scores and box offsets, each with a per-channel
+    (mean, std) to give its output; [] for detectors left as initialised (SSD-VGG, Faster R-CNN,
+    whose cached fixtures predate this).  Class logits get std 0.7 to 1 around per-channel means
+    of their own, so the scores spread over (0, 1) and the classes differ, without the large
+    logits whose rounding (amplified by a deep random trunk) would move softmax scores by more
+    than 1e-4; box offsets stay small (they go through exp)."""
+    def spread(n, mean_sd, sd):
+        return randn(mrng, (n,), mean_sd), np.full(n, sd, np.float32)
+
+    heads = []
+    if hasattr(net, "yolo_outputs"):
+        for out in net.yolo_outputs:
+            n_pred = 5 + out._classes  # per anchor: x, y, w, h, objectness, classes
+            n = out.prediction.weight.shape[0]
+            mean, sd = spread(n, 0.5, 1.0)
+            kind = np.arange(n) % n_pred
+            mean[kind < 4] = 0.0
+            sd[kind < 2], sd[(kind >= 2) & (kind < 4)] = 1.0, 0.3
+            heads.append((out.prediction, mean, sd))
+    elif hasattr(net, "heads") and hasattr(net, "decoder"):  # CenterNet: heatmap, wh, offset
+        hm, wh, reg = (h[len(h) - 1] for h in net.heads)
+        mean, sd = spread(hm.weight.shape[0], 1.0, 1.5)
+        heads.append((hm, mean - 2.0, sd))  # sigmoid: peaks from ~0.05 to ~0.95
+        heads.append((wh, np.full(2, 4.0, np.float32), np.full(2, 1.5, np.float32)))
+        heads.append((reg, np.full(2, 0.5, np.float32), np.full(2, 0.2, np.float32)))
+    elif hasattr(net, "class_predictors") and "vgg" not in model:
+        for cp, bp in zip(net.class_predictors, net.box_predictors):
+            n = cp.predictor.weight.shape[0]
+            heads.append((cp.predictor,) + spread(n, 0.5, 0.7))
+            n = bp.predictor.weight.shape[0]
+            heads.append((bp.predictor, np.zeros(n, np.float32), np.full(n, 0.5, np.float32)))
+    return heads
+
+
+def calibrate_batchnorm_inference(net, x, rng):
+    """calibrate_batchnorm for networks whose training mode wants targets (YOLOv3): in one
+    inference pass, each Gluon BatchNorm takes its running statistics from its input just
+    before it runs (so later layers see the calibrated earlier ones), slightly perturbed."""
+    def set_stats(block, inputs):
+        v = inputs[0].asnumpy().astype(np.float64)
+        axes = tuple(a for a in range(v.ndim) if a != 1)
+        mean, var = v.mean(axis=axes), v.var(axis=axes)
+        block.running_mean.set_data(mx.nd.array(mean + randn(rng, mean.shape, 0.1)
+                                                * np.sqrt(var)))
+        block.running_var.set_data(mx.nd.array(var * np.exp(randn(rng, var.shape, 0.1))))
+    handles = [b.register_forward_pre_hook(set_stats) for b in gluon_blocks(net)
+               if isinstance(b, nn.BatchNorm)]
+    net(mx.nd.array(x))
+    for h in handles:
+        h.detach()
+
+
+def calibrate_symbol_batchnorm(block, x, rng, backbone=False):
+    """calibrate_batchnorm for the BatchNorms of a SymbolBlock that no Gluon block holds (SSD's
+    feature expander adds its extra layers as symbols, their statistics named moving_*): in
+    graph order, each one's running statistics become those of its input on x, slightly
+    perturbed.  The backbone's (Gluon's running_*) keep their random statistics unless
+    `backbone` (MobileNet collapses with them): matched ones make a deep random ResNet amplify
+    float32 rounding past the tolerance."""
+    _, out = block._cached_graph
+    graph = json.loads(out.tojson())
+    internals = out.get_internals()
+    names = internals.list_outputs()
+    params = block.collect_params()
+    for node in graph["nodes"]:
+        if node["op"] != "BatchNorm":
+            continue
+        src, idx = node["inputs"][0][0], node["inputs"][0][1]
+        src_node = graph["nodes"][src]
+        want = (src_node["name"] + "_output", src_node["name"] + "_output%d" % idx)
+        if not backbone and \
+                not graph["nodes"][node["inputs"][3][0]]["name"].endswith("moving_mean"):
+            continue
+        entry = internals[next(i for i, n in enumerate(names) if n in want)]
+        args = {n: mx.nd.array(x) if n not in params else params[n].data()
+                for n in entry.list_arguments()}
+        aux = {n: params[n].data() for n in entry.list_auxiliary_states()}
+        exe = entry.bind(mx.cpu(), args=args, aux_states=aux, grad_req="null")
+        v = exe.forward(is_train=False)[0].asnumpy().astype(np.float64)
+        axes = tuple(a for a in range(v.ndim) if a != 1)
+        mean, var = v.mean(axis=axes), v.var(axis=axes)
+        mean_p = params[graph["nodes"][node["inputs"][3][0]]["name"]]
+        var_p = params[graph["nodes"][node["inputs"][4][0]]["name"]]
+        mean_p.set_data(mx.nd.array(mean + randn(rng, mean.shape, 0.1) * np.sqrt(var)))
+        var_p.set_data(mx.nd.array(var * np.exp(randn(rng, var.shape, 0.1))))
+
+
+def calibrate_heads(net, heads, x):
+    """Rescale each head convolution per output channel so that, on x, its outputs have the
+    target mean and std.  Xavier weights after random BatchNorm leave these channels wherever
+    the trunk puts them: saturated sigmoids (scores of exactly 1) or all alike (ties)."""
+    stats = {}
+
+    def hook(block, inputs, output):
+        o = output.asnumpy().astype(np.float64)
+        stats[block.name] = (o.mean(axis=(0, 2, 3)), o.std(axis=(0, 2, 3)))
+    handles = [conv.register_forward_hook(hook) for conv, _, _ in heads]
+    net(mx.nd.array(x))
+    for h in handles:
+        h.detach()
+    for conv, tmean, tsd in heads:
+        mean, sd = stats[conv.name]
+        # channels nearly constant on these images (SSD's 1x1 maps) would get gains of 1e4
+        # that blow up on other images: a floor at a tenth of the layer's typical spread
+        gain = tsd / np.maximum(sd, np.median(sd))
+        w = conv.weight.data().asnumpy()
+        b = conv.bias.data().asnumpy()
+        conv.weight.set_data(mx.nd.array(w * gain.reshape((-1,) + (1,) * (w.ndim - 1))))
+        conv.bias.set_data(mx.nd.array((b - mean) * gain + tmean))
+
+
+def node_input(case_dir, inputs, op_name):
+    """For every node of op_name in the saved graph: its attributes and MXNet's value of its
+    first input on the case's inputs."""
+    sym_file = os.path.join(case_dir, SYMBOL_FILE)
+    graph = json.load(open(sym_file))
+    internals = mx.sym.load(sym_file).get_internals()
+    names = internals.list_outputs()
+    found = []
+    for node in graph["nodes"]:
+        if node["op"] != op_name:
+            continue
+        src, idx = node["inputs"][0][0], node["inputs"][0][1]
+        src_name = graph["nodes"][src]["name"]
+        want = [src_name + "_output", src_name + "_output%d" % idx]
+        if graph["nodes"][src]["op"] == "null":
+            want = [src_name]
+        entry = internals[next(i for i, n in enumerate(names) if n in want)]
+        found.append((node.get("attrs", {}), entry))
+    if not found:
+        return []
+    group = mx.sym.Group([e for _, e in found])
+    tmp = os.path.join(case_dir, "probe-symbol.json.tmp")
+    group.save(tmp)
+    try:
+        values = run_symbol_files(tmp, os.path.join(case_dir, PARAMS_FILE), inputs)
+    finally:
+        os.remove(tmp)
+    return [(attrs, v) for (attrs, _), v in zip(found, values)]
+
+
+class NearTies(Exception):
+    pass
+
+
+def check_nms_stable(case, case_dir, inputs, rows, rng, rel=1e-5, trials=8):
+    """Fail unless every box_nms of the graph gives the same first `rows` rows (those the graph
+    outputs: GluonCV slices post_nms rows off NMS's topk) in the same order when its input's
+    scores and coordinates are perturbed by up to `rel` relative, far above float32 rounding:
+    otherwise candidates whose scores or overlaps differ only by rounding decide the order and
+    no implementation can be compared with MXNet in its order.  Likewise every topk input must
+    have no near-ties among its best k+1.  Prints the smallest gaps found."""
+    for attrs, data in node_input(case_dir, inputs, "_contrib_box_nms"):
+        base = mx.nd.contrib.box_nms(mx.nd.array(data), **attrs).asnumpy()[:, :rows]
+        si = int(attrs.get("score_index", 2))
+        cs = int(attrs.get("coord_start", 2))
+        kept = [s[s != -1] for s in base[..., si].reshape(-1, rows)]
+        gap = min(float(np.min(-np.diff(s))) for s in kept if len(s) > 1)
+        print("  %s: box_nms smallest gap between the %d first kept scores %.3g"
+              % (case.name, rows, gap))
+        for _ in range(trials):
+            p = data.copy()
+            for c in [si] + list(range(cs, cs + 4)):
+                p[..., c] *= 1 + rel * rng.uniform(-1, 1, p.shape[:-1]).astype(np.float32)
+            got = mx.nd.contrib.box_nms(mx.nd.array(p), **attrs).asnumpy()[:, :rows]
+            diff = float(np.max(np.abs(got - base)))
+            if diff > 1e-4 * max(1.0, float(np.max(np.abs(base)))):
+                raise NearTies("box_nms result changes (by %.3g) when its input moves by %g "
+                               "relative" % (diff, rel))
+    for attrs, data in node_input(case_dir, inputs, "topk"):
+        k = int(attrs.get("k", 1))
+        best = np.sort(data.reshape(data.shape[0], -1), axis=1)[:, ::-1][:, :k + 1]
+        gap = float(np.min(-np.diff(best, axis=1) / np.maximum(np.abs(best[:, 1:]), 1e-30)))
+        print("  %s: topk smallest relative gap in the best %d+1 %.3g" % (case.name, k, gap))
+        if not gap > rel:
+            raise NearTies("topk input has near-ties (relative gap %.3g)" % gap)
 
 
 def detection_builder(model, size, scale, batch, setup=None, adjust=None):
@@ -1780,9 +1975,16 @@ def detection_builder(model, size, scale, batch, setup=None, adjust=None):
         # out of saturation, where randomize_gluon's fan-in scaling gives scores of exactly 1
         # and boxes of 1e27.  Biases and BatchNorm parameters and statistics are then made
         # random and non-trivial (with the defaults, YOLOv3 scores every box 0.25).  Anchors
-        # (SSD) and grid offsets (YOLOv3) are constants the model made: left alone.
+        # (SSD) and grid offsets (YOLOv3) are constants the model made: left alone.  Vectors
+        # GluonCV gives no initialiser of their own (the BatchNorms of SSD's feature expanders)
+        # start at one/zero: Xavier refuses them, and they are made random below anyway.
         mx.random.seed(seed_of("zoo_" + model))
         net.initialize(mx.init.Xavier())
+        for name, p in net.collect_params().items():
+            if p.init is None and name.endswith(("gamma", "moving_var")):
+                p.initialize(mx.init.One(), force_reinit=True)
+            elif p.init is None and name.endswith(("beta", "moving_mean")):
+                p.initialize(mx.init.Zero(), force_reinit=True)
         x = smooth_images(rng, (batch, 3, size, size)) * np.float32(scale)
         net(mx.nd.array(x[:1]))  # resolves deferred shapes
         for name, p in sorted(net.collect_params().items()):
@@ -1796,17 +1998,43 @@ def detection_builder(model, size, scale, batch, setup=None, adjust=None):
                 p.set_data(mx.nd.array(randn(mrng, p.shape, 0.5)))
         if adjust:
             adjust(net)
-        outs = write_gluon_case(case, case_dir, net, [x])
-        ids, scores = outs[0], outs[1]
-        kept = int((ids >= 0).sum())
-        classes = len(np.unique(ids[ids >= 0]))
-        print("  %s: %d detections kept, %d classes, scores %.3g..%.3g"
-              % (case.name, kept, classes, scores[ids >= 0].min() if kept else 0,
-                 scores.max()))
-        if kept == 0 or classes < 2:
-            raise RuntimeError("%s: degenerate detections (%d kept, %d classes)"
-                               % (case.name, kept, classes))
-        return outs
+        heads = head_targets(net, model, mrng)
+        calib = smooth_images(mrng, (8, 3, size, size)) * np.float32(scale)
+        if heads and isinstance(getattr(net, "features", None), gluon.SymbolBlock):
+            # Random running statistics leave the deep feature maps of SSD's ResNet and
+            # MobileNet input-independent (their 1x1 maps' head outputs vary by 1e-8): use each
+            # layer's real statistics on eight images instead.
+            calibrate_symbol_batchnorm(net.features, calib, mrng, backbone="mobilenet" in model)
+        elif heads and "mobilenet" in model:
+            # MobileNet collapses with random statistics (YOLOv3's scores came out the same to
+            # 1e-7 on every image), as in the classification zoo
+            calibrate_batchnorm_inference(net, calib, mrng)
+        if heads:
+            calibrate_heads(net, heads, smooth_images(mrng, (2, 3, size, size)) * np.float32(scale))
+        # Even well spread, some images give two candidates whose order turns on rounding
+        # (YOLOv3's 100 kept scores of 20000 lie within 0.3 of each other): then the next
+        # image of the case's sequence is taken, deterministically.
+        for attempt in range(8):
+            if attempt:
+                x = smooth_images(rng, (batch, 3, size, size)) * np.float32(scale)
+            outs = write_gluon_case(case, case_dir, net, [x])
+            ids, scores = outs[0], outs[1]
+            kept = int((ids >= 0).sum())
+            classes = len(np.unique(ids[ids >= 0]))
+            print("  %s: %d detections kept, %d classes, scores %.3g..%.3g"
+                  % (case.name, kept, classes, scores[ids >= 0].min() if kept else 0,
+                     scores.max()))
+            if kept == 0 or classes < 2:
+                raise RuntimeError("%s: degenerate detections (%d kept, %d classes)"
+                                   % (case.name, kept, classes))
+            if not heads:
+                return outs
+            try:
+                check_nms_stable(case, case_dir, OrderedDict(data=x), ids.shape[1], rng)
+                return outs
+            except NearTies as err:
+                print("  %s: image %d: %s; next image" % (case.name, attempt, err))
+        raise RuntimeError("%s: near-ties on every image tried" % case.name)
     return build
 
 
