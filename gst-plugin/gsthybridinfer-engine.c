@@ -83,6 +83,8 @@ gst_hybrid_infer_on_engine (GstHybridInfer * self, GstBuffer * buf,
   request.threshold = self->settings.threshold;
   request.timeout_ms = self->settings.batch_timeout_ms;
   GST_OBJECT_UNLOCK (self);
+  gst_hybrid_infer_class_thresholds (self);
+  request.class_thresholds = self->class_thresholds;
   if (!gst_hybrid_infer_map_frame (self, buf, &mapped, planes, strides))
     return GST_FLOW_ERROR;
 

@@ -222,6 +222,8 @@ gst_hybrid_infer_finish_frame (GstHybridInfer * self, GstBuffer * buf,
       gst_hybrid_infer_frame_details (self, buf, frame);
   guint top_k;
   gfloat threshold;
+  const hyg_class_thresholds *class_thresholds =
+      gst_hybrid_infer_class_thresholds (self);
   gboolean grew;
 
   details.latency_us = (gdouble) (g_get_monotonic_time () - start_us);
@@ -231,7 +233,7 @@ gst_hybrid_infer_finish_frame (GstHybridInfer * self, GstBuffer * buf,
   GST_OBJECT_UNLOCK (self);
 
   GstHybridResult *result = gst_hybrid_session_result (self->session, slot,
-      NULL, &details, top_k, threshold, &grew);
+      NULL, &details, top_k, threshold, class_thresholds, &grew);
   if (grew)
     GST_DEBUG_OBJECT (self, "every result block held: one more");
   gst_hybrid_infer_publish_result (self, buf, result, details.latency_us);

@@ -59,6 +59,7 @@ enum
   PROP_LAST_LATENCY_US,
   PROP_ARENA_BYTES,
   PROP_DUMP_FAILURES,
+  PROP_CLASS_THRESHOLDS,
 };
 
 /* What set_caps gave gst_hybrid_session_set_frame: a session loaded while
@@ -118,6 +119,13 @@ struct _GstHybridInfer
   gboolean warned_device;
   gboolean warned_dump_frames;
   gboolean ran_hybrid;          /* a hybrid forward ran since start */
+
+  /* class-thresholds resolved against the running model's labels: at
+   * start, and by the streaming thread before the next result once
+   * `dirty` (object lock) says the property changed or a reload brought
+   * other labels.  Written by the streaming thread only. */
+  hyg_class_thresholds class_thresholds;
+  gboolean class_thresholds_dirty;
 
   /* Dumps that failed.  The first failure for a dump-dir / dump-frames
    * setting is posted; the rest are counted (an unwritable directory
@@ -257,6 +265,15 @@ void gst_hybrid_infer_request_reload (GstHybridInfer * self, guint prop_id,
     const GValue * value);
 G_GNUC_INTERNAL
 void gst_hybrid_infer_reload_stop (GstHybridInfer * self);
+
+/* ---- class-thresholds (gsthybridinfer-thresholds.c) --------------------- */
+
+G_GNUC_INTERNAL
+gboolean gst_hybrid_infer_start_class_thresholds (GstHybridInfer * self,
+    GError ** error);
+G_GNUC_INTERNAL
+const hyg_class_thresholds *gst_hybrid_infer_class_thresholds (GstHybridInfer
+    * self);
 
 /* ---- dumps (gsthybridinfer-dump.c) --------------------------------------- */
 

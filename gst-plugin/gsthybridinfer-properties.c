@@ -133,6 +133,13 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
       g_param_spec_float ("threshold", "Threshold",
           "Detection: the lowest score a box is reported with", -G_MAXFLOAT,
           G_MAXFLOAT, DEFAULT_THRESHOLD, playing));
+  g_object_class_install_property (gobject_class, PROP_CLASS_THRESHOLDS,
+      g_param_spec_string ("class-thresholds", "Class thresholds",
+          "Per class, the lowest score it is reported with, overriding "
+          "threshold for detections; for a classification, the score a "
+          "class must reach to be among the top-k: \"CLASS=SCORE,...\" "
+          "with CLASS a label or a class id, e.g. \"person=0.6,car=0.4\"",
+          NULL, playing));
   g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
       g_param_spec_boolean ("post-messages", "Post messages",
           "Post a \"hybridinfer\" element message per inferred frame "
@@ -407,6 +414,13 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
       if (s->object_class && !*s->object_class)
         g_clear_pointer (&s->object_class, g_free);
       break;
+    case PROP_CLASS_THRESHOLDS:
+      /* looked up in the labels by the streaming thread, which knows
+       * which model runs (gsthybridinfer-thresholds.c) */
+      g_free (s->class_thresholds);
+      s->class_thresholds = g_value_dup_string (value);
+      self->class_thresholds_dirty = TRUE;
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -506,6 +520,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_OBJECT_CLASS:
       g_value_set_string (value, s->object_class);
+      break;
+    case PROP_CLASS_THRESHOLDS:
+      g_value_set_string (value, s->class_thresholds);
       break;
     case PROP_FRAMES_INFERRED:
       g_value_set_uint64 (value, self->frames_inferred);

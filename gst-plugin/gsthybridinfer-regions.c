@@ -56,6 +56,7 @@ gst_hybrid_infer_on_regions (GstHybridInfer * self, GstBuffer * buf,
   f.threshold = self->settings.threshold;
   f.mode = self->settings.mode;
   GST_OBJECT_UNLOCK (self);
+  f.class_thresholds = gst_hybrid_infer_class_thresholds (self);
   gint64 start = g_get_monotonic_time ();
   gboolean ok = gst_hybrid_roi_infer (self->roi, self->session, buf, &f,
       &n_done, &error);

@@ -123,6 +123,8 @@ swap_session (GstHybridInfer * self, GstHybridSession * session,
   s->labels = g_strdup (want->labels);
   s->set_mask |= want->mask;
   self->arena_bytes = arena;
+  /* the new labels may number the classes otherwise */
+  self->class_thresholds_dirty = TRUE;
   GST_OBJECT_UNLOCK (self);
   GST_PAD_STREAM_UNLOCK (trans->sinkpad);
   /* results on buffers downstream outlive their session (the pool is

@@ -101,6 +101,8 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   report_device (self, note);
   g_free (note);
   gst_hybrid_infer_check_labels (self, gst_hybrid_infer_running_session (self));
+  if (!gst_hybrid_infer_start_class_thresholds (self, &error))
+    goto thresholds_failed;
 
   self->frame_count = 0;
   self->ran_hybrid = FALSE;
@@ -153,6 +155,15 @@ config_failed:
     post_error (self, error, "invalid property value");
     g_error_free (error);
     gst_hybrid_infer_settings_clear (&copy);
+    return FALSE;
+  }
+thresholds_failed:
+  {
+    post_error (self, error, "invalid property value");
+    g_error_free (error);
+    g_clear_pointer (&self->session, gst_hybrid_session_free);
+    g_clear_pointer (&self->client, gst_hybrid_engine_leave);
+    g_clear_pointer (&self->roi, gst_hybrid_roi_free);
     return FALSE;
   }
 session_failed:
