@@ -43,6 +43,7 @@
  *    skip-when-busy);
  *  - gsthybridinfer-regions.c: inference-region=roi;
  *  - gsthybridinfer-reload.c: hot reload, the model swapped while playing;
+ *  - gsthybridinfer-thresholds.c: class-thresholds, looked up in the labels;
  *  - gsthybridinfer-dump.c: layer dumps in imperative mode;
  *  - gsthybridinfer-report.c: errors, warnings and notes.
  */
