@@ -2,6 +2,8 @@
  * decode-classification.c — the first head as class scores: the top k,
  * best first, with their labels, the scores through the output
  * activation (the tensor in the meta keeps the model's own values).
+ * A class with a threshold of its own (class-thresholds) is reported only
+ * when its score reaches it.
  */
 #include <math.h>
 
@@ -9,14 +11,39 @@
 #include "result-fields.h"
 #include "result-pool.h"
 
-/* The k best of n scores, best first; ties keep the lower class first.
- * Insertion into a sorted list of k: O(n k) at worst, with k small. */
+/* What score i reports: the activation needs, for softmax, the maximum
+ * and the sum of exp(s - max) over every class (one pass per frame). */
+typedef struct {
+  GstHybridActivation activation;
+  gfloat max, sum;
+} score_map;
+
+static gfloat score_map_apply (const score_map *m, gfloat s);
+
+/* Whether class i may be reported: a class with a threshold of its own
+ * only when its reported score reaches it (the threshold means the score
+ * the user sees). */
+static gboolean
+eligible (const hyg_class_thresholds *t, const score_map *map, gint i,
+    gfloat score)
+{
+  gfloat own = hyg_class_threshold (t, i, -INFINITY);
+  return own == -INFINITY || score_map_apply (map, score) >= own;
+}
+
+/* The k best of n eligible scores, best first; ties keep the lower class
+ * first.  Insertion into a sorted list of k: O(n k) at worst, with k
+ * small. */
 static gint
-top_k (const gfloat *scores, gint n, gint k, gint *best)
+top_k (const gfloat *scores, gint n, gint k, const hyg_class_thresholds *t,
+    const score_map *map, gint *best)
 {
   gint filled = 0;
+  gboolean own = t && t->n;
   for (gint i = 0; i < n; i++) {
     if (filled == k && !(scores[i] > scores[best[k - 1]]))
+      continue;
+    if (own && !eligible (t, map, i, scores[i]))
       continue;
     gint at = filled < k ? filled++ : k - 1;
     while (at > 0 && scores[i] > scores[best[at - 1]]) {
@@ -27,13 +54,6 @@ top_k (const gfloat *scores, gint n, gint k, gint *best)
   }
   return filled;
 }
-
-/* What score i reports: the activation needs, for softmax, the maximum
- * and the sum of exp(s - max) over every class (one pass per frame). */
-typedef struct {
-  GstHybridActivation activation;
-  gfloat max, sum;
-} score_map;
 
 static score_map
 score_map_new (GstHybridActivation activation, const gfloat *s, gint n)
@@ -71,10 +91,11 @@ gst_hybrid_decode_classification (GstHybridResult *r,
   const gfloat *scores = head->data;
   gint n = (gint) head->n_elements;
   gint taken[GST_HYBRID_MAX_TOP_K];
-  gint k = top_k (scores, n,
-      (gint) CLAMP (spec->top_k, 1, GST_HYBRID_MAX_TOP_K), taken);
   /* monotonic: the top k of the raw scores are those of the mapped ones */
   score_map map = score_map_new (spec->activation, scores, n);
+  gint k = top_k (scores, n,
+      (gint) CLAMP (spec->top_k, 1, GST_HYBRID_MAX_TOP_K),
+      spec->class_thresholds, &map, taken);
   hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING),
       hyg_names.classification);
   if (k > 0) {
@@ -83,6 +104,12 @@ gst_hybrid_decode_classification (GstHybridResult *r,
     g_value_set_int (hyg_field (s, hyg_names.class_id, G_TYPE_INT), taken[0]);
     g_value_set_float (hyg_field (s, hyg_names.score, G_TYPE_FLOAT),
         score_map_apply (&map, scores[taken[0]]));
+  } else {
+    /* every class held back by its own threshold: no best class (a
+     * refilled block must not keep an earlier frame's) */
+    gst_structure_remove_fields (s, g_quark_to_string (hyg_names.label),
+        g_quark_to_string (hyg_names.class_id),
+        g_quark_to_string (hyg_names.score), NULL);
   }
   /* (a field added may move the others: pointers once all are there) */
   hyg_array_fit (hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY), (guint) k,

@@ -1,5 +1,6 @@
 /*
- * decode-detection.c — boxes above the threshold, mapped from the model
+ * decode-detection.c — boxes above the threshold (their class's own, from
+ * class-thresholds, or `threshold`), mapped from the model
  * input back to the frame (layouts: decode.c).
  */
 #include "decode.h"
@@ -32,7 +33,11 @@ gst_hybrid_decode_detection (GstHybridResult *r,
   for (guint k = 0; k < k_rows; k++) {
     gfloat id = ids[k * stride], score = scores[k * stride];
     const gfloat *b = boxes + k * box_stride;
-    if (!(id >= 0.0f) || !(score >= spec->threshold))
+    if (!(id >= 0.0f))
+      continue;
+    gint class_id = (gint) (id + 0.5f);
+    if (!(score >= hyg_class_threshold (spec->class_thresholds, class_id,
+                spec->threshold)))
       continue;
     gfloat x1, y1, x2, y2;
     hy_frame_plan_to_frame (spec->plan, b[0], b[1], &x1, &y1);
@@ -42,7 +47,7 @@ gst_hybrid_decode_detection (GstHybridResult *r,
     y1 = CLAMP (y1, 0.0f, fh);
     y2 = CLAMP (y2, y1, fh);
     GstHybridDetection *d = &r->detections[r->n_detections++];
-    d->class_id = (gint) (id + 0.5f);
+    d->class_id = class_id;
     d->score = score;
     /* clamped to the picture, then placed in the buffer's frame */
     d->x = x1 + spec->origin_x;

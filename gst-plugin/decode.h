@@ -13,6 +13,7 @@
 #include "gsthybridresult.h"
 #include "hybrid.h"
 #include "hybrid-frame.h"
+#include "property-parse.h"
 
 G_BEGIN_DECLS
 
@@ -46,6 +47,10 @@ typedef struct _GstHybridResultSpec {
   GstHybridActivation activation;       /* resolved: never AUTO */
   guint top_k;
   gfloat threshold;
+  /* class-thresholds: a class's own threshold instead of `threshold`
+   * (detection), or one its top-k score must reach (classification);
+   * NULL: none */
+  const hyg_class_thresholds *class_thresholds;
   const gchar *const *labels;   /* may be NULL */
   guint n_labels;
   const hy_frame_plan *plan;    /* maps boxes back to the frame */

@@ -49,6 +49,7 @@ gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
   copy->input_size = g_strdup (s->input_size);
   copy->shared_engine = g_strdup (s->shared_engine);
   copy->object_class = g_strdup (s->object_class);
+  copy->class_thresholds = g_strdup (s->class_thresholds);
   copy->mean = g_array_copy (s->mean);
   copy->std = g_array_copy (s->std);
   copy->labels_inline = NULL;
@@ -69,6 +70,7 @@ gst_hybrid_infer_settings_clear (GstHybridInferSettings * copy)
   g_free (copy->input_size);
   g_free (copy->shared_engine);
   g_free (copy->object_class);
+  g_free (copy->class_thresholds);
   g_array_unref (copy->mean);
   g_array_unref (copy->std);
   g_strfreev (copy->labels_inline);

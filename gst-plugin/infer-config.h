@@ -80,6 +80,7 @@ typedef struct {
   GstHybridActivation output_activation;
   guint top_k;
   gfloat threshold;
+  gchar *class_thresholds;      /* NULL: none (property-parse.h) */
   gboolean post_messages;
   gchar *shared_engine;         /* NULL: the element's own model */
   GstHybridInferRegion inference_region;

@@ -164,7 +164,8 @@ run_batch (GstHybridEngine *e, int n)
     GstHybridResultFrame details = c->request.frame;
     details.latency_us = (gdouble) (now - c->start_us);
     c->result = gst_hybrid_session_result (e->session, i, c->plan, &details,
-        c->request.top_k, c->request.threshold, &grew);
+        c->request.top_k, c->request.threshold,
+        &c->request.class_thresholds, &grew);
   }
   g_clear_error (&error);
 }

@@ -37,6 +37,9 @@ typedef struct {
   GstHybridResultFrame frame;   /* the latency is filled in */
   guint top_k;
   gfloat threshold;
+  /* by value: a frame handed over (skip-when-busy) is decoded after the
+   * element has gone on, perhaps to other class thresholds */
+  hyg_class_thresholds class_thresholds;
   guint timeout_ms;             /* batch-timeout; 0: until full */
 } GstHybridEngineRequest;
 

@@ -167,7 +167,8 @@ run_slots (GstHybridRoi *roi, GstHybridSession *session,
     details.origin_x = (gfloat) roi->slot_xy[2 * i];
     details.origin_y = (gfloat) roi->slot_xy[2 * i + 1];
     GstHybridResult *result = gst_hybrid_session_result (session, i,
-        roi->slot_plans[i], &details, f->top_k, f->threshold, &grew);
+        roi->slot_plans[i], &details, f->top_k, f->threshold,
+        f->class_thresholds, &grew);
     /* the meta owns its parameters: a copy (GStreamer's allocation) */
     gst_video_region_of_interest_meta_add_param (roi->slots[i],
         gst_structure_copy (result->results));

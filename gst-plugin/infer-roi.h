@@ -43,6 +43,7 @@ typedef struct {
   GstHybridResultFrame details;
   guint top_k;
   gfloat threshold;
+  const hyg_class_thresholds *class_thresholds;       /* NULL: none */
   hy_mode mode;
 } GstHybridRoiFrame;
 

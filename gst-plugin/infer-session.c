@@ -618,13 +618,15 @@ result_pool (GstHybridSession *s, const GstHybridResultSpec *spec)
 GstHybridResult *
 gst_hybrid_session_result (GstHybridSession *s, int slot,
     const hy_frame_plan *plan, const GstHybridResultFrame *frame,
-    guint top_k, gfloat threshold, gboolean *grew)
+    guint top_k, gfloat threshold, const hyg_class_thresholds *class_thresholds,
+    gboolean *grew)
 {
   GstHybridResultSpec spec = {
     .output = s->output,
     .activation = s->activation,
     .top_k = top_k,
     .threshold = threshold,
+    .class_thresholds = class_thresholds,
     .labels = (const gchar * const *) s->labels,
     .n_labels = s->n_labels,
     .plan = plan ? plan : s->plan,
@@ -639,6 +641,13 @@ gst_hybrid_session_result (GstHybridSession *s, int slot,
       &details, &spec);
   *grew = gst_hybrid_result_pool_n_blocks (pool) != blocks;
   return result;
+}
+
+const char *const *
+gst_hybrid_session_labels (const GstHybridSession *s, guint *n_labels)
+{
+  *n_labels = s->labels ? s->n_labels : 0;
+  return (const char *const *) s->labels;
 }
 
 gboolean

@@ -126,11 +126,17 @@ gboolean gst_hybrid_session_forward (GstHybridSession * session, hy_mode mode,
  * session's result pool: made at the first result, and again when a
  * re-plan changed the output shapes.  plan: the frame plan the slot's
  * frame went through (boxes are mapped back with it); NULL: the
- * session's.  *grew: the pool needed one more
- * block (every block held).  Allocates nothing in the steady state. */
+ * session's.  class_thresholds: NULL for none.  *grew: the pool needed
+ * one more block (every block held).  Allocates nothing in the steady state. */
 GstHybridResult *gst_hybrid_session_result (GstHybridSession * session,
     int slot, const hy_frame_plan * plan, const GstHybridResultFrame * frame,
-    guint top_k, gfloat threshold, gboolean * grew);
+    guint top_k, gfloat threshold,
+    const hyg_class_thresholds * class_thresholds, gboolean * grew);
+
+/* The labels (NULL: none) the results are labelled with, *n_labels of
+ * them: what class-thresholds looks class names up in. */
+const char *const *gst_hybrid_session_labels (const GstHybridSession *
+    session, guint * n_labels);
 
 /* TRUE when a labels file was given, the output is a classification and
  * the label count (*n_labels) is not the class count (*n_classes). */

@@ -2,6 +2,7 @@
  * property-parse.c — parsing hybridinfer's text property values.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,4 +173,89 @@ hyg_labels_load (const char *path, guint *n_labels, GError **error)
     g_strchomp (lines[n]);      /* also drops the \r of CRLF files */
   *n_labels = n;
   return lines;
+}
+
+/* The class an entry's key names: the label it equals (the first, as
+ * lines of the labels file), else the id it spells; -1 when neither. */
+static int
+class_of (const char *key, const char *const *labels, guint n_labels)
+{
+  for (guint i = 0; labels && i < n_labels; i++)
+    if (labels[i] && strcmp (labels[i], key) == 0)
+      return (int) i;
+  if (!*key)
+    return -1;
+  for (const char *c = key; *c; c++)
+    if (!g_ascii_isdigit (*c))
+      return -1;
+  errno = 0;
+  guint64 id = g_ascii_strtoull (key, NULL, 10);
+  return errno || id > G_MAXINT ? -1 : (int) id;
+}
+
+static gboolean
+parse_entry (const char *text, char *entry, const char *const *labels,
+    guint n_labels, hyg_class_thresholds *out, GError **error)
+{
+  char *eq = strrchr (entry, '=');
+  if (!eq) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "class-thresholds "
+        "'%s': entry '%s' is not CLASS=SCORE (e.g. person=0.6,car=0.4)",
+        text, g_strstrip (entry));
+    return FALSE;
+  }
+  *eq = '\0';
+  char *key = g_strstrip (entry), *value = g_strstrip (eq + 1), *end = NULL;
+  errno = 0;
+  double score = *value ? g_ascii_strtod (value, &end) : NAN;
+  if (!end || *end || errno || !isfinite (score) || fabs (score) > G_MAXFLOAT) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "class-thresholds "
+        "'%s': the score of '%s', '%s', is not a number within float "
+        "range", text, key, value);
+    return FALSE;
+  }
+  int id = class_of (key, labels, n_labels);
+  if (id < 0) {
+    if (labels)
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "class-thresholds "
+          "'%s': '%s' is none of the model's %u labels, nor a class id",
+          text, key, n_labels);
+    else
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "class-thresholds "
+          "'%s': '%s' is not a class id, and the model has no labels to "
+          "look it up in (labels)", text, key);
+    return FALSE;
+  }
+  for (guint i = 0; i < out->n; i++)
+    if (out->class_ids[i] == id) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "class-thresholds "
+          "'%s': class %d ('%s') is given twice", text, id, key);
+      return FALSE;
+    }
+  if (out->n == HYG_CLASS_THRESHOLDS_MAX) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "class-thresholds "
+        "'%s': more than %d classes", text, HYG_CLASS_THRESHOLDS_MAX);
+    return FALSE;
+  }
+  out->class_ids[out->n] = id;
+  out->thresholds[out->n] = (float) score;
+  out->n++;
+  return TRUE;
+}
+
+gboolean
+hyg_class_thresholds_parse (const char *text, const char *const *labels,
+    guint n_labels, hyg_class_thresholds *out, GError **error)
+{
+  out->n = 0;
+  if (!text || !*text)
+    return TRUE;
+  char **entries = g_strsplit (text, ",", -1);
+  gboolean ok = TRUE;
+  for (char **e = entries; ok && *e; e++)
+    ok = parse_entry (text, *e, labels, n_labels, out, error);
+  g_strfreev (entries);
+  if (!ok)
+    out->n = 0;
+  return ok;
 }

@@ -33,5 +33,38 @@ void hyg_frame_set_free (hyg_frame_set *set);
  * regular file or larger than HYG_LABELS_MAX_BYTES. */
 char **hyg_labels_load (const char *path, guint *n_labels, GError **error);
 
+/* class-thresholds: per class, the lowest score reported, overriding
+ * `threshold`.  The text is "CLASS=SCORE,…" where CLASS is one of the
+ * model's labels or, when no label is that text, a class id ("person=0.6,
+ * car=0.4,7=0.3"); NULL or "" is none.  Fixed-size so that a frame's
+ * request carries it by value and nothing is allocated per frame. */
+#define HYG_CLASS_THRESHOLDS_MAX 256
+
+typedef struct hyg_class_thresholds {
+  guint n;
+  int class_ids[HYG_CLASS_THRESHOLDS_MAX];
+  float thresholds[HYG_CLASS_THRESHOLDS_MAX];
+} hyg_class_thresholds;
+
+/* Parses `text` and looks its classes up in `labels` (n_labels of them;
+ * NULL: the model has none, classes are ids).  FALSE + error naming the
+ * property and the entry when an entry is malformed, its class unknown
+ * or named twice, or its score not a finite float; *out is then empty. */
+gboolean hyg_class_thresholds_parse (const char *text,
+    const char *const *labels, guint n_labels, hyg_class_thresholds *out,
+    GError **error);
+
+/* Class `class_id`'s threshold: its own, else `fallback`.  `t` may be
+ * NULL (none). */
+static inline float
+hyg_class_threshold (const hyg_class_thresholds *t, int class_id,
+    float fallback)
+{
+  for (guint i = 0; t && i < t->n; i++)
+    if (t->class_ids[i] == class_id)
+      return t->thresholds[i];
+  return fallback;
+}
+
 G_END_DECLS
 #endif /* GST_HYBRID_PROPERTY_PARSE_H */

@@ -195,8 +195,11 @@ GST_START_TEST (test_property_defaults)
           (&std, 0)), 1.0);
   g_value_unset (&std);
   gint precision;
-  g_object_get (e, "precision", &precision, NULL);
+  gchar *class_thresholds;
+  g_object_get (e, "precision", &precision, "class-thresholds",
+      &class_thresholds, NULL);
   fail_unless_equals_int (precision, 0);        /* fp32 */
+  fail_unless (class_thresholds == NULL);       /* threshold for all */
   g_free (device);
   gst_object_unref (e);
 }
@@ -220,6 +223,7 @@ GST_START_TEST (test_property_round_trip)
     {"top-k", "3", NULL}, {"threshold", "0.25", NULL},
     {"post-messages", "false", NULL}, {"precision", "fp16", NULL},
     {"shared-engine", "cams", NULL}, {"skip-when-busy", "true", NULL},
+    {"class-thresholds", "person=0.6,7=0.4", NULL},
     {"mean", "<0.485,0.456,0.406>", "< (double)0.48499999999999999, "
           "(double)0.45600000000000002, (double)0.40600000000000003 >"},
     {"std", "<58>", "< (double)58 >"},
@@ -366,6 +370,7 @@ GST_START_TEST (test_semantic_errors)
   gchar *colors = model_path ("colors");
   gchar *quadrants = model_path ("quadrants");
   gchar *lrn = model_path ("lrn");
+  gchar *colors_labels = labels_path ("colors");
   const gchar *small = "video/x-raw,width=64,height=48";
   struct {
     gchar *props;
@@ -435,6 +440,25 @@ GST_START_TEST (test_semantic_errors)
           "video/x-raw,width=100,height=100",
         "input-size=frame: the model cannot take 100x100 frames", SHAPE},
     {g_strdup_printf ("model=%s input-size=1x1", colors), small, NULL, 0, 0},
+    /* class-thresholds: looked up in the labels at start */
+    {g_strdup_printf ("model=%s labels=%s class-thresholds=\"red=0.5,dog=0.5\"",
+            colors, colors_labels), small,
+        "class-thresholds 'red=0.5,dog=0.5': 'dog' is none of the model's 9 "
+          "labels, nor a class id", SETTINGS},
+    {g_strdup_printf ("model=%s class-thresholds=\"red=0.5\"", colors), small,
+        "'red' is not a class id, and the model has no labels", SETTINGS},
+    {g_strdup_printf ("model=%s labels=%s class-thresholds=\"red:0.5\"",
+            colors, colors_labels), small,
+        "entry 'red:0.5' is not CLASS=SCORE", SETTINGS},
+    {g_strdup_printf ("model=%s labels=%s class-thresholds=\"red=1e39\"",
+            colors, colors_labels), small,
+        "the score of 'red', '1e39', is not a number within float range",
+        SETTINGS},
+    {g_strdup_printf ("model=%s labels=%s class-thresholds=\"red=0.5,3=1\"",
+            colors, colors_labels), small, "class 3 ('3') is given twice",
+        SETTINGS},
+    {g_strdup_printf ("model=%s labels=%s class-thresholds=\"red=0.5,8=1\"",
+            colors, colors_labels), small, NULL, 0, 0},
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
     GError *error = pipeline_error (cases[i].props, cases[i].caps);
@@ -461,6 +485,7 @@ GST_START_TEST (test_semantic_errors)
   g_free (colors);
   g_free (quadrants);
   g_free (lrn);
+  g_free (colors_labels);
 }
 
 GST_END_TEST;
@@ -591,6 +616,196 @@ GST_START_TEST (test_detection_letterbox)
   fail_unless_equals_int (roi->w, 64);
   fail_unless_equals_int (roi->h, 32);
   gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The class ids of buf's regions of interest as a bit set, *n of them,
+ * checking that each one's label and detection parameters agree. */
+static guint
+roi_classes (GstBuffer * buf, guint * n)
+{
+  static const gchar *labels[] = { "red", "green", "blue" };
+  guint seen = 0;
+  *n = 0;
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) meta;
+    GstStructure *det = gst_video_region_of_interest_meta_get_param (roi,
+        "detection");
+    gint class_id;
+    fail_unless (det && gst_structure_get_int (det, "class-id", &class_id));
+    fail_unless (class_id >= 0 && class_id < 3);
+    fail_unless_equals_string (g_quark_to_string (roi->roi_type),
+        labels[class_id]);
+    seen |= 1u << class_id;
+    (*n)++;
+  }
+  return seen;
+}
+
+/* What is detected on the next frame of quadrants: the classes as a bit
+ * set, plus 16 times the boxes. */
+static guint
+next_classes (GstHarness * h, guint64 * pts)
+{
+  guint n;
+  GstBuffer *out = gst_harness_push_and_pull (h, frame_new ("RGBA", 128, 96,
+          pick_quadrants, (*pts)++));
+  guint seen = roi_classes (out, &n) | n << 4;
+  gst_buffer_unref (out);
+  return seen;
+}
+
+/* The warning a bad class-thresholds value posts (one), naming it. */
+static void
+expect_class_thresholds_warning (GstBus * bus, const gchar * says)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus,
+      GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING,
+      "no warning");
+  GError *err = NULL;
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (g_error_matches (err, SETTINGS), "%s %d",
+      g_quark_to_string (err->domain), err->code);
+  fail_unless (strstr (err->message, "class-thresholds") != NULL
+      && strstr (err->message, says) != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  fail_unless_equals_int (count_messages (bus,
+          GST_MESSAGE_WARNING | GST_MESSAGE_ERROR), 0);
+}
+
+/* class-thresholds on the quadrants detector (red, green, blue each
+ * scored near 1, the black quadrant as red near 0): a class's own
+ * threshold keeps or drops its box whatever `threshold` says; set while
+ * playing it applies from the next frame; a bad value is a warning and
+ * `threshold` alone applies until a good one.  On the element's own
+ * model, and on an engine (the request carries the thresholds to the
+ * engine's thread). */
+GST_START_TEST (test_detection_class_thresholds)
+{
+  static const struct {
+    const gchar *model, *engine;
+  } runs[] = {
+    {"quadrants", NULL}, {"quadrants3", NULL},
+    {"quadrants3", "class-thresholds-engine"},
+  };
+  for (guint r = 0; r < G_N_ELEMENTS (runs); r++) {
+    GstBus *bus;
+    GstElement *e = infer_new (runs[r].model);
+    g_object_set (e, "input-size", "64x64", "class-thresholds", "green=1.5",
+        NULL);
+    if (runs[r].engine)
+      g_object_set (e, "shared-engine", runs[r].engine, NULL);
+    GstHarness *h = harness_for (e, &bus);
+    set_caps (h, "RGBA", 128, 96);
+    guint64 pts = 0;
+    /* green's own threshold is above any score: red and blue stay */
+    fail_unless_equals_int (next_classes (h, &pts), 0x25);
+    /* while playing: red (by its id) down to the black quadrant, far
+     * below threshold=0.5 */
+    g_object_set (h->element, "class-thresholds", " green = 1.5 , 0=0", NULL);
+    fail_unless_equals_int (next_classes (h, &pts), 0x35);
+    /* and threshold still rules the classes not named */
+    g_object_set (h->element, "threshold", 2.0f, NULL);
+    fail_unless_equals_int (next_classes (h, &pts), 0x21);
+    g_object_set (h->element, "threshold", 0.5f, NULL);
+    /* an unknown label: a warning, threshold for every class */
+    g_object_set (h->element, "class-thresholds", "green=1.5,dog=0", NULL);
+    fail_unless_equals_int (next_classes (h, &pts), 0x37);
+    expect_class_thresholds_warning (bus, "'dog' is none of the model's");
+    fail_unless_equals_int (next_classes (h, &pts), 0x37);
+    fail_unless_equals_int (count_messages (bus, GST_MESSAGE_WARNING), 0);
+    /* malformed, then fixed */
+    g_object_set (h->element, "class-thresholds", "green=", NULL);
+    fail_unless_equals_int (next_classes (h, &pts), 0x37);
+    expect_class_thresholds_warning (bus, "is not a number");
+    g_object_set (h->element, "class-thresholds", "blue=1.5", NULL);
+    fail_unless_equals_int (next_classes (h, &pts), 0x23);
+    /* none again */
+    g_object_set (h->element, "class-thresholds", "", NULL);
+    fail_unless_equals_int (next_classes (h, &pts), 0x37);
+    fail_unless_equals_int (count_messages (bus,
+            GST_MESSAGE_WARNING | GST_MESSAGE_ERROR), 0);
+    teardown_with_bus (h, bus);
+  }
+}
+
+GST_END_TEST;
+
+/* class-thresholds on a classification: a class with a threshold of its
+ * own is among the top-k only when its (reported) score reaches it; the
+ * others are as top-k takes them.  When every class is held back there
+ * is no best class at all. */
+GST_START_TEST (test_classification_class_thresholds)
+{
+  GstElement *e = infer_new ("colors-shaped");
+  g_object_set (e, "top-k", 9u, NULL);
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGB", 32, 24);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 32, 24, pick_red, 0));
+  fail_unless_equals_string (top_label (out), "red");
+  gfloat red_score, runner_up_score;
+  const GstStructure *s = results_of (out);
+  fail_unless (gst_structure_get (s, "score", G_TYPE_FLOAT, &red_score,
+          NULL));
+  const GValue *labels = gst_structure_get_value (s, "labels");
+  fail_unless_equals_int (gst_value_array_get_size (labels), 9);
+  gchar *runner_up = g_value_dup_string (gst_value_array_get_value (labels, 1));
+  runner_up_score = g_value_get_float (gst_value_array_get_value
+      (gst_structure_get_value (s, "scores"), 1));
+  fail_unless (red_score > 0.5f && runner_up_score < red_score);
+  gst_buffer_unref (out);
+
+  /* red held back by a threshold above its score: the second best leads,
+   * eight classes reported */
+  gchar *text = g_strdup_printf ("red=%.9g", red_score + 1e-4f);
+  g_object_set (h->element, "class-thresholds", text, NULL);
+  out = gst_harness_push_and_pull (h, frame_new ("RGB", 32, 24, pick_red, 1));
+  fail_unless_equals_string (top_label (out), runner_up);
+  s = results_of (out);
+  fail_unless_equals_int (gst_value_array_get_size (gst_structure_get_value
+          (s, "labels")), 8);
+  gst_buffer_unref (out);
+  g_free (text);
+
+  /* ... and kept by one it reaches, its score as before */
+  text = g_strdup_printf ("red=%.9g", red_score - 1e-4f);
+  g_object_set (h->element, "class-thresholds", text, NULL);
+  out = gst_harness_push_and_pull (h, frame_new ("RGB", 32, 24, pick_red, 2));
+  fail_unless_equals_string (top_label (out), "red");
+  gfloat again;
+  fail_unless (gst_structure_get (results_of (out), "score", G_TYPE_FLOAT,
+          &again, NULL));
+  fail_unless_equals_float (again, red_score);
+  gst_buffer_unref (out);
+  g_free (text);
+
+  /* every class held back: no best class, no classes */
+  g_object_set (h->element, "class-thresholds", "black=2,white=2,gray=2,"
+      "red=2,green=2,blue=2,yellow=2,cyan=2,magenta=2", NULL);
+  out = gst_harness_push_and_pull (h, frame_new ("RGB", 32, 24, pick_red, 3));
+  s = results_of (out);
+  fail_if (gst_structure_has_field (s, "label"));
+  fail_if (gst_structure_has_field (s, "score"));
+  fail_unless_equals_int (gst_value_array_get_size (gst_structure_get_value
+          (s, "labels")), 0);
+  gst_buffer_unref (out);
+
+  /* none: the block is refilled whole again */
+  g_object_set (h->element, "class-thresholds", NULL, NULL);
+  out = gst_harness_push_and_pull (h, frame_new ("RGB", 32, 24, pick_red, 4));
+  fail_unless_equals_string (top_label (out), "red");
+  fail_unless_equals_int (gst_value_array_get_size (gst_structure_get_value
+          (results_of (out), "labels")), 9);
+  gst_buffer_unref (out);
+  g_free (runner_up);
   gst_harness_teardown (h);
 }
 
@@ -2068,6 +2283,8 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_classification_patterns);
   tcase_add_test (tc, test_detection_meta);
   tcase_add_test (tc, test_detection_letterbox);
+  tcase_add_test (tc, test_detection_class_thresholds);
+  tcase_add_test (tc, test_classification_class_thresholds);
   tcase_add_test (tc, test_bus_messages);
   tcase_add_test (tc, test_raw_output);
   tcase_add_test (tc, test_tensor_meta_lifetime);

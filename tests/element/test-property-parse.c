@@ -1,6 +1,7 @@
 /*
  * test-property-parse.c — the text values of hybridinfer's properties
- * (gst-plugin/property-parse.c): input-size, dump-frames, labels files.
+ * (gst-plugin/property-parse.c): input-size, dump-frames, labels files,
+ * class-thresholds.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -211,6 +212,91 @@ test_labels_not_regular (void)
   g_test_trap_assert_passed ();
 }
 
+static void
+test_class_thresholds (void)
+{
+  static const char *const labels[] = { "person", "car", "traffic light",
+    "a=b", "7", "person"
+  };
+  hyg_class_thresholds t;
+  GError *error = NULL;
+
+  g_assert_true (hyg_class_thresholds_parse (NULL, labels, 6, &t, &error));
+  g_assert_cmpuint (t.n, ==, 0);
+  g_assert_true (hyg_class_thresholds_parse ("", NULL, 0, &t, &error));
+  g_assert_cmpuint (t.n, ==, 0);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 0, 0.5f), ==, 0.5f);
+  g_assert_cmpfloat (hyg_class_threshold (NULL, 0, 0.5f), ==, 0.5f);
+
+  /* labels (the first line that matches), then ids; a label wins over
+   * the id its text spells ("7" is line 4) */
+  g_assert_true (hyg_class_thresholds_parse (" person = 0.6 ,car=0.4,"
+          "traffic light=-1.5e0, a=b=0.25 ,7=1,12=0.3", labels, 6, &t,
+          &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (t.n, ==, 6);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 0, 0.5f), ==, 0.6f);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 1, 0.5f), ==, 0.4f);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 2, 0.5f), ==, -1.5f);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 3, 0.5f), ==, 0.25f);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 4, 0.5f), ==, 1.0f);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 5, 0.5f), ==, 0.5f);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 7, 0.5f), ==, 0.5f);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 12, 0.5f), ==, 0.3f);
+
+  /* no labels: ids only */
+  g_assert_true (hyg_class_thresholds_parse ("3=0.9", NULL, 0, &t, &error));
+  g_assert_cmpuint (t.n, ==, 1);
+  g_assert_cmpfloat (hyg_class_threshold (&t, 3, 0.5f), ==, 0.9f);
+
+  static const struct {
+    const char *text, *says;
+    gboolean labelled;
+  } bad[] = {
+    {"person", "is not CLASS=SCORE", TRUE},
+    {"person=0.6;car=0.4", "none of the model's 6 labels", TRUE},
+    {"person=", "is not a number", TRUE},
+    {"person=high", "is not a number", TRUE},
+    {"person=0.5x", "is not a number", TRUE},
+    {"person=nan", "is not a number", TRUE},
+    {"person=inf", "is not a number", TRUE},
+    {"person=1e39", "within float range", TRUE},
+    {"dog=0.5", "none of the model's 6 labels", TRUE},
+    {"=0.5", "none of the model's 6 labels", TRUE},
+    {"-1=0.5", "none of the model's 6 labels", TRUE},
+    {"person=0.5,0=0.7", "given twice", TRUE},
+    {"person=0.5,,car=0.1", "is not CLASS=SCORE", TRUE},
+    {"person=0.5", "no labels", FALSE},
+    {"99999999999=0.5", "not a class id", FALSE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    t.n = 1;
+    g_assert_false (hyg_class_thresholds_parse (bad[i].text,
+            bad[i].labelled ? labels : NULL, bad[i].labelled ? 6 : 0, &t,
+            &error));
+    g_assert_error (error, HY_ERROR, HY_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "class-thresholds"));
+    if (!strstr (error->message, bad[i].says))
+      g_error ("'%s': %s", bad[i].text, error->message);
+    g_assert_cmpuint (t.n, ==, 0);
+    g_clear_error (&error);
+  }
+
+  /* as many classes as fit, and one more */
+  GString *many = g_string_new (NULL);
+  for (int i = 0; i < HYG_CLASS_THRESHOLDS_MAX; i++)
+    g_string_append_printf (many, "%s%d=0.5", i ? "," : "", i);
+  g_assert_true (hyg_class_thresholds_parse (many->str, NULL, 0, &t,
+          &error));
+  g_assert_cmpuint (t.n, ==, HYG_CLASS_THRESHOLDS_MAX);
+  g_string_append (many, ",9999=0.5");
+  g_assert_false (hyg_class_thresholds_parse (many->str, NULL, 0, &t,
+          &error));
+  g_assert_nonnull (strstr (error->message, "more than 256"));
+  g_clear_error (&error);
+  g_string_free (many, TRUE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -218,6 +304,8 @@ main (int argc, char **argv)
   g_test_add_func ("/property-parse/size", test_size);
   g_test_add_func ("/property-parse/frame-set", test_frame_set);
   g_test_add_func ("/property-parse/labels", test_labels);
+  g_test_add_func ("/property-parse/class-thresholds",
+      test_class_thresholds);
   g_test_add_func ("/property-parse/labels-not-regular",
       test_labels_not_regular);
   g_test_add_func ("/property-parse/labels-not-regular/subprocess",

@@ -1,0 +1,115 @@
+/*
+ * gsthybridinfer-engine.c — frames on an engine, the element's side of
+ * infer-engine.c: shared-engine (one model for every element that names
+ * it, frames batched across them) and skip-when-busy (a private engine;
+ * frames go on while it is busy).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gsthybridinfer-private.h"
+
+/* Joins the engine the settings name (shared-engine), or a private one
+ * (skip-when-busy alone). */
+gboolean
+gst_hybrid_infer_join_engine (GstHybridInfer * self,
+    const GstHybridInferSettings * copy,
+    const GstHybridSessionConfig * config, char **note, GError ** error)
+{
+  GstHybridPrep prep;
+  if (config->mode != HY_MODE_HYBRID) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "mode=imperative runs "
+        "layer by layer on the streaming thread: it cannot run on an engine "
+        "(shared-engine, skip-when-busy)");
+    return FALSE;
+  }
+  if (!copy->shared_engine && config->batch > 1) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "skip-when-busy runs "
+        "one frame at a time: batch-size %d needs shared-engine, whose "
+        "batches gather frames from several elements", config->batch);
+    return FALSE;
+  }
+  if (!gst_hybrid_prep_from_config (config, &prep, error))
+    return FALSE;
+  self->client = gst_hybrid_engine_join (copy->shared_engine, config, &prep,
+      note, error);
+  return self->client != NULL;
+}
+
+/* skip-when-busy: the result of a frame that went on earlier, once the
+ * engine has it, becomes the one frames carry. */
+static gboolean
+take_engine_result (GstHybridInfer * self)
+{
+  GError *error = NULL;
+  GstHybridResult *result =
+      gst_hybrid_engine_client_take_result (self->client, &error);
+  if (error) {
+    gst_hybrid_infer_post_frame_error (self, error, self->frame_count);
+    return FALSE;
+  }
+  if (result) {
+    gdouble latency = 0;
+    gst_structure_get_double (result->results, "latency-us", &latency);
+    gst_hybrid_infer_publish_result (self, NULL, result, latency);
+  }
+  return TRUE;
+}
+
+/* A frame on an engine: it waits for its result, or (skip-when-busy) it is
+ * handed over, or skipped when the engine is busy, and goes on with the
+ * newest result. */
+GstFlowReturn
+gst_hybrid_infer_on_engine (GstHybridInfer * self, GstBuffer * buf,
+    guint64 frame, gboolean wanted)
+{
+  GstHybridEngineRequest request = {
+    .frame = gst_hybrid_infer_frame_details (self, buf, frame)
+  };
+  GstVideoFrame mapped;
+  const uint8_t *planes[3];
+  int strides[3];
+  GError *error = NULL;
+
+  if (self->skip_when_busy && !take_engine_result (self))
+    return GST_FLOW_ERROR;
+  if (!wanted) {
+    gst_hybrid_infer_carry_last (self, buf);
+    return GST_FLOW_OK;
+  }
+  GST_OBJECT_LOCK (self);
+  request.top_k = self->settings.top_k;
+  request.threshold = self->settings.threshold;
+  request.timeout_ms = self->settings.batch_timeout_ms;
+  GST_OBJECT_UNLOCK (self);
+  gst_hybrid_infer_class_thresholds (self);
+  request.class_thresholds = self->class_thresholds;
+  if (!gst_hybrid_infer_map_frame (self, buf, &mapped, planes, strides))
+    return GST_FLOW_ERROR;
+
+  if (self->skip_when_busy) {
+    gboolean taken = gst_hybrid_engine_client_try_submit (self->client,
+        planes, strides, &request);
+    gst_video_frame_unmap (&mapped);
+    if (!taken) {
+      GST_OBJECT_LOCK (self);
+      self->frames_skipped++;
+      GST_OBJECT_UNLOCK (self);
+    }
+    gst_hybrid_infer_carry_last (self, buf);
+    return GST_FLOW_OK;
+  }
+
+  gint64 start = g_get_monotonic_time ();
+  GstHybridResult *result = gst_hybrid_engine_client_infer (self->client,
+      planes, strides, &request, &error);
+  gst_video_frame_unmap (&mapped);
+  if (!result) {
+    gst_hybrid_infer_post_frame_error (self, error, frame);
+    return GST_FLOW_ERROR;
+  }
+  gst_hybrid_infer_publish_result (self, buf, result,
+      (gdouble) (g_get_monotonic_time () - start));
+  return GST_FLOW_OK;
+}

@@ -1,0 +1,77 @@
+/*
+ * gsthybridinfer-regions.c — inference-region=roi, the element's side of
+ * infer-roi.c: secondary inference on each region of interest a detector
+ * put on the frame, cropped, its result added to the region's meta.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gsthybridinfer-private.h"
+
+/* inference-region=roi, at start: regions are cropped to the model's
+ * input size, so the session needs one; object-class (comma-separated,
+ * NULL: every region) says which regions.  FALSE + error, the session
+ * freed, when the model cannot run on regions. */
+gboolean
+gst_hybrid_infer_start_regions (GstHybridInfer * self,
+    const gchar * object_class, GError ** error)
+{
+  if (gst_hybrid_session_follows_frame (self->session)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region="
+        "roi needs an input size for its crops: input-size=frame has "
+        "none");
+    g_clear_pointer (&self->session, gst_hybrid_session_free);
+    return FALSE;
+  }
+  gchar **classes = object_class ? g_strsplit (object_class, ",", -1)
+      : NULL;
+  for (gchar ** c = classes; c && *c; c++)
+    g_strstrip (*c);
+  self->roi = gst_hybrid_roi_new ((const gchar * const *) classes);
+  g_strfreev (classes);
+  return TRUE;
+}
+
+/* inference-region=roi: every region of the frame the classes take runs
+ * through the model, its result added to its meta (infer-roi.h). */
+GstFlowReturn
+gst_hybrid_infer_on_regions (GstHybridInfer * self, GstBuffer * buf,
+    guint64 frame)
+{
+  GstHybridRoiFrame f = {
+    .details = gst_hybrid_infer_frame_details (self, buf, frame)
+  };
+  GstVideoFrame mapped;
+  GError *error = NULL;
+  guint n_done;
+  if (!gst_buffer_get_meta (buf, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    return GST_FLOW_OK;         /* nothing to look at: not even mapped */
+  if (!gst_hybrid_infer_map_frame (self, buf, &mapped, f.planes, f.strides))
+    return GST_FLOW_ERROR;
+  f.width = GST_VIDEO_FRAME_WIDTH (&mapped);
+  f.height = GST_VIDEO_FRAME_HEIGHT (&mapped);
+  GST_OBJECT_LOCK (self);
+  f.top_k = self->settings.top_k;
+  f.threshold = self->settings.threshold;
+  f.mode = self->settings.mode;
+  GST_OBJECT_UNLOCK (self);
+  f.class_thresholds = gst_hybrid_infer_class_thresholds (self);
+  gint64 start = g_get_monotonic_time ();
+  gboolean ok = gst_hybrid_roi_infer (self->roi, self->session, buf, &f,
+      &n_done, &error);
+  gst_video_frame_unmap (&mapped);
+  if (!ok) {
+    gst_hybrid_infer_post_frame_error (self, error, frame);
+    return GST_FLOW_ERROR;
+  }
+  if (n_done) {
+    gdouble latency = (gdouble) (g_get_monotonic_time () - start);
+    GST_OBJECT_LOCK (self);
+    self->frames_inferred++;
+    self->total_latency_us += latency;
+    self->last_latency_us = latency;
+    GST_OBJECT_UNLOCK (self);
+  }
+  return GST_FLOW_OK;
+}

@@ -1,0 +1,207 @@
+/*
+ * gsthybridinfer-start.c — start and stop: the settings snapshot, the
+ * model's sidecar, and the model the frames run on (the element's own
+ * session, an engine's, or regions on the own session), then everything
+ * torn down again.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gsthybridinfer-private.h"
+
+/* The session that runs this element's frames: its own, or its
+ * engine's (read only what does not change while it runs). */
+const GstHybridSession *
+gst_hybrid_infer_running_session (GstHybridInfer * self)
+{
+  return self->client ? gst_hybrid_engine_client_session (self->client)
+      : self->session;
+}
+
+/* What "auto" chose, in the log; and, once per element however often it
+ * restarts, a warning when it fell back to the CPU from a GPU that is
+ * there but could not be used.  A machine with no GPU at all is the
+ * normal case of a CPU machine: no warning. */
+static void
+report_device (GstHybridInfer * self, const char *note)
+{
+  const char *coretype = hy_blas_suggested_coretype ();
+  gboolean on_cpu =
+      gst_hybrid_session_device (gst_hybrid_infer_running_session (self)).kind
+      == HY_DEVICE_CPU;
+  if (note && (!on_cpu || hy_device_no_gpu ())) {
+    GST_INFO_OBJECT (self, "%s", note);
+  } else if (note && !self->warned_device) {
+    self->warned_device = TRUE;
+    GST_ELEMENT_WARNING (self, LIBRARY, SETTINGS, ("%s", note), (NULL));
+  }
+  if (coretype && !g_getenv ("OPENBLAS_CORETYPE"))
+    GST_INFO_OBJECT (self, "OpenBLAS runs %s kernels; exporting "
+        "OPENBLAS_CORETYPE=%s before starting would be faster",
+        hy_blas_core_name (), coretype);
+}
+
+/* The settings the user left unset, from PREFIX-model.json beside the
+ * model (hybrid-sidecar.h); its unknown keys are a warning, once. */
+gboolean
+gst_hybrid_infer_apply_sidecar (GstHybridInfer * self,
+    GstHybridInferSettings * copy, GError ** error)
+{
+  gchar *path = NULL, *warning = NULL;
+  if (!gst_hybrid_infer_settings_apply_sidecar (copy, &path, &warning, error))
+    return FALSE;
+  if (path)
+    GST_INFO_OBJECT (self, "settings the properties leave unset come from "
+        "the sidecar %s", path);
+  if (warning)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", warning),
+        ("model %s", copy->model));
+  g_free (path);
+  g_free (warning);
+  return TRUE;
+}
+
+gboolean
+gst_hybrid_infer_start (GstBaseTransform * trans)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  GstHybridInferSettings copy;
+  GstHybridSessionConfig config;
+  GError *error = NULL;
+  char *note = NULL;
+
+  GST_OBJECT_LOCK (self);
+  gst_hybrid_infer_settings_snapshot (&self->settings, &copy);
+  GST_OBJECT_UNLOCK (self);
+  if (!gst_hybrid_infer_apply_sidecar (self, &copy, &error))
+    goto sidecar_failed;
+  if (!gst_hybrid_infer_settings_to_config (&copy, &config, &error))
+    goto config_failed;
+  if (copy.inference_region == GST_HYBRID_INFER_REGION_ROI
+      && (copy.shared_engine || copy.skip_when_busy)) {
+    g_set_error (&error, HY_ERROR, HY_ERROR_INVALID, "inference-region=roi "
+        "runs on the element's own model: not with shared-engine or "
+        "skip-when-busy");
+    goto config_failed;
+  }
+  if (copy.shared_engine || copy.skip_when_busy) {
+    if (!gst_hybrid_infer_join_engine (self, &copy, &config, &note, &error))
+      goto session_failed;
+  } else {
+    self->session = gst_hybrid_session_new (&config, &note, &error);
+    if (!self->session)
+      goto session_failed;
+  }
+  if (copy.inference_region == GST_HYBRID_INFER_REGION_ROI
+      && !gst_hybrid_infer_start_regions (self, copy.object_class, &error))
+    goto config_failed;
+  self->skip_when_busy = copy.skip_when_busy;
+  gst_hybrid_infer_settings_clear (&copy);
+  report_device (self, note);
+  g_free (note);
+  gst_hybrid_infer_check_labels (self, gst_hybrid_infer_running_session (self));
+  if (!gst_hybrid_infer_start_class_thresholds (self, &error))
+    goto thresholds_failed;
+
+  self->frame_count = 0;
+  self->ran_hybrid = FALSE;
+  self->known_pool = NULL;
+  self->flush_ret = GST_FLOW_OK;
+  self->flush_deadline = 0;
+  self->flush_quit = FALSE;
+  /* An engine batches for its elements, and regions are batched within
+   * their frame: the element holds no frames then. */
+  if (self->session && !self->roi)
+    self->batch = gst_hybrid_batch_new ((guint) config.batch);
+  if (self->session && !self->roi && config.batch > 1)
+    self->flush_thread = g_thread_new ("hybridinfer-flush",
+        gst_hybrid_infer_flush_thread_func, self);
+  GST_OBJECT_LOCK (self);
+  self->dump_failures = 0;
+  self->dump_failures_unposted = 0;
+  g_clear_pointer (&self->dump_failed_dir, g_free);
+  self->dump_rearm = FALSE;
+  self->frame_duration = 0;
+  self->frames_inferred = 0;
+  self->frames_skipped = 0;
+  self->total_latency_us = 0;
+  self->last_latency_us = 0;
+  self->arena_bytes =
+      gst_hybrid_session_arena_bytes (gst_hybrid_infer_running_session (self));
+  self->on_engine = self->client != NULL;
+  self->frame_known = FALSE;
+  self->frame_serial = 0;
+  self->want_model = g_strdup (self->settings.model);
+  self->want_params = g_strdup (self->settings.params);
+  self->want_labels = g_strdup (self->settings.labels);
+  self->want_mask = 0;
+  self->reload_serial = self->reload_done = 0;
+  self->reload_quit = FALSE;
+  self->started = TRUE;
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+
+  /* ERRORS */
+sidecar_failed:
+  {
+    post_error (self, error, "the model's sidecar");
+    g_error_free (error);
+    gst_hybrid_infer_settings_clear (&copy);
+    return FALSE;
+  }
+config_failed:
+  {
+    post_error (self, error, "invalid property value");
+    g_error_free (error);
+    gst_hybrid_infer_settings_clear (&copy);
+    return FALSE;
+  }
+thresholds_failed:
+  {
+    post_error (self, error, "invalid property value");
+    g_error_free (error);
+    g_clear_pointer (&self->session, gst_hybrid_session_free);
+    g_clear_pointer (&self->client, gst_hybrid_engine_leave);
+    g_clear_pointer (&self->roi, gst_hybrid_roi_free);
+    return FALSE;
+  }
+session_failed:
+  {
+    gchar *what = g_strdup_printf ("model %s", config.model_path);
+    post_error (self, error, what);
+    g_free (what);
+    g_error_free (error);
+    g_free (note);
+    gst_hybrid_infer_settings_clear (&copy);
+    return FALSE;
+  }
+}
+
+gboolean
+gst_hybrid_infer_stop (GstBaseTransform * trans)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  gst_hybrid_infer_sum_up_dump_failures (self);
+  gst_hybrid_infer_reload_stop (self);
+  /* Streaming has stopped (the pads are inactive): a timed flush waiting
+   * for the stream lock gets it, sees quit and does nothing. */
+  if (self->flush_thread) {
+    g_mutex_lock (&self->flush_lock);
+    self->flush_quit = TRUE;
+    g_cond_signal (&self->flush_cond);
+    g_mutex_unlock (&self->flush_lock);
+    g_thread_join (self->flush_thread);
+    self->flush_thread = NULL;
+  }
+  g_clear_pointer (&self->batch, gst_hybrid_batch_free);
+  g_clear_pointer (&self->last, gst_hybrid_result_unref);
+  g_clear_pointer (&self->session, gst_hybrid_session_free);
+  g_clear_pointer (&self->client, gst_hybrid_engine_leave);
+  g_clear_pointer (&self->roi, gst_hybrid_roi_free);
+  GST_OBJECT_LOCK (self);
+  self->on_engine = FALSE;
+  GST_OBJECT_UNLOCK (self);
+  gst_caps_replace (&self->failed_caps, NULL);
+  return TRUE;
+}

@@ -1,0 +1,57 @@
+/*
+ * gsthybridinfer-thresholds.c — class-thresholds: per class, the score it
+ * is reported with (property-parse.h), its classes looked up in the
+ * running model's labels.  At start a bad value is an error; set while
+ * playing, or met by a reload's new labels, it is looked up again by the
+ * streaming thread before the next result, and a bad value is a warning
+ * (`threshold` alone applies until class-thresholds is set again).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gsthybridinfer-private.h"
+
+/* start(), once the model the frames run on is there.  FALSE + error
+ * naming the property. */
+gboolean
+gst_hybrid_infer_start_class_thresholds (GstHybridInfer * self,
+    GError ** error)
+{
+  guint n_labels;
+  const char *const *labels =
+      gst_hybrid_session_labels (gst_hybrid_infer_running_session (self),
+      &n_labels);
+  GST_OBJECT_LOCK (self);
+  gboolean ok = hyg_class_thresholds_parse (self->settings.class_thresholds,
+      labels, n_labels, &self->class_thresholds, error);
+  self->class_thresholds_dirty = FALSE;
+  GST_OBJECT_UNLOCK (self);
+  return ok;
+}
+
+/* The class thresholds the next result is read with, NULL for none.
+ * Streaming thread: the session it looks labels up in is the one that
+ * runs (a reload swaps it under the stream lock). */
+const hyg_class_thresholds *
+gst_hybrid_infer_class_thresholds (GstHybridInfer * self)
+{
+  GError *error = NULL;
+  GST_OBJECT_LOCK (self);
+  if (self->class_thresholds_dirty) {
+    guint n_labels;
+    const char *const *labels =
+        gst_hybrid_session_labels (gst_hybrid_infer_running_session (self),
+        &n_labels);
+    self->class_thresholds_dirty = FALSE;
+    hyg_class_thresholds_parse (self->settings.class_thresholds, labels,
+        n_labels, &self->class_thresholds, &error);
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (error) {
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", error->message),
+        ("only threshold applies until class-thresholds is set again"));
+    g_error_free (error);
+  }
+  return self->class_thresholds.n ? &self->class_thresholds : NULL;
+}
