@@ -1,8 +1,9 @@
 /*
- * shape.cuh — the index arithmetic of transpose, slice and slice_axis on
- * the GPU (shape.cu, slice.cu), shared with tests/cuda/emulate-shape.cu.
+ * shape.cuh — the index arithmetic of transpose, slice, slice_axis and
+ * slice_like on the GPU (shape.cu, slice.cu), shared with
+ * tests/cuda/emulate-shape.cu.
  *
- * All three are strided gathers: output element i, unravelled over the
+ * All four are strided gathers: output element i, unravelled over the
  * output's axes, reads the input at base + Σ index[k]·stride[k].  The host
  * builds the walk once per call, dropping length-1 axes and merging axes
  * that stay adjacent in the input (as the CPU transpose does), so that the
@@ -86,6 +87,20 @@ hy_cuda_slice_walk (const hy_slice_params *p, const hy_shape *in)
     hy_cuda_strided_push (&w, count, step * in_stride[i]);
   }
   return w;
+}
+
+/* slice_like: every cut starts at 0 and ends where the output's shape
+ * says, which is a slice from 0 to the output's dims (as the CPU kernel
+ * reads it). */
+static inline hy_cuda_strided_args
+hy_cuda_slice_like_walk (const hy_shape *in, const hy_shape *out)
+{
+  hy_slice_params s = {};
+  s.op = HY_OP_SLICE;
+  s.n = out->ndim;
+  for (int i = 0; i < out->ndim; i++)
+    s.end[i] = out->dims[i];
+  return hy_cuda_slice_walk (&s, in);
 }
 
 /* slice_axis: (outer, len, inner) read as (outer, end - begin, inner). */

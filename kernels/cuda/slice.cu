@@ -1,11 +1,12 @@
 /*
- * slice.cu — CUDA kernels of slice, slice_axis, Concat and SliceChannel.
+ * slice.cu — CUDA kernels of slice, slice_axis, slice_like, Concat and
+ * SliceChannel.
  *
- * slice and slice_axis are strided gathers (shape.cuh); a cut that leaves
- * one contiguous run, e.g. whole rows, is a device-to-device copy.  Concat
- * and SliceChannel move up to HY_CUDA_PARTS_MAX parts per launch
- * (slice.cuh); when nothing lies outside the joined axis (concat along
- * axis 0) each part is one contiguous copy instead.
+ * slice, slice_axis and slice_like are strided gathers (shape.cuh); a cut
+ * that leaves one contiguous run, e.g. whole rows, is a device-to-device
+ * copy.  Concat and SliceChannel move up to HY_CUDA_PARTS_MAX parts per
+ * launch (slice.cuh); when nothing lies outside the joined axis (concat
+ * along axis 0) each part is one contiguous copy instead.
  */
 #include "cuda-kernel.h"
 #include "launch.cuh"
@@ -16,6 +17,8 @@ extern "C" {
 void hy_cuda_slice (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 void hy_cuda_slice_axis (hy_cuda_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+void hy_cuda_slice_like (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 void hy_cuda_concat (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
@@ -44,6 +47,18 @@ hy_cuda_slice_axis (hy_cuda_ctx *ctx, const void *params,
     return;
   const hy_cuda_strided_args w = hy_cuda_slice_axis_walk (
       (const hy_slice_axis_params *) params, &in[0]->shape);
+  hy_cuda_strided_gather (ctx, &w, in[0], out[0]);
+}
+
+/* The second input gives only the shape, which the output has already. */
+extern "C" void
+hy_cuda_slice_like (hy_cuda_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  if (hy_shape_numel (&out[0]->shape) == 0)
+    return;
+  const hy_cuda_strided_args w = hy_cuda_slice_like_walk (&in[0]->shape,
+      &out[0]->shape);
   hy_cuda_strided_gather (ctx, &w, in[0], out[0]);
 }
 
