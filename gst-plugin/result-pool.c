@@ -78,8 +78,10 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
     }
   }
   if (spec->output == GST_HYBRID_OUTPUT_DETECTION && n >= 1
-      && pool->layout[0].ndim >= 2)
+      && pool->layout[0].ndim >= 2) {
     pool->max_detections = (guint) pool->layout[0].dims[1];
+    pool->boxes_normalized = gst_hybrid_detection_boxes_normalized (model);
+  }
   if (spec->output == GST_HYBRID_OUTPUT_SEGMENTATION) {
     /* (B, C, H, W): the class map (1, H, W) */
     const GstHybridTensor *head = &pool->layout[0];
