@@ -80,10 +80,12 @@ hy_parse_bool (const char *s, gboolean *out)
   return FALSE;
 }
 
-gboolean
-hy_parse_tuple (const char *s, hy_tuple *out, gboolean allow_none)
+/* The entries of "(a, b)", "[a,b]", "(a,)", "()" or a bare "a", each
+ * stripped of blanks; an empty vector for "()"; NULL when the text is
+ * empty or an entry is missing ("(,)", "(1,,2)"). */
+static GStrv
+tuple_entries (const char *s)
 {
-  hy_tuple t = { 0 };
   g_autofree char *body = strip_dup (s);
   size_t len = strlen (body);
   char *p = body;
@@ -92,23 +94,37 @@ hy_parse_tuple (const char *s, hy_tuple *out, gboolean allow_none)
     body[len - 1] = '\0';
     p = body + 1;
   } else if (len == 0) {
-    return FALSE;
+    return NULL;
   }
   p = (char *) skip_space (p);
-  if (*p == '\0') {
-    *out = t;                   /* "()" */
-    return TRUE;
-  }
-  g_auto (GStrv) parts = g_strsplit (p, ",", -1);
+  if (*p == '\0')
+    return g_new0 (char *, 1);  /* "()" */
+  GStrv parts = g_strsplit (p, ",", -1);
   guint n = g_strv_length (parts);
   for (guint i = 0; i < n; i++) {
     g_strstrip (parts[i]);
-    if (parts[i][0] == '\0') {
-      /* Only a trailing comma may leave an empty entry: "(6,)". */
-      if (i == n - 1 && i > 0)
-        break;
-      return FALSE;
+    if (parts[i][0] != '\0')
+      continue;
+    /* Only a trailing comma may leave an empty entry: "(6,)". */
+    if (i == n - 1 && i > 0) {
+      g_free (parts[i]);
+      parts[i] = NULL;
+      break;
     }
+    g_strfreev (parts);
+    return NULL;
+  }
+  return parts;
+}
+
+gboolean
+hy_parse_tuple (const char *s, hy_tuple *out, gboolean allow_none)
+{
+  hy_tuple t = { 0 };
+  g_auto (GStrv) parts = tuple_entries (s);
+  if (!parts)
+    return FALSE;
+  for (guint i = 0; parts[i]; i++) {
     if (t.n >= HY_MAX_TUPLE)
       return FALSE;
     if (!strcmp (parts[i], "None")) {
@@ -119,6 +135,22 @@ hy_parse_tuple (const char *s, hy_tuple *out, gboolean allow_none)
       continue;
     }
     if (!hy_parse_int (parts[i], &t.v[t.n]))
+      return FALSE;
+    t.n++;
+  }
+  *out = t;
+  return TRUE;
+}
+
+gboolean
+hy_parse_float_tuple (const char *s, hy_float_tuple *out)
+{
+  hy_float_tuple t = { 0 };
+  g_auto (GStrv) parts = tuple_entries (s);
+  if (!parts)
+    return FALSE;
+  for (guint i = 0; parts[i]; i++) {
+    if (t.n >= HY_MAX_TUPLE || !hy_parse_float (parts[i], &t.v[t.n]))
       return FALSE;
     t.n++;
   }
@@ -252,6 +284,18 @@ hy_attr_tuple (GHashTable *attrs, const char *key, hy_tuple *out,
   if (!hy_parse_tuple (v, out, allow_none))
     return bad_value (error, key, v, allow_none
         ? "a tuple of integers or None" : "a tuple of integers");
+  return TRUE;
+}
+
+gboolean
+hy_attr_float_tuple (GHashTable *attrs, const char *key, const char *def,
+    hy_float_tuple *out, GError **error)
+{
+  const char *v = hy_attr_string (attrs, key);
+  if (!v)
+    v = def;
+  if (!hy_parse_float_tuple (v, out))
+    return bad_value (error, key, v, "a tuple of numbers");
   return TRUE;
 }
 

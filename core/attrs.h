@@ -25,6 +25,11 @@ typedef struct hy_tuple {
   guint32 none_mask;            /* bit i set: entry i was "None" */
 } hy_tuple;
 
+typedef struct hy_float_tuple {
+  int n;
+  double v[HY_MAX_TUPLE];
+} hy_float_tuple;
+
 gboolean hy_attr_int (GHashTable *attrs, const char *key, int64_t def,
     int64_t *out, GError **error);
 /* "None" (or absent) sets *is_none and leaves *out = def. */
@@ -38,6 +43,11 @@ gboolean hy_attr_bool (GHashTable *attrs, const char *key, gboolean def,
  * "None" only if allow_none. */
 gboolean hy_attr_tuple (GHashTable *attrs, const char *key, hy_tuple *out,
     gboolean allow_none, GError **error);
+/* A tuple of numbers ("(0.1, 0.1, 0.2, 0.2)", "[1]", a bare "0.5"), at
+ * most HY_MAX_TUPLE of them; absent: `def`, written the same way (MXNet's
+ * default as its docs print it). */
+gboolean hy_attr_float_tuple (GHashTable *attrs, const char *key,
+    const char *def, hy_float_tuple *out, GError **error);
 /* One of `choices` (NULL-terminated); *out is its index. */
 gboolean hy_attr_enum (GHashTable *attrs, const char *key,
     const char *const *choices, int def, int *out, GError **error);
@@ -59,5 +69,6 @@ gboolean hy_parse_int (const char *s, int64_t *out);
 gboolean hy_parse_float (const char *s, double *out);
 gboolean hy_parse_bool (const char *s, gboolean *out);
 gboolean hy_parse_tuple (const char *s, hy_tuple *out, gboolean allow_none);
+gboolean hy_parse_float_tuple (const char *s, hy_float_tuple *out);
 
 #endif /* HY_ATTRS_H */

@@ -23,6 +23,7 @@
 #include "model-impl.h"
 #include "backend.h"
 #include "plan.h"
+#include "passes/graph-edit.h"
 
 /* How many input shapes keep a plan; the least recently used goes first.
  * Each plan holds an arena and its own optimised graph, so this bounds
@@ -44,6 +45,12 @@ struct hy_executor {
   hy_backend *backend;
   gboolean on_host;             /* the backend's memory is host memory */
   hy_kernel_ptr *kernels;       /* per node; NULL for variables */
+  /* Per node: whether a graph output depends on it.  Imperative mode runs
+   * only those, as MXNet (whose graph holds only what its outputs reach)
+   * and hybrid mode (whose plan prunes the rest) do: a node whose kernel
+   * can fail on its values (gather_nd) then fails the forward in both
+   * modes or in neither. */
+  gboolean *live;
   hy_tensor ***values;          /* imperative: per node, per output */
   /* Imperative mode on a device: */
   hy_tensor ***host_values;     /*   host copies of what is looked at */
@@ -226,6 +233,7 @@ hy_executor_new_on (const hy_model *model, hy_backend *backend,
   exec->backend = backend;
   exec->on_host = backend->iface->host_memory;
   exec->kernels = g_new0 (hy_kernel_ptr, n);
+  exec->live = hy_graph_live_mask (g);
   exec->values = g_new0 (hy_tensor **, n);
   if (!exec->on_host) {
     exec->host_values = g_new0 (hy_tensor **, n);
@@ -270,6 +278,7 @@ hy_executor_free (hy_executor *exec)
   g_free (exec->host_values);
   g_free (exec->values);
   g_free (exec->kernels);
+  g_free (exec->live);
   g_free (exec->in_buf);
   g_free (exec->out_buf);
   hy_backend_free (exec->backend);
@@ -343,7 +352,7 @@ allocate_outputs (hy_executor *exec, GError **error)
   hy_graph *g = hy_shapes_graph (exec->shapes);
   for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
     hy_node *node = hy_graph_node (g, i);
-    if (!node->op)
+    if (!node->op || !exec->live[i])
       continue;
     exec->values[i] = g_new0 (hy_tensor *, node->n_outputs);
     for (guint k = 0; k < node->n_outputs; k++) {
@@ -532,7 +541,7 @@ hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
   gboolean hooked = exec->hook != NULL;
   for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
     hy_node *node = hy_graph_node (g, i);
-    if (!node->op)
+    if (!node->op || !exec->live[i])
       continue;
     double t0 = hooked ? now_us () : 0;
     if (!run_node (exec, i, inputs, error))

@@ -665,6 +665,24 @@ bind_inputs (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
   return TRUE;
 }
 
+/* Runs calls [first, first + n) (all of them with a capture), naming the
+ * node of the call that failed when the backend can tell which. */
+static gboolean
+run_calls (hy_plan *plan, int first, int n, void **capture, GError **error)
+{
+  hy_backend *be = plan->backend;
+  be->failed_call = -1;
+  if (be->iface->run (be, &plan->calls[first], n, capture, error))
+    return TRUE;
+  int c = be->failed_call < 0 ? -1 : first + be->failed_call;
+  if (c >= 0 && c < plan->n_calls && plan->call_nodes[c] != G_MAXUINT) {
+    const hy_node *node = hy_graph_node (plan->graph, plan->call_nodes[c]);
+    g_prefix_error (error, "node '%s' (op %s): ", node->name,
+        node->op->name);
+  }
+  return FALSE;
+}
+
 gboolean
 hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
     GError **error)
@@ -672,7 +690,7 @@ hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
   hy_backend *be = plan->backend;
   const hy_backend_iface *iface = be->iface;
   if (!bind_inputs (plan, inputs, n_inputs, error)
-      || !iface->run (be, plan->calls, plan->n_calls, &plan->capture, error))
+      || !run_calls (plan, 0, plan->n_calls, &plan->capture, error))
     return FALSE;
   for (int h = 0; plan->host_outputs && h < plan->n_outputs; h++) {
     if (!iface->download (be, plan->host_outputs[h]->data,
@@ -743,7 +761,7 @@ hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
   for (int it = 0; it < iterations; it++) {
     for (int c = 0; c < plan->n_calls; c++) {
       double t0 = now_ms ();
-      if (!be->iface->run (be, &plan->calls[c], 1, NULL, error))
+      if (!run_calls (plan, c, 1, NULL, error))
         return FALSE;
       plan->profile[c].ms += now_ms () - t0;
     }

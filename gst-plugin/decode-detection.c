@@ -1,11 +1,28 @@
 /*
  * decode-detection.c — boxes above the threshold (their class's own, from
- * class-thresholds, or `threshold`), mapped from the model
- * input back to the frame (layouts: decode.c).
+ * class-thresholds, or `threshold`), mapped from the model input back to
+ * the frame (layouts: decode.c).  A MultiBoxDetection head gives its
+ * corners as fractions of the model input (its anchors are
+ * MultiBoxPrior's): they are scaled to input pixels first.
  */
+#include <string.h>
+
 #include "decode.h"
 #include "result-fields.h"
 #include "result-pool.h"
+
+gboolean
+gst_hybrid_detection_boxes_normalized (const hy_model *model)
+{
+  const char *head = hy_model_n_outputs (model) >= 1
+      ? hy_model_output_name (model, 0) : NULL;
+  for (int i = 0; head && i < hy_model_n_nodes (model); i++) {
+    hy_node_desc d;
+    if (hy_model_node (model, i, &d) && !strcmp (d.name, head))
+      return !strcmp (d.op, "_contrib_MultiBoxDetection");
+  }
+  return FALSE;
+}
 
 void
 gst_hybrid_decode_detection (GstHybridResult *r,
@@ -30,6 +47,11 @@ gst_hybrid_decode_detection (GstHybridResult *r,
   }
   const hy_frame_config *pc = hy_frame_plan_config (spec->plan);
   gfloat fw = (gfloat) pc->src_width, fh = (gfloat) pc->src_height;
+  gfloat sx = 1.0f, sy = 1.0f;
+  if (pool->boxes_normalized) {
+    sx = (gfloat) pc->dst_width;
+    sy = (gfloat) pc->dst_height;
+  }
   for (guint k = 0; k < k_rows; k++) {
     gfloat id = ids[k * stride], score = scores[k * stride];
     const gfloat *b = boxes + k * box_stride;
@@ -40,8 +62,8 @@ gst_hybrid_decode_detection (GstHybridResult *r,
                 spec->threshold)))
       continue;
     gfloat x1, y1, x2, y2;
-    hy_frame_plan_to_frame (spec->plan, b[0], b[1], &x1, &y1);
-    hy_frame_plan_to_frame (spec->plan, b[2], b[3], &x2, &y2);
+    hy_frame_plan_to_frame (spec->plan, b[0] * sx, b[1] * sy, &x1, &y1);
+    hy_frame_plan_to_frame (spec->plan, b[2] * sx, b[3] * sy, &x2, &y2);
     x1 = CLAMP (x1, 0.0f, fw);
     x2 = CLAMP (x2, x1, fw);
     y1 = CLAMP (y1, 0.0f, fh);

@@ -8,8 +8,9 @@
  *  - three heads ids (B, K, 1), scores (B, K, 1), bboxes (B, K, 4): what
  *    GluonCV's SSD, YOLOv3 and Faster R-CNN exports return;
  *  - those three and masks (B, K, M, M): Mask R-CNN's (decode-masks.c).
- * Boxes are in model-input pixels (GluonCV's convention); a negative class
- * id marks an empty row (GluonCV pads with -1).
+ * Boxes are in model-input pixels (GluonCV's convention), or fractions of
+ * the input from a MultiBoxDetection head (decode-detection.c); a negative
+ * class id marks an empty row (GluonCV pads with -1).
  */
 #include <string.h>
 

@@ -104,6 +104,12 @@ GstHybridResult *gst_hybrid_result_new (GstHybridResultPool * pool,
 
 /* ---- the interpretations, for decode.c ---------------------------------- */
 
+/* Whether the first head comes straight from a _contrib_MultiBoxDetection
+ * (MXNet's symbol-API SSD): its rows are [class_id, score, x1, y1, x2, y2]
+ * as in the one-head layout, but the corners are fractions of the model
+ * input, not input pixels.  Asked once per result pool. */
+gboolean gst_hybrid_detection_boxes_normalized (const hy_model * model);
+
 void gst_hybrid_decode_classification (GstHybridResult * r,
     const GstHybridResultSpec * spec);
 void gst_hybrid_decode_detection (GstHybridResult * r,

@@ -78,8 +78,10 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
     }
   }
   if (spec->output == GST_HYBRID_OUTPUT_DETECTION && n >= 1
-      && pool->layout[0].ndim >= 2)
+      && pool->layout[0].ndim >= 2) {
     pool->max_detections = (guint) pool->layout[0].dims[1];
+    pool->boxes_normalized = gst_hybrid_detection_boxes_normalized (model);
+  }
   pool->mask_head = spec->output == GST_HYBRID_OUTPUT_DETECTION
       && gst_hybrid_masks_head_fits (pool->shapes, n, batch) ? 3 : -1;
   if (spec->output == GST_HYBRID_OUTPUT_SEGMENTATION) {

@@ -32,6 +32,8 @@ struct _GstHybridResultPool {
   gchar **names;
   gsize n_floats;
   guint max_detections;
+  gboolean boxes_normalized;    /* detection: corners in [0, 1] of the
+                                 * input (MultiBoxDetection), not pixels */
   guint n_classes;              /* segmentation: C, counted per result */
   gint mask_head;               /* detection: the (1, K, M, M) masks head, or -1 */
   gsize block_size, tensors_at, detections_at, counts_at, data_at;

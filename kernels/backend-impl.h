@@ -68,7 +68,8 @@ typedef struct hy_backend_iface {
   /* Runs calls in order.  `capture` (may be NULL) is a plan's slot for a
    * recorded form of the same list (a CUDA graph): filled on the first
    * run, replayed on later ones, released with release_capture.  Returns
-   * FALSE with the first device failure. */
+   * FALSE with the first device failure, or a kernel's (an index out of
+   * range), naming the failed call in be->failed_call where it can. */
   gboolean (*run) (hy_backend *be, const hy_call *calls, int n_calls,
       void **capture, GError **error);
   void (*release_capture) (hy_backend *be, void *capture);
@@ -107,6 +108,11 @@ struct hy_backend {
   const hy_backend_iface *iface;
   hy_device device;
   hy_device_stats stats;        /* kept up by the backend */
+  /* After run returned FALSE: the index of the call that failed, so that
+   * the caller can name its node; -1 when the backend cannot tell (a
+   * device that reports failures after the fact).  Callers set it to -1
+   * before run. */
+  int failed_call;
 };
 
 /* The backends themselves (NULL when not built in, or on failure). */

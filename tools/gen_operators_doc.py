@@ -258,6 +258,8 @@ GETTERS = {
     "hy_attr_float": ("float", 2),
     "hy_attr_bool": ("bool", 2),
     "hy_attr_tuple": ("tuple", None),
+    # The default is a string, written as MXNet's docs print it: "(1.0,)".
+    "hy_attr_float_tuple": ("tuple of numbers", 2),
     "hy_attr_enum": ("enum", 3),
     "hy_attr_dtype": ("dtype", 2),
     "hy_attr_string": ("string", None),
@@ -267,7 +269,7 @@ GETTERS = {
 # Stronger evidence of an attribute's type wins when one key is read twice
 # (a presence or "None" check, then the real getter).
 KIND_RANK = {None: 0, "string": 1, "bool": 2, "int": 3, "float": 3,
-             "tuple": 4, "dtype": 5, "enum": 5}
+             "tuple": 4, "tuple of numbers": 4, "dtype": 5, "enum": 5}
 
 # Helpers whose defaults depend on the kernel's rank, which reading their
 # bodies cannot show: (key argument, kind, default made from the args).
@@ -476,6 +478,8 @@ class FamilyReader:
             elif kind == "dtype":
                 dm = re.fullmatch(r"HY_DTYPE_(\w+)", raw)
                 default = dm.group(1).lower() if dm else None
+            elif re.fullmatch(r'"[^"]*"', raw):
+                default = raw[1:-1]
             else:
                 default = self.constant(raw)
         elif kind == "tuple":

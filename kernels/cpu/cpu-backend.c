@@ -45,17 +45,22 @@ cpu_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
 {
   hy_cpu_ctx *ctx = &((cpu_backend *) be)->ctx;
   be->stats.direct_calls += n_calls;
-  /* A workspace that cannot grow, or a library call that failed, comes
-   * back here (cpu-kernel.h): the forward fails with an error, as an
-   * arena that cannot be had does. */
+  /* A workspace that cannot grow, a library call that failed, or a kernel
+   * that refuses its input (an index out of range) comes back here
+   * (cpu-kernel.h): the forward fails with an error, as an arena that
+   * cannot be had does. */
   jmp_buf no_memory;
   volatile int c = 0;
   ctx->failure[0] = '\0';
   if (setjmp (no_memory)) {
     ctx->on_no_memory = NULL;
-    if (ctx->failure[0])
-      g_set_error (error, HY_ERROR, HY_ERROR_BACKEND, "call %d of %d: %s",
-          c + 1, n_calls, ctx->failure);
+    be->failed_call = c;
+    int code = ctx->failure_is_input ? HY_ERROR_INVALID : HY_ERROR_BACKEND;
+    if (ctx->failure[0] && n_calls == 1)
+      g_set_error (error, HY_ERROR, code, "%s", ctx->failure);
+    else if (ctx->failure[0])
+      g_set_error (error, HY_ERROR, code, "call %d of %d: %s", c + 1,
+          n_calls, ctx->failure);
     else
       g_set_error (error, HY_ERROR, HY_ERROR_NO_MEMORY,
           "out of memory: call %d of %d needs %.1f MiB of CPU kernel "

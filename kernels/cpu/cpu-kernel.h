@@ -2,8 +2,9 @@
  * cpu-kernel.h — the contract between the core and the CPU kernels.
  *
  * A kernel runs one op on contiguous float32 tensors whose shapes the core
- * has already inferred and validated: kernels never fail and never see a
- * graph, a file or a node name.  Every params struct (kernels/params/)
+ * has already inferred and validated: kernels never fail on shapes (on
+ * values only through hy_cpu_refuse) and never see a graph, a file or a
+ * node name.  Every params struct (kernels/params/)
  * starts with the op id so a family kernel knows which member it runs.
  *
  * Scratch memory comes from the context's workspace, never from malloc on
@@ -19,6 +20,7 @@
 #define HY_CPU_KERNEL_H
 
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <glib.h>
@@ -36,8 +38,10 @@ typedef struct hy_cpu_ctx {
    * directly), and how many bytes were asked for. */
   jmp_buf *on_no_memory;
   size_t denied_bytes;
-  /* Set by hy_cpu_fail before it jumps there too: what failed. */
+  /* Set by hy_cpu_fail (and hy_cpu_refuse) before it jumps there too:
+   * what failed, and whether it was the input's values. */
   char failure[160];
+  bool failure_is_input;
 } hy_cpu_ctx;
 
 /* Returns at least `size` bytes of 64-byte aligned scratch, valid until the
@@ -54,6 +58,14 @@ void *hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size);
  * cannot grow does, and the forward fails with HY_ERROR_BACKEND.  From
  * the thread that called the kernel only, outside its parallel loops. */
 void hy_cpu_fail (hy_cpu_ctx *ctx, const char *format, ...)
+    G_GNUC_PRINTF (2, 3) G_GNUC_NORETURN;
+/* The same for a kernel whose input values it cannot use (MXNet raises on
+ * them: an index out of range): the forward fails with HY_ERROR_INVALID
+ * and the message, which the caller prefixes with the node and op.  Call
+ * it before writing any output, from the thread that called the kernel,
+ * outside its parallel loops.  Formats into the context: allocates
+ * nothing, so hybrid mode stays allocation-free up to the error itself. */
+void hy_cpu_refuse (hy_cpu_ctx *ctx, const char *format, ...)
     G_GNUC_PRINTF (2, 3) G_GNUC_NORETURN;
 void hy_cpu_ctx_clear (hy_cpu_ctx *ctx);
 

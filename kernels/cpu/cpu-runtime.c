@@ -30,6 +30,16 @@ hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size)
   return ctx->workspace;
 }
 
+/* Back to the backend's run with ctx->failure set (cpu-kernel.h). */
+static void G_GNUC_NORETURN
+jump_back (hy_cpu_ctx *ctx)
+{
+  if (ctx->on_no_memory)
+    longjmp (*ctx->on_no_memory, 1);
+  g_printerr ("hybridinfer: %s\n", ctx->failure);
+  abort ();                     /* no one to tell: a kernel test's context */
+}
+
 void
 hy_cpu_fail (hy_cpu_ctx *ctx, const char *format, ...)
 {
@@ -37,10 +47,19 @@ hy_cpu_fail (hy_cpu_ctx *ctx, const char *format, ...)
   va_start (args, format);
   g_vsnprintf (ctx->failure, sizeof ctx->failure, format, args);
   va_end (args);
-  if (ctx->on_no_memory)
-    longjmp (*ctx->on_no_memory, 1);
-  g_printerr ("hybridinfer: %s\n", ctx->failure);
-  abort ();                     /* no one to tell: a kernel test's context */
+  ctx->failure_is_input = false;
+  jump_back (ctx);
+}
+
+void
+hy_cpu_refuse (hy_cpu_ctx *ctx, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_vsnprintf (ctx->failure, sizeof ctx->failure, format, args);
+  va_end (args);
+  ctx->failure_is_input = true;
+  jump_back (ctx);
 }
 
 void

@@ -150,10 +150,30 @@ hy_cpu_stack (hy_cpu_ctx *ctx, const void *params,
  * data slice at (indices[0, j], ..., indices[M-1, j]).  An index i of axis
  * size n is valid in [-n, n-1] as a float, as in MXNet 1.9.1's bound check;
  * a negative one gets n added before truncation toward zero (so -0.5 on
- * size 2 reads row 1, as MXNet does).  MXNet raises IndexError on any
- * other index; a kernel cannot fail here, so that row comes out as zeros. */
+ * size 2 reads row 1, as MXNet does).
+ *
+ * Any other index fails the forward before anything is written, with
+ * MXNet's IndexError message and the index it reports: of the first axis
+ * that has any, its last bad index.  A NaN index is refused too: MXNet's
+ * check lets it through and its kernel then reads outside the data. */
 void hy_cpu_gather_nd (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+static void
+check_indices (hy_cpu_ctx *ctx, const float *idx, int m, int64_t rows,
+    const hy_shape *d)
+{
+  for (int a = 0; a < m; a++) {
+    const float n = (float) d->dims[a];
+    for (int64_t r = rows; r-- > 0;) {
+      float v = idx[a * rows + r];
+      if (!(v >= -n && v <= n - 1.0f))
+        hy_cpu_refuse (ctx, "IndexError: index %g is out of bounds for axis "
+            "%d with size %" G_GINT64_FORMAT " (indices column %"
+            G_GINT64_FORMAT ")", v, a, (gint64) d->dims[a], (gint64) r);
+    }
+  }
+}
 
 void
 hy_cpu_gather_nd (hy_cpu_ctx *ctx, const void *params,
@@ -173,23 +193,15 @@ hy_cpu_gather_nd (hy_cpu_ctx *ctx, const void *params,
   }
   const float *x = in[0]->data, *idx = in[1]->data;
   float *y = out[0]->data;
+  check_indices (ctx, idx, m, rows, d);
   for (int64_t r = 0; r < rows; r++) {
     int64_t off = 0;
-    gboolean ok = TRUE;
-    for (int a = 0; a < m && ok; a++) {
+    for (int a = 0; a < m; a++) {
       float v = idx[a * rows + r];
-      const float n = (float) d->dims[a];
-      if (!(v >= -n && v <= n - 1.0f)) {
-        ok = FALSE;
-        break;
-      }
       if (v < 0.0f)
-        v += n;
+        v += (float) d->dims[a];
       off += (int64_t) v * strides[a];
     }
-    if (ok)
-      memcpy (y + r * slice, x + off, (size_t) slice * sizeof (float));
-    else
-      memset (y + r * slice, 0, (size_t) slice * sizeof (float));
+    memcpy (y + r * slice, x + off, (size_t) slice * sizeof (float));
   }
 }

@@ -1508,6 +1508,92 @@ def ops_mod_gather():
         "fractional indices in [-n, n-1]: truncated after adding n to negatives")
 
 
+def multibox_inputs(rng, batch, classes, n, spread=0.25, grid=16):
+    """cls_prob (batch, classes, n) on a 1/grid grid (equal scores within an anchor and across
+    anchors are common: MXNet takes the first best class and keeps equal scores in anchor
+    order), loc_pred (batch, n * 4) and corner anchors (1, n, 4) clustered around a few
+    centres so that IoUs fall on both sides of the thresholds; some anchors reach outside
+    [0, 1] so that clip matters."""
+    cls = (rng.randint(0, grid + 1, (batch, classes, n)) / float(grid)).astype(np.float32)
+    loc = randn(rng, (batch, n * 4), 0.5)
+    centres = uniform(rng, (3, 2), 0.15, 0.85)
+    c = centres[rng.randint(0, 3, n)] + randn(rng, (n, 2), 0.08)
+    wh = uniform(rng, (n, 2), 0.1, 0.5) * spread / 0.25
+    anchors = np.concatenate([c - wh / 2, c + wh / 2], -1)[None].astype(np.float32)
+    return cls, loc, anchors
+
+
+def ops_multibox():
+    """The symbol-API SSD's MultiBoxPrior (every attribute, non-square maps, clip, explicit and
+    automatic steps) and MultiBoxDetection (thresholds, NMS on and off, nms_topk's tail rows,
+    force_suppress, variances, background_id, which MXNet's CPU kernel never reads)."""
+    def prior(name, shape, note="", nonfinite=False, **kw):
+        op("MultiBoxPrior_" + name, "_contrib_MultiBoxPrior",
+           unary(lambda d: mx.sym.contrib.MultiBoxPrior(d, name="prior", **kw), shape=shape),
+           note, nonfinite=nonfinite)
+    prior("default", (1, 3, 4, 5), "sizes (1,), ratios (1,): one anchor per position, H != W")
+    prior("ssd", (2, 8, 5, 5), "an SSD layer: two sizes, three ratios",
+          sizes=(0.2, 0.272), ratios=(1, 2, 0.5))
+    prior("clip", (1, 2, 3, 4), "anchors past the image clipped into [0, 1]",
+          sizes=(0.5, 0.75), ratios=(1, 2, 3, 1.0 / 3), clip=True)
+    prior("steps_offsets", (1, 1, 6, 4), "explicit steps (y, x) and offsets (y, x)",
+          sizes=(0.3,), ratios=(1, 2), steps=(0.1, 0.125), offsets=(0.2, 0.7))
+    prior("step_zero", (1, 1, 3, 5), "a zero step makes both automatic (1/H, 1/W)",
+          sizes=(0.4,), steps=(0, 0.25))
+    prior("bare_size_5d", (1, 2, 3, 2, 2), "sizes as a bare number; data of rank 5 (H, W are "
+          "axes 2 and 3)", sizes=0.6, ratios=[1, 4])
+    prior("negative_ratio_clip", (1, 1, 2, 3), "sqrt of a negative ratio is NaN, which clip "
+          "keeps", nonfinite=True, sizes=(0.5, 0.2), ratios=(1, -2), clip=True)
+
+    def detect(name, batch, classes, n, note="", gen=None, nonfinite=False, spread=0.25, **kw):
+        def build(rng):
+            cls, loc, anchors = (gen or multibox_inputs)(rng, batch, classes, n, spread)
+            sym = mx.sym.contrib.MultiBoxDetection(V("cls_prob"), V("loc_pred"), V("anchor"),
+                                                   name="det", **kw)
+            return sym, OrderedDict(cls_prob=cls, loc_pred=loc, anchor=anchors), {}
+        op("MultiBoxDetection_" + name, "_contrib_MultiBoxDetection", build, note,
+           nonfinite=nonfinite)
+    detect("default", 2, 4, 30, "clip, threshold 0.01, NMS 0.5 per class")
+    detect("no_clip", 2, 3, 24, "boxes past the image stay as decoded", clip=False, spread=0.6)
+    detect("force_suppress", 2, 4, 30, "suppression across classes", force_suppress=True,
+           nms_threshold=0.3)
+    detect("threshold_high", 3, 3, 16, "few detections; some images have none",
+           threshold=0.9)
+    detect("nms_topk", 2, 4, 30, "only the 5 best take part; rows past them keep their "
+           "pre-sort values with class -1", nms_topk=5)
+    detect("nms_off", 2, 3, 20, "nms_threshold 0: rows in anchor order, unsorted",
+           nms_threshold=0.0)
+    detect("nms_above_1", 1, 3, 20, "nms_threshold > 1: no NMS either", nms_threshold=1.5)
+    detect("nms_1", 2, 3, 20, "nms_threshold 1: only identical boxes suppress",
+           nms_threshold=1.0, clip=False)
+    detect("variances", 2, 3, 24, "variances other than SSD's",
+           variances=(0.2, 0.3, 0.1, 0.4), nms_threshold=0.45)
+    detect("background_id", 2, 4, 30, "background_id 2 changes nothing: MXNet's CPU kernel "
+           "always takes class 0 as the background", background_id=2)
+    detect("background_only", 2, 1, 10, "one class, the background: every row -1")
+
+    def ties(rng, batch, classes, n, spread):
+        # identical anchors and offsets with equal scores: MXNet keeps the earlier anchor;
+        # equal best classes within an anchor: the first wins
+        cls, loc, anchors = multibox_inputs(rng, batch, classes, n, spread, grid=4)
+        anchors[0, n // 2:] = anchors[0, :n - n // 2]
+        loc[:, (n // 2) * 4:] = loc[:, :(n - n // 2) * 4]
+        return cls, loc, anchors
+    detect("ties", 2, 3, 24, "duplicate anchors, equal scores, equal best classes", gen=ties,
+           force_suppress=True)
+
+    def nonfinite_inputs(rng, batch, classes, n, spread):
+        cls, loc, anchors = multibox_inputs(rng, batch, classes, n, spread)
+        cls[0, 1, 0] = np.nan   # never the best class
+        cls[0, 2, 3] = np.nan
+        cls[1, 1, 2] = np.inf   # the best class, score inf
+        loc[0, 5] = np.nan      # a NaN corner: clipped to 1
+        loc[1, 10] = np.inf     # an infinite width
+        return cls, loc, anchors
+    detect("nan", 2, 3, 16, "NaN/Inf in probabilities and offsets", gen=nonfinite_inputs,
+           nonfinite=True)
+
+
 def register_ops():
     ops_convolution()
     ops_batchnorm()
@@ -1531,6 +1617,7 @@ def register_ops():
     ops_ordering()
     ops_mod_gather()
     ops_two_stage()
+    ops_multibox()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1650,6 +1737,70 @@ def register_legacy():
     register("legacy_attr09", "small", "legacy", legacy_builder("0.9"),
              note="MXNet 0.9 layout: all attributes under attr, mxnet_version 900, aux variables "
                   "present")
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Whole graphs written with the symbol API (no Gluon)
+# ---------------------------------------------------------------------------------------------
+
+def ssd_symbol(classes=3):
+    """A small SSD as MXNet's own symbol-API example wrote them: two feature maps, each with a
+    class and a box predictor and its MultiBoxPrior anchors, joined by transpose/Flatten/Concat,
+    a channel softmax, then MultiBoxDetection."""
+    data = V("data")
+    x = mx.sym.Convolution(data, num_filter=8, kernel=(3, 3), pad=(1, 1), name="conv1")
+    x = mx.sym.Activation(x, act_type="relu", name="relu1")
+    f1 = mx.sym.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool1")
+    x = mx.sym.Convolution(f1, num_filter=8, kernel=(3, 3), pad=(1, 1), name="conv2")
+    x = mx.sym.Activation(x, act_type="relu", name="relu2")
+    f2 = mx.sym.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool2")
+    layers = [(f1, (0.2, 0.3), (1, 2, 0.5)), (f2, (0.45, 0.6), (1, 2))]
+    cls_preds, loc_preds, anchors = [], [], []
+    for k, (f, sizes, ratios) in enumerate(layers):
+        per = len(sizes) + len(ratios) - 1
+        cls = mx.sym.Convolution(f, num_filter=per * (classes + 1), kernel=(3, 3), pad=(1, 1),
+                                 name="cls_pred%d" % k)
+        cls = mx.sym.transpose(cls, axes=(0, 2, 3, 1))
+        cls_preds.append(mx.sym.Flatten(cls))
+        loc = mx.sym.Convolution(f, num_filter=per * 4, kernel=(3, 3), pad=(1, 1),
+                                 name="loc_pred%d" % k)
+        loc = mx.sym.transpose(loc, axes=(0, 2, 3, 1))
+        loc_preds.append(mx.sym.Flatten(loc))
+        a = mx.sym.contrib.MultiBoxPrior(f, sizes=sizes, ratios=ratios, clip=k == 1,
+                                         name="anchors%d" % k)
+        anchors.append(mx.sym.Flatten(a))
+    cls = mx.sym.Concat(*cls_preds, dim=1, name="cls_concat")
+    cls = mx.sym.Reshape(cls, shape=(0, -1, classes + 1))
+    cls = mx.sym.transpose(cls, axes=(0, 2, 1))
+    cls_prob = mx.sym.SoftmaxActivation(cls, mode="channel", name="cls_prob")
+    loc = mx.sym.Concat(*loc_preds, dim=1, name="loc_concat")
+    anc = mx.sym.Reshape(mx.sym.Concat(*anchors, dim=1), shape=(0, -1, 4), name="anchors")
+    return mx.sym.contrib.MultiBoxDetection(cls_prob, loc, anc, name="detection",
+                                            nms_threshold=0.45, threshold=0.5, nms_topk=40)
+
+
+def symbol_builder(make_sym, data_shape):
+    def build(case, case_dir, rng):
+        sym = make_sym()
+        arg_shapes, _, _ = sym.infer_shape(data=data_shape)
+        params = OrderedDict()
+        for name, shp in zip(sym.list_arguments(), arg_shapes):
+            if name == "data":
+                continue
+            fan_in = int(np.prod(shp[1:])) if len(shp) > 1 else 1
+            # Scores spread out (best 0.93) without saturating at 1: the 41 best of each image
+            # lie >= 1e-4 apart and every score >= 5e-4 from the threshold, so that rounding
+            # cannot reorder MXNet's NMS (checked when the scale was chosen)
+            params[name] = randn(rng, shp, 0.75 / np.sqrt(fan_in) if len(shp) > 1 else 0.3)
+        inputs = OrderedDict(data=smooth_images(rng, data_shape))
+        return write_symbol_case(case, case_dir, sym, inputs, params)
+    return build
+
+
+def register_models():
+    register("model_ssd_symbol", "small", "model", symbol_builder(ssd_symbol, (2, 3, 16, 16)),
+             note="symbol-API SSD: convolutions -> class/box predictors -> MultiBoxPrior on two "
+                  "maps -> channel softmax -> MultiBoxDetection (threshold 0.5, nms_topk 40)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2371,6 +2522,7 @@ def main(argv=None):
     register_seeds()
     register_ops()
     register_legacy()
+    register_models()
     register_zoo()
     register_detection_zoo()
     register_dense_zoo()

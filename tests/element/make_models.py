@@ -18,6 +18,13 @@ answers are known (a red frame *is* "red") and the files stay tiny:
                 the boxes the quadrants in model-input pixels (64x64).
   quadrants3    the same as three heads, GluonCV's SSD/YOLO export layout:
                 ids (1, 4, 1), scores (1, 4, 1), bboxes (1, 4, 4).
+  quadrants-multibox  the same answers from MXNet's symbol-API SSD ops,
+                written with mx.sym: per-class sigmoid scores and a
+                background row into _contrib_MultiBoxDetection (threshold 0,
+                zero offsets) over the four quadrants as anchors.  Its head
+                (B, 4, 6) has corners as fractions of the input, not pixels;
+                equal scores keep anchor order, so rows come in quadrant
+                order with the black quadrant last.
   segment       semantic segmentation, one head (1, 4, H/2, W/2): per 2x2
                 block, scores for background (a constant 100), red, green
                 and blue (the block's mean channel values, 0..255), so that
@@ -120,6 +127,50 @@ class Quadrants(gluon.HybridBlock):
         self.mix.bias.set_data(nd.zeros(3))
 
 
+def quadrants_multibox():
+    """Quadrants as an SSD head: (B, 1 + 3, 4) class scores, zero box
+    offsets, the quadrants as normalised anchors.  Offsets come from the
+    data (zeros_like) so that any batch size fits."""
+    data = mx.sym.var("data")
+    mix = mx.sym.Convolution(data, num_filter=3, kernel=(1, 1), name="mix")
+    pooled = mx.sym.Pooling(mix, kernel=(DET_SIZE // 2, DET_SIZE // 2),
+                            stride=(DET_SIZE // 2, DET_SIZE // 2),
+                            pool_type="avg", name="pool")   # (B, 3, 2, 2)
+    x = mx.sym.Reshape(pooled, shape=(0, 0, -1))             # (B, 3, 4)
+    scores = mx.sym.sigmoid((x - 0.5) * 12.0)
+    background = mx.sym.zeros_like(mx.sym.slice_axis(scores, axis=1, begin=0,
+                                                     end=1))
+    cls_prob = mx.sym.Concat(background, scores, dim=1, name="cls_prob")
+    flat = mx.sym.Reshape(pooled, shape=(0, -1))             # (B, 12)
+    loc = mx.sym.zeros_like(mx.sym.slice_axis(mx.sym.tile(flat, reps=(1, 2)),
+                                              axis=1, begin=0, end=16))
+    anchors = mx.sym.var("anchors", shape=(1, 4, 4))
+    det = mx.sym.contrib.MultiBoxDetection(cls_prob, loc, anchors,
+                                           threshold=0.0, name="detection")
+    w = np.zeros((3, 3, 1, 1), np.float32)
+    for c in range(3):
+        w[c, c] = 1.0 / 255.0
+    quads = np.array([[[0, 0, 0.5, 0.5], [0.5, 0, 1, 0.5], [0, 0.5, 0.5, 1],
+                       [0.5, 0.5, 1, 1]]], np.float32)
+    params = {"arg:mix_weight": nd.array(w), "arg:mix_bias": nd.zeros(3),
+              "arg:anchors": nd.array(quads)}
+    det.save(os.path.join(OUT, "quadrants-multibox-symbol.json"))
+    nd.save(os.path.join(OUT, "quadrants-multibox-0000.params"), params)
+    # MXNet's own answer for a quadrants frame: red, green, blue, black
+    x = np.zeros((1, 3, DET_SIZE, DET_SIZE), np.float32)
+    h = DET_SIZE // 2
+    x[0, 0, :h, :h] = 255
+    x[0, 1, :h, h:] = 255
+    x[0, 2, h:, :h] = 255
+    block = gluon.SymbolBlock.imports(
+        os.path.join(OUT, "quadrants-multibox-symbol.json"), ["data"],
+        os.path.join(OUT, "quadrants-multibox-0000.params"))
+    rows = block(nd.array(x)).asnumpy()[0]
+    if list(rows[:, 0]) != [0, 1, 2, 0] or not np.allclose(
+            rows[:, 2:], quads[0][[0, 1, 2, 3]]):
+        sys.exit("quadrants-multibox: unexpected rows %s" % rows)
+
+
 SEG_LABELS = ["background", "red", "green", "blue"]
 SEG_BACKGROUND = 100.0
 
@@ -209,6 +260,7 @@ def main():
         export(net, name, (1, 3, DET_SIZE, DET_SIZE))
     with open(os.path.join(OUT, "quadrants.txt"), "w") as f:
         f.write("\n".join(DET_LABELS) + "\n")
+    quadrants_multibox()
 
     net = Segment(prefix="segment_")
     net.initialize()

@@ -561,11 +561,20 @@ check_quadrant_rois (GstBuffer * buf, int w, int h, guint expected)
   fail_unless_equals_int (n, expected);
 }
 
+/* The same boxes from every detection layout: one (B, K, 6) head in
+ * input pixels, GluonCV's three heads, and MXNet's MultiBoxDetection head
+ * with corners as fractions of the input. */
 GST_START_TEST (test_detection_meta)
 {
-  static const gchar *models[] = { "quadrants", "quadrants3" };
+  static const struct
+  {
+    const gchar *name;
+    guint heads;
+  } models[] = { {"quadrants", 1}, {"quadrants3", 3},
+  {"quadrants-multibox", 1}
+  };
   for (guint m = 0; m < G_N_ELEMENTS (models); m++) {
-    GstElement *e = infer_new (models[m]);
+    GstElement *e = infer_new (models[m].name);
     g_object_set (e, "input-size", "64x64", NULL);
     GstHarness *h = harness_for (e, NULL);
     set_caps (h, "RGBA", 128, 96);
@@ -579,8 +588,10 @@ GST_START_TEST (test_detection_meta)
     fail_unless (gst_structure_get_int (s, "count", &count));
     fail_unless_equals_int (count, 3);
     GstHybridTensorMeta *tm = gst_buffer_get_hybrid_tensor_meta (out);
-    fail_unless_equals_int (tm->n_tensors, m ? 3 : 1);
-    fail_unless_equals_int (tm->tensors[m ? 2 : 0].dims[2], m ? 4 : 6);
+    gboolean three = models[m].heads == 3;
+    fail_unless_equals_int (tm->n_tensors, models[m].heads);
+    fail_unless_equals_int (tm->tensors[three ? 2 : 0].dims[2],
+        three ? 4 : 6);
     gst_buffer_unref (out);
 
     /* threshold: the black quadrant comes in too */
@@ -595,28 +606,32 @@ GST_START_TEST (test_detection_meta)
 
 GST_END_TEST;
 
-/* Letterboxed, boxes map back through the padding to the frame. */
+/* Letterboxed, boxes map back through the padding to the frame (in
+ * pixels or as fractions of the input alike). */
 GST_START_TEST (test_detection_letterbox)
 {
-  GstElement *e = infer_new ("quadrants");
-  g_object_set (e, "input-size", "64x64", NULL);
-  gst_util_set_object_arg (G_OBJECT (e), "resize", "letterbox");
-  GstHarness *h = harness_for (e, NULL);
-  set_caps (h, "RGB", 128, 64);
-  GstBuffer *out = gst_harness_push_and_pull (h,
-      frame_new ("RGB", 128, 64, pick_red, 0));
-  gpointer state = NULL;
-  GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *)
-      gst_buffer_iterate_meta_filtered (out, &state,
-      GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE);
-  /* the top-left quadrant of the tensor is half padding */
-  fail_unless (roi != NULL);
-  fail_unless_equals_int (roi->x, 0);
-  fail_unless_equals_int (roi->y, 0);
-  fail_unless_equals_int (roi->w, 64);
-  fail_unless_equals_int (roi->h, 32);
-  gst_buffer_unref (out);
-  gst_harness_teardown (h);
+  static const gchar *models[] = { "quadrants", "quadrants-multibox" };
+  for (guint m = 0; m < G_N_ELEMENTS (models); m++) {
+    GstElement *e = infer_new (models[m]);
+    g_object_set (e, "input-size", "64x64", NULL);
+    gst_util_set_object_arg (G_OBJECT (e), "resize", "letterbox");
+    GstHarness *h = harness_for (e, NULL);
+    set_caps (h, "RGB", 128, 64);
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        frame_new ("RGB", 128, 64, pick_red, 0));
+    gpointer state = NULL;
+    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *)
+        gst_buffer_iterate_meta_filtered (out, &state,
+        GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE);
+    /* the top-left quadrant of the tensor is half padding */
+    fail_unless (roi != NULL);
+    fail_unless_equals_int (roi->x, 0);
+    fail_unless_equals_int (roi->y, 0);
+    fail_unless_equals_int (roi->w, 64);
+    fail_unless_equals_int (roi->h, 32);
+    gst_buffer_unref (out);
+    gst_harness_teardown (h);
+  }
 }
 
 GST_END_TEST;

@@ -1045,15 +1045,14 @@ gen_arange (gen *g, const char *op)
   emit (g, op);
 }
 
-/* Listed in ops.def but not implemented yet: the loader must say so. */
-static void
+/* Listed in ops.def but not implemented yet: the loader must say so.
+ * (`#define gen_<family> gen_unimplemented` for an HY_OP_KNOWN family.) */
+static void G_GNUC_UNUSED
 gen_unimplemented (gen *g, const char *op)
 {
   in_val (g, pick_val (g));
   emit (g, op);
 }
-
-#define gen_multibox_prior gen_unimplemented
 
 static const char *const resize_modes[] = { "size", "odd_scale", "like",
   "to_even_down", "to_even_up", "to_odd_down", "to_odd_up", "scale",
@@ -1361,6 +1360,81 @@ gen_box_decode (gen *g, const char *op)
       attr (g, keys[k], "%s", rand_float (g));
   if (chance (&g->s, 2))
     attr_pick (g, "format", box_formats);
+  emit (g, op);
+}
+
+/* A tuple of 1 to 3 numbers most of the time (now and then none, or 5),
+ * each one rand_float's: malformed entries included. */
+static void
+attr_float_tuple (gen *g, const char *key, int usual)
+{
+  int n = chance (&g->s, 6) ? (int) pick (&g->s, 6) : usual;
+  GString *t = g_string_new (chance (&g->s, 4) ? "[" : "(");
+  for (int i = 0; i < n; i++)
+    g_string_append_printf (t, "%s%s", i ? ", " : "", rand_float (g));
+  g_string_append_c (t, t->str[0] == '[' ? ']' : ')');
+  attr (g, key, "%s", t->str);
+  g_string_free (t, TRUE);
+}
+
+/* Anchors of a map of rank 4 (now and then another rank), with lists of
+ * sizes and ratios of any length, steps and offsets in and out of range. */
+static void
+gen_multibox_prior (gen *g, const char *op)
+{
+  in_val (g, pick_val_rank (g, 4, 5));
+  if (chance (&g->s, 2))
+    attr_float_tuple (g, "sizes", 1 + (int) pick (&g->s, 3));
+  if (chance (&g->s, 2))
+    attr_float_tuple (g, "ratios", 1 + (int) pick (&g->s, 3));
+  if (chance (&g->s, 3))
+    attr_pick (g, "clip", bools);
+  if (chance (&g->s, 3))
+    attr_float_tuple (g, "steps", 2);
+  if (chance (&g->s, 3))
+    attr_float_tuple (g, "offsets", 2);
+  emit (g, op);
+}
+
+/* cls_prob (N, C, A), loc_pred (N, A*4) and anchors (1, A, 4) that fit,
+ * now and then with one dim off; the anchors are a MultiBoxPrior's output
+ * when one of that size is around. */
+static void
+gen_multibox_detection (gen *g, const char *op)
+{
+  const val *a = pick_val_rank (g, 3, 3);
+  gboolean prior = a->shape.ndim == 3 && a->shape.dims[0] == 1
+      && a->shape.dims[2] == 4 && a->shape.dims[1] > 0
+      && a->shape.dims[1] <= 64;
+  int64_t n = 1 + pick (&g->s, 2), c = pick (&g->s, 4) + (chance (&g->s, 8)
+      ? 0 : 1), na = prior ? a->shape.dims[1] : 1 + pick (&g->s, 12);
+  hy_shape cls = { .ndim = 3, .dims = { n, c, na } };
+  hy_shape loc = { .ndim = 2, .dims = { n, na * 4 } };
+  hy_shape anc = { .ndim = 3, .dims = { 1, na, 4 } };
+  if (chance (&g->s, 8))
+    loc.dims[pick (&g->s, 2)] += chance (&g->s, 2) ? 1 : -1;
+  if (chance (&g->s, 8))
+    cls.dims[2] += 1;
+  in_const (g, cls, chance (&g->s, 2) ? FILL_POSITIVE : FILL_RANDOM);
+  in_operand (g, loc);
+  if (prior && chance (&g->s, 4) != 0)
+    in_val (g, a);
+  else
+    in_const (g, anc, FILL_POSITIVE);
+  if (chance (&g->s, 3))
+    attr_pick (g, "clip", bools);
+  if (chance (&g->s, 2))
+    attr (g, "threshold", "%s", rand_float (g));
+  if (chance (&g->s, 3))
+    attr (g, "background_id", "%d", rand_int (g, -1, 2));
+  if (chance (&g->s, 2))
+    attr (g, "nms_threshold", "%s", rand_float (g));
+  if (chance (&g->s, 3))
+    attr_pick (g, "force_suppress", bools);
+  if (chance (&g->s, 3))
+    attr_float_tuple (g, "variances", 4);
+  if (chance (&g->s, 2))
+    attr (g, "nms_topk", "%d", rand_int (g, -1, 5));
   emit (g, op);
 }
 

@@ -597,6 +597,9 @@ main (int argc, char **argv)
       test_steady_state_fixture);
   g_test_add_data_func ("/plan-alloc/steady-state/seed_net", "seed_net",
       test_steady_state_fixture);
+  /* MultiBoxDetection's per-image scratch comes from the workspace. */
+  g_test_add_data_func ("/plan-alloc/steady-state/model_ssd_symbol",
+      "model_ssd_symbol", test_steady_state_fixture);
   g_test_add_data_func ("/plan-alloc/steady-state/zoo_resnet18_v1_b1",
       "zoo_resnet18_v1_b1", test_steady_state_zoo);
   g_test_add_data_func ("/plan-alloc/steady-state/zoo_mobilenetv2_1.0_b1",
