@@ -94,7 +94,7 @@ set +e  # setup.sh runs with -e; the suite must go on past a failure
 PY="$VENV/bin/python"
 
 log "model-zoo reference outputs (real MXNet 1.9.1) into $CACHE/fixtures/zoo"
-"$PY" tests/conformance/gen_fixtures.py --set zoo --out "$CACHE/fixtures/zoo"
+"$PY" tests/conformance/gen_fixtures.py --set zoo --out "$CACHE/fixtures/zoo" --prune
 record "zoo fixture generation" $?
 
 log "test suites"

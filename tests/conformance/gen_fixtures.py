@@ -2498,12 +2498,25 @@ def generate(case, out, force):
                                    for o in outs)
 
 
+def prune_zoo(out, known):
+    """The zoo tests run every case in the cache: one this script no longer makes (a model
+    dropped or renamed, a case left by another checkout) would be tested against a reference
+    nothing vouches for any more."""
+    for name in sorted(os.listdir(out)):
+        if name.startswith("zoo_") and name not in known \
+                and os.path.isdir(os.path.join(out, name)):
+            print("%-48s          removed: no longer a zoo case" % name)
+            shutil.rmtree(os.path.join(out, name))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", help="output directory (one sub-directory per case)")
     ap.add_argument("--set", choices=["small", "zoo", "all"], default="small")
     ap.add_argument("--only", help="only cases whose name contains this substring")
     ap.add_argument("--force", action="store_true", help="regenerate cached zoo cases")
+    ap.add_argument("--prune", action="store_true",
+                    help="(--set zoo) delete cached zoo cases this script no longer makes")
     ap.add_argument("--list", action="store_true", help="print the selected case names")
     ap.add_argument("--onednn", action="store_true",
                     help="compute with the wheel's oneDNN kernels instead of MXNet's own")
@@ -2538,6 +2551,8 @@ def main(argv=None):
     if not cases:
         ap.error("no case matches")
     os.makedirs(args.out, exist_ok=True)
+    if args.prune and args.set == "zoo" and not args.only:
+        prune_zoo(args.out, {c.name for c in cases})
     t_all = time.time()
     failed = []
     for case in cases:
