@@ -18,17 +18,25 @@
  * wrote it; without one, the bias is spread into the output before the
  * GEMM.
  *
+ * Where the CPU has AVX-512, the plan packs a GEMM convolution's weights
+ * once (conv-packed.h) and its products run on the packed kernel
+ * (sgemm-packed.h) instead of OpenBLAS, which would repack them on every
+ * call; the bias then goes in with the epilogue.
+ *
  * Threads split independent outputs only (blocks of output positions or of
  * filters, depthwise planes), never a sum.  (OpenBLAS picks its kernels by
  * the shape of each call, so a block's products may still round in the
  * last bit unlike the whole's.)
  */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu-kernel.h"
 #include "blas.h"
+#include "conv-packed.h"
 #include "epilogue.h"
+#include "sgemm-packed.h"
 #include "window.h"
 #include "kernels/params/nn.h"
 
@@ -150,6 +158,8 @@ typedef struct conv_job {
   hy_cpu_ctx *ctx;
   const conv_geom *g;
   const float *x, *w, *bias, *bn, *res;
+  const float *packed;                  /* NULL: OpenBLAS */
+  int64_t packed_group;                 /* floats per group in packed */
   const hy_fused_epilogue *fused;
   float *y;
   bool epilogue, pointwise;
@@ -236,6 +246,7 @@ conv_item (const conv_job *j, int64_t item, float *col)
     .b = lowered, .beta = bg && !j->epilogue ? 1.0f : 0.0f, .c = c,
     .ldc = j->n, .then = j->epilogue ? conv_epilogue_block : NULL,
     .then_arg = (void *) &e,
+    .packed_a = j->packed ? j->packed + grp * j->packed_group : NULL,
   };
   hy_gemm_run (j->ctx, &gm);
 }
@@ -257,15 +268,22 @@ items_share_out (int64_t n_items, int threads)
   return n_items % threads == 0 || n_items >= 4 * threads;
 }
 
+/* packed: the weights as hy_conv_packed_new packed them, or NULL. */
 static void
 conv_gemm (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
-    const float *w, const float *bias, const hy_fused_epilogue *fused,
-    const float *bn, const float *res, float *y)
+    const float *w, const float *packed, const float *bias,
+    const hy_fused_epilogue *fused, const float *bn, const float *res,
+    float *y)
 {
   const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
   conv_job j = {
     .ctx = ctx, .g = g, .x = x, .w = w, .bias = bias, .bn = bn, .res = res,
-    .fused = fused, .y = y, .epilogue = hy_epilogue_is_set (fused),
+    .packed = packed,
+    .packed_group = (int64_t) hy_packed_a_floats (fg, cg * g->k_size),
+    .fused = fused, .y = y,
+    /* The packed kernel runs the epilogue on blocks still in cache: the
+     * bias goes in there rather than in a pass of its own before. */
+    .epilogue = hy_epilogue_is_set (fused) || (packed && bias),
     .pointwise = is_pointwise (g), .cg = cg, .fg = fg,
     .k = cg * g->k_size, .n = g->out_size, .ow = g->out[2],
     .out_rows = g->out[0] * g->out[1],
@@ -470,6 +488,23 @@ padded_plane_fits (const conv_geom *g)
   return padded <= 4 * plane + 4096;
 }
 
+/* Whether conv.c runs g with its depthwise loop rather than GEMMs. */
+static bool
+takes_depthwise_loop (const hy_conv_params *p, const conv_geom *g)
+{
+  return g->groups == g->channels && g->filters % g->channels == 0
+      && p->n_spatial <= 2 && !is_pointwise (g) && padded_plane_fits (g);
+}
+
+bool
+hy_cpu_convolution_is_depthwise (const hy_conv_params *p, const hy_tensor *x,
+    const hy_tensor *y)
+{
+  conv_geom g;
+  conv_geom_init (&g, p, &x->shape, &y->shape);
+  return takes_depthwise_loop (p, &g);
+}
+
 void
 hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
@@ -482,11 +517,77 @@ hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
       : NULL;
   const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
 
-  if (g.groups == g.channels && g.filters % g.channels == 0
-      && p->n_spatial <= 2 && !is_pointwise (&g) && padded_plane_fits (&g))
+  if (takes_depthwise_loop (p, &g))
     conv_depthwise (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, bn,
         res, out[0]->data);
   else
-    conv_gemm (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, bn, res,
-        out[0]->data);
+    conv_gemm (ctx, &g, in[0]->data, in[1]->data, NULL, bias, &p->fused, bn,
+        res, out[0]->data);
+}
+
+struct hy_conv_packed {
+  hy_conv_params p;
+  float *weights;               /* each group's, packed */
+};
+
+/* Where the packed kernel pays (measured in docs/PERFORMANCE.md, "Packed
+ * weights"): any product with enough output columns for its tiles. */
+static bool
+packed_pays (const conv_geom *g)
+{
+  return g->out_size >= HY_PACKED_MIN_COLS;
+}
+
+hy_conv_packed *
+hy_conv_packed_new (const hy_conv_params *p, const hy_tensor *const *in,
+    int n_in, const hy_tensor *out, uint32_t const_inputs)
+{
+  if (!hy_packed_gemm_supported () || !(const_inputs & 2u) || n_in < 2)
+    return NULL;
+  conv_geom g;
+  conv_geom_init (&g, p, &in[0]->shape, &out->shape);
+  if (takes_depthwise_loop (p, &g))     /* nothing to pack */
+    return NULL;
+  if (!packed_pays (&g) || g.filters == 0 || g.channels == 0)
+    return NULL;
+  const int64_t cg = g.channels / g.groups, fg = g.filters / g.groups;
+  const int64_t k = cg * g.k_size;
+  const size_t group_floats = hy_packed_a_floats (fg, k);
+  hy_conv_packed *conv = g_new0 (hy_conv_packed, 1);
+  conv->p = *p;
+  conv->weights = aligned_alloc (64, ((group_floats * (size_t) g.groups
+              * sizeof (float)) + 63) & ~(size_t) 63);
+  if (!conv->weights) {
+    g_free (conv);
+    return NULL;                /* OpenBLAS then runs it as before */
+  }
+  for (int64_t grp = 0; grp < g.groups; grp++)
+    hy_packed_a_pack (conv->weights + grp * group_floats, fg, k,
+        in[1]->data + grp * fg * k, k);
+  return conv;
+}
+
+void
+hy_conv_packed_free (hy_conv_packed *conv)
+{
+  if (!conv)
+    return;
+  free (conv->weights);
+  g_free (conv);
+}
+
+void
+hy_cpu_convolution_packed (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_conv_packed *conv = params;
+  const hy_conv_params *p = &conv->p;
+  conv_geom g;
+  conv_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
+  const float *bias = p->no_bias ? NULL : in[2]->data;
+  const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
+      : NULL;
+  const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
+  conv_gemm (ctx, &g, in[0]->data, in[1]->data, conv->weights, bias,
+      &p->fused, bn, res, out[0]->data);
 }
