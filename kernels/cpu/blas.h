@@ -52,6 +52,7 @@ typedef struct hy_gemm {
    * the packed kernel, which then runs the product in place of OpenBLAS
    * (untransposed A and B, beta 0 or 1 only). */
   const float *packed_a;
+  int packed_layout;            /* hy_packed_layout: how it was packed */
 } hy_gemm;
 
 /* Runs the product on ctx's threads when it is big enough to pay for

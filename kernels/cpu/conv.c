@@ -159,6 +159,7 @@ typedef struct conv_job {
   const conv_geom *g;
   const float *x, *w, *bias, *bn, *res;
   const float *packed;                  /* NULL: OpenBLAS */
+  int packed_layout;
   int64_t packed_group;                 /* floats per group in packed */
   const hy_fused_epilogue *fused;
   float *y;
@@ -247,6 +248,7 @@ conv_item (const conv_job *j, int64_t item, float *col)
     .ldc = j->n, .then = j->epilogue ? conv_epilogue_block : NULL,
     .then_arg = (void *) &e,
     .packed_a = j->packed ? j->packed + grp * j->packed_group : NULL,
+    .packed_layout = j->packed_layout,
   };
   hy_gemm_run (j->ctx, &gm);
 }
@@ -268,18 +270,26 @@ items_share_out (int64_t n_items, int threads)
   return n_items % threads == 0 || n_items >= 4 * threads;
 }
 
+struct hy_conv_packed {
+  hy_conv_params p;
+  hy_packed_layout layout;
+  float *weights;               /* each group's, packed */
+};
+
 /* packed: the weights as hy_conv_packed_new packed them, or NULL. */
 static void
 conv_gemm (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
-    const float *w, const float *packed, const float *bias,
+    const float *w, const hy_conv_packed *packed, const float *bias,
     const hy_fused_epilogue *fused, const float *bn, const float *res,
     float *y)
 {
   const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
   conv_job j = {
     .ctx = ctx, .g = g, .x = x, .w = w, .bias = bias, .bn = bn, .res = res,
-    .packed = packed,
-    .packed_group = (int64_t) hy_packed_a_floats (fg, cg * g->k_size),
+    .packed = packed ? packed->weights : NULL,
+    .packed_layout = packed ? packed->layout : HY_PACKED_WIDE,
+    .packed_group = packed ? (int64_t) hy_packed_a_floats (packed->layout,
+        fg, cg * g->k_size) : 0,
     .fused = fused, .y = y,
     /* The packed kernel runs the epilogue on blocks still in cache: the
      * bias goes in there rather than in a pass of its own before. */
@@ -525,17 +535,25 @@ hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
         res, out[0]->data);
 }
 
-struct hy_conv_packed {
-  hy_conv_params p;
-  float *weights;               /* each group's, packed */
-};
-
 /* Where the packed kernel pays (measured in docs/PERFORMANCE.md, "Packed
  * weights"): any product with enough output columns for its tiles. */
 static bool
 packed_pays (const conv_geom *g)
 {
   return g->out_size >= HY_PACKED_MIN_COLS;
+}
+
+/* The narrow tiles for maps of up to this many positions: 7×7 and 14×14,
+ * ResNet's and MobileNet's last stages.  Measured on Zen 5, one thread
+ * (docs/PERFORMANCE.md, "Packed weights"): on 7×7 maps the narrow tiles
+ * ran at 240-263 GFLOP/s where the wide ones computed 64 columns for 49
+ * (176-198), on 14×14 3-6 % faster, on 28×28 and more 1-15 % slower. */
+#define NARROW_MAX_COLS 256
+
+static hy_packed_layout
+packed_layout_for (const conv_geom *g)
+{
+  return g->out_size <= NARROW_MAX_COLS ? HY_PACKED_NARROW : HY_PACKED_WIDE;
 }
 
 hy_conv_packed *
@@ -552,9 +570,10 @@ hy_conv_packed_new (const hy_conv_params *p, const hy_tensor *const *in,
     return NULL;
   const int64_t cg = g.channels / g.groups, fg = g.filters / g.groups;
   const int64_t k = cg * g.k_size;
-  const size_t group_floats = hy_packed_a_floats (fg, k);
   hy_conv_packed *conv = g_new0 (hy_conv_packed, 1);
   conv->p = *p;
+  conv->layout = packed_layout_for (&g);
+  const size_t group_floats = hy_packed_a_floats (conv->layout, fg, k);
   conv->weights = aligned_alloc (64, ((group_floats * (size_t) g.groups
               * sizeof (float)) + 63) & ~(size_t) 63);
   if (!conv->weights) {
@@ -562,7 +581,7 @@ hy_conv_packed_new (const hy_conv_params *p, const hy_tensor *const *in,
     return NULL;                /* OpenBLAS then runs it as before */
   }
   for (int64_t grp = 0; grp < g.groups; grp++)
-    hy_packed_a_pack (conv->weights + grp * group_floats, fg, k,
+    hy_packed_a_pack (conv->layout, conv->weights + grp * group_floats, fg, k,
         in[1]->data + grp * fg * k, k);
   return conv;
 }
@@ -588,6 +607,6 @@ hy_cpu_convolution_packed (hy_cpu_ctx *ctx, const void *params,
   const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
       : NULL;
   const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
-  conv_gemm (ctx, &g, in[0]->data, in[1]->data, conv->weights, bias,
+  conv_gemm (ctx, &g, in[0]->data, in[1]->data, conv, bias,
       &p->fused, bn, res, out[0]->data);
 }

@@ -8,8 +8,10 @@
  *  - a row or column block of C is computed bit for bit as in the whole
  *    product, nothing outside the block is written, and the `then`
  *    callback sees every element of the block exactly once;
- *  - convolutions (3×3, 1×1, strided, padded, dilated, grouped, batch 2)
- *    with bias, BatchNorm, residual and relu fused, on two threads.
+ *  - both layouts (wide tiles, narrow tiles);
+ *  - convolutions (3×3, 1×1, strided, padded, dilated, grouped, batch 2,
+ *    maps that take either layout) with bias, BatchNorm, residual and
+ *    relu fused, on two threads.
  *
  * On a CPU without AVX-512 the kernel is never chosen: the tests say so
  * and skip.
@@ -33,12 +35,16 @@ fill (float *v, int64_t n, guint32 seed)
   g_rand_free (r);
 }
 
+static const hy_packed_layout layouts[] = {
+  HY_PACKED_WIDE, HY_PACKED_NARROW,
+};
+
 static float *
-packed_of (const float *a, int64_t m, int64_t k)
+packed_of (hy_packed_layout layout, const float *a, int64_t m, int64_t k)
 {
-  float *p = aligned_alloc (64, (hy_packed_a_floats (m, k) * sizeof (float)
-          + 63) & ~(size_t) 63);
-  hy_packed_a_pack (p, m, k, a, k);
+  float *p = aligned_alloc (64, (hy_packed_a_floats (layout, m, k)
+          * sizeof (float) + 63) & ~(size_t) 63);
+  hy_packed_a_pack (layout, p, m, k, a, k);
   return p;
 }
 
@@ -61,7 +67,8 @@ count_block (void *arg, int64_t row0, int64_t rows, int64_t col0,
 #define GUARD 12345.0f
 
 static void
-check_gemm (int64_t m, int64_t k, int64_t n, bool accumulate)
+check_gemm (hy_packed_layout layout, int64_t m, int64_t k, int64_t n,
+    bool accumulate)
 {
   const int64_t ldb = n + 5, ldc = n + 3;
   float *a = g_new (float, m * k), *b = g_new (float, k * ldb);
@@ -69,14 +76,14 @@ check_gemm (int64_t m, int64_t k, int64_t n, bool accumulate)
   fill (a, m * k, 1);
   fill (b, k * ldb, 2);
   fill (c0, m * ldc, 3);
-  float *p = packed_of (a, m, k);
+  float *p = packed_of (layout, a, m, k);
   /* Columns past n are C's padding: they must keep their value. */
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = n; j < ldc; j++)
       c0[i * ldc + j] = GUARD;
   memcpy (c, c0, (size_t) (m * ldc) * sizeof *c);
   coverage cv = { g_new0 (int, m * ldc), ldc };
-  hy_packed_gemm (p, m, k, 0, m, b, ldb, n, c, ldc, accumulate, 0,
+  hy_packed_gemm (layout, p, m, k, 0, m, b, ldb, n, c, ldc, accumulate, 0,
       count_block, &cv);
   for (int64_t i = 0; i < m; i++) {
     for (int64_t j = 0; j < ldc; j++) {
@@ -92,9 +99,9 @@ check_gemm (int64_t m, int64_t k, int64_t n, bool accumulate)
         mag += fabs ((double) a[i * k + q] * b[q * ldb + j]);
       }
       if (!(fabs (got - want) <= 1e-5 * (mag + 1)))
-        g_error ("m %" G_GINT64_FORMAT " k %" G_GINT64_FORMAT " n %"
+        g_error ("layout %d, m %" G_GINT64_FORMAT " k %" G_GINT64_FORMAT " n %"
             G_GINT64_FORMAT ": C[%" G_GINT64_FORMAT "][%" G_GINT64_FORMAT
-            "] = %g, want %g", m, k, n, i, j, got, want);
+            "] = %g, want %g", layout, m, k, n, i, j, got, want);
       g_assert_cmpint (cv.seen[i * ldc + j], ==, 1);
     }
   }
@@ -121,13 +128,14 @@ test_shapes (void)
 {
   if (skip_without_kernel ())
     return;
-  static const int64_t ms[] = { 1, 7, 8, 9, 24, 70 };
-  static const int64_t ks[] = { 1, 3, 127, 128, 129, 300 };
-  static const int64_t ns[] = { 1, 15, 16, 17, 47, 48, 49, 100, 200 };
-  for (guint x = 0; x < G_N_ELEMENTS (ms); x++)
-    for (guint y = 0; y < G_N_ELEMENTS (ks); y++)
-      for (guint z = 0; z < G_N_ELEMENTS (ns); z++)
-        check_gemm (ms[x], ks[y], ns[z], (x + y + z) % 2 == 1);
+  static const int64_t ms[] = { 1, 7, 8, 9, 17, 24, 47, 70 };
+  static const int64_t ks[] = { 1, 3, 127, 128, 129, 257, 300 };
+  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 47, 48, 49, 100 };
+  for (guint l = 0; l < G_N_ELEMENTS (layouts); l++)
+    for (guint x = 0; x < G_N_ELEMENTS (ms); x++)
+      for (guint y = 0; y < G_N_ELEMENTS (ks); y++)
+        for (guint z = 0; z < G_N_ELEMENTS (ns); z++)
+          check_gemm (layouts[l], ms[x], ks[y], ns[z], (x + y + z) % 2 == 1);
 }
 
 /* Large enough for C and A to be cut into several L2 blocks. */
@@ -136,8 +144,10 @@ test_large (void)
 {
   if (skip_without_kernel ())
     return;
-  check_gemm (1032, 260, 70, false);
-  check_gemm (40, 70, 1700, true);
+  for (guint l = 0; l < G_N_ELEMENTS (layouts); l++) {
+    check_gemm (layouts[l], 1032, 600, 70, false);
+    check_gemm (layouts[l], 40, 70, 1700, true);
+  }
 }
 
 /* Blocks of C, as the threads split a product, are computed bit for bit
@@ -152,23 +162,28 @@ test_blocks_match_whole (void)
   float *whole = g_new0 (float, m * n), *parts = g_new0 (float, m * n);
   fill (a, m * k, 4);
   fill (b, k * n, 5);
-  float *p = packed_of (a, m, k);
-  hy_packed_gemm (p, m, k, 0, m, b, n, n, whole, n, false, 0, NULL, NULL);
-  /* Row blocks (at multiples of MR), then column blocks of them. */
-  const int64_t r_cut = 3 * HY_PACKED_MR, c_cut = 37;
-  hy_packed_gemm (p, m, k, 0, r_cut, b, n, n, parts, n, false, 0, NULL,
-      NULL);
-  hy_packed_gemm (p, m, k, r_cut, m - r_cut, b, n, c_cut,
-      parts + r_cut * n, n, false, 0, NULL, NULL);
-  hy_packed_gemm (p, m, k, r_cut, m - r_cut, b + c_cut, n, n - c_cut,
-      parts + r_cut * n + c_cut, n, false, c_cut, NULL, NULL);
-  g_assert_cmpmem (whole, m * n * sizeof (float), parts,
-      m * n * sizeof (float));
+  for (guint l = 0; l < G_N_ELEMENTS (layouts); l++) {
+    const hy_packed_layout lt = layouts[l];
+    float *p = packed_of (lt, a, m, k);
+    hy_packed_gemm (lt, p, m, k, 0, m, b, n, n, whole, n, false, 0, NULL,
+        NULL);
+    /* Row blocks (at multiples of the alignment, not of a whole tile),
+     * then column blocks of them. */
+    const int64_t r_cut = 2 * HY_PACKED_ROW_ALIGN, c_cut = 37;
+    hy_packed_gemm (lt, p, m, k, 0, r_cut, b, n, n, parts, n, false, 0,
+        NULL, NULL);
+    hy_packed_gemm (lt, p, m, k, r_cut, m - r_cut, b, n, c_cut,
+        parts + r_cut * n, n, false, 0, NULL, NULL);
+    hy_packed_gemm (lt, p, m, k, r_cut, m - r_cut, b + c_cut, n, n - c_cut,
+        parts + r_cut * n + c_cut, n, false, c_cut, NULL, NULL);
+    g_assert_cmpmem (whole, m * n * sizeof (float), parts,
+        m * n * sizeof (float));
+    free (p);
+  }
   g_free (a);
   g_free (b);
   g_free (whole);
   g_free (parts);
-  free (p);
 }
 
 /* ---- convolutions -------------------------------------------------------- */
@@ -186,6 +201,9 @@ static const conv_case conv_cases[] = {
   { 1, 3, 23, 16, 7, 2, 3, 1, 1, false, true, false, true },
   { 2, 24, 10, 36, 3, 1, 2, 2, 3, true, false, true, false },
   { 1, 200, 5, 9, 3, 1, 1, 1, 1, true, true, true, true },
+  /* more than 256 output positions: the wide tiles */
+  { 1, 40, 20, 24, 3, 1, 1, 1, 1, true, true, true, true },
+  { 2, 24, 33, 20, 1, 1, 0, 1, 2, false, false, false, true },
 };
 
 /* The convolution, its epilogue after it, in double precision. */
