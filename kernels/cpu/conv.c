@@ -105,8 +105,8 @@ im2col (const conv_geom *g, const float *x, int64_t channels, int64_t r0,
   const int64_t oh = g->out[1], ow = g->out[2];
   float *dst = col;
   if (g->k[0] == 1 && g->out[0] == 1 && g->in[0] == 1
-      && hy_im2col_tap_2d_supported (g->stride[2])) {
-    /* 2-D at column stride 2: one tap's rows at a time, masked
+      && hy_im2col_tap_2d_supported (g->stride[2], ow)) {
+    /* 2-D, strided or on a small map: one tap's rows at a time, masked
      * (im2col-avx512.h). */
     const int64_t rows = r1 - r0;
     for (int64_t c = 0; c < channels; c++)
@@ -114,7 +114,7 @@ im2col (const conv_geom *g, const float *x, int64_t channels, int64_t r0,
         for (int64_t kw = 0; kw < g->k[2]; kw++, dst += rows * ow)
           hy_im2col_tap_2d (dst, x + c * g->in_size, g->in[1], g->in[2], ow,
               r0, r1, g->stride[1], kh * g->dilate[1] - g->pad[1],
-              kw * g->dilate[2] - g->pad[2]);
+              g->stride[2], kw * g->dilate[2] - g->pad[2]);
     return;
   }
   for (int64_t c = 0; c < channels; c++) {
