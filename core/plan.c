@@ -702,10 +702,10 @@ hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
 }
 
 static double
-now_ms (void)
+now_ms (clockid_t clock)
 {
   struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
+  clock_gettime (clock, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -716,6 +716,9 @@ describe_calls (hy_plan *plan)
   plan->profile = g_new0 (hy_layer_profile, MAX (plan->n_calls, 1));
   for (int c = 0; c < plan->n_calls; c++) {
     hy_layer_profile *l = &plan->profile[c];
+    if (plan->backend->iface->call_kernel_name)
+      l->kernel = plan->backend->iface->call_kernel_name (plan->backend,
+          &plan->calls[c]);
     if (plan->call_nodes[c] == G_MAXUINT) {
       l->node = "(output copy)";
       l->op = "_copy";
@@ -755,19 +758,23 @@ hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
   if (!plan->profile)
     describe_calls (plan);
   for (int c = 0; c < plan->n_calls; c++)
-    plan->profile[c].ms = 0;
+    plan->profile[c].ms = plan->profile[c].cpu_ms = 0;
   if (!bind_inputs (plan, inputs, n_inputs, error))
     return FALSE;
   for (int it = 0; it < iterations; it++) {
     for (int c = 0; c < plan->n_calls; c++) {
-      double t0 = now_ms ();
+      double c0 = now_ms (CLOCK_PROCESS_CPUTIME_ID);
+      double t0 = now_ms (CLOCK_MONOTONIC);
       if (!run_calls (plan, c, 1, NULL, error))
         return FALSE;
-      plan->profile[c].ms += now_ms () - t0;
+      plan->profile[c].ms += now_ms (CLOCK_MONOTONIC) - t0;
+      plan->profile[c].cpu_ms += now_ms (CLOCK_PROCESS_CPUTIME_ID) - c0;
     }
   }
-  for (int c = 0; c < plan->n_calls; c++)
+  for (int c = 0; c < plan->n_calls; c++) {
     plan->profile[c].ms /= MAX (iterations, 1);
+    plan->profile[c].cpu_ms /= MAX (iterations, 1);
+  }
   *layers = plan->profile;
   *n_layers = plan->n_calls;
   return TRUE;

@@ -64,6 +64,9 @@ typedef struct hy_backend_iface {
    * release_call frees. */
   gboolean (*prepare_call) (hy_backend *be, hy_call *call, GError **error);
   void (*release_call) (hy_backend *be, hy_call *call);
+  /* Optional: which implementation runs a (prepared) call, for profiles,
+   * where the backend chooses between several; NULL otherwise. */
+  const char *(*call_kernel_name) (hy_backend *be, const hy_call *call);
 
   /* Runs calls in order.  `capture` (may be NULL) is a plan's slot for a
    * recorded form of the same list (a CUDA graph): filled on the first

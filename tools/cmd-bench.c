@@ -341,8 +341,14 @@ print_json (const bench_args *a, const char *device, const char *mode,
       json_builder_add_string_value (b, r->layers[i].op);
       json_builder_set_member_name (b, "ms");
       json_builder_add_double_value (b, r->layers[i].ms);
+      json_builder_set_member_name (b, "cpu_ms");
+      json_builder_add_double_value (b, r->layers[i].cpu_ms);
       json_builder_set_member_name (b, "flop");
       json_builder_add_double_value (b, r->layers[i].flop);
+      if (r->layers[i].kernel) {
+        json_builder_set_member_name (b, "kernel");
+        json_builder_add_string_value (b, r->layers[i].kernel);
+      }
       json_builder_end_object (b);
     }
     json_builder_end_array (b);

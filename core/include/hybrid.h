@@ -298,6 +298,12 @@ typedef struct hy_layer_profile {
   double flop;                  /* arithmetic per forward (a multiply-add
                                  * is 2); 0 where memory, not arithmetic,
                                  * bounds it */
+  double cpu_ms;                /* mean CPU time per forward, all threads
+                                 * (with one thread, what an idle machine's
+                                 * ms would be, however busy this one is) */
+  const char *kernel;           /* which implementation ran it where the
+                                 * backend has a choice ("packed",
+                                 * "openblas", "onednn"), else NULL */
 } hy_layer_profile;
 
 /* A per-layer profile of the hybridized forward for `inputs`: runs

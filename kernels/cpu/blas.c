@@ -14,10 +14,14 @@
 #include <glib.h>
 
 #include "blas.h"
+#include "sgemm-packed.h"
 
 /* Blocks of C start at multiples of this many rows or columns: whole
- * cache lines, and whole tiles of OpenBLAS's micro-kernels. */
+ * cache lines, and whole tiles of OpenBLAS's micro-kernels and of the
+ * packed kernel's panels (HY_PACKED_ROW_ALIGN rows). */
 #define BLOCK_ALIGN 16
+_Static_assert (BLOCK_ALIGN % HY_PACKED_ROW_ALIGN == 0,
+    "row blocks must start on the packed kernel's tiles");
 
 /* Matrix-vector products up to this size run in gemv.c; larger ones,
  * which stream from beyond the L2 cache, in OpenBLAS (level with ours
@@ -114,6 +118,13 @@ gemm_block (const hy_gemm *g, int64_t r0, int64_t rows, int64_t c0,
   const float *a = g->a + (g->trans_a ? r0 : r0 * lda);
   const float *b = g->b + (g->trans_b ? c0 * ldb : c0);
   float *c = g->c + r0 * g->ldc + c0;
+
+  if (g->packed_a) {
+    /* It runs `then` itself, on blocks still in cache. */
+    hy_packed_gemm (g->packed_layout, g->packed_a, g->m, g->k, r0, rows, b, ldb, cols, c,
+        g->ldc, g->beta != 0.0f, c0, g->then, g->then_arg);
+    return;
+  }
 
   /* A single row or column of A (or B) is a vector, strided when it
    * cuts across the storage's rows. */

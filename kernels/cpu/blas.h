@@ -48,6 +48,11 @@ typedef struct hy_gemm {
   void (*then) (void *arg, int64_t row0, int64_t rows, int64_t col0,
       int64_t cols);
   void *then_arg;
+  /* Optional: A as hy_packed_a_pack (sgemm-packed.h) packed it, once, for
+   * the packed kernel, which then runs the product in place of OpenBLAS
+   * (untransposed A and B, beta 0 or 1 only). */
+  const float *packed_a;
+  int packed_layout;            /* hy_packed_layout: how it was packed */
 } hy_gemm;
 
 /* Runs the product on ctx's threads when it is big enough to pay for

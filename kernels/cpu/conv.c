@@ -18,17 +18,26 @@
  * wrote it; without one, the bias is spread into the output before the
  * GEMM.
  *
+ * Where the CPU has AVX-512, the plan packs a GEMM convolution's weights
+ * once (conv-packed.h) and its products run on the packed kernel
+ * (sgemm-packed.h) instead of OpenBLAS, which would repack them on every
+ * call; the bias then goes in with the epilogue.
+ *
  * Threads split independent outputs only (blocks of output positions or of
  * filters, depthwise planes), never a sum.  (OpenBLAS picks its kernels by
  * the shape of each call, so a block's products may still round in the
  * last bit unlike the whole's.)
  */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu-kernel.h"
 #include "blas.h"
+#include "conv-packed.h"
 #include "epilogue.h"
+#include "im2col-avx512.h"
+#include "sgemm-packed.h"
 #include "window.h"
 #include "kernels/params/nn.h"
 
@@ -95,6 +104,19 @@ im2col (const conv_geom *g, const float *x, int64_t channels, int64_t r0,
 {
   const int64_t oh = g->out[1], ow = g->out[2];
   float *dst = col;
+  if (g->k[0] == 1 && g->out[0] == 1 && g->in[0] == 1
+      && hy_im2col_tap_2d_supported (g->stride[2], ow)) {
+    /* 2-D, strided or on a small map: one tap's rows at a time, masked
+     * (im2col-avx512.h). */
+    const int64_t rows = r1 - r0;
+    for (int64_t c = 0; c < channels; c++)
+      for (int64_t kh = 0; kh < g->k[1]; kh++)
+        for (int64_t kw = 0; kw < g->k[2]; kw++, dst += rows * ow)
+          hy_im2col_tap_2d (dst, x + c * g->in_size, g->in[1], g->in[2], ow,
+              r0, r1, g->stride[1], kh * g->dilate[1] - g->pad[1],
+              g->stride[2], kw * g->dilate[2] - g->pad[2]);
+    return;
+  }
   for (int64_t c = 0; c < channels; c++) {
     const float *plane = x + c * g->in_size;
     for (int64_t kd = 0; kd < g->k[0]; kd++) {
@@ -150,6 +172,9 @@ typedef struct conv_job {
   hy_cpu_ctx *ctx;
   const conv_geom *g;
   const float *x, *w, *bias, *bn, *res;
+  const float *packed;                  /* NULL: OpenBLAS */
+  int packed_layout;
+  int64_t packed_group;                 /* floats per group in packed */
   const hy_fused_epilogue *fused;
   float *y;
   bool epilogue, pointwise;
@@ -236,6 +261,8 @@ conv_item (const conv_job *j, int64_t item, float *col)
     .b = lowered, .beta = bg && !j->epilogue ? 1.0f : 0.0f, .c = c,
     .ldc = j->n, .then = j->epilogue ? conv_epilogue_block : NULL,
     .then_arg = (void *) &e,
+    .packed_a = j->packed ? j->packed + grp * j->packed_group : NULL,
+    .packed_layout = j->packed_layout,
   };
   hy_gemm_run (j->ctx, &gm);
 }
@@ -257,15 +284,30 @@ items_share_out (int64_t n_items, int threads)
   return n_items % threads == 0 || n_items >= 4 * threads;
 }
 
+struct hy_conv_packed {
+  hy_conv_params p;
+  hy_packed_layout layout;
+  float *weights;               /* each group's, packed */
+};
+
+/* packed: the weights as hy_conv_packed_new packed them, or NULL. */
 static void
 conv_gemm (hy_cpu_ctx *ctx, const conv_geom *g, const float *x,
-    const float *w, const float *bias, const hy_fused_epilogue *fused,
-    const float *bn, const float *res, float *y)
+    const float *w, const hy_conv_packed *packed, const float *bias,
+    const hy_fused_epilogue *fused, const float *bn, const float *res,
+    float *y)
 {
   const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
   conv_job j = {
     .ctx = ctx, .g = g, .x = x, .w = w, .bias = bias, .bn = bn, .res = res,
-    .fused = fused, .y = y, .epilogue = hy_epilogue_is_set (fused),
+    .packed = packed ? packed->weights : NULL,
+    .packed_layout = packed ? packed->layout : HY_PACKED_WIDE,
+    .packed_group = packed ? (int64_t) hy_packed_a_floats (packed->layout,
+        fg, cg * g->k_size) : 0,
+    .fused = fused, .y = y,
+    /* The packed kernel runs the epilogue on blocks still in cache: the
+     * bias goes in there rather than in a pass of its own before. */
+    .epilogue = hy_epilogue_is_set (fused) || (packed && bias),
     .pointwise = is_pointwise (g), .cg = cg, .fg = fg,
     .k = cg * g->k_size, .n = g->out_size, .ow = g->out[2],
     .out_rows = g->out[0] * g->out[1],
@@ -470,6 +512,23 @@ padded_plane_fits (const conv_geom *g)
   return padded <= 4 * plane + 4096;
 }
 
+/* Whether conv.c runs g with its depthwise loop rather than GEMMs. */
+static bool
+takes_depthwise_loop (const hy_conv_params *p, const conv_geom *g)
+{
+  return g->groups == g->channels && g->filters % g->channels == 0
+      && p->n_spatial <= 2 && !is_pointwise (g) && padded_plane_fits (g);
+}
+
+bool
+hy_cpu_convolution_is_depthwise (const hy_conv_params *p, const hy_tensor *x,
+    const hy_tensor *y)
+{
+  conv_geom g;
+  conv_geom_init (&g, p, &x->shape, &y->shape);
+  return takes_depthwise_loop (p, &g);
+}
+
 void
 hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
@@ -482,11 +541,86 @@ hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
       : NULL;
   const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
 
-  if (g.groups == g.channels && g.filters % g.channels == 0
-      && p->n_spatial <= 2 && !is_pointwise (&g) && padded_plane_fits (&g))
+  if (takes_depthwise_loop (p, &g))
     conv_depthwise (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, bn,
         res, out[0]->data);
   else
-    conv_gemm (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, bn, res,
-        out[0]->data);
+    conv_gemm (ctx, &g, in[0]->data, in[1]->data, NULL, bias, &p->fused, bn,
+        res, out[0]->data);
+}
+
+/* Where the packed kernel pays (measured in docs/PERFORMANCE.md, "Packed
+ * weights"): any product with enough output columns for its tiles. */
+static bool
+packed_pays (const conv_geom *g)
+{
+  return g->out_size >= HY_PACKED_MIN_COLS;
+}
+
+/* The narrow tiles for maps of up to this many positions: 7×7 and 14×14,
+ * ResNet's and MobileNet's last stages.  Measured on Zen 5, one thread
+ * (docs/PERFORMANCE.md, "Packed weights"): on 7×7 maps the narrow tiles
+ * ran at 240-263 GFLOP/s where the wide ones computed 64 columns for 49
+ * (176-198), on 14×14 3-6 % faster, on 28×28 and more 1-15 % slower. */
+#define NARROW_MAX_COLS 256
+
+static hy_packed_layout
+packed_layout_for (const conv_geom *g)
+{
+  return g->out_size <= NARROW_MAX_COLS ? HY_PACKED_NARROW : HY_PACKED_WIDE;
+}
+
+hy_conv_packed *
+hy_conv_packed_new (const hy_conv_params *p, const hy_tensor *const *in,
+    int n_in, const hy_tensor *out, uint32_t const_inputs)
+{
+  if (!hy_packed_gemm_supported () || !(const_inputs & 2u) || n_in < 2)
+    return NULL;
+  conv_geom g;
+  conv_geom_init (&g, p, &in[0]->shape, &out->shape);
+  if (takes_depthwise_loop (p, &g))     /* nothing to pack */
+    return NULL;
+  if (!packed_pays (&g) || g.filters == 0 || g.channels == 0)
+    return NULL;
+  const int64_t cg = g.channels / g.groups, fg = g.filters / g.groups;
+  const int64_t k = cg * g.k_size;
+  hy_conv_packed *conv = g_new0 (hy_conv_packed, 1);
+  conv->p = *p;
+  conv->layout = packed_layout_for (&g);
+  const size_t group_floats = hy_packed_a_floats (conv->layout, fg, k);
+  conv->weights = aligned_alloc (64, ((group_floats * (size_t) g.groups
+              * sizeof (float)) + 63) & ~(size_t) 63);
+  if (!conv->weights) {
+    g_free (conv);
+    return NULL;                /* OpenBLAS then runs it as before */
+  }
+  for (int64_t grp = 0; grp < g.groups; grp++)
+    hy_packed_a_pack (conv->layout, conv->weights + grp * group_floats, fg, k,
+        in[1]->data + grp * fg * k, k);
+  return conv;
+}
+
+void
+hy_conv_packed_free (hy_conv_packed *conv)
+{
+  if (!conv)
+    return;
+  free (conv->weights);
+  g_free (conv);
+}
+
+void
+hy_cpu_convolution_packed (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_conv_packed *conv = params;
+  const hy_conv_params *p = &conv->p;
+  conv_geom g;
+  conv_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
+  const float *bias = p->no_bias ? NULL : in[2]->data;
+  const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
+      : NULL;
+  const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
+  conv_gemm (ctx, &g, in[0]->data, in[1]->data, conv, bias,
+      &p->fused, bn, res, out[0]->data);
 }

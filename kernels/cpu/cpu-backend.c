@@ -8,6 +8,7 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
+#include "conv-packed.h"
 #ifdef HY_HAVE_DNNL
 #include "kernels/cpu/conv-dnnl.h"
 #endif
@@ -104,25 +105,37 @@ cpu_copy_bytes (hy_backend *be, void *dst, const void *src, size_t bytes,
   return TRUE;
 }
 
-#ifdef HY_HAVE_DNNL
-/* Convolutions oneDNN takes get their primitive and reordered weights
- * here, once per plan call (conv-dnnl.h); the rest keep their kernels. */
+/* Convolutions oneDNN takes (when it is on) get their primitive and
+ * reordered weights here, once per plan call (conv-dnnl.h); of the rest,
+ * those the packed GEMM takes get their weights packed (conv-packed.h);
+ * everything else keeps its kernel. */
 static gboolean
 cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
 {
-  if (call->op != HY_OP_CONVOLUTION || !hy_conv_dnnl_enabled ())
+  if (call->op != HY_OP_CONVOLUTION)
     return TRUE;
-  GError *local = NULL;
-  hy_conv_dnnl *conv = hy_conv_dnnl_new (hy_cpu_backend_ctx (be),
-      call->params, call->in, call->n_in, call->out[0], call->const_inputs,
-      &local);
-  if (local) {
-    g_propagate_error (error, local);
-    return FALSE;
+#ifdef HY_HAVE_DNNL
+  if (hy_conv_dnnl_enabled ()) {
+    GError *local = NULL;
+    hy_conv_dnnl *conv = hy_conv_dnnl_new (hy_cpu_backend_ctx (be),
+        call->params, call->in, call->n_in, call->out[0],
+        call->const_inputs, &local);
+    if (local) {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+    if (conv) {
+      call->fn = (hy_kernel_ptr) hy_cpu_convolution_dnnl;
+      call->params = conv;
+      return TRUE;
+    }
   }
-  if (conv) {
-    call->fn = (hy_kernel_ptr) hy_cpu_convolution_dnnl;
-    call->params = conv;
+#endif
+  hy_conv_packed *packed = hy_conv_packed_new (call->params, call->in,
+      call->n_in, call->out[0], call->const_inputs);
+  if (packed) {
+    call->fn = (hy_kernel_ptr) hy_cpu_convolution_packed;
+    call->params = packed;
   }
   return TRUE;
 }
@@ -130,10 +143,29 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
 static void
 cpu_release_call (hy_backend *be, hy_call *call)
 {
+#ifdef HY_HAVE_DNNL
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl)
     hy_conv_dnnl_free ((hy_conv_dnnl *) call->params);
-}
 #endif
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
+    hy_conv_packed_free ((hy_conv_packed *) call->params);
+}
+
+static const char *
+cpu_call_kernel_name (hy_backend *be, const hy_call *call)
+{
+  if (call->op != HY_OP_CONVOLUTION)
+    return NULL;
+#ifdef HY_HAVE_DNNL
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl)
+    return "onednn";
+#endif
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
+    return "packed";
+  /* conv.c's own: OpenBLAS products, or its depthwise loop. */
+  return hy_cpu_convolution_is_depthwise (call->params, call->in[0],
+      call->out[0]) ? "depthwise" : "openblas";
+}
 
 static const hy_backend_iface cpu_iface = {
   .name = "cpu",
@@ -141,10 +173,9 @@ static const hy_backend_iface cpu_iface = {
   .free = cpu_free,
   .kernel_for = cpu_kernel_for,
   .copy_kernel = (hy_kernel_ptr) cpu_copy,
-#ifdef HY_HAVE_DNNL
   .prepare_call = cpu_prepare_call,
   .release_call = cpu_release_call,
-#endif
+  .call_kernel_name = cpu_call_kernel_name,
   .run = cpu_run,
   .alloc = cpu_alloc,
   .dealloc = cpu_dealloc,

@@ -1,0 +1,48 @@
+/*
+ * conv-packed.h — a convolution whose weights are packed once, when its
+ * plan call is set up (the CPU backend's prepare_call), for the packed
+ * AVX-512 GEMM (sgemm-packed.h); conv.c runs it as any other GEMM
+ * convolution (im2col, or none for a pointwise one; the same threads and
+ * epilogue), only the products differ.
+ *
+ * Which convolutions: those conv.c lowers to GEMMs (not its depthwise
+ * loop), weights constant for the call's life (hy_call.const_inputs),
+ * on a CPU with AVX-512F, when the rule in conv.c says the kernel pays.
+ * The rest run conv.c's OpenBLAS products as before.
+ */
+#ifndef HY_CPU_CONV_PACKED_H
+#define HY_CPU_CONV_PACKED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu-kernel.h"
+#include "kernels/params/nn.h"
+
+typedef struct hy_conv_packed hy_conv_packed;
+
+/* Output positions per image below which a convolution keeps OpenBLAS
+ * (its matrix-vector products for a single column, and no packed copy of
+ * the weights for products that small). */
+#define HY_PACKED_MIN_COLS 8
+
+/* The packed form of the convolution p over the call's tensors (in: data,
+ * weight, then the rest as nn.h orders them; shapes final; const_inputs:
+ * bit k for in[k] holding its value for good), or NULL when conv.c's
+ * plain kernel is to run it.  Keeps no pointer to the tensors. */
+hy_conv_packed *hy_conv_packed_new (const hy_conv_params *p,
+    const hy_tensor *const *in, int n_in, const hy_tensor *out,
+    uint32_t const_inputs);
+void hy_conv_packed_free (hy_conv_packed *conv);
+
+/* The kernel (hy_cpu_kernel_fn) for a call set up by hy_conv_packed_new:
+ * params is the hy_conv_packed. */
+void hy_cpu_convolution_packed (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+/* Whether conv.c's own kernel runs p (over x, into y) with its depthwise
+ * loop rather than as GEMMs (for profiles: which kernel ran). */
+bool hy_cpu_convolution_is_depthwise (const hy_conv_params *p,
+    const hy_tensor *x, const hy_tensor *y);
+
+#endif /* HY_CPU_CONV_PACKED_H */

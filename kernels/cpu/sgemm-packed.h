@@ -1,0 +1,73 @@
+/*
+ * sgemm-packed.h — a single-precision GEMM whose A (a convolution's
+ * weights, constant for a plan's life) is packed once, at set-up, into
+ * the panels its AVX-512 microkernel streams; B (im2col columns, or a
+ * pointwise convolution's input planes as they lie) and C (the output
+ * planes) stay plain row-major matrices, so nothing is repacked per call.
+ *
+ * OpenBLAS has no pre-packed GEMM: it copies A into its own panels on
+ * every call (a tenth of a ResNet's time in the profile), and its
+ * blocking is tuned for large square products, not for a convolution's
+ * thin ones (N = 49 output positions on a 7×7 map).
+ *
+ * Built for any x86-64 (the AVX-512 code has its own target attribute)
+ * and for other machines (where hy_packed_gemm_supported is false);
+ * callers fall back to OpenBLAS when it is.
+ */
+#ifndef HY_CPU_SGEMM_PACKED_H
+#define HY_CPU_SGEMM_PACKED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Whether this CPU runs the packed kernel (AVX-512F), and this process
+ * wants it (HYBRIDINFER_PACKED_GEMM=0 turns it off, for comparisons).
+ * Read once. */
+bool hy_packed_gemm_supported (void);
+
+/* How A is packed, and so which microkernel runs:
+ *  - WIDE: 8-row panels; a tile is 8 rows × 48 columns of C, its vectors
+ *    along C's rows (B's values loaded, A's broadcast).  For products
+ *    with many columns.
+ *  - NARROW: 16-row panels; a tile is 48 rows × up to 8 columns, its
+ *    vectors down C's columns (A's values loaded, B's broadcast) and
+ *    transposed into C at the end.  For a few columns (49 on a 7×7 map:
+ *    the wide tiles would compute 64).
+ * Either way the sums run over k in order. */
+typedef enum hy_packed_layout {
+  HY_PACKED_WIDE,
+  HY_PACKED_NARROW,
+} hy_packed_layout;
+
+/* Row blocks handed to hy_packed_gemm start at multiples of this (whole
+ * panels of either layout). */
+#define HY_PACKED_ROW_ALIGN 16
+
+/* Floats the packed form of an (m, k) matrix takes. */
+size_t hy_packed_a_floats (hy_packed_layout layout, int64_t m, int64_t k);
+
+/* Packs the (m, k) matrix a (rows lda floats apart) into dst
+ * (hy_packed_a_floats floats, 64-byte aligned). */
+void hy_packed_a_pack (hy_packed_layout layout, float *dst, int64_t m,
+    int64_t k, const float *a, int64_t lda);
+
+/* Runs on each block of C once every k of it is summed, while it is still
+ * in cache (a fused epilogue): rows [row0, row0 + rows) and columns
+ * [col0, col0 + cols) of the whole C. */
+typedef void (*hy_packed_then_fn) (void *arg, int64_t row0, int64_t rows,
+    int64_t col0, int64_t cols);
+
+/* C = A[row0 : row0 + rows] · B (+ C when accumulate), with A packed from
+ * an (m, k) matrix, B (k, cols) rows ldb floats apart, C (rows, cols)
+ * rows ldc floats apart (c points at row row0's first column).  row0 is
+ * a multiple of HY_PACKED_ROW_ALIGN; layout is the one A was packed in.  Each output's sum runs over k in order,
+ * whatever the block: results do not depend on how a caller splits C.
+ * `then` (may be NULL) gets C's blocks as they are finished, in C's own
+ * coordinates offset by (row0, col0). */
+void hy_packed_gemm (hy_packed_layout layout, const float *packed, int64_t m,
+    int64_t k, int64_t row0, int64_t rows, const float *b, int64_t ldb,
+    int64_t cols, float *c, int64_t ldc, bool accumulate, int64_t col0,
+    hy_packed_then_fn then, void *then_arg);
+
+#endif /* HY_CPU_SGEMM_PACKED_H */
