@@ -42,6 +42,24 @@
 #define WORKER_SPIN_BUSY_NS 500000
 #define CALLER_SPIN_NS 200000
 
+/* A busy neighbour (another process, the pipeline's decoder) can take a
+ * worker's CPU while it holds a chunk: the caller, done with its own
+ * chunks, then waits for the scheduler to give the worker its CPU back —
+ * a time slice, milliseconds, in every loop it happens in.  With one core
+ * of two taken, that made a 2-thread forward take 1.9x its 1-thread time.
+ * So the caller watches for it: a loop in which it waited for others more
+ * than STALL_NS and more than STALL_CHUNKS of its own chunks' average time
+ * (so the normal wait for a last chunk on a long loop does not count) is a
+ * stall; STALLS_TO_SOLO of them within STALL_WINDOW loops send the pool's
+ * loops to the caller alone for SOLO_NS, after which it tries its workers
+ * again.  Alone, the caller runs at its one thread's speed, whichever CPU
+ * the scheduler finds for it. */
+#define STALL_NS 500000
+#define STALL_CHUNKS 3
+#define STALLS_TO_SOLO 2
+#define STALL_WINDOW 64
+#define SOLO_NS 250000000
+
 /* The loop word: generation | chunk count | next chunk. */
 #define CHUNK_BITS 16
 #define MAX_CHUNKS HY_THREADPOOL_MAX_CHUNKS
@@ -88,6 +106,12 @@ struct hy_threadpool {
   int n_threads;
   worker *workers;              /* n_threads − 1 */
 
+  /* The caller's own bookkeeping of stalls (see STALL_NS). */
+  int64_t solo_until;           /* now_ns () before which loops run alone */
+  int stalls;                   /* within the current window */
+  int window_loops;
+  uint64_t solo_spells;         /* how often the pool went solo */
+
   _Alignas (CACHE_LINE) _Atomic uint64_t loop;
   _Alignas (CACHE_LINE) _Atomic uint32_t done;   /* chunks finished */
   _Atomic int caller_asleep;
@@ -130,14 +154,16 @@ futex_wake (_Atomic uint32_t *addr, int count)
   syscall (SYS_futex, addr, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
 }
 
-/* Claims and runs chunks of loop `gen` until none is left. */
-static void
+/* Claims and runs chunks of loop `gen` until none is left; returns how
+ * many it ran. */
+static int
 run_chunks (hy_threadpool *pool, uint32_t gen, int thread)
 {
+  int ran = 0;
   uint64_t w = atomic_load_explicit (&pool->loop, memory_order_acquire);
   for (;;) {
     if (word_gen (w) != gen || word_next (w) >= word_chunks (w))
-      return;
+      return ran;
     if (!atomic_compare_exchange_weak_explicit (&pool->loop, &w, w + 1,
             memory_order_acquire, memory_order_acquire))
       continue;                 /* w now holds the current word */
@@ -146,6 +172,7 @@ run_chunks (hy_threadpool *pool, uint32_t gen, int thread)
     const int64_t end = begin + pool->chunk < pool->n
         ? begin + pool->chunk : pool->n;
     pool->fn (pool->arg, begin, end, thread);
+    ran++;
     if (atomic_fetch_add (&pool->done, 1) + 1 == n_chunks
         && atomic_load (&pool->caller_asleep))
       futex_wake (&pool->done, 1);
@@ -273,6 +300,12 @@ hy_threadpool_free (hy_threadpool *pool)
   free (pool);
 }
 
+uint64_t
+hy_threadpool_solo_spells (const hy_threadpool *pool)
+{
+  return pool ? pool->solo_spells : 0;
+}
+
 int
 hy_threadpool_n_threads (const hy_threadpool *pool)
 {
@@ -283,6 +316,27 @@ bool
 hy_threadpool_in_loop (void)
 {
   return current_thread >= 0;
+}
+
+/* After a parallel loop: counts it as a stall if the caller waited for
+ * the others much longer than its own chunks took (see STALL_NS). */
+static void
+watch_for_stalls (hy_threadpool *pool, int64_t start, int64_t own_done,
+    int own_chunks)
+{
+  const int64_t waited = now_ns () - own_done;
+  const int64_t per_chunk = own_chunks > 0
+      ? (own_done - start) / own_chunks : 0;
+  if (waited > STALL_NS && waited > STALL_CHUNKS * per_chunk)
+    pool->stalls++;
+  if (pool->stalls >= STALLS_TO_SOLO) {
+    pool->solo_until = own_done + waited + SOLO_NS;
+    pool->solo_spells++;
+  } else if (++pool->window_loops < STALL_WINDOW) {
+    return;
+  }
+  pool->stalls = 0;
+  pool->window_loops = 0;
 }
 
 /* Waits for the chunks other threads claimed: spins, then sleeps until
@@ -324,6 +378,17 @@ hy_threadpool_run (hy_threadpool *pool, int64_t n, int64_t chunk,
     return;
   }
 
+  const int64_t start = now_ns ();
+  current_thread = 0;
+  if (start < pool->solo_until) {
+    /* The same chunks, so that a kernel sizing its scratch per chunk
+     * still may; the workers sleep. */
+    for (int64_t begin = 0; begin < n; begin += chunk)
+      fn (arg, begin, begin + chunk < n ? begin + chunk : n, 0);
+    current_thread = -1;
+    return;
+  }
+
   pool->fn = fn;
   pool->arg = arg;
   pool->n = n;
@@ -334,10 +399,11 @@ hy_threadpool_run (hy_threadpool *pool, int64_t n, int64_t chunk,
   atomic_store (&pool->loop, loop_word (gen, n_chunks, 0));
   wake_workers (pool);
 
-  current_thread = 0;
-  run_chunks (pool, gen, 0);
+  const int ran = run_chunks (pool, gen, 0);
+  const int64_t own_done = now_ns ();
   wait_for_done (pool, n_chunks);
   current_thread = -1;
+  watch_for_stalls (pool, start, own_done, ran);
 }
 
 int

@@ -7,6 +7,10 @@
  * slow to start (asleep, or descheduled on a busy machine) never holds the
  * caller up: the caller runs the chunks nobody has taken yet.
  *
+ * A worker that keeps the caller waiting — its CPU taken by another
+ * process while it holds a chunk — sends the loops to the caller alone for
+ * a quarter of a second, after which the workers are tried again.
+ *
  * Workers that run out of work spin a while before they sleep on a futex
  * (tens of microseconds once no loop is running, longer while one is): the
  * many loops of one forward hand work over without a system call, and a
@@ -46,6 +50,11 @@ int hy_threadpool_n_threads (const hy_threadpool *pool);
  * NULL, there is a single chunk, or the call comes from inside a loop. */
 void hy_threadpool_run (hy_threadpool *pool, int64_t n, int64_t chunk,
     hy_parallel_fn fn, void *arg);
+
+/* How often the pool has run its loops on the caller alone for a while,
+ * because a worker kept the caller waiting (a busy neighbour took its CPU:
+ * see threadpool.c). */
+uint64_t hy_threadpool_solo_spells (const hy_threadpool *pool);
 
 /* Whether the calling thread is running a chunk of some loop. */
 bool hy_threadpool_in_loop (void);

@@ -280,6 +280,62 @@ test_default_threads (void)
   g_free (keep);
 }
 
+/* ---- a worker that keeps the caller waiting ---------------------------- */
+
+typedef struct straggling {
+  gint worker_chunks;           /* chunks run by a worker in this loop */
+  gulong worker_sleep_us;       /* how long a worker's chunk takes */
+} straggling;
+
+static void
+straggle (void *arg, int64_t begin, int64_t end, int thread)
+{
+  straggling *s = arg;
+  if (thread != 0) {
+    g_atomic_int_inc (&s->worker_chunks);
+    g_usleep (s->worker_sleep_us);  /* as if preempted while holding it */
+  } else {
+    g_usleep (100);
+  }
+}
+
+/* Loops of 8 chunks in which the caller's take 0.1 ms and a worker's 5 ms
+ * (a neighbour took its CPU): after two such loops the pool runs its loops
+ * on the caller alone, still chunk by chunk, and tries its workers again
+ * once the solo spell is over. */
+static void
+test_straggler (void)
+{
+  hy_threadpool *pool = hy_threadpool_new (2);
+  straggling s = { 0, 5000 };
+  int loops = 0;
+  while (hy_threadpool_solo_spells (pool) == 0 && loops < 50) {
+    g_atomic_int_set (&s.worker_chunks, 0);
+    check_loop (pool, 8, 1);     /* every index once, chunks as asked */
+    hy_threadpool_run (pool, 8, 1, straggle, &s);
+    loops++;
+  }
+  g_assert_cmpuint (hy_threadpool_solo_spells (pool), ==, 1);
+  for (int i = 0; i < 20; i++) {
+    g_atomic_int_set (&s.worker_chunks, 0);
+    hy_threadpool_run (pool, 8, 1, straggle, &s);
+    g_assert_cmpint (g_atomic_int_get (&s.worker_chunks), ==, 0);
+  }
+  check_loop (pool, 1000, 7);
+  /* After the spell, workers that keep up get chunks again. */
+  g_usleep (300000);
+  s.worker_sleep_us = 0;
+  int worker_chunks = 0;
+  for (int i = 0; i < 50 && worker_chunks == 0; i++) {
+    g_atomic_int_set (&s.worker_chunks, 0);
+    hy_threadpool_run (pool, 8, 1, straggle, &s);
+    worker_chunks = g_atomic_int_get (&s.worker_chunks);
+  }
+  g_assert_cmpint (worker_chunks, >, 0);
+  g_assert_cmpuint (hy_threadpool_solo_spells (pool), ==, 1);
+  hy_threadpool_free (pool);
+}
+
 /* ---- kernels: threads change no bit ------------------------------------ */
 
 typedef struct kernel_case {
@@ -574,6 +630,7 @@ main (int argc, char **argv)
   g_test_add_func ("/threadpool/create-destroy", test_create_destroy);
   g_test_add_func ("/threadpool/two-callers", test_two_callers);
   g_test_add_func ("/threadpool/default-threads", test_default_threads);
+  g_test_add_func ("/threadpool/straggler", test_straggler);
   for (guint i = 0; i < G_N_ELEMENTS (kernel_cases); i++) {
     g_autofree char *path = g_strdup_printf ("/threadpool/kernel-bits/%s",
         kernel_cases[i].name);
