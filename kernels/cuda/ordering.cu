@@ -1,8 +1,8 @@
 /*
  * ordering.cu — CUDA kernel of topk, sort and argsort: one thread per row
- * repeating the CPU kernel's libstdc++ steps for MXNet's tie order
- * (ordering.cuh), the rows' positions in the shared workspace that
- * hy_cuda_prepare_ordering sizes when the plan is built.
+ * running the CPU kernel's libstdc++ steps for MXNet's tie order
+ * (kernels/ordering-common.h), the rows' positions in the shared
+ * workspace that hy_cuda_prepare_ordering sizes when the plan is built.
  */
 #include "cuda-kernel.h"
 #include "launch.cuh"
@@ -23,7 +23,7 @@ hy_cuda_prepare_ordering (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out,
     void **state, size_t *workspace, GError **error)
 {
-  const hy_cuda_order_args a = hy_cuda_order_plan (
+  const hy_order_args a = hy_order_plan (
       (const hy_ordering_params *) params, &in[0]->shape);
   *state = (void *) params;
   *workspace = hy_cuda_order_workspace (&a);
@@ -31,18 +31,18 @@ hy_cuda_prepare_ordering (hy_cuda_ctx *ctx, const void *params,
 }
 
 static __global__ void
-order_kernel (hy_cuda_order_args a, const float *__restrict__ x,
+order_kernel (hy_order_args a, const float *__restrict__ x,
     float *y0, float *y1, int64_t *pos)
 {
   HY_CUDA_GRID_LOOP (r, a.rows)
-    hy_cuda_order_one_row (&a, x, y0, y1, pos + r * a.n, r);
+    hy_order_one_row (&a, x, y0, y1, pos + r * a.n, r);
 }
 
 void
 hy_cuda_ordering (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
-  const hy_cuda_order_args a = hy_cuda_order_plan (
+  const hy_order_args a = hy_order_plan (
       (const hy_ordering_params *) params, &in[0]->shape);
   if (a.rows == 0 || a.n == 0)
     return;

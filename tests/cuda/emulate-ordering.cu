@@ -1,8 +1,10 @@
 /*
  * emulate-ordering.cu — the CUDA topk/sort/argsort kernel (ordering.cu)
- * emulated on the host against the CPU kernel: the element function
- * (ordering.cuh) runs every row with its own positions, as the kernel's
- * threads do, and values, indices and masks must be the CPU's exactly,
+ * emulated on the host against the CPU kernel.  Both order a row with the
+ * same steps (kernels/ordering-common.h; the conformance fixtures check
+ * those against MXNet): what this checks is the kernel's own part, every
+ * row run with its own positions in the workspace as the kernel's threads
+ * do, whose values, indices and masks must be the CPU's exactly,
  * ties included — inputs are rounded to a coarse step so that rows have
  * many equal values, and some carry NaN.  Rows of up to 16 values take
  * the insertion sort only, longer ones introsort, and k·8 <= n the
@@ -21,13 +23,13 @@
 static void
 emulate (emu *e)
 {
-  const hy_cuda_order_args a = hy_cuda_order_plan (
+  const hy_order_args a = hy_order_plan (
       (const hy_ordering_params *) e->params, &e->in[0]->shape);
   if (a.rows == 0 || a.n == 0)
     return;
   std::vector<int64_t> pos (hy_cuda_order_workspace (&a) / sizeof (int64_t));
   for (int64_t r = 0; r < a.rows; r++)
-    hy_cuda_order_one_row (&a, e->in[0]->data, e->got[0]->data,
+    hy_order_one_row (&a, e->in[0]->data, e->got[0]->data,
         e->n_out > 1 ? e->got[1]->data : NULL, pos.data () + r * a.n, r);
 }
 
