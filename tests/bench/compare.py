@@ -75,6 +75,8 @@ MODELS = {
     "resnet18_v1": ("zoo", (3, 224, 224)),
     "resnet50_v1": ("zoo", (3, 224, 224)),
     "mobilenetv2_1.0": ("zoo", (3, 224, 224)),
+    # GluonCV's classifier (hard-swish, squeeze-excitation), pretrained=False
+    "mobilenetv3_large": ("gluoncv-classifier", (3, 224, 224)),
     # GluonCV detectors at their usual sizes (issue 12), pretrained=False: whole graphs,
     # NMS included, which MXNet's ONNX exporter does not take (their peer columns say so)
     "ssd_300_vgg16_atrous_voc": ("gluoncv", (3, 300, 300)),
@@ -82,7 +84,8 @@ MODELS = {
 }
 WORKLOADS = [("mlp", 1), ("resnet18_v1", 1), ("resnet18_v1", 8),
              ("resnet50_v1", 1), ("resnet50_v1", 8),
-             ("mobilenetv2_1.0", 1), ("mobilenetv2_1.0", 8)]
+             ("mobilenetv2_1.0", 1), ("mobilenetv2_1.0", 8),
+             ("mobilenetv3_large", 1), ("mobilenetv3_large", 8)]
 # Only when --only names them: a forward takes a good part of a second.
 DETECTOR_WORKLOADS = [("ssd_300_vgg16_atrous_voc", 1), ("yolo3_darknet53_voc", 1)]
 ENGINES = ["ours-hybrid", "ours-imperative", "mxnet-hybrid", "mxnet-imperative",
@@ -106,6 +109,9 @@ def build_net(model):
     if MODELS[model][0] == "gluoncv":
         from gluoncv import model_zoo
         return model_zoo.get_model(model, pretrained=False, pretrained_base=False)
+    if MODELS[model][0] == "gluoncv-classifier":  # takes no pretrained_base
+        from gluoncv import model_zoo
+        return model_zoo.get_model(model, pretrained=False)
     return mx.gluon.model_zoo.vision.get_model(model, pretrained=False)
 
 
