@@ -52,7 +52,8 @@ emulate (const hy_op_info *op, const void *params, hy_tensor *const *in,
     if (n_in == 1 && o->data == in[0]->data)
       return;
     for (int l = 0; l < hy_cuda_add_n_launches (n_in); l++) {
-      hy_cuda_add_n_args a = hy_cuda_add_n_plan (in, n_in, o, l);
+      hy_cuda_add_n_args a = hy_cuda_add_n_plan (
+          (const hy_add_n_params *) params, in, n_in, o, l);
       MAP (a, hy_cuda_add_n_at, o);
     }
   } else if (!strcmp (family, "clip")) {
