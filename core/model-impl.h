@@ -37,4 +37,9 @@ hy_model *hy_model_new_from_graph (hy_graph *graph, hy_param_list *params,
  * parameter shapes and the given input shapes.  Errors name the node. */
 gboolean hy_graph_infer_shapes (hy_graph *graph, GError **error);
 
+/* Infers every value's dtype (core/dtype-infer.c) and records, in the
+ * params of ops that compute differently on integers, that their data is
+ * integer.  Once per model, at load: errors name the node and op. */
+gboolean hy_graph_infer_dtypes (hy_graph *graph, GError **error);
+
 #endif /* HY_MODEL_IMPL_H */

@@ -246,7 +246,8 @@ model_load (const char *symbol_path, const char *params_path,
     if (!m->params)
       goto fail;
   }
-  if (!bind_variables (m, error)) {
+  if (!bind_variables (m, error)
+      || !hy_graph_infer_dtypes (m->graph, error)) {
     g_prefix_error (error, "%s: ", symbol_path);
     goto fail;
   }
@@ -273,7 +274,8 @@ hy_model_new_from_graph (hy_graph *graph, hy_param_list *params,
   m->symbol_path = g_strdup (source);
   m->graph = graph;
   m->params = params;
-  if (!bind_variables (m, error)) {
+  if (!bind_variables (m, error)
+      || !hy_graph_infer_dtypes (m->graph, error)) {
     g_prefix_error (error, "%s: ", source);
     hy_model_free (m);
     return NULL;

@@ -45,6 +45,17 @@ typedef struct hy_op_def {
   gboolean (*infer_shape) (const void *params, const hy_shape *in, int n_in,
       hy_shape *out, int n_out, GError **error);
 
+  /* Optional: the output dtypes given the inputs' (MXNet 1.9.1's type
+   * inference).  Values are held as float32 whatever the dtype, so what
+   * matters is which values are integers: an op that computes differently
+   * on integer data (division truncates, results wrap) records that in its
+   * params here, at load time.  Floating dtypes (float16/32/64, bfloat16)
+   * all compute as float32 and mix freely.  NULL: the op takes
+   * floating-point data only (an integer input is an error naming it) and
+   * gives float32.  Helpers below cover the common rules. */
+  gboolean (*infer_dtype) (void *params, const hy_dtype *in, int n_in,
+      hy_dtype *out, int n_out, GError **error);
+
   /* The output may overwrite input 0 (same size, elementwise). */
   gboolean inplace;
 
@@ -83,6 +94,23 @@ gboolean hy_shape_expect_rank (const hy_shape *s, int ndim, const char *what,
     GError **error);
 gboolean hy_broadcast_shapes (const hy_shape *a, const hy_shape *b,
     hy_shape *out, GError **error);
+/* Dtype-inference helpers shared by op families (core/dtype-infer.c). */
+/* int8…uint64 and bool: the dtypes whose arithmetic MXNet does in integers. */
+gboolean hy_dtype_is_integer (int dtype);
+/* Every output has input 0's dtype; the other inputs (indices, shapes,
+ * conditions) may be of any dtype.  For data movement. */
+gboolean hy_dtype_like_data (void *params, const hy_dtype *in, int n_in,
+    hy_dtype *out, int n_out, GError **error);
+/* MXNet's ElemwiseType: every input of one dtype (floating ones count as
+ * one), which every output takes.  For Concat, stack, add_n and the like. */
+gboolean hy_dtype_all_alike (void *params, const hy_dtype *in, int n_in,
+    hy_dtype *out, int n_out, GError **error);
+/* Checks inputs [first, first + n) against each other as
+ * hy_dtype_all_alike does; the error names the inputs by the op's input
+ * names (params start with the op id). */
+gboolean hy_dtype_check_alike (const void *params, const hy_dtype *in,
+    int first, int n, GError **error);
+
 /* Normalises a possibly negative axis against ndim; FALSE if out of range. */
 gboolean hy_axis_normalize (int64_t axis, int ndim, int *out);
 

@@ -33,7 +33,9 @@ gst_hybrid_decode_detection (GstHybridResult *r,
   const gfloat *ids, *scores, *boxes;
   gsize stride, box_stride;
   guint k_rows = pool->max_detections;
-  if (r->n_tensors >= 3 && r->tensors[0].dims[2] == 1) {
+  /* Three heads (ids and scores (B, K, 1) or (B, K), boxes (B, K, 4)), or
+   * one (B, K, 6): decode.c's layouts. */
+  if (pool->n_heads >= 3) {
     ids = r->tensors[0].data;
     scores = r->tensors[1].data;
     boxes = r->tensors[2].data;

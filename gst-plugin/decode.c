@@ -24,14 +24,23 @@ is_detection_row_head (const hy_shape *s, gint64 batch, gint64 width)
   return s->ndim == 3 && s->dims[0] == batch && s->dims[2] == width;
 }
 
+/* (B, K, 1) as SSD, YOLOv3 and Faster R-CNN give ids and scores, or (B, K)
+ * as CenterNet does. */
+static gboolean
+is_detection_value_head (const hy_shape *s, gint64 batch)
+{
+  return is_detection_row_head (s, batch, 1)
+      || (s->ndim == 2 && s->dims[0] == batch);
+}
+
 static gboolean
 fits_detection (const hy_shape *shapes, guint n_heads, gint64 batch)
 {
   if (n_heads == 1)
     return is_detection_row_head (&shapes[0], batch, 6);
   return (n_heads == 3 || gst_hybrid_masks_head_fits (shapes, n_heads, batch))
-      && is_detection_row_head (&shapes[0], batch, 1)
-      && is_detection_row_head (&shapes[1], batch, 1)
+      && is_detection_value_head (&shapes[0], batch)
+      && is_detection_value_head (&shapes[1], batch)
       && is_detection_row_head (&shapes[2], batch, 4)
       && shapes[0].dims[1] == shapes[1].dims[1]
       && shapes[0].dims[1] == shapes[2].dims[1];
@@ -110,7 +119,8 @@ gst_hybrid_output_resolve (GstHybridOutput requested, const hy_shape *shapes,
     case GST_HYBRID_OUTPUT_DETECTION:
       ok = fits_detection (shapes, n_heads, batch);
       expected = "one head (B, K, 6) or three heads (B, K, 1), (B, K, 1), "
-          "(B, K, 4), and optionally a fourth (B, K, M, M) of masks";
+          "(B, K, 4) (ids and scores may be (B, K)), and optionally a "
+          "fourth (B, K, M, M) of masks";
       break;
     default:
       break;

@@ -83,7 +83,8 @@ typedef struct _GstHybridResultFrame {
 
 /* Which interpretation `requested` means for heads of these shapes (batch
  * `batch`): AUTO picks detection for one (B, K, 6) head or three heads
- * (B, K, 1), (B, K, 1), (B, K, 4), classification for one (B, K[, 1, 1])
+ * (B, K, 1) or (B, K), (B, K, 1) or (B, K), (B, K, 4) (and a fourth of masks),
+ * classification for one (B, K[, 1, 1])
  * head, raw otherwise.  An explicit kind the heads do not fit is an error
  * naming the shapes. */
 gboolean gst_hybrid_output_resolve (GstHybridOutput requested,

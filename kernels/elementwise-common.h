@@ -6,7 +6,8 @@
  *  - the modulo of the binary ops (per element, on the CPU and the device)
  *    and their broadcast plan (built on the host);
  *  - Cast's conversions of one value (per element, on the CPU and the
- *    device).
+ *    device), which are also how results on integer data are held in
+ *    their dtype, and integer division.
  *
  * C11 and CUDA alike: static inline functions in C, host-and-device ones
  * under nvcc.
@@ -165,6 +166,57 @@ hy_float_to_int64 (float v)
   if (v >= -0x1p63f && v < 0x1p63f)
     return truncf (v);
   return -0x1p63f;
+}
+
+/* v as stored in `dtype` and read back: Cast's conversion of one value.
+ * Integer dtypes truncate toward zero and keep the low bits (uint8, int8);
+ * float32 and float64 keep v. */
+HY_ELEMENTWISE_HD float
+hy_cast_value (int dtype, float v)
+{
+  switch (dtype) {
+    case HY_DTYPE_FLOAT16:
+      return hy_round_to_float16 (v);
+    case HY_DTYPE_BFLOAT16:
+      return hy_round_to_bfloat16 (v);
+    case HY_DTYPE_INT32:
+      return (float) hy_float_to_int32 (v);
+    case HY_DTYPE_INT64:
+      return hy_float_to_int64 (v);
+    case HY_DTYPE_UINT8:
+      return (float) ((uint32_t) hy_float_to_int32 (v) & 0xffu);
+    case HY_DTYPE_INT8: {
+      const int32_t low = (int32_t) ((uint32_t) hy_float_to_int32 (v) & 0xffu);
+      return (float) (low >= 128 ? low - 256 : low);
+    }
+    case HY_DTYPE_BOOL:
+      return v != 0.0f ? 1.0f : 0.0f;
+    default:                    /* float32, float64: unchanged */
+      return v;
+  }
+}
+
+/* ---- integer data ------------------------------------------------------ */
+
+/* x / y on integers, as C++ divides them: the quotient truncated toward
+ * zero (-7 / 2 = -3).  Computed in double, which is exact for every
+ * integer a float holds below 2^53.  MXNet's integer division by zero
+ * kills the process (SIGFPE); here it gives 0, as its modulo does. */
+HY_ELEMENTWISE_HD float
+hy_int_div (float x, float y)
+{
+  if (y == 0.0f)
+    return 0.0f;
+  return (float) trunc ((double) x / (double) y);
+}
+
+/* MXNet's modulo on integers: Python's (the divisor's sign), x % 0 = 0,
+ * and no signed zeros. */
+HY_ELEMENTWISE_HD float
+hy_int_mod (float x, float y)
+{
+  const float r = hy_float_mod (x, y);
+  return r == 0.0f ? 0.0f : r;
 }
 
 #endif /* HY_ELEMENTWISE_COMMON_H */

@@ -17,6 +17,14 @@
 
 static const char *const data_input[] = { "data", NULL };
 
+/* The dtype a kernel holds results in: the data's when it is an integer
+ * one (MXNet computes in it), else float32 (no change). */
+static hy_dtype
+int_dtype_of (hy_dtype data)
+{
+  return hy_dtype_is_integer (data) ? data : HY_DTYPE_FLOAT32;
+}
+
 static gboolean
 same_shape_infer (const void *params, const hy_shape *in, int n_in,
     hy_shape *out, int n_out, GError **error)
@@ -36,10 +44,23 @@ required_float (GHashTable *attrs, const char *key, double *out,
 
 /* ---- unary math -------------------------------------------------------- */
 
+/* MXNet computes unary math on integer data in its dtype: sqrt of int64 9
+ * is 3, of 2 is 1. */
+static gboolean
+unary_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_unary_params *p = params;
+  p->int_dtype = int_dtype_of (in[0]);
+  out[0] = in[0];
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_unary = {
   .params_size = sizeof (hy_unary_params),
   .input_names = data_input,
   .infer_shape = same_shape_infer,
+  .infer_dtype = unary_dtype,
   .inplace = TRUE,
 };
 
@@ -91,11 +112,31 @@ scalar_parse (GHashTable *attrs, void *params, GError **error)
   return TRUE;
 }
 
+/* MXNet 1.9.1 on integer data: with is_int (the default) the scalar is
+ * converted to the data's dtype (_mul_scalar by 0.5 gives zeros,
+ * _div_scalar by 2.5 divides by 2, as integers) and so is the result; with
+ * is_int false it computes in floats and gives float64. */
+static gboolean
+scalar_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_scalar_params *p = params;
+  if (hy_dtype_is_integer (in[0]) && !p->is_int) {
+    p->int_dtype = HY_DTYPE_FLOAT32;
+    out[0] = HY_DTYPE_FLOAT64;
+    return TRUE;
+  }
+  p->int_dtype = int_dtype_of (in[0]);
+  out[0] = in[0];
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_scalar = {
   .params_size = sizeof (hy_scalar_params),
   .parse = scalar_parse,
   .input_names = data_input,
   .infer_shape = same_shape_infer,
+  .infer_dtype = scalar_dtype,
   .inplace = TRUE,
 };
 
@@ -174,6 +215,20 @@ binary_infer (const void *params, const hy_shape *in, int n_in,
 
 static const char *const binary_inputs[] = { "lhs", "rhs", NULL };
 
+/* Both operands of one dtype, as MXNet requires; integer ones divide as
+ * integers (broadcast_div of int64 -7 by 2 is -3). */
+static gboolean
+binary_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_binary_params *p = params;
+  if (!hy_dtype_check_alike (params, in, 0, 2, error))
+    return FALSE;
+  p->int_dtype = int_dtype_of (in[0]);
+  out[0] = in[0];
+  return TRUE;
+}
+
 /* In place only when lhs already has the output's shape: a broadcast
  * output can be larger than lhs. */
 const hy_op_def hy_opdef_binary = {
@@ -181,6 +236,7 @@ const hy_op_def hy_opdef_binary = {
   .parse = binary_parse,
   .input_names = binary_inputs,
   .infer_shape = binary_infer,
+  .infer_dtype = binary_dtype,
   .inplace = TRUE,
 };
 
@@ -232,11 +288,23 @@ add_n_infer (const void *params, const hy_shape *in, int n_in,
   return TRUE;
 }
 
+static gboolean
+add_n_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_add_n_params *p = params;
+  if (!hy_dtype_all_alike (params, in, n_in, out, n_out, error))
+    return FALSE;
+  p->int_dtype = int_dtype_of (in[0]);
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_add_n = {
   .params_size = sizeof (hy_add_n_params),
   .parse = add_n_parse,
   .num_inputs = add_n_num_inputs,
   .infer_shape = add_n_infer,
+  .infer_dtype = add_n_dtype,
   .inplace = TRUE,
 };
 
@@ -255,11 +323,24 @@ clip_parse (GHashTable *attrs, void *params, GError **error)
   return TRUE;
 }
 
+/* Clamping then truncating gives what MXNet's bounds converted to the
+ * integer dtype give. */
+static gboolean
+clip_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_clip_params *p = params;
+  p->int_dtype = int_dtype_of (in[0]);
+  out[0] = in[0];
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_clip = {
   .params_size = sizeof (hy_clip_params),
   .parse = clip_parse,
   .input_names = data_input,
   .infer_shape = same_shape_infer,
+  .infer_dtype = clip_dtype,
   .inplace = TRUE,
 };
 
@@ -314,11 +395,23 @@ where_infer (const void *params, const hy_shape *in, int n_in,
 
 static const char *const where_inputs[] = { "condition", "x", "y", NULL };
 
+/* The condition may be of any dtype; x and y of one, the output's. */
+static gboolean
+where_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  if (!hy_dtype_check_alike (params, in, 1, 2, error))
+    return FALSE;
+  out[0] = in[1];
+  return TRUE;
+}
+
 /* In place over the condition only when it has the output's shape. */
 const hy_op_def hy_opdef_where = {
   .params_size = sizeof (hy_where_params),
   .input_names = where_inputs,
   .infer_shape = where_infer,
+  .infer_dtype = where_dtype,
   .inplace = TRUE,
 };
 
@@ -353,15 +446,28 @@ cast_parse (GHashTable *attrs, void *params, GError **error)
   return TRUE;
 }
 
+/* Cast is where most integer data starts. */
+static gboolean
+cast_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  out[0] = ((const hy_cast_params *) params)->dtype;
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_cast = {
   .params_size = sizeof (hy_cast_params),
   .parse = cast_parse,
   .input_names = data_input,
   .infer_shape = same_shape_infer,
+  .infer_dtype = cast_dtype,
   .inplace = TRUE,
 };
 
 /* ---- zeros_like, ones_like --------------------------------------------- */
+
+/* The output has the input's dtype: MXNet 1.9.1 ignores a `dtype`
+ * attribute here (ones_like of float32 with dtype int64 is float32). */
 
 static gboolean
 fill_like_parse (GHashTable *attrs, void *params, GError **error)
@@ -376,5 +482,6 @@ const hy_op_def hy_opdef_fill_like = {
   .parse = fill_like_parse,
   .input_names = data_input,
   .infer_shape = same_shape_infer,
+  .infer_dtype = hy_dtype_like_data,
   .inplace = TRUE,
 };

@@ -81,11 +81,21 @@ shape_array_infer (const void *params, const hy_shape *in, int n_in,
 
 static const char *const data_input[] = { "data", NULL };
 
+/* MXNet's shape_array gives int64. */
+static gboolean
+shape_array_dtype (void *params, const hy_dtype *in, int n_in,
+    hy_dtype *out, int n_out, GError **error)
+{
+  out[0] = HY_DTYPE_INT64;
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_shape_array = {
   .params_size = sizeof (hy_shape_array_params),
   .parse = shape_array_parse,
   .input_names = data_input,
   .infer_shape = shape_array_infer,
+  .infer_dtype = shape_array_dtype,
 };
 
 /* ---- reverse ------------------------------------------------------------ */
@@ -114,6 +124,7 @@ const hy_op_def hy_opdef_reverse = {
   .parse = reverse_parse,
   .input_names = data_input,
   .infer_shape = reverse_infer,
+  .infer_dtype = hy_dtype_like_data,
 };
 
 /* ---- stack -------------------------------------------------------------- */
@@ -171,6 +182,7 @@ const hy_op_def hy_opdef_stack = {
   .input_names = NULL,
   .num_inputs = stack_num_inputs,
   .infer_shape = stack_infer,
+  .infer_dtype = hy_dtype_all_alike,
 };
 
 /* ---- broadcast_axis ----------------------------------------------------- */
@@ -232,6 +244,7 @@ const hy_op_def hy_opdef_broadcast_axis = {
   .parse = broadcast_axis_parse,
   .input_names = data_input,
   .infer_shape = broadcast_axis_infer,
+  .infer_dtype = hy_dtype_like_data,
 };
 
 /* ---- gather_nd ---------------------------------------------------------- */
@@ -291,4 +304,5 @@ const hy_op_def hy_opdef_gather_nd = {
   .parse = gather_nd_parse,
   .input_names = gather_nd_inputs,
   .infer_shape = gather_nd_infer,
+  .infer_dtype = hy_dtype_like_data,
 };

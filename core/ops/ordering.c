@@ -165,10 +165,24 @@ ordering_infer (const void *params, const hy_shape *in, int n_in,
   return TRUE;
 }
 
+/* Values and masks keep the data's dtype; indices take `dtype`. */
+static gboolean
+ordering_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  const hy_ordering_params *p = params;
+  const gboolean indices = p->ret_typ == HY_TOPK_RET_INDICES;
+  out[0] = indices ? (hy_dtype) p->dtype : in[0];
+  if (n_out > 1)
+    out[1] = p->dtype;          /* ret_typ both: values, then indices */
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_ordering = {
   .params_size = sizeof (hy_ordering_params),
   .parse = ordering_parse,
   .input_names = data_input,
   .num_outputs = ordering_num_outputs,
   .infer_shape = ordering_infer,
+  .infer_dtype = ordering_dtype,
 };

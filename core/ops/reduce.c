@@ -104,11 +104,23 @@ reduce_infer (const void *params, const hy_shape *in, int n_in,
   return TRUE;
 }
 
+/* Integer data keeps its dtype: sums wrap, a mean truncates. */
+static gboolean
+reduce_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_reduce_params *p = params;
+  p->int_dtype = hy_dtype_is_integer (in[0]) ? in[0] : HY_DTYPE_FLOAT32;
+  out[0] = in[0];
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_reduce = {
   .params_size = sizeof (hy_reduce_params),
   .parse = reduce_parse,
   .input_names = data_input,
   .infer_shape = reduce_infer,
+  .infer_dtype = reduce_dtype,
 };
 
 /* ---- argmax, argmin ---------------------------------------------------- */
@@ -175,4 +187,5 @@ const hy_op_def hy_opdef_arg_reduce = {
   .parse = arg_reduce_parse,
   .input_names = data_input,
   .infer_shape = arg_reduce_infer,
+  .infer_dtype = hy_dtype_like_data,
 };

@@ -78,6 +78,7 @@ const hy_op_def hy_opdef_identity = {
   .parse = identity_parse,
   .input_names = data_input,
   .infer_shape = same_shape,
+  .infer_dtype = hy_dtype_like_data,
   .inplace = TRUE,
 };
 
@@ -110,6 +111,7 @@ const hy_op_def hy_opdef_flatten = {
   .params_size = sizeof (hy_flatten_params),
   .input_names = data_input,
   .infer_shape = flatten_infer,
+  .infer_dtype = hy_dtype_like_data,
   .inplace = TRUE,
 };
 
@@ -417,6 +419,7 @@ const hy_op_def hy_opdef_reshape = {
   .parse = reshape_parse,
   .input_names = data_input,
   .infer_shape = reshape_infer,
+  .infer_dtype = hy_dtype_like_data,
   .inplace = TRUE,
 };
 
@@ -471,6 +474,7 @@ const hy_op_def hy_opdef_expand_dims = {
   .parse = expand_dims_parse,
   .input_names = data_input,
   .infer_shape = expand_dims_infer,
+  .infer_dtype = hy_dtype_like_data,
   .inplace = TRUE,
 };
 
@@ -550,6 +554,7 @@ const hy_op_def hy_opdef_squeeze = {
   .parse = squeeze_parse,
   .input_names = data_input,
   .infer_shape = squeeze_infer,
+  .infer_dtype = hy_dtype_like_data,
   .inplace = TRUE,
 };
 
@@ -654,4 +659,5 @@ const hy_op_def hy_opdef_transpose = {
   .parse = transpose_parse,
   .input_names = data_input,
   .infer_shape = transpose_infer,
+  .infer_dtype = hy_dtype_like_data,
 };

@@ -96,6 +96,7 @@ const hy_op_def hy_opdef_slice = {
   .parse = slice_parse,
   .input_names = data_input,
   .infer_shape = slice_infer,
+  .infer_dtype = hy_dtype_like_data,
 };
 
 /* ---- slice_axis --------------------------------------------------------- */
@@ -160,6 +161,7 @@ const hy_op_def hy_opdef_slice_axis = {
   .parse = slice_axis_parse,
   .input_names = data_input,
   .infer_shape = slice_axis_infer,
+  .infer_dtype = hy_dtype_like_data,
 };
 
 /* ---- slice_like --------------------------------------------------------- */
@@ -246,6 +248,7 @@ const hy_op_def hy_opdef_slice_like = {
   .parse = slice_like_parse,
   .input_names = slice_like_inputs,
   .infer_shape = slice_like_infer,
+  .infer_dtype = hy_dtype_like_data,
 };
 
 /* ---- Concat ------------------------------------------------------------- */
@@ -310,6 +313,7 @@ const hy_op_def hy_opdef_concat = {
   .input_names = NULL,
   .num_inputs = concat_num_inputs,
   .infer_shape = concat_infer,
+  .infer_dtype = hy_dtype_all_alike,
 };
 
 /* ---- SliceChannel (split) ----------------------------------------------- */
@@ -381,4 +385,5 @@ const hy_op_def hy_opdef_split = {
   .input_names = data_input,
   .num_outputs = split_num_outputs,
   .infer_shape = split_infer,
+  .infer_dtype = hy_dtype_like_data,
 };

@@ -82,6 +82,7 @@ const hy_op_def hy_opdef_tile = {
   .parse = tile_parse,
   .input_names = data_input,
   .infer_shape = tile_infer,
+  .infer_dtype = hy_dtype_like_data,
 };
 
 /* ---- repeat ------------------------------------------------------------- */
@@ -147,6 +148,7 @@ const hy_op_def hy_opdef_repeat = {
   .parse = repeat_parse,
   .input_names = data_input,
   .infer_shape = repeat_infer,
+  .infer_dtype = hy_dtype_like_data,
 };
 
 /* ---- _arange ------------------------------------------------------------ */
@@ -264,9 +266,18 @@ arange_infer (const void *params, const hy_shape *in, int n_in,
 
 static const char *const no_inputs[] = { NULL };
 
+static gboolean
+arange_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  out[0] = ((const hy_arange_params *) params)->dtype;
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_arange = {
   .params_size = sizeof (hy_arange_params),
   .parse = arange_parse,
   .input_names = no_inputs,
   .infer_shape = arange_infer,
+  .infer_dtype = arange_dtype,
 };

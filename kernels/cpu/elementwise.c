@@ -15,6 +15,11 @@
  * Numerics follow MXNet 1.9.1's float32 CPU kernels, including its edge
  * cases: maximum/minimum propagate NaN from either side, x mod 0 is 0,
  * rint breaks ties toward the lower neighbour, sign(NaN) is 0.
+ *
+ * On integer data (the params' int_dtype, set at load) the ops compute as
+ * on floats, except that division truncates (hy_int_div), and then hold
+ * every result in the dtype as Cast does: truncated, narrow types
+ * wrapped (uint8 200 + 100 = 44), as MXNet's integer kernels give them.
  */
 #include <math.h>
 #include <string.h>
@@ -69,6 +74,9 @@ run_flat (hy_cpu_ctx *ctx, int64_t n, const flat_job *j)
   hy_cpu_parallel_for (ctx, n, HY_CPU_MIN_THREAD_FLOATS, flat_range,
       (void *) j);
 }
+
+static void hold_in_dtype (hy_cpu_ctx *ctx, float *o, int64_t n,
+    hy_dtype int_dtype);
 
 /* ---- unary math -------------------------------------------------------- */
 
@@ -149,7 +157,9 @@ hy_cpu_unary (hy_cpu_ctx *ctx, const void *params,
   const flat_job j = {
     .range = unary_range, .op = p->op, .a = in[0]->data, .o = out[0]->data,
   };
-  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  run_flat (ctx, n, &j);
+  hold_in_dtype (ctx, out[0]->data, n, p->int_dtype);
 }
 
 /* ---- binary computations ----------------------------------------------- */
@@ -226,6 +236,12 @@ BINARY_LOOPS (b_ge)
 BINARY_LOOPS (b_lt)
 BINARY_LOOPS (b_le)
 
+/* Integer data: elementwise-common.h. */
+static inline float b_idiv (float x, float y) { return hy_int_div (x, y); }
+static inline float b_imod (float x, float y) { return hy_int_mod (x, y); }
+BINARY_LOOPS (b_idiv)
+BINARY_LOOPS (b_imod)
+
 #define LOOPS(fn) { fn##_vv, fn##_vs, fn##_sv }
 
 static const binary_loops binary_table[HY_BINARY_FN_COUNT] = {
@@ -244,6 +260,20 @@ static const binary_loops binary_table[HY_BINARY_FN_COUNT] = {
   [HY_BINARY_LESSER] = LOOPS (b_lt),
   [HY_BINARY_LESSER_EQUAL] = LOOPS (b_le),
 };
+
+static const binary_loops idiv_loops = LOOPS (b_idiv);
+static const binary_loops imod_loops = LOOPS (b_imod);
+
+/* The loops of fn on float data, or on data of an integer dtype. */
+static const binary_loops *
+loops_for (hy_binary_fn fn, hy_dtype int_dtype)
+{
+  if (int_dtype != HY_DTYPE_FLOAT32 && fn == HY_BINARY_DIV)
+    return &idiv_loops;
+  if (int_dtype != HY_DTYPE_FLOAT32 && fn == HY_BINARY_MOD)
+    return &imod_loops;
+  return &binary_table[fn];
+}
 
 /* Flat ranges of the three operand layouts: a and b vectors, a vector
  * and s0 a scalar, s0 a scalar and b a vector. */
@@ -278,8 +308,8 @@ hy_cpu_scalar (hy_cpu_ctx *ctx, const void *params,
   const float *x = in[0]->data;
   const int64_t n = hy_shape_numel (&out[0]->shape);
   flat_job j = {
-    .loops = &binary_table[p->fn], .a = x, .b = x, .s0 = p->scalar,
-    .o = out[0]->data,
+    .loops = loops_for (p->fn, p->int_dtype), .a = x, .b = x,
+    .s0 = hy_cast_value (p->int_dtype, p->scalar), .o = out[0]->data,
   };
 
   /* x^2 is the common power (e.g. variance); powf is slow and, for 2,
@@ -291,6 +321,7 @@ hy_cpu_scalar (hy_cpu_ctx *ctx, const void *params,
     j.range = p->scalar_first ? sv_range : vs_range;
   }
   run_flat (ctx, n, &j);
+  hold_in_dtype (ctx, out[0]->data, n, p->int_dtype);
 }
 
 /* ---- binary ops with broadcasting -------------------------------------- */
@@ -368,7 +399,7 @@ hy_cpu_binary (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_binary_params *p = params;
-  const binary_loops *loops = &binary_table[p->fn];
+  const binary_loops *loops = loops_for (p->fn, p->int_dtype);
   const hy_shape *sa = &in[0]->shape, *sb = &in[1]->shape;
   const hy_shape *so = &out[0]->shape;
   const float *a = in[0]->data, *b = in[1]->data;
@@ -389,13 +420,15 @@ hy_cpu_binary (hy_cpu_ctx *ctx, const void *params,
   } else if (na == 1 && nb == n) {
     j.range = sv_range;
     j.s0 = a[0];
+  }
+  if (j.range) {
+    run_flat (ctx, n, &j);
   } else {
     hy_broadcast_plan plan;
     hy_broadcast_plan_make (sa, sb, so, &plan);
     run_broadcast (ctx, loops, &plan, a, b, o);
-    return;
   }
-  run_flat (ctx, n, &j);
+  hold_in_dtype (ctx, o, n, p->int_dtype);
 }
 
 /* ---- add_n ------------------------------------------------------------- */
@@ -420,10 +453,13 @@ void
 hy_cpu_add_n (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
+  const hy_add_n_params *p = params;
   const flat_job j = {
     .range = add_n_range, .in = in, .n_in = n_in, .o = out[0]->data,
   };
-  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  run_flat (ctx, n, &j);
+  hold_in_dtype (ctx, out[0]->data, n, p->int_dtype);
 }
 
 /* ---- clip, hard_sigmoid, where ---------------------------------------- */
@@ -489,7 +525,9 @@ hy_cpu_clip (hy_cpu_ctx *ctx, const void *params,
     .range = clip_range, .a = in[0]->data, .s0 = p->a_min, .s1 = p->a_max,
     .o = out[0]->data,
   };
-  run_flat (ctx, hy_shape_numel (&out[0]->shape), &j);
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  run_flat (ctx, n, &j);
+  hold_in_dtype (ctx, out[0]->data, n, p->int_dtype);
 }
 
 /* s0, s1: alpha, beta. */
@@ -591,6 +629,18 @@ cast_range (const flat_job *j, int64_t begin, int64_t end)
         memcpy (o, x, (size_t) n * sizeof (float));
       break;
   }
+}
+
+/* Results on integer data, held in their dtype. */
+static void
+hold_in_dtype (hy_cpu_ctx *ctx, float *o, int64_t n, hy_dtype int_dtype)
+{
+  if (int_dtype == HY_DTYPE_FLOAT32)
+    return;
+  const flat_job j = {
+    .range = cast_range, .a = o, .dtype = (int) int_dtype, .o = o,
+  };
+  run_flat (ctx, n, &j);
 }
 
 void

@@ -19,6 +19,7 @@
 #include "cpu-kernel.h"
 #include "blas.h"
 #include "kernels/params/elementwise.h"
+#include "kernels/elementwise-common.h"
 
 void hy_cpu_reduce (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
@@ -272,6 +273,10 @@ hy_cpu_reduce (hy_cpu_ctx *ctx, const void *params,
     for (int64_t i = 0; i < n_out_elems; i++)
       o[i] /= c;
   }
+  /* Integer data: held in its dtype (a mean truncates, a sum wraps). */
+  if (p->int_dtype != HY_DTYPE_FLOAT32)
+    for (int64_t i = 0; i < n_out_elems; i++)
+      o[i] = hy_cast_value (p->int_dtype, o[i]);
 }
 
 /* ---- argmax, argmin ---------------------------------------------------- */

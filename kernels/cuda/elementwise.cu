@@ -101,7 +101,8 @@ hy_cuda_add_n (hy_cuda_ctx *ctx, const void *params,
   /* Stream order makes each launch see the sum of the ones before. */
   const int launches = hy_cuda_add_n_launches (n_in);
   for (int l = 0; l < launches; l++) {
-    const hy_cuda_add_n_args a = hy_cuda_add_n_plan (in, n_in, out[0], l);
+    const hy_cuda_add_n_args a = hy_cuda_add_n_plan (
+        (const hy_add_n_params *) params, in, n_in, out[0], l);
     LAUNCH (ctx, add_n_kernel, a, numel (out[0]));
   }
 }

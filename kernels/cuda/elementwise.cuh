@@ -69,24 +69,27 @@ hy_cuda_unary_op (hy_op_id op, float v)
   }
 }
 
+/* int_dtype: integer data, every result held in it (hy_cast_value; 0,
+ * float32, keeps it), as on the CPU. */
 typedef struct hy_cuda_unary_args {
   const float *x;
   float *o;
   hy_op_id op;
+  int int_dtype;
 } hy_cuda_unary_args;
 
 static inline hy_cuda_unary_args
 hy_cuda_unary_plan (const hy_unary_params *p, const hy_tensor *x,
     hy_tensor *o)
 {
-  hy_cuda_unary_args a = { x->data, o->data, p->op };
+  hy_cuda_unary_args a = { x->data, o->data, p->op, (int) p->int_dtype };
   return a;
 }
 
 HY_CUDA_HD float
 hy_cuda_unary_at (const hy_cuda_unary_args *a, int64_t i)
 {
-  return hy_cuda_unary_op (a->op, a->x[i]);
+  return hy_cast_value (a->int_dtype, hy_cuda_unary_op (a->op, a->x[i]));
 }
 
 /* ---- binary computations ----------------------------------------------- */
@@ -114,6 +117,18 @@ hy_cuda_binary_op (hy_binary_fn fn, float x, float y)
   }
 }
 
+/* fn on integer data (int_dtype, not float32): division truncates, and
+ * the result is held in the dtype. */
+HY_CUDA_HD float
+hy_cuda_binary_value (hy_binary_fn fn, int int_dtype, float x, float y)
+{
+  if (int_dtype == HY_DTYPE_FLOAT32)
+    return hy_cuda_binary_op (fn, x, y);
+  const float r = fn == HY_BINARY_DIV ? hy_int_div (x, y)
+      : fn == HY_BINARY_MOD ? hy_int_mod (x, y) : hy_cuda_binary_op (fn, x, y);
+  return hy_cast_value (int_dtype, r);
+}
+
 /* ---- scalar ops -------------------------------------------------------- */
 
 typedef struct hy_cuda_scalar_args {
@@ -123,6 +138,7 @@ typedef struct hy_cuda_scalar_args {
   bool scalar_first;            /* fn (scalar, x) */
   bool square;                  /* x^2 as x · x, as the CPU computes it */
   float scalar;
+  int int_dtype;
 } hy_cuda_scalar_args;
 
 static inline hy_cuda_scalar_args
@@ -132,7 +148,7 @@ hy_cuda_scalar_plan (const hy_scalar_params *p, const hy_tensor *x,
   hy_cuda_scalar_args a = {
     x->data, o->data, p->fn, p->scalar_first,
     p->fn == HY_BINARY_POWER && !p->scalar_first && p->scalar == 2.0f,
-    p->scalar,
+    hy_cast_value (p->int_dtype, p->scalar), (int) p->int_dtype,
   };
   return a;
 }
@@ -142,9 +158,10 @@ hy_cuda_scalar_at (const hy_cuda_scalar_args *a, int64_t i)
 {
   const float v = a->x[i];
   if (a->square)
-    return v * v;
-  return a->scalar_first ? hy_cuda_binary_op (a->fn, a->scalar, v)
-      : hy_cuda_binary_op (a->fn, v, a->scalar);
+    return hy_cast_value (a->int_dtype, v * v);
+  return a->scalar_first
+      ? hy_cuda_binary_value (a->fn, a->int_dtype, a->scalar, v)
+      : hy_cuda_binary_value (a->fn, a->int_dtype, v, a->scalar);
 }
 
 /* ---- binary ops with broadcasting -------------------------------------- */
@@ -157,6 +174,7 @@ typedef struct hy_cuda_binary_args {
   const float *a, *b;
   float *o;
   hy_binary_fn fn;
+  int int_dtype;
   hy_broadcast_plan bc;
 } hy_cuda_binary_args;
 
@@ -170,6 +188,7 @@ hy_cuda_binary_plan (const hy_binary_params *p, const hy_tensor *a,
   plan.b = b->data;
   plan.o = o->data;
   plan.fn = p->fn;
+  plan.int_dtype = (int) p->int_dtype;
 
   hy_broadcast_plan_make (&a->shape, &b->shape, &o->shape, &plan.bc);
   return plan;
@@ -199,7 +218,7 @@ hy_cuda_binary_at (const hy_cuda_binary_args *a, int64_t i)
       ob += idx * bc->sb[k];
     }
   }
-  return hy_cuda_binary_op (a->fn, a->a[oa], a->b[ob]);
+  return hy_cuda_binary_value (a->fn, a->int_dtype, a->a[oa], a->b[ob]);
 }
 
 /* ---- add_n ------------------------------------------------------------- */
@@ -213,6 +232,8 @@ typedef struct hy_cuda_add_n_args {
   const float *in[HY_CUDA_ADD_N_CHUNK];
   int n_in;
   float *o;
+  int int_dtype;                /* held in it after each launch: it wraps
+                                 * as one sum would */
 } hy_cuda_add_n_args;
 
 static inline int
@@ -226,12 +247,13 @@ hy_cuda_add_n_launches (int n_in)
 /* Launch `launch` of hy_cuda_add_n_launches: the first sums the first
  * inputs, a later one adds the next inputs onto the output. */
 static inline hy_cuda_add_n_args
-hy_cuda_add_n_plan (const hy_tensor *const *in, int n_in, hy_tensor *o,
-    int launch)
+hy_cuda_add_n_plan (const hy_add_n_params *p, const hy_tensor *const *in,
+    int n_in, hy_tensor *o, int launch)
 {
   hy_cuda_add_n_args a;
   memset (&a, 0, sizeof a);
   a.o = o->data;
+  a.int_dtype = (int) p->int_dtype;
   int first = 0;
   if (launch > 0) {
     first = HY_CUDA_ADD_N_CHUNK + (launch - 1) * (HY_CUDA_ADD_N_CHUNK - 1);
@@ -252,7 +274,7 @@ hy_cuda_add_n_at (const hy_cuda_add_n_args *a, int64_t i)
   for (int k = 1; k < HY_CUDA_ADD_N_CHUNK; k++)
     if (k < a->n_in)
       acc += a->in[k][i];
-  return acc;
+  return hy_cast_value (a->int_dtype, acc);
 }
 
 /* ---- clip, hard_sigmoid, where ---------------------------------------- */
@@ -270,12 +292,14 @@ typedef struct hy_cuda_clip_args {
   const float *x;
   float *o;
   float s0, s1;
+  int int_dtype;                /* clip on integer data */
 } hy_cuda_clip_args;
 
 static inline hy_cuda_clip_args
 hy_cuda_clip_plan (const hy_clip_params *p, const hy_tensor *x, hy_tensor *o)
 {
-  hy_cuda_clip_args a = { x->data, o->data, p->a_min, p->a_max };
+  hy_cuda_clip_args a = { x->data, o->data, p->a_min, p->a_max,
+    (int) p->int_dtype };
   return a;
 }
 
@@ -283,17 +307,17 @@ HY_CUDA_HD float
 hy_cuda_clip_at (const hy_cuda_clip_args *a, int64_t i)
 {
   const float v = a->x[i], lo = a->s0, hi = a->s1;
-  if (lo <= hi)
-    return hy_cuda_clamp (v, lo, hi);
   /* Crossed bounds: MXNet's order of tests decides. */
-  return v > hi ? hi : v < lo ? lo : v;
+  const float r = lo <= hi ? hy_cuda_clamp (v, lo, hi)
+      : v > hi ? hi : v < lo ? lo : v;
+  return hy_cast_value (a->int_dtype, r);
 }
 
 static inline hy_cuda_clip_args
 hy_cuda_hard_sigmoid_plan (const hy_hard_sigmoid_params *p,
     const hy_tensor *x, hy_tensor *o)
 {
-  hy_cuda_clip_args a = { x->data, o->data, p->alpha, p->beta };
+  hy_cuda_clip_args a = { x->data, o->data, p->alpha, p->beta, 0 };
   return a;
 }
 
@@ -332,33 +356,6 @@ hy_cuda_where_at (const hy_cuda_where_args *a, int64_t i)
 
 /* ---- Cast -------------------------------------------------------------- */
 
-/* The conversions of one value: elementwise-common.h, shared with the
- * CPU kernel. */
-HY_CUDA_HD float
-hy_cuda_cast_op (int dtype, float v)
-{
-  switch (dtype) {
-    case HY_DTYPE_FLOAT16:
-      return hy_round_to_float16 (v);
-    case HY_DTYPE_BFLOAT16:
-      return hy_round_to_bfloat16 (v);
-    case HY_DTYPE_INT32:
-      return (float) hy_float_to_int32 (v);
-    case HY_DTYPE_INT64:
-      return hy_float_to_int64 (v);
-    case HY_DTYPE_UINT8:
-      return (float) ((uint32_t) hy_float_to_int32 (v) & 0xffu);
-    case HY_DTYPE_INT8: {
-      const int32_t low = (int32_t) ((uint32_t) hy_float_to_int32 (v) & 0xffu);
-      return (float) (low >= 128 ? low - 256 : low);
-    }
-    case HY_DTYPE_BOOL:
-      return v != 0.0f ? 1.0f : 0.0f;
-    default:                    /* float32, float64: unchanged */
-      return v;
-  }
-}
-
 typedef struct hy_cuda_cast_args {
   const float *x;
   float *o;
@@ -375,7 +372,9 @@ hy_cuda_cast_plan (const hy_cast_params *p, const hy_tensor *x, hy_tensor *o)
 HY_CUDA_HD float
 hy_cuda_cast_at (const hy_cuda_cast_args *a, int64_t i)
 {
-  return hy_cuda_cast_op (a->dtype, a->x[i]);
+  /* The conversion of one value: elementwise-common.h, shared with the
+   * CPU kernel. */
+  return hy_cast_value (a->dtype, a->x[i]);
 }
 
 /* ---- zeros_like, ones_like --------------------------------------------- */

@@ -18,6 +18,7 @@
 #include "launch.cuh"
 #include "hybrid-tensor.h"
 #include "kernels/params/elementwise.h"
+#include "kernels/elementwise-common.h"
 
 typedef enum hy_cuda_reduce_kind {
   HY_CUDA_REDUCE_SUM,
@@ -35,12 +36,14 @@ typedef struct hy_cuda_reduce_args {
    * lengths and input strides. */
   int64_t keep_dims[HY_MAX_DIMS], keep_stride[HY_MAX_DIMS];
   int64_t red_dims[HY_MAX_DIMS], red_stride[HY_MAX_DIMS];
+  int int_dtype;                /* integer data: results held in it */
 } hy_cuda_reduce_args;
 
 static inline hy_cuda_reduce_args
 hy_cuda_reduce_plan (const hy_reduce_params *p, const hy_shape *s)
 {
   hy_cuda_reduce_args r = {};
+  r.int_dtype = (int) p->int_dtype;
   switch (p->op) {
     case HY_OP_MEAN: r.kind = HY_CUDA_REDUCE_MEAN; break;
     case HY_OP_PROD: r.kind = HY_CUDA_REDUCE_PROD; break;
@@ -113,11 +116,13 @@ hy_cuda_reduce_one (const hy_cuda_reduce_args *r, const float *x, int64_t i)
       idx[k] = 0;
     }
   }
+  float res = (float) acc;
   if (extreme)
-    return m;
-  if (r->kind == HY_CUDA_REDUCE_MEAN)
-    return (float) acc / (float) r->count;
-  return (float) acc;
+    res = m;
+  else if (r->kind == HY_CUDA_REDUCE_MEAN)
+    res = (float) acc / (float) r->count;
+  /* Integer data: a mean truncates, a sum wraps, as the CPU's. */
+  return hy_cast_value (r->int_dtype, res);
 }
 
 /* argmax/argmin: the input as (outer, n, inner), one output per (outer,

@@ -8,6 +8,12 @@
  * is a variant of a shared computation (_rdiv_scalar is a division with
  * the operands swapped, broadcast_add an addition) parse() records the
  * computation itself, so kernels switch on what to compute, not on names.
+ *
+ * Values are float32 whatever their dtype.  `int_dtype` is set at load
+ * time (core/dtype-infer.c) when the data holds an integer dtype: MXNet
+ * then computes in that type, so kernels truncate and wrap every result
+ * to it as Cast does (hy_cast_value), and divide as integers do
+ * (hy_int_div).  HY_DTYPE_FLOAT32 (0, the default) means float data.
  */
 #ifndef HY_PARAMS_ELEMENTWISE_H
 #define HY_PARAMS_ELEMENTWISE_H
@@ -22,6 +28,7 @@
  * it all. */
 typedef struct hy_unary_params {
   hy_op_id op;
+  hy_dtype int_dtype;
 } hy_unary_params;
 
 typedef struct hy_fill_like_params {
@@ -52,6 +59,7 @@ typedef struct hy_binary_params {
   hy_op_id op;
   hy_binary_fn fn;
   bool broadcast;               /* broadcast_*: numpy rules; else same shape */
+  hy_dtype int_dtype;
 } hy_binary_params;
 
 /* _plus_scalar, _rdiv_scalar, _greater_scalar, … */
@@ -59,19 +67,24 @@ typedef struct hy_scalar_params {
   hy_op_id op;
   hy_binary_fn fn;
   bool scalar_first;            /* the r-ops: fn (scalar, x) */
-  float scalar;                 /* MXNet casts it to the data's dtype */
-  bool is_int;                  /* parsed for completeness; no effect */
+  float scalar;                 /* on integer data, kernels convert it to
+                                 * int_dtype first, as MXNet does */
+  bool is_int;                  /* false on integer data: MXNet computes in
+                                 * floats and gives float64 */
+  hy_dtype int_dtype;
 } hy_scalar_params;
 
 typedef struct hy_add_n_params {
   hy_op_id op;
   int num_args;
+  hy_dtype int_dtype;
 } hy_add_n_params;
 
 typedef struct hy_clip_params {
   hy_op_id op;
   float a_min;
   float a_max;
+  hy_dtype int_dtype;
 } hy_clip_params;
 
 typedef struct hy_hard_sigmoid_params {
@@ -108,6 +121,7 @@ typedef struct hy_reduce_params {
   int axes[HY_MAX_DIMS];        /* as written; may be negative */
   bool keepdims;
   bool exclude;                 /* reduce the axes NOT listed */
+  hy_dtype int_dtype;           /* mean truncates, sums wrap */
 } hy_reduce_params;
 
 /* argmax, argmin: the index as float32. */

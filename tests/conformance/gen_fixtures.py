@@ -858,6 +858,110 @@ def ops_cast():
              gen=lambda r, s: randn(r, s, 3.0)), "float32 -> float16 -> float32")
 
 
+def ops_integer():
+    """Ops on integer tensors (issue 12: CenterNet's decoder).  MXNet computes in the tensor's
+    dtype: division truncates toward zero, _div_scalar and friends first convert their scalar to
+    the dtype (with is_int, the default; is_int=False computes in float64), narrow types wrap, a
+    mean truncates.  Inputs are float32 made integer by a Cast in the graph; the integer outputs
+    are stored as float32.  No divisor is zero: MXNet's integer division by zero dies of SIGFPE
+    (mod by zero gives 0 and is covered)."""
+    def ints(lo, hi):
+        return lambda r, s: r.randint(lo, hi + 1, s).astype(np.float32)
+
+    def nonzero_ints(lo, hi):
+        def gen(r, s):
+            v = r.randint(lo, hi + 1, s)
+            return np.where(v == 0, hi, v).astype(np.float32)
+        return gen
+
+    def fractions(scale):
+        return lambda r, s: (randn(r, s, scale) + 0.5 * (r.random_sample(s) < 0.3)).astype(
+            np.float32)
+
+    C = mx.sym.Cast
+
+    def binary(name, opname, fn, dtype, sa, sb, ga, gb, note):
+        def build(rng):
+            ins = inputs_of(rng, (sa, ga), (sb, gb))
+            return fn(C(V("data0"), dtype=dtype), C(V("data1"), dtype=dtype)), ins, {}
+        op("int_" + name, opname, build, note)
+    binary("broadcast_div_int64", "broadcast_div", mx.sym.broadcast_div, "int64", (3, 4, 5),
+           (1, 4, 1), ints(-40, 40), nonzero_ints(-7, 7), "int64 / int64 truncates toward zero "
+           "(-7 / 2 = -3)")
+    binary("elemwise_div_int32", "elemwise_div", mx.sym.elemwise_div, "int32", (3, 4, 5),
+           (3, 4, 5), ints(-100, 100), nonzero_ints(-9, 9), "int32, equal shapes")
+    binary("broadcast_mod_int64", "broadcast_mod", mx.sym.broadcast_mod, "int64", (3, 4, 5),
+           (3, 1, 5), ints(-30, 30), ints(-6, 6), "int64: the divisor's sign, x mod 0 = 0, "
+           "no negative zeros")
+    binary("elemwise_add_uint8", "elemwise_add", mx.sym.elemwise_add, "uint8", (2, 3, 4),
+           (2, 3, 4), ints(0, 255), ints(0, 255), "uint8 sums wrap (200 + 100 = 44)")
+    binary("broadcast_sub_uint8", "broadcast_sub", mx.sym.broadcast_sub, "uint8", (2, 3, 4),
+           (1, 3, 1), ints(0, 255), ints(0, 255), "uint8 differences wrap (3 - 5 = 254)")
+    binary("broadcast_mul_int8", "broadcast_mul", mx.sym.broadcast_mul, "int8", (2, 3, 4),
+           (2, 1, 4), ints(-30, 30), ints(-30, 30), "int8 products wrap")
+    binary("broadcast_greater_int64", "broadcast_greater", mx.sym.broadcast_greater, "int64",
+           (3, 4), (3, 1), ints(-3, 3), ints(-3, 3), "comparisons of integers give 0/1 as int64")
+
+    def scalar(name, opname, dtype, gen, note, **kw):
+        op("int_" + name, opname,
+           unary(lambda d: getattr(I, opname)(C(d, dtype=dtype), **kw), shape=(3, 4, 5), gen=gen),
+           note)
+    scalar("div_scalar_int64", "_div_scalar", "int64", ints(-40, 40),
+           "scalar 2.5 becomes 2: integer division", scalar=2.5)
+    scalar("rdiv_scalar_int64", "_rdiv_scalar", "int64", nonzero_ints(-9, 9),
+           "7.9 becomes 7, divided by each value as integers", scalar=7.9)
+    scalar("div_scalar_not_int", "_div_scalar", "int64", ints(-40, 40),
+           "is_int=False: computed in floats, float64 result", scalar=2.5, is_int=False)
+    scalar("mul_scalar_int64", "_mul_scalar", "int64", ints(-40, 40),
+           "scalar 1.5 becomes 1", scalar=1.5)
+    scalar("mod_scalar_int64", "_mod_scalar", "int64", ints(-40, 40),
+           "scalar 2.7 becomes 2", scalar=2.7)
+    scalar("rminus_scalar_uint8", "_rminus_scalar", "uint8", ints(0, 255),
+           "1 - x wraps in uint8", scalar=1)
+    scalar("power_scalar_int64", "_power_scalar", "int64", nonzero_ints(-5, 5),
+           "x^-1 truncates to 0 but for +-1", scalar=-1)
+    op("int_sqrt_int64", "sqrt",
+       unary(lambda d: mx.sym.sqrt(C(d, dtype="int64")), gen=ints(0, 50)),
+       "sqrt of int64 truncates (sqrt 2 = 1)")
+    op("int_clip_int64", "clip",
+       unary(lambda d: mx.sym.clip(C(d, dtype="int64"), a_min=-2.5, a_max=3.7), gen=ints(-6, 6)),
+       "bounds truncate to -2 and 3")
+    op("int_mean_int64", "mean",
+       unary(lambda d: mx.sym.mean(C(d, dtype="int64"), axis=2), gen=ints(-20, 20)),
+       "integer mean truncates toward zero")
+    op("int_sum_uint8", "sum",
+       unary(lambda d: mx.sym.sum(C(d, dtype="uint8"), axis=1), gen=ints(0, 255)),
+       "uint8 sums wrap")
+
+    def add_n_u8(rng):
+        ins = inputs_of(rng, *[((2, 3, 4), ints(0, 255))] * 3)
+        return mx.sym.add_n(*[C(V(n), dtype="uint8") for n in ins]), ins, {}
+    op("int_add_n_uint8", "add_n", add_n_u8, "three uint8 inputs: the sum wraps")
+
+    for dtype, scale in (("int64", 10.0), ("uint8", 200.0), ("int8", 200.0)):
+        op("Cast_" + dtype, "Cast", unary(lambda d, t=dtype: C(d, dtype=t), gen=fractions(scale)),
+           "negatives and fractions: toward zero%s" % (", then wrapped" if "8" in dtype else ""))
+
+    def index_decode(rng):
+        # CenterNet's decoder in small: flat topk indices -> (class, row, column) with int64
+        # arithmetic on shape_array products; distinct values keep topk free of ties
+        shape = (2, 3, 4, 5)
+        data = (rng.permutation(int(np.prod(shape))).reshape(shape) * 0.01).astype(np.float32)
+        x = V("data")
+        idx = C(mx.sym.topk(mx.sym.reshape(x, shape=(0, -1)), k=7, ret_typ="indices"),
+                dtype="int64")
+        dims = mx.sym.split(mx.sym.shape_array(x), num_outputs=4, axis=0)
+        hw = dims[2] * dims[3]
+        cls = mx.sym.broadcast_div(idx, hw)
+        pos = mx.sym.broadcast_mod(idx, hw)
+        row = mx.sym.broadcast_div(pos, dims[3])
+        col = mx.sym.broadcast_mod(pos, dims[3])
+        out = mx.sym.concat(*[C(v, dtype="float32") for v in (cls, row, col)], dim=1)
+        return out, OrderedDict(data=data), {}
+    op("int_index_decode", "broadcast_div", index_decode,
+       "topk indices to class, row, column as CenterNet's decoder does (int64 division)")
+
+
 UNARY_OPS = [
     ("sigmoid", lambda r, s: randn(r, s, 3.0)), ("relu", randn),
     ("tanh", lambda r, s: randn(r, s, 2.0)), ("exp", lambda r, s: randn(r, s, 1.5)),
@@ -1609,6 +1713,7 @@ def register_ops():
     ops_dot()
     ops_slicechannel()
     ops_cast()
+    ops_integer()
     ops_unary_math()
     ops_reduce()
     ops_nonfinite()
@@ -1912,16 +2017,20 @@ def register_zoo():
 # channel (calibrate_heads), collapsing BatchNorms get real statistics, and the NMS input must
 # give the same first rows under perturbations far above rounding (check_nms_stable).
 #
-# Not yet here: center_net_resnet18_v1b_voc.  Its decoder divides int64 indices
-# (broadcast_div of Cast(int64) by shape_array products), which MXNet truncates; our float32
-# core gives fractions, so class ids and box centres differ.
+# CenterNet has no NMS: its decoder takes the topk of the peak-filtered heatmap (over classes and
+# positions at once) and turns each index into class, row and column with integer arithmetic
+# (Cast to int64, shape_array, broadcast_div and broadcast_mod), which MXNet truncates; its
+# outputs have no trailing axis of 1: ids and scores (B, K), boxes (B, K, 4).  Its topk input
+# must be free of near-ties, as NMS inputs are (check_nms_stable).
 DETECTION_MODELS = [("ssd_300_vgg16_atrous_voc", 300, 0.05),
                     ("ssd_512_resnet18_v1_voc", 128, 1.0),
                     # MobileNet-0.25 rather than 1.0: the wider random trunk amplified
                     # rounding until oneDNN's summation order moved a b2 score by 1.5e-4
                     ("ssd_300_mobilenet0.25_voc", 128, 1.0),
                     ("yolo3_mobilenet1.0_voc", 64, 1.0),
-                    ("yolo3_darknet53_voc", 128, 1.0)]
+                    ("yolo3_darknet53_voc", 128, 1.0),
+                    ("center_net_resnet18_v1b_voc", 128, 1.0),
+                    ("center_net_mobilenetv3_small_duc_voc", 128, 1.0)]
 
 
 def import_gluoncv():
@@ -2112,6 +2221,49 @@ def check_nms_stable(case, case_dir, inputs, rows, rng, rel=1e-5, trials=8):
         print("  %s: topk smallest relative gap in the best %d+1 %.3g" % (case.name, k, gap))
         if not gap > rel:
             raise NearTies("topk input has near-ties (relative gap %.3g)" % gap)
+    check_peaks_stable(case, case_dir, inputs, rel)
+
+
+def check_peaks_stable(case, case_dir, inputs, rel):
+    """CenterNet keeps a heatmap value where it equals the max of its 3x3 window (a stride-1 max
+    Pooling compared with its own input by broadcast_equal) and ranks those peaks by topk.  A
+    peak whose neighbour is within rounding of it may move to that neighbour in another
+    implementation: the same score at another place.  So every peak among the best topk k+1
+    must stand above its neighbours by more than `rel` relative."""
+    graph = json.load(open(os.path.join(case_dir, SYMBOL_FILE)))
+    nodes = graph["nodes"]
+    peak_pools = set()
+    for node in nodes:
+        if node["op"] == "broadcast_equal":
+            a, b = (e[0] for e in node["inputs"])
+            for pool, src in ((a, b), (b, a)):
+                attrs = nodes[pool].get("attrs", {})
+                if nodes[pool]["op"] == "Pooling" and nodes[pool]["inputs"][0][0] == src \
+                        and attrs.get("stride") == "(1, 1)" and attrs.get("pool_type") == "max":
+                    peak_pools.add(nodes[pool]["name"])
+    if not peak_pools:
+        return
+    k = max(int(n.get("attrs", {}).get("k", 1)) for n in nodes if n["op"] == "topk")
+    for attrs, heat in node_input(case_dir, inputs, "Pooling"):
+        if attrs.get("stride") != "(1, 1)" or attrs.get("pool_type") != "max":
+            continue
+        n, c, h, w = heat.shape
+        padded = np.pad(heat, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+        windows = np.stack([padded[:, :, dy:dy + h, dx:dx + w] for dy in range(3)
+                            for dx in range(3) if (dy, dx) != (1, 1)])
+        neighbour = windows.max(axis=0)
+        is_peak = heat >= neighbour
+        worst = np.inf
+        for i in range(n):
+            vals = np.where(is_peak[i], heat[i], -np.inf).ravel()
+            best = np.argsort(-vals, kind="stable")[:k + 1]
+            gaps = (vals[best] - neighbour[i].ravel()[best]) / np.maximum(np.abs(vals[best]),
+                                                                          1e-30)
+            worst = min(worst, float(gaps.min()))
+        print("  %s: peaks stand above their neighbours by %.3g relative at least"
+              % (case.name, worst))
+        if not worst > rel:
+            raise NearTies("a peak has a neighbour within %.3g relative" % worst)
 
 
 def detection_builder(model, size, scale, batch, setup=None, adjust=None):

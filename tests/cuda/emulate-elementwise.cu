@@ -52,7 +52,8 @@ emulate (const hy_op_info *op, const void *params, hy_tensor *const *in,
     if (n_in == 1 && o->data == in[0]->data)
       return;
     for (int l = 0; l < hy_cuda_add_n_launches (n_in); l++) {
-      hy_cuda_add_n_args a = hy_cuda_add_n_plan (in, n_in, o, l);
+      hy_cuda_add_n_args a = hy_cuda_add_n_plan (
+          (const hy_add_n_params *) params, in, n_in, o, l);
       MAP (a, hy_cuda_add_n_at, o);
     }
   } else if (!strcmp (family, "clip")) {
@@ -259,6 +260,40 @@ check_relu_semantics (void)
       "zeros", 0.0, NULL);
 }
 
+/* Integer data (the dtype inference's int_dtype): integer inputs,
+ * division truncating, results held in the dtype (narrow ones wrap). */
+static void
+check_integer (void)
+{
+  static const hy_dtype dtypes[] = {
+    HY_DTYPE_INT64, HY_DTYPE_INT32, HY_DTYPE_UINT8, HY_DTYPE_INT8,
+  };
+  static const char *const scalars[] = { "2.5", "-3", "0", "7" };
+  const emu_fill ints = { -300.0f, 300.0f, false };
+  const emu_fill small = { -9.0f, 9.0f, false };
+  const hy_shape x = S (5, 13), same[2] = { S (4, 9), S (4, 9) };
+  const hy_shape bc[2] = { S (2, 3, 4), S (3, 1) };
+  hy_shape many[EMU_MAX_IO];
+  for (int i = 0; i < EMU_MAX_IO; i++)
+    many[i] = S (3, 11);
+  for (size_t d = 0; d < G_N_ELEMENTS (dtypes); d++) {
+    emu_data_dtype = dtypes[d];
+    check_family ("unary", NO_ATTRS, 1, &x, ints);
+    for (size_t s = 0; s < G_N_ELEMENTS (scalars); s++)
+      check_family ("scalar", KV ("scalar", scalars[s]), 1, &x, ints);
+    check ("_div_scalar", KV ("scalar", "2.5", "is_int", "False"), 1, &x,
+        ints);
+    check_family ("binary", NO_ATTRS, 2, same, ints);
+    check_family ("binary", NO_ATTRS, 2, same, small);
+    check ("broadcast_div", NO_ATTRS, 2, bc, ints);
+    check ("broadcast_mod", NO_ATTRS, 2, bc, small);
+    check ("add_n", KV ("num_args", "3"), 3, many, ints);
+    check ("add_n", KV ("num_args", "20"), 20, many, ints);
+    check ("clip", KV ("a_min", "-2.5", "a_max", "3.7"), 1, &x, small);
+  }
+  emu_data_dtype = HY_DTYPE_FLOAT32;
+}
+
 int
 main (void)
 {
@@ -271,5 +306,6 @@ main (void)
   check_clip_hard_sigmoid_fill ();
   check_where ();
   check_cast ();
+  check_integer ();
   return emu_summary ();
 }

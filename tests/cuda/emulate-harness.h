@@ -34,6 +34,7 @@
 
 extern "C" {
 #include "core/op.h"
+#include "kernels/elementwise-common.h"
 #include "kernels/cpu/cpu-kernel.h"
 }
 
@@ -129,6 +130,12 @@ typedef struct emu {
  * the outputs for the n_in input shapes and makes the tensors: the inputs
  * for the caller to fill, got[] as EMU_SENTINEL.  FALSE (counted as a
  * failure) when the case cannot be set up. */
+/* The dtype of every input of the cases that follow (float32 unless a
+ * test sets it): with an integer one, the op's load-time dtype inference
+ * runs on the params (as core/dtype-infer.c would), and check () fills
+ * the inputs with integers. */
+static hy_dtype emu_data_dtype = HY_DTYPE_FLOAT32;
+
 static inline bool
 emu_open (emu *e, const char *op_name, const char *const *kv,
     const hy_shape *in, int n_in)
@@ -144,6 +151,8 @@ emu_open (emu *e, const char *op_name, const char *const *kv,
   }
   if (n_in > 3)
     g_string_append_printf (name, " …(%d inputs)", n_in);
+  if (emu_data_dtype != HY_DTYPE_FLOAT32)
+    g_string_append_printf (name, " on %s", hy_dtype_name (emu_data_dtype));
   g_strlcpy (e->name, name->str, sizeof e->name);
   g_string_free (name, TRUE);
 
@@ -168,8 +177,19 @@ emu_open (emu *e, const char *op_name, const char *const *kv,
       g_free (e->params);
       return false;
     }
-    if (!e->op->def->infer_shape (e->params, in, n_in, out, e->n_out,
-            &error) && !error) {
+    if (emu_data_dtype != HY_DTYPE_FLOAT32 && e->op->def->infer_dtype) {
+      hy_dtype in_types[EMU_MAX_IO], out_types[EMU_MAX_IO];
+      for (int k = 0; k < n_in; k++)
+        in_types[k] = emu_data_dtype;
+      if (!e->op->def->infer_dtype (e->params, in_types, n_in, out_types,
+              e->n_out, &error) && !error) {
+        emu_fail_setup (e->name, "dtype inference failed");
+        g_free (e->params);
+        return false;
+      }
+    }
+    if (!error && !e->op->def->infer_shape (e->params, in, n_in, out,
+            e->n_out, &error) && !error) {
       emu_fail_setup (e->name, "shape inference failed");
       g_free (e->params);
       return false;
@@ -282,6 +302,8 @@ emu_setup (emu *e, const char *op_name, const char *const *kv,
         v = roundf (v / emu_quantum) * emu_quantum;
       if (emu_nan_every > 0 && i % emu_nan_every == emu_nan_every - 1)
         v = NAN;
+      if (hy_dtype_is_integer (emu_data_dtype))
+        v = hy_cast_value (emu_data_dtype, v);
       e->in[k]->data[i] = v;
     }
   }
@@ -368,6 +390,8 @@ check (const char *op_name, const char *const *kv, int n_in,
         v = suite->specials[g_rand_int_range (rand, 0, suite->n_specials)];
       if (suite->adjust)
         v = suite->adjust (e.op, k, i, v, rand);
+      if (hy_dtype_is_integer (emu_data_dtype))
+        v = hy_cast_value (emu_data_dtype, v);
       e.in[k]->data[i] = v;
     }
   }

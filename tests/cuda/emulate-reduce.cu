@@ -117,10 +117,30 @@ arg_reduce_cases (void)
   }
 }
 
+/* Integer data (the dtype inference's int_dtype): sums wrap in uint8 and
+ * int8, a mean truncates. */
+static void
+integer_cases (void)
+{
+  static const hy_dtype dtypes[] = {
+    HY_DTYPE_INT64, HY_DTYPE_INT32, HY_DTYPE_UINT8, HY_DTYPE_INT8,
+  };
+  for (size_t d = 0; d < G_N_ELEMENTS (dtypes); d++) {
+    emu_data_dtype = dtypes[d];
+    for (size_t r = 0; r < G_N_ELEMENTS (reducers); r++) {
+      const hy_shape a = S (3, 7), b = S (2, 3, 4);
+      emu_run (emulate, reducers[r], KV ("axis", "1"), &a, 1, -300.0f, 300.0f);
+      emu_run (emulate, reducers[r], KV ("axis", "(0, 2)"), &b, 1, -9.0f, 9.0f);
+    }
+  }
+  emu_data_dtype = HY_DTYPE_FLOAT32;
+}
+
 int
 main (void)
 {
   reduce_cases ();
+  integer_cases ();
   arg_reduce_cases ();
   return emu_summary ();
 }

@@ -426,7 +426,9 @@ def check_pose(msg, ref, area, w, h, dw, dh):
 
 def check_detection(msg, outs, area, w, h):
     if len(outs) == 3:
-        rows = np.concatenate([outs[0][0], outs[1][0], outs[2][0]], axis=1)
+        # ids and scores (K, 1), or (K) as CenterNet gives them
+        rows = np.concatenate([outs[0][0].reshape(-1, 1), outs[1][0].reshape(-1, 1),
+                               outs[2][0]], axis=1)
     else:
         rows = outs[0][0]
     # NMS pads its output with rows of class id -1: no object, not reported

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """GluonCV model-zoo exports in the element against real MXNet, on frames
 GStreamer makes: FCN's class map (output=segmentation), SimplePose's
-keypoints (output=pose), SSD's and Faster R-CNN's detections
+keypoints (output=pose), SSD's, Faster R-CNN's and CenterNet's detections
 (output=detection: every object MXNet keeps, in its order, with its box
-mapped back to the frame) and Mask R-CNN's instance masks (pasted into the
+mapped back to the frame; CenterNet's ids and scores are (B, K), not
+(B, K, 1)) and Mask R-CNN's instance masks (pasted into the
 frame as GluonCV's fill pastes MXNet's, then painted by hybridoverlay) —
 the results the element turns into metas itself.
 
@@ -52,6 +53,15 @@ CASES = [
      "smpte", "RGB", 320, 180, None,
      "output=detection threshold=-1 input-size=300x300 resize=letterbox "
      + SMALL),
+    # CenterNet: topk of heatmap peaks, ids and scores (B, K) without NMS
+    ("center-net-detection-rgb-letterbox", "zoo_center_net_resnet18_v1b_voc_b1",
+     "voc", cm.BALL, "RGB", 160, 120, None,
+     "output=detection threshold=0 input-size=128x128 resize=letterbox "
+     + IMAGENET),
+    ("center-net-mobilenet-detection-nv12",
+     "zoo_center_net_mobilenetv3_small_duc_voc_b1", "voc", "smpte", "NV12",
+     128, 128, "bt601",
+     "output=detection threshold=0 input-size=128x128 " + IMAGENET),
     ("faster-rcnn-detection-nv12", "zoo_faster_rcnn_resnet50_v1b_voc_b1",
      "voc", cm.BALL, "NV12", 160, 120, "bt601",
      "output=detection threshold=-1 input-size=128x128 " + IMAGENET),
