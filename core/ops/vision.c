@@ -161,6 +161,15 @@ bilinear_resize_infer (const void *params, const hy_shape *in, int n_in,
   if (!resize_dim_ok (nh, "height", error)
       || !resize_dim_ok (nw, "width", error))
     return FALSE;
+  /* Every output pixel reads data's pixels: with none (a zero height or
+   * width) and planes to fill, MXNet reads outside the data (it crashes
+   * in both its modes).  No planes: an empty output, as MXNet gives. */
+  if ((h == 0 || w == 0) && d->dims[0] * d->dims[1] > 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "data of shape %s has no pixels to resize into a %.0f x %.0f output",
+        hy_shape_format (d, buf, sizeof buf), nh, nw);
+    return FALSE;
+  }
   out[0] = *d;
   out[0].dims[2] = (int64_t) nh;
   out[0].dims[3] = (int64_t) nw;

@@ -83,8 +83,11 @@ roi_rows (void *arg, int64_t begin, int64_t end, int thread)
     float *y = j->y + r * j->c_out * bins;
     const float b = roi[0];
     /* MXNet truncates the index; a negative one (or one past the batch,
-     * which MXNet would read beyond its input for) gives zeros. */
-    if (!(b >= 0.0f && (int64_t) b < j->n)) {
+     * which MXNet would read beyond its input for) gives zeros.  Compared
+     * as a float first: NaN, and a value past int64_t's range, have no
+     * integer to convert to.  Below 4e18 the truncation is exact, so a
+     * sane index is tested as before. */
+    if (!(b >= 0.0f && b < 4e18f && (int64_t) b < j->n)) {
       memset (y, 0, (size_t) (j->c_out * bins) * sizeof (float));
       continue;
     }

@@ -14,7 +14,9 @@
  *
  * Kernels never fail out loud (cuda-kernel.h): the first failed call is
  * recorded in the context, and run() turns it into an error once the
- * stream has finished.
+ * stream has finished; so is a kernel's refusal of its input's values,
+ * recorded by the device in the context's mapped refusal record
+ * (refusal.h), which also names the refusing call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +117,7 @@ enqueue (hy_cuda_ctx *ctx, const hy_call *calls, int n_calls)
 {
   for (int c = 0; c < n_calls; c++) {
     const hy_call *call = &calls[c];
+    ctx->call = c;              /* a refusing kernel's record names it */
     ((hy_cuda_kernel_fn) call->fn) (ctx, call->params, call->in, call->n_in,
         call->out, call->n_out);
   }
@@ -176,9 +179,15 @@ cuda_run (hy_backend *be, const hy_call *calls, int n_calls, void **capture,
     be->stats.direct_calls += n_calls;
   }
   /* Wait here, so that a failure is reported by the forward that caused
-   * it; the outputs' download would wait anyway. */
+   * it; the outputs' download would wait anyway.  A kernel's refusal of
+   * its input (refusal.h) is read only then, from host memory. */
   HY_CUDA_CHECK (ctx, cudaStreamSynchronize (ctx->stream));
-  return hy_cuda_ctx_take_error (ctx, error);
+  if (!hy_cuda_ctx_take_error (ctx, error)) {
+    int ignored;
+    hy_cuda_ctx_take_refusal (ctx, &ignored, NULL);
+    return FALSE;
+  }
+  return hy_cuda_ctx_take_refusal (ctx, &be->failed_call, error);
 }
 
 static void
@@ -202,6 +211,8 @@ cuda_free (hy_backend *be)
   if (ctx->cublas)
     cublasDestroy (ctx->cublas);
   cudaFree (cb->cublas_workspace);
+  if (ctx->refusal)
+    cudaFreeHost (ctx->refusal);
   cudaFree (ctx->workspace);
   for (guint i = 0; cb->old_workspaces && i < cb->old_workspaces->len; i++)
     cudaFree (g_ptr_array_index (cb->old_workspaces, i));
@@ -272,6 +283,15 @@ set_up (cuda_backend *cb, int index, GError **error)
 
   HY_CUDNN_TRY (cudnnCreate (&ctx->cudnn), error);
   HY_CUDNN_TRY (cudnnSetStream (ctx->cudnn, ctx->stream), error);
+
+  /* The refusal record (refusal.h): host memory the device writes in
+   * place, so that reading it needs no copy and no synchronisation beyond
+   * the run's own. */
+  HY_CUDA_TRY (cudaHostAlloc ((void **) &ctx->refusal,
+          sizeof *ctx->refusal, cudaHostAllocMapped), error);
+  memset (ctx->refusal, 0, sizeof *ctx->refusal);
+  HY_CUDA_TRY (cudaHostGetDevicePointer ((void **) &ctx->refusal_device,
+          ctx->refusal, 0), error);
   return TRUE;
 }
 

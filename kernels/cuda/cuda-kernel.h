@@ -8,7 +8,9 @@
  * never allocates and never fails out loud.  A failed CUDA, cuBLAS or
  * cuDNN call is recorded in ctx (the first one wins, with the call, file
  * and line) and reported by the backend when the forward ends; that keeps
- * a whole forward capturable as one CUDA graph.
+ * a whole forward capturable as one CUDA graph.  A kernel that cannot use
+ * its input's values (MXNet raises on them) records that on the device
+ * (refusal.h) and the forward fails the same way, naming the call.
  *
  * Families that need set-up (cuDNN descriptors and algorithm choice,
  * cuBLAS layouts) also define hy_cuda_prepare_<family>: it runs once per
@@ -32,6 +34,7 @@
 
 #include "hybrid-tensor.h"
 #include "kernels/hy-ops.h"
+#include "refusal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +60,14 @@ typedef struct hy_cuda_ctx {
 
   /* The first failure since hy_cuda_ctx_take_error; "" when none. */
   char error[HY_CUDA_ERROR_LEN];
+
+  /* Kernels that refuse their input's values (refusal.h) write the record
+   * through its device view; the backend reads it through the host view
+   * after a run.  `call`: the index of the call being enqueued, for the
+   * record. */
+  hy_cuda_refusal *refusal;
+  hy_cuda_refusal *refusal_device;
+  int call;
 } hy_cuda_ctx;
 
 typedef void (*hy_cuda_kernel_fn) (hy_cuda_ctx *ctx, const void *params,
@@ -71,10 +82,15 @@ typedef gboolean (*hy_cuda_prepare_fn) (hy_cuda_ctx *ctx, const void *params,
     void **state, size_t *workspace, GError **error);
 typedef void (*hy_cuda_release_fn) (void *state);
 
-/* Records a failure (the first one only).  `what` is the call's text. */
 /* Moves the first failure recorded in ctx into *error; FALSE if there
  * was one (cuda-error.c). */
 gboolean hy_cuda_ctx_take_error (hy_cuda_ctx *ctx, GError **error);
+/* Moves a refusal recorded by the finished stream's kernels into *error
+ * (HY_ERROR_INVALID) and *call, emptying the record; FALSE if there was
+ * one. */
+gboolean hy_cuda_ctx_take_refusal (hy_cuda_ctx *ctx, int *call,
+    GError **error);
+/* Records a failure (the first one only).  `what` is the call's text. */
 void hy_cuda_ctx_fail (hy_cuda_ctx *ctx, const char *what, const char *msg,
     const char *file, int line);
 

@@ -3,6 +3,8 @@
  * and gather_nd: pure data movement, each output element read from one
  * input element (layout.cuh), as on the CPU (kernels/cpu/layout.c).
  */
+#include <limits.h>
+
 #include "cuda-kernel.h"
 #include "launch.cuh"
 #include "layout.cuh"
@@ -110,6 +112,31 @@ hy_cuda_stack (hy_cuda_ctx *ctx, const void *params,
 
 /* ---- gather_nd ---------------------------------------------------------- */
 
+/* One block: the smallest key of a bad index (layout.cuh) found in shared
+ * memory, then recorded by one thread unless an earlier call refused.
+ * Each thread walks its keys upwards, so its first bad one is its
+ * smallest.  Indices are few (one per gathered row and axis). */
+static __global__ void
+gather_nd_check_kernel (hy_cuda_gather_nd_args g,
+    const float *__restrict__ idx, hy_cuda_refusal *rec, int call)
+{
+  __shared__ unsigned long long first;
+  if (threadIdx.x == 0)
+    first = ULLONG_MAX;
+  __syncthreads ();
+  const int64_t keys = (int64_t) g.m * g.rows;
+  for (int64_t k = threadIdx.x; k < keys; k += blockDim.x) {
+    if (hy_cuda_gather_nd_bad (&g, idx, k)) {
+      atomicMin (&first, (unsigned long long) k);
+      break;
+    }
+  }
+  __syncthreads ();
+  if (threadIdx.x == 0 && first != ULLONG_MAX
+      && rec->kind == HY_CUDA_REFUSAL_NONE)
+    hy_cuda_gather_nd_refusal (&g, idx, (int64_t) first, call, rec);
+}
+
 static __global__ void
 gather_nd_kernel (hy_cuda_gather_nd_args g, const float *__restrict__ x,
     const float *__restrict__ idx, float *__restrict__ y, int64_t n)
@@ -122,11 +149,18 @@ extern "C" void
 hy_cuda_gather_nd (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
+  const hy_cuda_gather_nd_args g = hy_cuda_gather_nd_plan (&in[0]->shape,
+      &in[1]->shape);
+  /* Every index is checked, as on the CPU, even when nothing is
+   * gathered. */
+  if (g.m > 0 && g.rows > 0) {
+    gather_nd_check_kernel<<<1, HY_CUDA_THREADS, 0, ctx->stream>>> (g,
+        in[1]->data, ctx->refusal_device, ctx->call);
+    HY_CUDA_CHECK_LAUNCH (ctx);
+  }
   const int64_t n = hy_shape_numel (&out[0]->shape);
   if (n == 0)
     return;
-  const hy_cuda_gather_nd_args g = hy_cuda_gather_nd_plan (&in[0]->shape,
-      &in[1]->shape);
   gather_nd_kernel<<<hy_cuda_blocks (ctx, n), HY_CUDA_THREADS, 0,
       ctx->stream>>> (g, in[0]->data, in[1]->data, out[0]->data, n);
   HY_CUDA_CHECK_LAUNCH (ctx);

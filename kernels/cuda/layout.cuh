@@ -14,6 +14,7 @@
 #define HY_CUDA_LAYOUT_CUH
 
 #include "launch.cuh"
+#include "refusal.h"
 #include "shape.cuh"
 #include "slice.cuh"
 #include "hybrid-tensor.h"
@@ -111,6 +112,7 @@ typedef struct hy_cuda_gather_nd_args {
   int m;
   int64_t rows, slice;
   float size[HY_MAX_DIMS];      /* the picked axes' lengths, as floats */
+  int64_t length[HY_MAX_DIMS];  /* the same, exact, for the message */
   int64_t stride[HY_MAX_DIMS];  /* and their strides in data */
 } hy_cuda_gather_nd_args;
 
@@ -128,6 +130,7 @@ hy_cuda_gather_nd_plan (const hy_shape *data, const hy_shape *indices)
   hy_cuda_input_strides (data, stride);
   for (int a = 0; a < g.m; a++) {
     g.size[a] = (float) data->dims[a];
+    g.length[a] = data->dims[a];
     g.stride[a] = stride[a];
   }
   return g;
@@ -135,7 +138,8 @@ hy_cuda_gather_nd_plan (const hy_shape *data, const hy_shape *indices)
 
 /* MXNet 1.9.1's rule (kernels/cpu/layout.c): an index v of an axis of n
  * is valid in [-n, n - 1] as a float, a negative one gets n added before
- * truncation; a row with an invalid index comes out as zeros. */
+ * truncation.  A row with an invalid index comes out as zeros, never read
+ * out of range; the forward is refused anyway (below). */
 HY_CUDA_HD float
 hy_cuda_gather_nd_one (const hy_cuda_gather_nd_args *g, const float *x,
     const float *idx, int64_t i)
@@ -152,6 +156,35 @@ hy_cuda_gather_nd_one (const hy_cuda_gather_nd_args *g, const float *x,
     off += (int64_t) v * g->stride[a];
   }
   return x[off];
+}
+
+/* The refusal (refusal.h) names the index the CPU kernel names: of the
+ * first axis with a bad index, the last one.  Index (axis a, column r)
+ * has the key a·rows + (rows - 1 - r), so that this is the smallest key
+ * of a bad index; keys run over [0, m·rows). */
+HY_CUDA_HD bool
+hy_cuda_gather_nd_bad (const hy_cuda_gather_nd_args *g, const float *idx,
+    int64_t key)
+{
+  const int a = (int) (key / g->rows);
+  const int64_t r = g->rows - 1 - key % g->rows;
+  const float v = idx[a * g->rows + r], n = g->size[a];
+  return !(v >= -n && v <= n - 1.0f);
+}
+
+/* The record of call `call` refusing the index of `key`. */
+HY_CUDA_HD void
+hy_cuda_gather_nd_refusal (const hy_cuda_gather_nd_args *g,
+    const float *idx, int64_t key, int call, hy_cuda_refusal *rec)
+{
+  const int a = (int) (key / g->rows);
+  const int64_t r = g->rows - 1 - key % g->rows;
+  rec->call = call;
+  rec->value = idx[a * g->rows + r];
+  rec->axis = a;
+  rec->size = g->length[a];
+  rec->column = r;
+  rec->kind = HY_CUDA_REFUSAL_INDEX;
 }
 
 #endif /* HY_CUDA_LAYOUT_CUH */

@@ -108,10 +108,10 @@ hy_cuda_roi_one (const hy_cuda_roi_args *a, const float *x,
   const int64_t r = i / (bins * a->c_out);
   const int64_t bi = bin / a->pw, bk = bin % a->pw;
   const float *roi = rois + r * 5;
-  /* A batch index outside [0, N) gives zeros (the CPU kernel's test,
-   * written so that a huge index cannot overflow the conversion). */
+  /* A batch index outside [0, N) gives zeros: the CPU kernel's test,
+   * float first so that NaN or a huge index is never converted. */
   const float b = roi[0];
-  if (!(b >= 0.0f && b < (float) a->n))
+  if (!(b >= 0.0f && b < 4e18f && (int64_t) b < a->n))
     return 0.0f;
   const int64_t batch = (int64_t) b;
 

@@ -6,10 +6,12 @@
  * output index as the launches would.  No GPU needed (launch.cuh).
  *
  * gather_nd's indices are drawn from each axis's valid range [-n, n - 1]
- * (fractions and negatives included).  An index outside it makes the CPU
- * kernel refuse the forward (MXNet's IndexError); the CUDA kernel has no
- * way to fail a forward yet and gives that row zeros (docs/OPERATORS.md),
- * so there is no CPU result to compare such rows with.
+ * (fractions and negatives included), and then the check kernel must
+ * record nothing.  An index outside it makes the CPU kernel refuse the
+ * forward (MXNet's IndexError) before writing anything; the CUDA check
+ * kernel must then record the same index (of the first axis with a bad
+ * one, its last), whose message (refusal.h) must be the CPU's word for
+ * word, and keep an earlier call's record.
  *
  * One line per case; exits 1 if any case failed.
  */
@@ -18,6 +20,8 @@
 #include "kernels/cuda/slice.cuh"
 #include "kernels/cuda/layout.cuh"
 #include "emulate-harness.h"
+
+#include <setjmp.h>
 
 /* ---- the CUDA side, emulated -------------------------------------------- */
 
@@ -204,6 +208,47 @@ shape_array_cases (void)
   run ("shape_array", NULL, { S (2, 1, 3, 1, 2, 2) });
 }
 
+/* gather_nd_check_kernel (layout.cu) with its block's threads one after
+ * another: each its keys upwards to its first bad one, the smallest of
+ * those recorded unless rec holds an earlier call's refusal. */
+static void
+emulate_gather_nd_check (const hy_cuda_gather_nd_args *g, const float *idx,
+    int call, hy_cuda_refusal *rec)
+{
+  uint64_t first = UINT64_MAX;
+  const int64_t keys = (int64_t) g->m * g->rows;
+  for (int t = 0; t < HY_CUDA_THREADS; t++) {
+    for (int64_t k = t; k < keys; k += HY_CUDA_THREADS) {
+      if (hy_cuda_gather_nd_bad (g, idx, k)) {
+        first = MIN (first, (uint64_t) k);
+        break;
+      }
+    }
+  }
+  if (first != UINT64_MAX && rec->kind == HY_CUDA_REFUSAL_NONE)
+    hy_cuda_gather_nd_refusal (g, idx, (int64_t) first, call, rec);
+}
+
+/* The CPU kernel on e's inputs: TRUE with its message when it refuses
+ * them (hy_cpu_refuse jumps back here). */
+static bool
+cpu_refuses (emu *e, char *message, size_t size)
+{
+  hy_cpu_ctx ctx = {};
+  jmp_buf back;
+  ctx.on_no_memory = &back;
+  if (setjmp (back)) {
+    g_strlcpy (message, ctx.failure, size);
+    hy_cpu_ctx_clear (&ctx);
+    return true;
+  }
+  hy_cpu_kernel_for (e->op->id) (&ctx, e->params,
+      (const hy_tensor *const *) e->in, e->n_in, e->want, e->n_out);
+  ctx.on_no_memory = NULL;
+  hy_cpu_ctx_clear (&ctx);
+  return false;
+}
+
 /* Index values for an axis of length n: valid ones, some negative, some
  * fractional, some at the ends of [-n, n - 1]. */
 static void
@@ -229,7 +274,88 @@ gather_nd_case (const hy_shape &data, const hy_shape &indices)
   }
   emu_run_cpu (&e);
   emulate (&e);
+  hy_cuda_refusal rec = {};
+  const hy_cuda_gather_nd_args g = hy_cuda_gather_nd_plan (&data, &indices);
+  emulate_gather_nd_check (&g, e.in[1]->data, 0, &rec);
+  if (rec.kind != HY_CUDA_REFUSAL_NONE) {
+    char message[256];
+    hy_cuda_refusal_message (&rec, message, sizeof message);
+    emu_report (false, e.name, 0.0, message);
+    emu_close (&e);
+    return;
+  }
   emu_finish (&e);
+}
+
+/* Bad indices (value, axis, column) among valid ones: the CPU's refusal
+ * and the emulated check's record give the same message; an earlier
+ * call's record stays. */
+typedef struct bad_index {
+  float v;
+  int axis;
+  int64_t column;
+} bad_index;
+
+static void
+gather_nd_refusal_case (const hy_shape &data, const hy_shape &indices,
+    std::initializer_list<bad_index> bad)
+{
+  const hy_shape in[2] = { data, indices };
+  emu e;
+  if (!emu_open (&e, "gather_nd", NULL, in, 2))
+    return;
+  const int64_t rows = numel (e.in[1]) / indices.dims[0];
+  for (int64_t a = 0; a < indices.dims[0]; a++)
+    for (int64_t r = 0; r < rows; r++)
+      e.in[1]->data[a * rows + r] = (float) ((a + r) % data.dims[a]);
+  GString *name = g_string_new (e.name);
+  g_string_append (name, " refusing");
+  for (const bad_index &b : bad) {
+    e.in[1]->data[b.axis * rows + b.column] = b.v;
+    g_string_append_printf (name, " [%d, %" G_GINT64_FORMAT "]=%g", b.axis,
+        (gint64) b.column, b.v);
+  }
+  char want[256] = "", got[256] = "", why[600] = "";
+  const bool refused = cpu_refuses (&e, want, sizeof want);
+  const hy_cuda_gather_nd_args g = hy_cuda_gather_nd_plan (&data, &indices);
+  hy_cuda_refusal rec = {};
+  emulate_gather_nd_check (&g, e.in[1]->data, 3, &rec);
+  hy_cuda_refusal_message (&rec, got, sizeof got);
+  /* A later call finds the record taken and leaves it. */
+  hy_cuda_refusal later = rec;
+  emulate_gather_nd_check (&g, e.in[1]->data, 4, &later);
+  bool ok = refused && rec.kind == HY_CUDA_REFUSAL_INDEX && rec.call == 3
+      && !strcmp (want, got) && !memcmp (&later, &rec, sizeof rec);
+  if (!ok)
+    g_snprintf (why, sizeof why, "CPU %s \"%s\", CUDA call %d \"%s\"%s",
+        refused ? "refuses" : "accepts", want, rec.call, got,
+        memcmp (&later, &rec, sizeof rec) ? ", overwritten by a later call"
+        : "");
+  emu_report (ok, name->str, 0.0, why);
+  g_string_free (name, TRUE);
+  emu_close (&e);
+}
+
+static void
+gather_nd_refusal_cases (void)
+{
+  gather_nd_refusal_case (S (5, 4), S (2, 9), { { 4.0f, 1, 7 } });
+  gather_nd_refusal_case (S (5, 4), S (2, 9), { { -6.0f, 0, 0 } });
+  gather_nd_refusal_case (S (5, 4), S (2, 9), { { 4.5f, 0, 2 } });
+  gather_nd_refusal_case (S (5, 4), S (2, 9), { { -5.5f, 0, 2 } });
+  gather_nd_refusal_case (S (5, 4), S (2, 9), { { NAN, 1, 3 } });
+  gather_nd_refusal_case (S (5, 4), S (2, 9), { { 1e30f, 0, 8 } });
+  /* Of the first axis with any, the last. */
+  gather_nd_refusal_case (S (5, 4), S (2, 9), { { 9.0f, 1, 0 },
+      { 7.0f, 0, 2 }, { -8.0f, 0, 5 }, { 6.0f, 1, 8 } });
+  gather_nd_refusal_case (S (3, 4, 5), S (3, 2, 5), { { 4.0f, 2, 9 },
+      { 7.0f, 1, 1 }, { -9.0f, 1, 6 } });
+  /* More indices than threads: the bad ones in different threads'
+   * keys, the smallest key not the first one a thread meets. */
+  gather_nd_refusal_case (S (6, 7), S (2, 700), { { 6.0f, 0, 5 },
+      { 9.0f, 0, 300 }, { -7.0f, 0, 699 }, { 70.0f, 1, 10 } });
+  gather_nd_refusal_case (S (6, 7), S (2, 700), { { 7.0f, 1, 0 },
+      { 8.0f, 1, 257 }, { NAN, 1, 512 } });
 }
 
 static void
@@ -254,5 +380,6 @@ main (void)
   broadcast_axis_cases ();
   shape_array_cases ();
   gather_nd_cases ();
+  gather_nd_refusal_cases ();
   return emu_summary ();
 }
