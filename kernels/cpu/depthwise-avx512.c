@@ -1,0 +1,353 @@
+/*
+ * depthwise-avx512.c — see depthwise-avx512.h.
+ *
+ * Rows: a block of R output rows × 16 columns is R accumulators.  Each
+ * input row the block reads is loaded once, as the three vectors its
+ * three column taps need, and multiplied into every accumulator of the
+ * block whose output row reads it (up to three at stride 1), so a block
+ * of 4 rows at stride 1 costs 6 × 3 loads for 36 multiply-adds.  Input
+ * rows in the padding are skipped; columns in it are masked off.
+ *
+ * Flat (stride 1, one column of padding, maps narrower than a vector):
+ * output q of the flattened plane reads input q + (kh − pad_h)·in_w +
+ * kw − 1, since input and output rows are equally wide; a lane whose tap
+ * falls off its row or off the plane is masked (flat_masks, per layer).
+ * A 7×7 plane is then 4 vectors instead of 7 rows of 7 lanes.
+ *
+ * Masked-off lanes are never read, so loads that start before a row or
+ * end past the plane are safe.  The epilogue repeats epilogue.h's
+ * arithmetic (BatchNorm as a multiply then an add, never fused: the build
+ * is ISO C, -ffp-contract=off, as batch-norm.c's own), so a graph with the
+ * epilogue fused computes what the unfused one does.
+ */
+#include "depthwise-avx512.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+/* Rows up to this wide run flat (7×7 maps); 14×14 ones ran as fast
+ * either way (docs/PERFORMANCE.md, "Depthwise"). */
+#define FLAT_MAX_W 8
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX512 __attribute__ ((target ("avx512f")))
+#define DW_INLINE static inline __attribute__ ((always_inline)) AVX512
+
+bool
+hy_depthwise_3x3_supported (const hy_depthwise_3x3 *g)
+{
+  static int cpu = -1;
+  if (g_atomic_int_get (&cpu) < 0) {
+    __builtin_cpu_init ();
+    const char *env = g_getenv ("HYBRIDINFER_DEPTHWISE");
+    g_atomic_int_set (&cpu, __builtin_cpu_supports ("avx512f")
+        && !(env && !strcmp (env, "0")));
+  }
+  return g_atomic_int_get (&cpu) == 1
+      && (g->stride_h == 1 || g->stride_h == 2)
+      && (g->stride_w == 1 || g->stride_w == 2)
+      && g->pad_h >= 0 && g->pad_w >= 0
+      && g->in_h > 0 && g->in_w > 0 && g->out_h > 0 && g->out_w > 0;
+}
+
+#else
+
+bool
+hy_depthwise_3x3_supported (const hy_depthwise_3x3 *g)
+{
+  return false;
+}
+
+#endif
+
+bool
+hy_depthwise_3x3_fuses (const hy_fused_epilogue *e)
+{
+  return e->act == HY_FUSED_ACT_NONE || e->act == HY_FUSED_ACT_RELU
+      || e->act == HY_FUSED_ACT_CLIP;
+}
+
+void
+hy_depthwise_3x3_prepare (hy_depthwise_3x3 *g)
+{
+  const int64_t n = g->out_h * g->out_w;
+  g->flat = g->stride_h == 1 && g->stride_w == 1 && g->pad_w == 1
+      && g->out_w == g->in_w && g->out_w <= FLAT_MAX_W
+      && n <= 16 * HY_DEPTHWISE_FLAT_MAX_CHUNKS;
+  if (!g->flat)
+    return;
+  for (int64_t c = 0; c * 16 < n; c++)
+    for (int t = 0; t < 9; t++) {
+      uint16_t lanes = 0;
+      for (int q = 0; q < 16; q++) {
+        const int64_t out = c * 16 + q;
+        const int64_t row = out / g->out_w - g->pad_h + t / 3;
+        const int64_t col = out % g->out_w - 1 + t % 3;
+        lanes |= (uint16_t) ((out < n && row >= 0 && row < g->in_h
+                && col >= 0 && col < g->in_w) << q);
+      }
+      g->flat_masks[c][t] = lanes;
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+/* Lanes q of [0, 16) with lo <= pos + q < hi. */
+DW_INLINE __mmask16
+lanes_within (int64_t pos, int64_t lo, int64_t hi)
+{
+  int64_t a = lo - pos, b = hi - pos;
+  a = a < 0 ? 0 : a > 16 ? 16 : a;
+  b = b < 0 ? 0 : b > 16 ? 16 : b;
+  if (b <= a)
+    return 0;
+  return (__mmask16) ((((uint32_t) 1 << b) - 1) & ~(((uint32_t) 1 << a) - 1));
+}
+
+/* One plane's operands, in registers. */
+typedef struct plane_regs {
+  __m512 w[9];
+  __m512 bias;
+  hy_fused_act act;
+  bool batch_norm;
+  __m512 alpha, beta, mean, scale, shift;
+  const float *res;
+} plane_regs;
+
+/* The epilogue on 16 outputs, those of lanes m at offset `at` of the
+ * plane; epilogue.h's order and comparisons (NaN passes ReLU and clip). */
+DW_INLINE __m512
+finish (const plane_regs *p, __m512 v, int64_t at, __mmask16 m)
+{
+  if (p->batch_norm)
+    v = _mm512_add_ps (_mm512_mul_ps (_mm512_sub_ps (v, p->mean), p->scale),
+        p->shift);
+  if (p->res)
+    v = _mm512_add_ps (v, _mm512_maskz_loadu_ps (m, p->res + at));
+  const __m512 zero = _mm512_setzero_ps ();
+  switch (p->act) {
+    case HY_FUSED_ACT_RELU:
+      v = _mm512_mask_mov_ps (v, _mm512_cmp_ps_mask (v, zero, _CMP_LE_OQ),
+          zero);
+      break;
+    case HY_FUSED_ACT_CLIP:
+      v = _mm512_mask_mov_ps (v, _mm512_cmp_ps_mask (v, p->alpha,
+              _CMP_LT_OQ), p->alpha);
+      v = _mm512_mask_mov_ps (v, _mm512_cmp_ps_mask (v, p->beta,
+              _CMP_GT_OQ), p->beta);
+      break;
+    default:
+      break;
+  }
+  return v;
+}
+
+/* The load masks of one chunk of 16 outputs from o0 on: for stride 1,
+ * the three column taps' (at o0 − pad_w + kw); for stride 2, the four
+ * vectors of the two-load pairs (at 2·o0 − pad_w + 0, 16, 2, 18). */
+typedef struct chunk_masks {
+  __mmask16 load[4];
+  __mmask16 store;
+} chunk_masks;
+
+DW_INLINE chunk_masks
+chunk_masks_at (const hy_depthwise_3x3 *g, int64_t o0, const int SW)
+{
+  const int64_t pos = o0 * SW - g->pad_w;
+  static const int offsets[2][4] = { { 0, 1, 2, 0 }, { 0, 16, 2, 18 } };
+  chunk_masks m;
+#pragma GCC unroll 4
+  for (int t = 0; t < 4; t++)
+    m.load[t] = lanes_within (pos + offsets[SW - 1][t], 0, g->in_w);
+  m.store = lanes_within (o0, 0, g->out_w);
+  return m;
+}
+
+/* The three column taps' inputs of 16 outputs from one input row:
+ * v[kw] lane q holds row[(o0 + q)·SW − pad_w + kw], 0 off the row. */
+DW_INLINE void
+load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
+    __m512 v[3])
+{
+  if (SW == 1) {
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; kw++)
+      v[kw] = _mm512_maskz_loadu_ps (m->load[kw], row + pos + kw);
+  } else {
+    const __m512i even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16,
+        14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi32 (31, 29, 27, 25, 23, 21, 19, 17,
+        15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512 lo = _mm512_maskz_loadu_ps (m->load[0], row + pos);
+    const __m512 hi = _mm512_maskz_loadu_ps (m->load[1], row + pos + 16);
+    const __m512 lo2 = _mm512_maskz_loadu_ps (m->load[2], row + pos + 2);
+    const __m512 hi2 = _mm512_maskz_loadu_ps (m->load[3], row + pos + 18);
+    v[0] = _mm512_permutex2var_ps (lo, even, hi);
+    v[1] = _mm512_permutex2var_ps (lo, odd, hi);
+    v[2] = _mm512_permutex2var_ps (lo2, even, hi2);
+  }
+}
+
+/* Output rows [r0, r0 + R), the 16 columns from o0 on. */
+DW_INLINE void
+rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x, int64_t r0, int64_t o0, const chunk_masks *m,
+    const int R, const int SH, const int SW)
+{
+  const int64_t ow = g->out_w, iw = g->in_w, ih = g->in_h;
+  const int64_t i0 = r0 * SH - g->pad_h, pos = o0 * SW - g->pad_w;
+  /* One sum per (output row, kernel row), added up at the end: a
+   * multiply-add takes 4 cycles, and one chain of nine per output would
+   * keep only the three output rows an input row feeds in flight. */
+  __m512 acc[4][3];             /* R × 3 of them */
+#pragma GCC unroll 4
+  for (int rr = 0; rr < R; rr++)
+#pragma GCC unroll 3
+    for (int kh = 0; kh < 3; kh++)
+      acc[rr][kh] = kh == 0 ? p->bias : _mm512_setzero_ps ();
+#pragma GCC unroll 16
+  for (int ii = 0; ii < (R - 1) * SH + 3; ii++) {
+    const int64_t i = i0 + ii;
+    if (i < 0 || i >= ih)
+      continue;
+    __m512 v[3];
+    load_taps (x + i * iw, pos, m, SW, v);
+#pragma GCC unroll 4
+    for (int rr = 0; rr < R; rr++) {
+      const int kh = ii - rr * SH;
+      if (kh < 0 || kh > 2)
+        continue;
+      __m512 a = acc[rr][kh];
+      a = _mm512_fmadd_ps (p->w[kh * 3], v[0], a);
+      a = _mm512_fmadd_ps (p->w[kh * 3 + 1], v[1], a);
+      acc[rr][kh] = _mm512_fmadd_ps (p->w[kh * 3 + 2], v[2], a);
+    }
+  }
+#pragma GCC unroll 4
+  for (int rr = 0; rr < R; rr++) {
+    const int64_t at = (r0 + rr) * ow + o0;
+    const __m512 sum = _mm512_add_ps (_mm512_add_ps (acc[rr][0],
+            acc[rr][1]), acc[rr][2]);
+    _mm512_mask_storeu_ps (y + at, m->store, finish (p, sum, at,
+            m->store));
+  }
+}
+
+/* A strip of 16 columns at a time, down every output row 4 rows at a
+ * time, then the rest: a strip's masks are computed once. */
+DW_INLINE void
+rows_plane (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x, const int SH, const int SW)
+{
+  for (int64_t o0 = 0; o0 < g->out_w; o0 += 16) {
+    const chunk_masks m = chunk_masks_at (g, o0, SW);
+    int64_t r = 0;
+    for (; r + 4 <= g->out_h; r += 4)
+      rows_block (g, p, y, x, r, o0, &m, 4, SH, SW);
+    if (r + 2 <= g->out_h) {
+      rows_block (g, p, y, x, r, o0, &m, 2, SH, SW);
+      r += 2;
+    }
+    if (r < g->out_h)
+      rows_block (g, p, y, x, r, o0, &m, 1, SH, SW);
+  }
+}
+
+static AVX512 void
+rows_plane_s11 (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x)
+{
+  rows_plane (g, p, y, x, 1, 1);
+}
+
+static AVX512 void
+rows_plane_s22 (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x)
+{
+  rows_plane (g, p, y, x, 2, 2);
+}
+
+static AVX512 void
+rows_plane_s12 (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x)
+{
+  rows_plane (g, p, y, x, 1, 2);
+}
+
+static AVX512 void
+rows_plane_s21 (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x)
+{
+  rows_plane (g, p, y, x, 2, 1);
+}
+
+/* The flattened plane, 16 outputs at a time (see the top of the file). */
+static AVX512 void
+flat_plane (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x)
+{
+  const int64_t n = g->out_h * g->out_w, iw = g->in_w;
+  for (int64_t c = 0; c * 16 < n; c++) {
+    const int64_t q0 = c * 16;
+    const uint16_t *masks = g->flat_masks[c];
+    __m512 acc[3];              /* one per kernel row, as rows_block */
+#pragma GCC unroll 3
+    for (int kh = 0; kh < 3; kh++) {
+      const float *in = x + q0 + (kh - g->pad_h) * iw - 1;
+      acc[kh] = kh == 0 ? p->bias : _mm512_setzero_ps ();
+#pragma GCC unroll 3
+      for (int kw = 0; kw < 3; kw++)
+        acc[kh] = _mm512_fmadd_ps (p->w[kh * 3 + kw],
+            _mm512_maskz_loadu_ps (masks[kh * 3 + kw], in + kw), acc[kh]);
+    }
+    const __m512 sum = _mm512_add_ps (_mm512_add_ps (acc[0], acc[1]),
+        acc[2]);
+    const __mmask16 m = lanes_within (q0, 0, n);
+    _mm512_mask_storeu_ps (y + q0, m, finish (p, sum, q0, m));
+  }
+}
+
+AVX512 void
+hy_depthwise_3x3_plane (const hy_depthwise_3x3 *g, float *y, const float *x,
+    const float *w, float bias, const hy_depthwise_epilogue *epi)
+{
+  plane_regs p;
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; t++)
+    p.w[t] = _mm512_set1_ps (w[t]);
+  p.bias = _mm512_set1_ps (bias);
+  p.act = epi ? epi->act : HY_FUSED_ACT_NONE;
+  p.batch_norm = epi && epi->batch_norm;
+  p.alpha = _mm512_set1_ps (epi ? epi->alpha : 0.0f);
+  p.beta = _mm512_set1_ps (epi ? epi->beta : 0.0f);
+  p.mean = _mm512_set1_ps (p.batch_norm ? epi->mean : 0.0f);
+  p.scale = _mm512_set1_ps (p.batch_norm ? epi->scale : 0.0f);
+  p.shift = _mm512_set1_ps (p.batch_norm ? epi->shift : 0.0f);
+  p.res = epi ? epi->res : NULL;
+
+  if (g->flat)
+    flat_plane (g, &p, y, x);
+  else if (g->stride_h == 1 && g->stride_w == 1)
+    rows_plane_s11 (g, &p, y, x);
+  else if (g->stride_h == 2 && g->stride_w == 2)
+    rows_plane_s22 (g, &p, y, x);
+  else if (g->stride_h == 1)
+    rows_plane_s12 (g, &p, y, x);
+  else
+    rows_plane_s21 (g, &p, y, x);
+}
+
+#else
+
+void
+hy_depthwise_3x3_plane (const hy_depthwise_3x3 *g, float *y, const float *x,
+    const float *w, float bias, const hy_depthwise_epilogue *epi)
+{
+  g_assert_not_reached ();      /* hy_depthwise_3x3_supported said no */
+}
+
+#endif
