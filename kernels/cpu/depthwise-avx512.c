@@ -147,10 +147,11 @@ finish (const plane_regs *p, __m512 v, int64_t at, __mmask16 m)
 }
 
 /* The load masks of one chunk of 16 outputs from o0 on: for stride 1,
- * the three column taps' (at o0 − pad_w + kw); for stride 2, the four
- * vectors of the two-load pairs (at 2·o0 − pad_w + 0, 16, 2, 18). */
+ * the three column taps' (at o0 − pad_w + kw); for stride 2, those of the
+ * two vectors at 2·o0 − pad_w and 16 floats on, and of the one float 32
+ * floats on. */
 typedef struct chunk_masks {
-  __mmask16 load[4];
+  __mmask16 load[3];
   __mmask16 store;
 } chunk_masks;
 
@@ -158,17 +159,24 @@ DW_INLINE chunk_masks
 chunk_masks_at (const hy_depthwise_3x3 *g, int64_t o0, const int SW)
 {
   const int64_t pos = o0 * SW - g->pad_w;
-  static const int offsets[2][4] = { { 0, 1, 2, 0 }, { 0, 16, 2, 18 } };
   chunk_masks m;
-#pragma GCC unroll 4
-  for (int t = 0; t < 4; t++)
-    m.load[t] = lanes_within (pos + offsets[SW - 1][t], 0, g->in_w);
+  if (SW == 1) {
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; kw++)
+      m.load[kw] = lanes_within (pos + kw, 0, g->in_w);
+  } else {
+    m.load[0] = lanes_within (pos, 0, g->in_w);
+    m.load[1] = lanes_within (pos + 16, 0, g->in_w);
+    m.load[2] = lanes_within (pos + 32, 0, g->in_w) & 1;
+  }
   m.store = lanes_within (o0, 0, g->out_w);
   return m;
 }
 
 /* The three column taps' inputs of 16 outputs from one input row:
- * v[kw] lane q holds row[(o0 + q)·SW − pad_w + kw], 0 off the row. */
+ * v[kw] lane q holds row[(o0 + q)·SW − pad_w + kw], 0 off the row.  At
+ * stride 2, the even and odd lanes of two loads are taps 0 and 1; tap 2
+ * is tap 0 one lane on, its last lane the float after both loads. */
 DW_INLINE void
 load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
     __m512 v[3])
@@ -184,11 +192,11 @@ load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
         15, 13, 11, 9, 7, 5, 3, 1);
     const __m512 lo = _mm512_maskz_loadu_ps (m->load[0], row + pos);
     const __m512 hi = _mm512_maskz_loadu_ps (m->load[1], row + pos + 16);
-    const __m512 lo2 = _mm512_maskz_loadu_ps (m->load[2], row + pos + 2);
-    const __m512 hi2 = _mm512_maskz_loadu_ps (m->load[3], row + pos + 18);
+    const __m512 last = _mm512_maskz_loadu_ps (m->load[2], row + pos + 32);
     v[0] = _mm512_permutex2var_ps (lo, even, hi);
     v[1] = _mm512_permutex2var_ps (lo, odd, hi);
-    v[2] = _mm512_permutex2var_ps (lo2, even, hi2);
+    v[2] = _mm512_castsi512_ps (_mm512_alignr_epi32 (_mm512_castps_si512
+            (last), _mm512_castps_si512 (v[0]), 1));
   }
 }
 
