@@ -146,13 +146,12 @@ finish (const plane_regs *p, __m512 v, int64_t at, __mmask16 m)
   return v;
 }
 
-/* The load masks of one chunk of 16 outputs from o0 on: for stride 1,
- * the three column taps' (at o0 − pad_w + kw); for stride 2, those of the
- * two vectors at 2·o0 − pad_w and 16 floats on, and of the one float 32
- * floats on. */
+/* The load masks of one chunk of 16 outputs from o0 on, those of the two
+ * or three loads load_taps makes from each input row. */
 typedef struct chunk_masks {
   __mmask16 load[3];
   __mmask16 store;
+  bool interior;                /* stride 1, no lane off the row */
 } chunk_masks;
 
 DW_INLINE chunk_masks
@@ -161,30 +160,45 @@ chunk_masks_at (const hy_depthwise_3x3 *g, int64_t o0, const int SW)
   const int64_t pos = o0 * SW - g->pad_w;
   chunk_masks m;
   if (SW == 1) {
-#pragma GCC unroll 3
-    for (int kw = 0; kw < 3; kw++)
-      m.load[kw] = lanes_within (pos + kw, 0, g->in_w);
+    m.load[0] = lanes_within (pos, 0, g->in_w);
+    m.load[1] = lanes_within (pos + 16, 0, g->in_w) & 3;
+    m.load[2] = 0;
+    m.interior = m.load[0] == 0xffff && m.load[1] == 3;
   } else {
     m.load[0] = lanes_within (pos, 0, g->in_w);
     m.load[1] = lanes_within (pos + 16, 0, g->in_w);
     m.load[2] = lanes_within (pos + 32, 0, g->in_w) & 1;
+    m.interior = false;
   }
   m.store = lanes_within (o0, 0, g->out_w);
   return m;
 }
 
-/* The three column taps' inputs of 16 outputs from one input row:
- * v[kw] lane q holds row[(o0 + q)·SW − pad_w + kw], 0 off the row.  At
- * stride 2, the even and odd lanes of two loads are taps 0 and 1; tap 2
- * is tap 0 one lane on, its last lane the float after both loads. */
+/* A masked load, or (MASKED false: every lane inside the row) a plain
+ * one, which is faster on Zen 5 (docs/PERFORMANCE.md, "Depthwise"). */
+DW_INLINE __m512i
+load_lanes (__mmask16 m, const float *at, const bool MASKED)
+{
+  return _mm512_castps_si512 (MASKED ? _mm512_maskz_loadu_ps (m, at)
+      : _mm512_loadu_ps (at));
+}
+
+/* The three column taps' inputs of 16 outputs from one input row, at
+ * pos = o0·SW − pad_w: v[kw] lane q holds row[pos + q·SW + kw], 0 off
+ * the row.  Stride 1: a vector and the two floats after it, taps 1 and 2
+ * shifted out of the pair (valignd), which beat three unaligned loads.
+ * Stride 2: the even and odd lanes of two vectors are taps 0 and 1; tap
+ * 2 is tap 0 one lane on, its last lane the float after both. */
 DW_INLINE void
 load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
-    __m512 v[3])
+    const bool MASKED, __m512 v[3])
 {
   if (SW == 1) {
-#pragma GCC unroll 3
-    for (int kw = 0; kw < 3; kw++)
-      v[kw] = _mm512_maskz_loadu_ps (m->load[kw], row + pos + kw);
+    const __m512i lo = load_lanes (m->load[0], row + pos, MASKED);
+    const __m512i hi = load_lanes (m->load[1], row + pos + 16, MASKED);
+    v[0] = _mm512_castsi512_ps (lo);
+    v[1] = _mm512_castsi512_ps (_mm512_alignr_epi32 (hi, lo, 1));
+    v[2] = _mm512_castsi512_ps (_mm512_alignr_epi32 (hi, lo, 2));
   } else {
     const __m512i even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16,
         14, 12, 10, 8, 6, 4, 2, 0);
@@ -192,11 +206,11 @@ load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
         15, 13, 11, 9, 7, 5, 3, 1);
     const __m512 lo = _mm512_maskz_loadu_ps (m->load[0], row + pos);
     const __m512 hi = _mm512_maskz_loadu_ps (m->load[1], row + pos + 16);
-    const __m512 last = _mm512_maskz_loadu_ps (m->load[2], row + pos + 32);
+    const __m512i last = load_lanes (m->load[2], row + pos + 32, true);
     v[0] = _mm512_permutex2var_ps (lo, even, hi);
     v[1] = _mm512_permutex2var_ps (lo, odd, hi);
-    v[2] = _mm512_castsi512_ps (_mm512_alignr_epi32 (_mm512_castps_si512
-            (last), _mm512_castps_si512 (v[0]), 1));
+    v[2] = _mm512_castsi512_ps (_mm512_alignr_epi32 (last,
+            _mm512_castps_si512 (v[0]), 1));
   }
 }
 
@@ -204,7 +218,7 @@ load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
 DW_INLINE void
 rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
     const float *x, int64_t r0, int64_t o0, const chunk_masks *m,
-    const int R, const int SH, const int SW)
+    const int R, const int SH, const int SW, const bool MASKED)
 {
   const int64_t ow = g->out_w, iw = g->in_w, ih = g->in_h;
   const int64_t i0 = r0 * SH - g->pad_h, pos = o0 * SW - g->pad_w;
@@ -223,7 +237,7 @@ rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
     if (i < 0 || i >= ih)
       continue;
     __m512 v[3];
-    load_taps (x + i * iw, pos, m, SW, v);
+    load_taps (x + i * iw, pos, m, SW, MASKED, v);
 #pragma GCC unroll 4
     for (int rr = 0; rr < R; rr++) {
       const int kh = ii - rr * SH;
@@ -248,20 +262,31 @@ rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
 /* A strip of 16 columns at a time, down every output row 4 rows at a
  * time, then the rest: a strip's masks are computed once. */
 DW_INLINE void
+rows_strip (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x, int64_t o0, const chunk_masks *m, const int SH,
+    const int SW, const bool MASKED)
+{
+  int64_t r = 0;
+  for (; r + 4 <= g->out_h; r += 4)
+    rows_block (g, p, y, x, r, o0, m, 4, SH, SW, MASKED);
+  if (r + 2 <= g->out_h) {
+    rows_block (g, p, y, x, r, o0, m, 2, SH, SW, MASKED);
+    r += 2;
+  }
+  if (r < g->out_h)
+    rows_block (g, p, y, x, r, o0, m, 1, SH, SW, MASKED);
+}
+
+DW_INLINE void
 rows_plane (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
     const float *x, const int SH, const int SW)
 {
   for (int64_t o0 = 0; o0 < g->out_w; o0 += 16) {
     const chunk_masks m = chunk_masks_at (g, o0, SW);
-    int64_t r = 0;
-    for (; r + 4 <= g->out_h; r += 4)
-      rows_block (g, p, y, x, r, o0, &m, 4, SH, SW);
-    if (r + 2 <= g->out_h) {
-      rows_block (g, p, y, x, r, o0, &m, 2, SH, SW);
-      r += 2;
-    }
-    if (r < g->out_h)
-      rows_block (g, p, y, x, r, o0, &m, 1, SH, SW);
+    if (m.interior)
+      rows_strip (g, p, y, x, o0, &m, SH, SW, false);
+    else
+      rows_strip (g, p, y, x, o0, &m, SH, SW, true);
   }
 }
 
