@@ -168,7 +168,8 @@ chunk_masks_at (const hy_depthwise_3x3 *g, int64_t o0, const int SW)
     m.load[0] = lanes_within (pos, 0, g->in_w);
     m.load[1] = lanes_within (pos + 16, 0, g->in_w);
     m.load[2] = lanes_within (pos + 32, 0, g->in_w) & 1;
-    m.interior = false;
+    m.interior = m.load[0] == 0xffff && m.load[1] == 0xffff
+        && m.load[2] == 1;
   }
   m.store = lanes_within (o0, 0, g->out_w);
   return m;
@@ -204,8 +205,10 @@ load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
         14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd = _mm512_set_epi32 (31, 29, 27, 25, 23, 21, 19, 17,
         15, 13, 11, 9, 7, 5, 3, 1);
-    const __m512 lo = _mm512_maskz_loadu_ps (m->load[0], row + pos);
-    const __m512 hi = _mm512_maskz_loadu_ps (m->load[1], row + pos + 16);
+    const __m512 lo = _mm512_castsi512_ps (load_lanes (m->load[0],
+            row + pos, MASKED));
+    const __m512 hi = _mm512_castsi512_ps (load_lanes (m->load[1],
+            row + pos + 16, MASKED));
     const __m512i last = load_lanes (m->load[2], row + pos + 32, true);
     v[0] = _mm512_permutex2var_ps (lo, even, hi);
     v[1] = _mm512_permutex2var_ps (lo, odd, hi);
