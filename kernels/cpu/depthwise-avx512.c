@@ -118,6 +118,27 @@ typedef struct plane_regs {
   const float *res;
 } plane_regs;
 
+/* The operands of one plane, broadcast: built inside each variant below,
+ * whose loops then keep them in registers. */
+DW_INLINE plane_regs
+regs_of (const float *w, float bias, const hy_depthwise_epilogue *epi)
+{
+  plane_regs p;
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; t++)
+    p.w[t] = _mm512_set1_ps (w[t]);
+  p.bias = _mm512_set1_ps (bias);
+  p.act = epi ? epi->act : HY_FUSED_ACT_NONE;
+  p.batch_norm = epi && epi->batch_norm;
+  p.alpha = _mm512_set1_ps (epi ? epi->alpha : 0.0f);
+  p.beta = _mm512_set1_ps (epi ? epi->beta : 0.0f);
+  p.mean = _mm512_set1_ps (p.batch_norm ? epi->mean : 0.0f);
+  p.scale = _mm512_set1_ps (p.batch_norm ? epi->scale : 0.0f);
+  p.shift = _mm512_set1_ps (p.batch_norm ? epi->shift : 0.0f);
+  p.res = epi ? epi->res : NULL;
+  return p;
+}
+
 /* The epilogue on 16 outputs, those of lanes m at offset `at` of the
  * plane; epilogue.h's order and comparisons (NaN passes ReLU and clip). */
 DW_INLINE __m512
@@ -293,39 +314,44 @@ rows_plane (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
   }
 }
 
-static AVX512 void
-rows_plane_s11 (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
-    const float *x)
+static AVX512 __attribute__ ((noinline)) void
+rows_plane_s11 (const hy_depthwise_3x3 *g, float *y, const float *x,
+    const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
-  rows_plane (g, p, y, x, 1, 1);
+  const plane_regs p = regs_of (w, bias, epi);
+  rows_plane (g, &p, y, x, 1, 1);
 }
 
-static AVX512 void
-rows_plane_s22 (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
-    const float *x)
+static AVX512 __attribute__ ((noinline)) void
+rows_plane_s22 (const hy_depthwise_3x3 *g, float *y, const float *x,
+    const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
-  rows_plane (g, p, y, x, 2, 2);
+  const plane_regs p = regs_of (w, bias, epi);
+  rows_plane (g, &p, y, x, 2, 2);
 }
 
-static AVX512 void
-rows_plane_s12 (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
-    const float *x)
+static AVX512 __attribute__ ((noinline)) void
+rows_plane_s12 (const hy_depthwise_3x3 *g, float *y, const float *x,
+    const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
-  rows_plane (g, p, y, x, 1, 2);
+  const plane_regs p = regs_of (w, bias, epi);
+  rows_plane (g, &p, y, x, 1, 2);
 }
 
-static AVX512 void
-rows_plane_s21 (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
-    const float *x)
+static AVX512 __attribute__ ((noinline)) void
+rows_plane_s21 (const hy_depthwise_3x3 *g, float *y, const float *x,
+    const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
-  rows_plane (g, p, y, x, 2, 1);
+  const plane_regs p = regs_of (w, bias, epi);
+  rows_plane (g, &p, y, x, 2, 1);
 }
 
 /* The flattened plane, 16 outputs at a time (see the top of the file). */
-static AVX512 void
-flat_plane (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
-    const float *x)
+static AVX512 __attribute__ ((noinline)) void
+flat_plane (const hy_depthwise_3x3 *g, float *y, const float *x,
+    const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
+  const plane_regs regs = regs_of (w, bias, epi), *p = &regs;
   const int64_t n = g->out_h * g->out_w, iw = g->in_w;
   for (int64_t c = 0; c * 16 < n; c++) {
     const int64_t q0 = c * 16;
@@ -347,34 +373,20 @@ flat_plane (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
   }
 }
 
-AVX512 void
+void
 hy_depthwise_3x3_plane (const hy_depthwise_3x3 *g, float *y, const float *x,
     const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
-  plane_regs p;
-#pragma GCC unroll 9
-  for (int t = 0; t < 9; t++)
-    p.w[t] = _mm512_set1_ps (w[t]);
-  p.bias = _mm512_set1_ps (bias);
-  p.act = epi ? epi->act : HY_FUSED_ACT_NONE;
-  p.batch_norm = epi && epi->batch_norm;
-  p.alpha = _mm512_set1_ps (epi ? epi->alpha : 0.0f);
-  p.beta = _mm512_set1_ps (epi ? epi->beta : 0.0f);
-  p.mean = _mm512_set1_ps (p.batch_norm ? epi->mean : 0.0f);
-  p.scale = _mm512_set1_ps (p.batch_norm ? epi->scale : 0.0f);
-  p.shift = _mm512_set1_ps (p.batch_norm ? epi->shift : 0.0f);
-  p.res = epi ? epi->res : NULL;
-
   if (g->flat)
-    flat_plane (g, &p, y, x);
+    flat_plane (g, y, x, w, bias, epi);
   else if (g->stride_h == 1 && g->stride_w == 1)
-    rows_plane_s11 (g, &p, y, x);
+    rows_plane_s11 (g, y, x, w, bias, epi);
   else if (g->stride_h == 2 && g->stride_w == 2)
-    rows_plane_s22 (g, &p, y, x);
+    rows_plane_s22 (g, y, x, w, bias, epi);
   else if (g->stride_h == 1)
-    rows_plane_s12 (g, &p, y, x);
+    rows_plane_s12 (g, y, x, w, bias, epi);
   else
-    rows_plane_s21 (g, &p, y, x);
+    rows_plane_s21 (g, y, x, w, bias, epi);
 }
 
 #else
