@@ -80,18 +80,20 @@ hy_depthwise_3x3_prepare (hy_depthwise_3x3 *g)
       && n <= 16 * HY_DEPTHWISE_FLAT_MAX_CHUNKS;
   if (!g->flat)
     return;
-  for (int64_t c = 0; c * 16 < n; c++)
+  /* Once per call (and per thread): no division per lane. */
+  memset (g->flat_masks, 0, sizeof g->flat_masks);
+  for (int64_t out = 0, row = 0, col = 0; out < n; out++) {
     for (int t = 0; t < 9; t++) {
-      uint16_t lanes = 0;
-      for (int q = 0; q < 16; q++) {
-        const int64_t out = c * 16 + q;
-        const int64_t row = out / g->out_w - g->pad_h + t / 3;
-        const int64_t col = out % g->out_w - 1 + t % 3;
-        lanes |= (uint16_t) ((out < n && row >= 0 && row < g->in_h
-                && col >= 0 && col < g->in_w) << q);
-      }
-      g->flat_masks[c][t] = lanes;
+      const int64_t in_row = row - g->pad_h + t / 3, in_col = col - 1 + t % 3;
+      if (in_row >= 0 && in_row < g->in_h && in_col >= 0
+          && in_col < g->in_w)
+        g->flat_masks[out / 16][t] |= (uint16_t) (1u << (out % 16));
     }
+    if (++col == g->out_w) {
+      col = 0;
+      row++;
+    }
+  }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
