@@ -9,7 +9,8 @@
  *    matrix;
  *  - depthwise (one input channel per group, 1-D/2-D): a GEMM with K = 9 is
  *    mostly overhead, so a direct loop over the kernel taps runs instead,
- *    its inner loop a contiguous multiply-add along the output row.
+ *    its inner loop a contiguous multiply-add along the output row (3×3
+ *    on AVX-512: depthwise-avx512.h).
  *
  * 1-D and 2-D convolutions run as 3-D ones with leading unit axes.
  *

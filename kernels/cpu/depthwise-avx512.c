@@ -207,19 +207,19 @@ load_lanes (__mmask16 m, const float *at, const bool MASKED)
       : _mm512_loadu_ps (at));
 }
 
-/* The three column taps' inputs of 16 outputs from one input row, at
- * pos = o0·SW − pad_w: v[kw] lane q holds row[pos + q·SW + kw], 0 off
+/* The three column taps' inputs of 16 outputs from one input row, from
+ * at = row + o0·SW − pad_w on: v[kw] lane q holds at[q·SW + kw], 0 off
  * the row.  Stride 1: a vector and the two floats after it, taps 1 and 2
  * shifted out of the pair (valignd), which beat three unaligned loads.
  * Stride 2: the even and odd lanes of two vectors are taps 0 and 1; tap
  * 2 is tap 0 one lane on, its last lane the float after both. */
 DW_INLINE void
-load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
+load_taps (const float *at, const chunk_masks *m, const int SW,
     const bool MASKED, __m512 v[3])
 {
   if (SW == 1) {
-    const __m512i lo = load_lanes (m->load[0], row + pos, MASKED);
-    const __m512i hi = load_lanes (m->load[1], row + pos + 16, MASKED);
+    const __m512i lo = load_lanes (m->load[0], at, MASKED);
+    const __m512i hi = load_lanes (m->load[1], at + 16, MASKED);
     v[0] = _mm512_castsi512_ps (lo);
     v[1] = _mm512_castsi512_ps (_mm512_alignr_epi32 (hi, lo, 1));
     v[2] = _mm512_castsi512_ps (_mm512_alignr_epi32 (hi, lo, 2));
@@ -229,10 +229,10 @@ load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
     const __m512i odd = _mm512_set_epi32 (31, 29, 27, 25, 23, 21, 19, 17,
         15, 13, 11, 9, 7, 5, 3, 1);
     const __m512 lo = _mm512_castsi512_ps (load_lanes (m->load[0],
-            row + pos, MASKED));
+            at, MASKED));
     const __m512 hi = _mm512_castsi512_ps (load_lanes (m->load[1],
-            row + pos + 16, MASKED));
-    const __m512i last = load_lanes (m->load[2], row + pos + 32, true);
+            at + 16, MASKED));
+    const __m512i last = load_lanes (m->load[2], at + 32, true);
     v[0] = _mm512_permutex2var_ps (lo, even, hi);
     v[1] = _mm512_permutex2var_ps (lo, odd, hi);
     v[2] = _mm512_castsi512_ps (_mm512_alignr_epi32 (last,
@@ -240,14 +240,18 @@ load_taps (const float *row, int64_t pos, const chunk_masks *m, const int SW,
   }
 }
 
-/* Output rows [r0, r0 + R), the 16 columns from o0 on. */
+/* Output rows [r0, r0 + R), the 16 columns from o0 on.  CHECK_ROWS:
+ * some of the input rows the block reads lie in the padding (at the top
+ * or bottom of the plane), and are skipped. */
 DW_INLINE void
 rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
     const float *x, int64_t r0, int64_t o0, const chunk_masks *m,
-    const int R, const int SH, const int SW, const bool MASKED)
+    const int R, const int SH, const int SW, const bool MASKED,
+    const bool CHECK_ROWS)
 {
   const int64_t ow = g->out_w, iw = g->in_w, ih = g->in_h;
-  const int64_t i0 = r0 * SH - g->pad_h, pos = o0 * SW - g->pad_w;
+  const int64_t i0 = r0 * SH - g->pad_h;
+  const float *row = x + i0 * iw + o0 * SW - g->pad_w;
   /* One sum per (output row, kernel row), added up at the end: a
    * multiply-add takes 4 cycles, and one chain of nine per output would
    * keep only the three output rows an input row feeds in flight. */
@@ -258,12 +262,11 @@ rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
     for (int kh = 0; kh < 3; kh++)
       acc[rr][kh] = kh == 0 ? p->bias : _mm512_setzero_ps ();
 #pragma GCC unroll 16
-  for (int ii = 0; ii < (R - 1) * SH + 3; ii++) {
-    const int64_t i = i0 + ii;
-    if (i < 0 || i >= ih)
+  for (int ii = 0; ii < (R - 1) * SH + 3; ii++, row += iw) {
+    if (CHECK_ROWS && (i0 + ii < 0 || i0 + ii >= ih))
       continue;
     __m512 v[3];
-    load_taps (x + i * iw, pos, m, SW, MASKED, v);
+    load_taps (row, m, SW, MASKED, v);
 #pragma GCC unroll 4
     for (int rr = 0; rr < R; rr++) {
       const int kh = ii - rr * SH;
@@ -285,6 +288,21 @@ rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
   }
 }
 
+/* Output rows [r, r + R) of a strip: without row checks where every
+ * input row they read lies in the plane (all but the first and last
+ * blocks). */
+DW_INLINE void
+rows_block_any (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+    const float *x, int64_t r, int64_t o0, const chunk_masks *m,
+    const int R, const int SH, const int SW, const bool MASKED)
+{
+  const int64_t i0 = r * SH - g->pad_h;
+  if (i0 >= 0 && i0 + (R - 1) * SH + 3 <= g->in_h)
+    rows_block (g, p, y, x, r, o0, m, R, SH, SW, MASKED, false);
+  else
+    rows_block (g, p, y, x, r, o0, m, R, SH, SW, MASKED, true);
+}
+
 /* A strip of 16 columns at a time, down every output row 4 rows at a
  * time, then the rest: a strip's masks are computed once. */
 DW_INLINE void
@@ -294,13 +312,13 @@ rows_strip (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
 {
   int64_t r = 0;
   for (; r + 4 <= g->out_h; r += 4)
-    rows_block (g, p, y, x, r, o0, m, 4, SH, SW, MASKED);
+    rows_block_any (g, p, y, x, r, o0, m, 4, SH, SW, MASKED);
   if (r + 2 <= g->out_h) {
-    rows_block (g, p, y, x, r, o0, m, 2, SH, SW, MASKED);
+    rows_block_any (g, p, y, x, r, o0, m, 2, SH, SW, MASKED);
     r += 2;
   }
   if (r < g->out_h)
-    rows_block (g, p, y, x, r, o0, m, 1, SH, SW, MASKED);
+    rows_block_any (g, p, y, x, r, o0, m, 1, SH, SW, MASKED);
 }
 
 DW_INLINE void
