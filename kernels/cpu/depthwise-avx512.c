@@ -158,10 +158,10 @@ finish (const plane_regs *p, __m512 v, int64_t at, __mmask16 m)
           zero);
       break;
     case HY_FUSED_ACT_CLIP:
-      v = _mm512_mask_mov_ps (v, _mm512_cmp_ps_mask (v, p->alpha,
-              _CMP_LT_OQ), p->alpha);
-      v = _mm512_mask_mov_ps (v, _mm512_cmp_ps_mask (v, p->beta,
-              _CMP_GT_OQ), p->beta);
+      /* v > beta ? beta : v < alpha ? alpha : v.  maxps (alpha, v) is
+       * alpha > v ? alpha : v, v itself when v is NaN. */
+      v = _mm512_mask_mov_ps (_mm512_max_ps (p->alpha, v),
+          _mm512_cmp_ps_mask (v, p->beta, _CMP_GT_OQ), p->beta);
       break;
     default:
       break;

@@ -11,8 +11,9 @@
  *    from the wrong row of the plane gives a wrong sum; the output plane
  *    starts NaN (an output never written fails) and sits between guards
  *    that must come back untouched;
- *  - the fused epilogues (bias, BatchNorm, residual, ReLU, ReLU6), and
- *    that NaN passes ReLU and clip as epilogue.h's do;
+ *  - the fused epilogues (bias, BatchNorm, residual, ReLU, ReLU6, a clip
+ *    whose bounds cross, in epilogue.h's order), and that NaN passes ReLU
+ *    and clip as epilogue.h's do;
  *  - Convolution through conv.c (the depthwise hook): batch 2, channel
  *    multiplier 2, two threads, an activation the kernel leaves to conv.c
  *    (leaky), and the same bits with 1 and 2 threads.
@@ -104,6 +105,7 @@ typedef enum epilogue_kind {
   EPI_RELU6,                    /* bias, clip [0, 6]: MobileNet's */
   EPI_BN_RES_RELU,              /* BatchNorm, residual, relu */
   EPI_CLIP_NARROW,              /* clip [-0.3, 0.4]: both bounds bite */
+  EPI_CLIP_INVERTED,            /* clip [0.4, -0.3]: epilogue.h's order */
   N_EPI
 } epilogue_kind;
 
@@ -159,6 +161,10 @@ check_plane (int64_t in_h, int64_t in_w, int64_t stride_h,
     case EPI_CLIP_NARROW:
       e = (hy_depthwise_epilogue) { .act = HY_FUSED_ACT_CLIP, .alpha = -0.3f,
         .beta = 0.4f };
+      break;
+    case EPI_CLIP_INVERTED:
+      e = (hy_depthwise_epilogue) { .act = HY_FUSED_ACT_CLIP, .alpha = 0.4f,
+        .beta = -0.3f };
       break;
     default:
       g_assert_not_reached ();
