@@ -454,8 +454,6 @@ depthwise_planes (void *arg, int64_t begin, int64_t end, int thread)
   };
   const bool direct = is_3x3 && hy_depthwise_3x3_supported (&dw);
   const bool direct_epilogue = direct && hy_depthwise_3x3_fuses (j->fused);
-  if (direct)
-    hy_depthwise_3x3_prepare (&dw);
 
   /* Borders stay zero from here on: only the interior changes. */
   if (!direct)

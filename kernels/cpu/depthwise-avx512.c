@@ -1,18 +1,13 @@
 /*
  * depthwise-avx512.c — see depthwise-avx512.h.
  *
- * Rows: a block of R output rows × 16 columns is R accumulators.  Each
- * input row the block reads is loaded once, as the three vectors its
- * three column taps need, and multiplied into every accumulator of the
- * block whose output row reads it (up to three at stride 1), so a block
- * of 4 rows at stride 1 costs 6 × 3 loads for 36 multiply-adds.  Input
- * rows in the padding are skipped; columns in it are masked off.
- *
- * Flat (stride 1, one column of padding, maps narrower than a vector):
- * output q of the flattened plane reads input q + (kh − pad_h)·in_w +
- * kw − 1, since input and output rows are equally wide; a lane whose tap
- * falls off its row or off the plane is masked (flat_masks, per layer).
- * A 7×7 plane is then 4 vectors instead of 7 rows of 7 lanes.
+ * A block of R output rows × 16 columns is R × 3 accumulators (one per
+ * output row and kernel row).  Each input row the block reads is loaded
+ * once, as the three vectors its three column taps need, and multiplied
+ * into every accumulator of the block whose output row reads it (up to
+ * three at stride 1), so a block of 4 rows at stride 1 costs 6 × 2 loads
+ * and 6 × 2 shifts for 36 multiply-adds.  Input rows in the padding are
+ * skipped; columns in it are masked off.
  *
  * Masked-off lanes are never read, so loads that start before a row or
  * end past the plane are safe.  The epilogue repeats epilogue.h's
@@ -26,10 +21,6 @@
 #include <string.h>
 
 #include <glib.h>
-
-/* Rows up to this wide run flat (7×7 maps); 14×14 ones ran as fast
- * either way (docs/PERFORMANCE.md, "Depthwise"). */
-#define FLAT_MAX_W 8
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -69,31 +60,6 @@ hy_depthwise_3x3_fuses (const hy_fused_epilogue *e)
 {
   return e->act == HY_FUSED_ACT_NONE || e->act == HY_FUSED_ACT_RELU
       || e->act == HY_FUSED_ACT_CLIP;
-}
-
-void
-hy_depthwise_3x3_prepare (hy_depthwise_3x3 *g)
-{
-  const int64_t n = g->out_h * g->out_w;
-  g->flat = g->stride_h == 1 && g->stride_w == 1 && g->pad_w == 1
-      && g->out_w == g->in_w && g->out_w <= FLAT_MAX_W
-      && n <= 16 * HY_DEPTHWISE_FLAT_MAX_CHUNKS;
-  if (!g->flat)
-    return;
-  /* Once per call (and per thread): no division per lane. */
-  memset (g->flat_masks, 0, sizeof g->flat_masks);
-  for (int64_t out = 0, row = 0, col = 0; out < n; out++) {
-    for (int t = 0; t < 9; t++) {
-      const int64_t in_row = row - g->pad_h + t / 3, in_col = col - 1 + t % 3;
-      if (in_row >= 0 && in_row < g->in_h && in_col >= 0
-          && in_col < g->in_w)
-        g->flat_masks[out / 16][t] |= (uint16_t) (1u << (out % 16));
-    }
-    if (++col == g->out_w) {
-      col = 0;
-      row++;
-    }
-  }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -366,40 +332,11 @@ rows_plane_s21 (const hy_depthwise_3x3 *g, float *y, const float *x,
   rows_plane (g, &p, y, x, 2, 1);
 }
 
-/* The flattened plane, 16 outputs at a time (see the top of the file). */
-static AVX512 __attribute__ ((noinline)) void
-flat_plane (const hy_depthwise_3x3 *g, float *y, const float *x,
-    const float *w, float bias, const hy_depthwise_epilogue *epi)
-{
-  const plane_regs regs = regs_of (w, bias, epi), *p = &regs;
-  const int64_t n = g->out_h * g->out_w, iw = g->in_w;
-  for (int64_t c = 0; c * 16 < n; c++) {
-    const int64_t q0 = c * 16;
-    const uint16_t *masks = g->flat_masks[c];
-    __m512 acc[3];              /* one per kernel row, as rows_block */
-#pragma GCC unroll 3
-    for (int kh = 0; kh < 3; kh++) {
-      const float *in = x + q0 + (kh - g->pad_h) * iw - 1;
-      acc[kh] = kh == 0 ? p->bias : _mm512_setzero_ps ();
-#pragma GCC unroll 3
-      for (int kw = 0; kw < 3; kw++)
-        acc[kh] = _mm512_fmadd_ps (p->w[kh * 3 + kw],
-            _mm512_maskz_loadu_ps (masks[kh * 3 + kw], in + kw), acc[kh]);
-    }
-    const __m512 sum = _mm512_add_ps (_mm512_add_ps (acc[0], acc[1]),
-        acc[2]);
-    const __mmask16 m = lanes_within (q0, 0, n);
-    _mm512_mask_storeu_ps (y + q0, m, finish (p, sum, q0, m));
-  }
-}
-
 void
 hy_depthwise_3x3_plane (const hy_depthwise_3x3 *g, float *y, const float *x,
     const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
-  if (g->flat)
-    flat_plane (g, y, x, w, bias, epi);
-  else if (g->stride_h == 1 && g->stride_w == 1)
+  if (g->stride_h == 1 && g->stride_w == 1)
     rows_plane_s11 (g, y, x, w, bias, epi);
   else if (g->stride_h == 2 && g->stride_w == 2)
     rows_plane_s22 (g, y, x, w, bias, epi);

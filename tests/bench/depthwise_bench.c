@@ -109,7 +109,6 @@ kernel_layer (const layer *l, const float *x, const float *w, const float *b,
     .in_h = s, .in_w = s, .out_h = o, .out_w = o,
     .stride_h = l->stride, .stride_w = l->stride, .pad_h = 1, .pad_w = 1,
   };
-  hy_depthwise_3x3_prepare (&g);
   hy_depthwise_epilogue e = {
     .act = HY_FUSED_ACT_CLIP, .alpha = 0.0f, .beta = 6.0f,
   };
