@@ -9,7 +9,8 @@
  *    matrix;
  *  - depthwise (one input channel per group, 1-D/2-D): a GEMM with K = 9 is
  *    mostly overhead, so a direct loop over the kernel taps runs instead,
- *    its inner loop a contiguous multiply-add along the output row.
+ *    its inner loop a contiguous multiply-add along the output row (3×3
+ *    on AVX-512: depthwise-avx512.h).
  *
  * 1-D and 2-D convolutions run as 3-D ones with leading unit axes.
  *
@@ -35,6 +36,7 @@
 #include "cpu-kernel.h"
 #include "blas.h"
 #include "conv-packed.h"
+#include "depthwise-avx512.h"
 #include "epilogue.h"
 #include "im2col-avx512.h"
 #include "sgemm-packed.h"
@@ -444,13 +446,22 @@ depthwise_planes (void *arg, int64_t begin, int64_t end, int thread)
       && g->dilate[2] == 1;
   float *padded = (float *) ((char *) j->padded
       + (size_t) thread * j->padded_stride);
+  /* 3×3 on AVX-512: the plane as it lies, the epilogue in registers. */
+  hy_depthwise_3x3 dw = {
+    .in_h = ih, .in_w = iw, .out_h = oh, .out_w = ow,
+    .stride_h = g->stride[1], .stride_w = g->stride[2],
+    .pad_h = g->pad[1], .pad_w = g->pad[2],
+  };
+  const bool direct = is_3x3 && hy_depthwise_3x3_supported (&dw);
+  const bool direct_epilogue = direct && hy_depthwise_3x3_fuses (j->fused);
 
   /* Borders stay zero from here on: only the interior changes. */
-  memset (padded, 0, (size_t) (ph * pw) * sizeof (float));
+  if (!direct)
+    memset (padded, 0, (size_t) (ph * pw) * sizeof (float));
   for (int64_t p = begin; p < end; p++) {
     const int64_t b = p / g->channels, c = p % g->channels;
     const float *plane = j->x + p * g->in_size;
-    for (int64_t r = 0; r < ih; r++)
+    for (int64_t r = 0; r < ih && !direct; r++)
       memcpy (padded + (r + g->pad[1]) * pw + g->pad[2], plane + r * iw,
           (size_t) iw * sizeof (float));
 
@@ -459,7 +470,19 @@ depthwise_planes (void *arg, int64_t begin, int64_t end, int thread)
       const float *wf = j->w + f * g->k_size;
       float *yf = j->y + (b * g->filters + f) * g->out_size;
       const float b0 = j->bias ? j->bias[f] : 0.0f;
-      for (int64_t r = 0; r < oh; r++) {
+      if (direct) {
+        const hy_depthwise_epilogue de = {
+          j->fused->act, j->fused->alpha, j->fused->beta, j->bn != NULL,
+          j->bn ? j->bn[f] : 0.0f, j->bn ? j->bn[f + g->filters] : 0.0f,
+          j->bn ? j->bn[f + 2 * g->filters] : 0.0f,
+          j->res ? j->res + (yf - j->y) : NULL,
+        };
+        hy_depthwise_3x3_plane (&dw, yf, plane, wf, b0,
+            direct_epilogue ? &de : NULL);
+        if (direct_epilogue)
+          continue;
+      }
+      for (int64_t r = 0; r < oh && !direct; r++) {
         if (is_3x3) {
           const float *r0 = padded + r * g->stride[1] * pw;
           depthwise_row_3x3 (yf + r * ow, r0, r0 + pw, r0 + 2 * pw, wf, b0,
