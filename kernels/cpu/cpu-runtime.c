@@ -40,14 +40,22 @@ jump_back (hy_cpu_ctx *ctx)
   abort ();                     /* no one to tell: a kernel test's context */
 }
 
+/* The failure's message, and whether the input is to blame. */
+static void G_GNUC_PRINTF (3, 0)
+record_failure (hy_cpu_ctx *ctx, bool is_input, const char *format,
+    va_list args)
+{
+  g_vsnprintf (ctx->failure, sizeof ctx->failure, format, args);
+  ctx->failure_is_input = is_input;
+}
+
 void
 hy_cpu_fail (hy_cpu_ctx *ctx, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  g_vsnprintf (ctx->failure, sizeof ctx->failure, format, args);
+  record_failure (ctx, false, format, args);
   va_end (args);
-  ctx->failure_is_input = false;
   jump_back (ctx);
 }
 
@@ -56,9 +64,8 @@ hy_cpu_refuse (hy_cpu_ctx *ctx, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
-  g_vsnprintf (ctx->failure, sizeof ctx->failure, format, args);
+  record_failure (ctx, true, format, args);
   va_end (args);
-  ctx->failure_is_input = true;
   jump_back (ctx);
 }
 

@@ -60,7 +60,7 @@ hy_cuda_resize_tap_of (float scale, int64_t i, int64_t in,
 {
   float r;
   if (align_corners) {
-    r = hy_cuda_mul_rn (scale, (float) i);
+    r = hy_mul_rn (scale, (float) i);
   } else {
 #ifdef __CUDA_ARCH__
     r = (float) __dsub_rn (__dmul_rn ((double) scale, (double) i + 0.5),
@@ -92,12 +92,12 @@ hy_cuda_resize_one (const hy_cuda_resize_args *a, const float *x, int64_t i)
   const float *r0 = x + plane * a->ih * a->iw + th.i0 * a->iw;
   const float *r1 = r0 + th.step * a->iw;
   const int64_t c0 = tw.i0, c1 = tw.i0 + tw.step;
-  const float top = hy_cuda_add_rn (hy_cuda_mul_rn (tw.l0, r0[c0]),
-      hy_cuda_mul_rn (tw.l1, r0[c1]));
-  const float bottom = hy_cuda_add_rn (hy_cuda_mul_rn (tw.l0, r1[c0]),
-      hy_cuda_mul_rn (tw.l1, r1[c1]));
-  return hy_cuda_add_rn (hy_cuda_mul_rn (th.l0, top),
-      hy_cuda_mul_rn (th.l1, bottom));
+  const float top = hy_add_rn (hy_mul_rn (tw.l0, r0[c0]),
+      hy_mul_rn (tw.l1, r0[c1]));
+  const float bottom = hy_add_rn (hy_mul_rn (tw.l0, r1[c0]),
+      hy_mul_rn (tw.l1, r1[c1]));
+  return hy_add_rn (hy_mul_rn (th.l0, top),
+      hy_mul_rn (th.l1, bottom));
 }
 
 #endif /* HY_CUDA_BILINEAR_RESIZE_CUH */

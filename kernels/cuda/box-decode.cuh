@@ -44,27 +44,27 @@ hy_cuda_decode_box (const hy_cuda_decode_args *a, const float *x,
   const float *an = anchors + (i % a->n) * 4, *d = x + i * 4;
   float ax = an[0], ay = an[1], aw = an[2], ah = an[3];
   if (a->corner_anchors) {
-    aw = hy_cuda_sub_rn (aw, ax);
-    ah = hy_cuda_sub_rn (ah, ay);
-    ax = hy_cuda_add_rn (ax, hy_cuda_mul_rn (aw, 0.5f));
-    ay = hy_cuda_add_rn (ay, hy_cuda_mul_rn (ah, 0.5f));
+    aw = hy_sub_rn (aw, ax);
+    ah = hy_sub_rn (ah, ay);
+    ax = hy_add_rn (ax, hy_mul_rn (aw, 0.5f));
+    ay = hy_add_rn (ay, hy_mul_rn (ah, 0.5f));
   }
-  const float ox = hy_cuda_add_rn (hy_cuda_mul_rn (hy_cuda_mul_rn (d[0],
+  const float ox = hy_add_rn (hy_mul_rn (hy_mul_rn (d[0],
               a->std[0]), aw), ax);
-  const float oy = hy_cuda_add_rn (hy_cuda_mul_rn (hy_cuda_mul_rn (d[1],
+  const float oy = hy_add_rn (hy_mul_rn (hy_mul_rn (d[1],
               a->std[1]), ah), ay);
-  float dw = hy_cuda_mul_rn (d[2], a->std[2]);
-  float dh = hy_cuda_mul_rn (d[3], a->std[3]);
+  float dw = hy_mul_rn (d[2], a->std[2]);
+  float dh = hy_mul_rn (d[3], a->std[3]);
   if (a->clip > 0.0f) {
     dw = dw < a->clip ? dw : a->clip;
     dh = dh < a->clip ? dh : a->clip;
   }
-  const float ow = hy_cuda_mul_rn (hy_cuda_mul_rn (expf (dw), aw), 0.5f);
-  const float oh = hy_cuda_mul_rn (hy_cuda_mul_rn (expf (dh), ah), 0.5f);
-  y[0] = hy_cuda_sub_rn (ox, ow);
-  y[1] = hy_cuda_sub_rn (oy, oh);
-  y[2] = hy_cuda_add_rn (ox, ow);
-  y[3] = hy_cuda_add_rn (oy, oh);
+  const float ow = hy_mul_rn (hy_mul_rn (expf (dw), aw), 0.5f);
+  const float oh = hy_mul_rn (hy_mul_rn (expf (dh), ah), 0.5f);
+  y[0] = hy_sub_rn (ox, ow);
+  y[1] = hy_sub_rn (oy, oh);
+  y[2] = hy_add_rn (ox, ow);
+  y[3] = hy_add_rn (oy, oh);
 }
 
 #endif /* HY_CUDA_BOX_DECODE_CUH */

@@ -133,12 +133,12 @@ hy_cuda_deconv_one (const hy_cuda_deconv_args *a, const float *x,
       const int64_t ky = (oy + a->h.pad - py * a->h.s) / a->h.d;
       for (int64_t px = x0; px < x1; px += a->w.d) {
         const int64_t kx = (ox + a->w.pad - px * a->w.s) / a->w.d;
-        sum = hy_cuda_add_rn (sum, hy_cuda_mul_rn (wc[ky * a->w.k + kx],
+        sum = hy_add_rn (sum, hy_mul_rn (wc[ky * a->w.k + kx],
                 xc[py * a->w.in + px]));
       }
     }
   }
-  return bias ? hy_cuda_add_rn (sum, bias[f]) : sum;
+  return bias ? hy_add_rn (sum, bias[f]) : sum;
 }
 
 /* ---- the bias after cuDNN ------------------------------------------------ */
@@ -148,7 +148,7 @@ HY_CUDA_HD float
 hy_cuda_deconv_biased (float y, const float *bias, int64_t filters,
     int64_t spatial, int64_t i)
 {
-  return hy_cuda_add_rn (y, bias[i / spatial % filters]);
+  return hy_add_rn (y, bias[i / spatial % filters]);
 }
 
 #endif /* HY_CUDA_DECONV_CUH */

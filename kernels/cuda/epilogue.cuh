@@ -51,9 +51,9 @@ hy_cuda_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
     case HY_FUSED_ACT_CLIP:
       return v > beta ? beta : v < alpha ? alpha : v;
     case HY_FUSED_ACT_LEAKY:
-      return v > 0.0f ? v : hy_cuda_mul_rn (v, alpha);
+      return v > 0.0f ? v : hy_mul_rn (v, alpha);
     case HY_FUSED_ACT_SIGMOID:
-      return 1.0f / hy_cuda_add_rn (1.0f, expf (-v));
+      return 1.0f / hy_add_rn (1.0f, expf (-v));
     case HY_FUSED_ACT_TANH:
       return tanhf (v);
   }
@@ -65,15 +65,15 @@ HY_CUDA_HD float
 hy_cuda_epilogue_at (const hy_cuda_epilogue *e, float y, int64_t i)
 {
   const int64_t c = (i / e->spatial) % e->channels;
-  float v = hy_cuda_add_rn (y, e->bias ? e->bias[c] : 0.0f);
+  float v = hy_add_rn (y, e->bias ? e->bias[c] : 0.0f);
   if (e->bn) {
     const float *b = e->bn;
     const int64_t n = e->channels;
-    v = hy_cuda_add_rn (hy_cuda_mul_rn (hy_cuda_sub_rn (v, b[c]),
+    v = hy_add_rn (hy_mul_rn (hy_sub_rn (v, b[c]),
             b[c + n]), b[c + 2 * n]);
   }
   if (e->res)
-    v = hy_cuda_add_rn (v, e->res[i]);
+    v = hy_add_rn (v, e->res[i]);
   return hy_cuda_epilogue_act (e->act, v, e->alpha, e->beta);
 }
 

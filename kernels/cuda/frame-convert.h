@@ -89,12 +89,12 @@ HY_CUDA_HD float
 hy_pp_bilerp (const uint8_t *a, const uint8_t *b, int lo, int hi, float wx,
     float wy)
 {
-  const float top = hy_cuda_add_rn ((float) a[lo],
-      hy_cuda_mul_rn ((float) (a[hi] - a[lo]), wx));
-  const float bottom = hy_cuda_add_rn ((float) b[lo],
-      hy_cuda_mul_rn ((float) (b[hi] - b[lo]), wx));
-  return hy_cuda_add_rn (top,
-      hy_cuda_mul_rn (hy_cuda_sub_rn (bottom, top), wy));
+  const float top = hy_add_rn ((float) a[lo],
+      hy_mul_rn ((float) (a[hi] - a[lo]), wx));
+  const float bottom = hy_add_rn ((float) b[lo],
+      hy_mul_rn ((float) (b[hi] - b[lo]), wx));
+  return hy_add_rn (top,
+      hy_mul_rn (hy_sub_rn (bottom, top), wy));
 }
 
 HY_CUDA_HD float
@@ -153,15 +153,15 @@ hy_cuda_frame_pixel (const hy_frame_desc *d, const hy_cuda_frame *f,
     float u = hy_pp_bilerp (u0, u1, cclo, cchi, cwx, cwy);
     float v = hy_pp_bilerp (v0, v1, cclo, cchi, cwx, cwy);
     const hy_yuv_coefficients *k = &d->yuv;
-    lum = hy_cuda_add_rn (hy_cuda_mul_rn (lum, k->y_mul), k->y_add);
-    u = hy_cuda_mul_rn (hy_cuda_sub_rn (u, 128.0f), k->c_mul);
-    v = hy_cuda_mul_rn (hy_cuda_sub_rn (v, 128.0f), k->c_mul);
-    rgb[0] = hy_pp_clamp_byte (hy_cuda_add_rn (lum,
-            hy_cuda_mul_rn (k->vr, v)));
-    rgb[1] = hy_pp_clamp_byte (hy_cuda_sub_rn (hy_cuda_sub_rn (lum,
-                hy_cuda_mul_rn (k->ug, u)), hy_cuda_mul_rn (k->vg, v)));
-    rgb[2] = hy_pp_clamp_byte (hy_cuda_add_rn (lum,
-            hy_cuda_mul_rn (k->ub, u)));
+    lum = hy_add_rn (hy_mul_rn (lum, k->y_mul), k->y_add);
+    u = hy_mul_rn (hy_sub_rn (u, 128.0f), k->c_mul);
+    v = hy_mul_rn (hy_sub_rn (v, 128.0f), k->c_mul);
+    rgb[0] = hy_pp_clamp_byte (hy_add_rn (lum,
+            hy_mul_rn (k->vr, v)));
+    rgb[1] = hy_pp_clamp_byte (hy_sub_rn (hy_sub_rn (lum,
+                hy_mul_rn (k->ug, u)), hy_mul_rn (k->vg, v)));
+    rgb[2] = hy_pp_clamp_byte (hy_add_rn (lum,
+            hy_mul_rn (k->ub, u)));
   } else {
     clo *= d->bpp;
     chi *= d->bpp;
@@ -170,15 +170,15 @@ hy_cuda_frame_pixel (const hy_frame_desc *d, const hy_cuda_frame *f,
   }
 
   if (fc->dst_channels == 1) {
-    const float luma = hy_cuda_add_rn (hy_cuda_add_rn (
-            hy_cuda_mul_rn (0.299f, rgb[0]), hy_cuda_mul_rn (0.587f, rgb[1])),
-        hy_cuda_mul_rn (0.114f, rgb[2]));
-    out[i] = hy_cuda_add_rn (hy_cuda_mul_rn (luma, d->mul[0]), d->add[0]);
+    const float luma = hy_add_rn (hy_add_rn (
+            hy_mul_rn (0.299f, rgb[0]), hy_mul_rn (0.587f, rgb[1])),
+        hy_mul_rn (0.114f, rgb[2]));
+    out[i] = hy_add_rn (hy_mul_rn (luma, d->mul[0]), d->add[0]);
     return;
   }
   for (int c = 0; c < 3; c++)
-    out[c * plane + i] = hy_cuda_add_rn (
-        hy_cuda_mul_rn (rgb[fc->bgr ? 2 - c : c], d->mul[c]), d->add[c]);
+    out[c * plane + i] = hy_add_rn (
+        hy_mul_rn (rgb[fc->bgr ? 2 - c : c], d->mul[c]), d->add[c]);
 }
 #endif /* __CUDACC__ */
 

@@ -1,7 +1,7 @@
 /*
  * launch.cuh — what every CUDA kernel file shares: the host-and-device
- * qualifier for element functions, single-rounded float steps, and 1-D
- * grid sizing.
+ * qualifier for element functions, single-rounded float steps
+ * (kernels/single-rounded.h), and 1-D grid sizing.
  *
  * Element functions (one output element, or one row, from an index) are
  * HY_CUDA_HD so that the host can run them too: tests/cuda/emulate-*.cu
@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+#include "kernels/single-rounded.h"
+
 #ifdef __CUDACC__
 #define HY_CUDA_HD __host__ __device__ __forceinline__
 #else
@@ -21,40 +23,6 @@
 #endif
 
 #define HY_CUDA_THREADS 256
-
-/* Single-rounded float steps, for element functions that must give the
- * CPU's floats: never contracted into an FMA on the device (the _rn
- * intrinsics); plain operators on the host, which has none to contract
- * to. */
-HY_CUDA_HD float
-hy_cuda_add_rn (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fadd_rn (a, b);
-#else
-  return a + b;
-#endif
-}
-
-HY_CUDA_HD float
-hy_cuda_sub_rn (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fsub_rn (a, b);
-#else
-  return a - b;
-#endif
-}
-
-HY_CUDA_HD float
-hy_cuda_mul_rn (float a, float b)
-{
-#ifdef __CUDA_ARCH__
-  return __fmul_rn (a, b);
-#else
-  return a * b;
-#endif
-}
 
 #ifdef __CUDACC__
 #include "cuda-kernel.h"

@@ -75,11 +75,11 @@ hy_cuda_prior_one (const hy_cuda_prior_args *a, int64_t i)
   if (coord % 2 == 0) {
     const float cx = (c + a->offset_x) * a->step_x;
     const float hw = size * a->height / a->width * root / 2;
-    v = coord == 0 ? hy_cuda_sub_rn (cx, hw) : hy_cuda_add_rn (cx, hw);
+    v = coord == 0 ? hy_sub_rn (cx, hw) : hy_add_rn (cx, hw);
   } else {
     const float cy = (r + a->offset_y) * a->step_y;
     const float hh = size / root / 2;
-    v = coord == 1 ? hy_cuda_sub_rn (cy, hh) : hy_cuda_add_rn (cy, hh);
+    v = coord == 1 ? hy_sub_rn (cy, hh) : hy_add_rn (cy, hh);
   }
   if (a->clip)
     v = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;

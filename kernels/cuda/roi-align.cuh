@@ -68,8 +68,8 @@ hy_cuda_roi_sample (const hy_cuda_roi_args *a, const float *xc, float yy,
     float xx)
 {
   if (yy < -1.0f || yy > (float) a->h || xx < -1.0f || xx > (float) a->w) {
-    const float z = hy_cuda_mul_rn (0.0f, xc[0]);
-    return hy_cuda_add_rn (hy_cuda_add_rn (hy_cuda_add_rn (z, z), z), z);
+    const float z = hy_mul_rn (0.0f, xc[0]);
+    return hy_add_rn (hy_add_rn (hy_add_rn (z, z), z), z);
   }
   if (yy <= 0)
     yy = 0;
@@ -90,12 +90,12 @@ hy_cuda_roi_sample (const hy_cuda_roi_args *a, const float *xc, float yy,
   }
   const float ly = yy - (float) ylo, lx = xx - (float) xlo;
   const float hy = 1.0f - ly, hx = 1.0f - lx;
-  const float w0 = hy_cuda_mul_rn (hy, hx), w1 = hy_cuda_mul_rn (hy, lx);
-  const float w2 = hy_cuda_mul_rn (ly, hx), w3 = hy_cuda_mul_rn (ly, lx);
-  float s = hy_cuda_mul_rn (w0, xc[ylo * a->w + xlo]);
-  s = hy_cuda_add_rn (s, hy_cuda_mul_rn (w1, xc[ylo * a->w + xhi]));
-  s = hy_cuda_add_rn (s, hy_cuda_mul_rn (w2, xc[yhi * a->w + xlo]));
-  return hy_cuda_add_rn (s, hy_cuda_mul_rn (w3, xc[yhi * a->w + xhi]));
+  const float w0 = hy_mul_rn (hy, hx), w1 = hy_mul_rn (hy, lx);
+  const float w2 = hy_mul_rn (ly, hx), w3 = hy_mul_rn (ly, lx);
+  float s = hy_mul_rn (w0, xc[ylo * a->w + xlo]);
+  s = hy_add_rn (s, hy_mul_rn (w1, xc[ylo * a->w + xhi]));
+  s = hy_add_rn (s, hy_mul_rn (w2, xc[yhi * a->w + xlo]));
+  return hy_add_rn (s, hy_mul_rn (w3, xc[yhi * a->w + xhi]));
 }
 
 /* Output element i of (R, c_out, ph, pw) from data x and rois (R, 5). */
@@ -116,11 +116,11 @@ hy_cuda_roi_one (const hy_cuda_roi_args *a, const float *x,
   const int64_t batch = (int64_t) b;
 
   const float off = a->aligned ? 0.5f : 0.0f, sc = a->spatial_scale;
-  const float x0 = hy_cuda_sub_rn (hy_cuda_mul_rn (roi[1], sc), off);
-  const float y0 = hy_cuda_sub_rn (hy_cuda_mul_rn (roi[2], sc), off);
-  float rw = hy_cuda_sub_rn (hy_cuda_sub_rn (hy_cuda_mul_rn (roi[3], sc),
+  const float x0 = hy_sub_rn (hy_mul_rn (roi[1], sc), off);
+  const float y0 = hy_sub_rn (hy_mul_rn (roi[2], sc), off);
+  float rw = hy_sub_rn (hy_sub_rn (hy_mul_rn (roi[3], sc),
           off), x0);
-  float rh = hy_cuda_sub_rn (hy_cuda_sub_rn (hy_cuda_mul_rn (roi[4], sc),
+  float rh = hy_sub_rn (hy_sub_rn (hy_mul_rn (roi[4], sc),
           off), y0);
   if (!a->aligned) {
     rw = fmaxf (rw, 1.0f);
@@ -134,14 +134,14 @@ hy_cuda_roi_one (const hy_cuda_roi_args *a, const float *x,
 
   float v = 0.0f;
   for (int64_t iy = 0; iy < gh; iy++) {
-    const float yy = hy_cuda_add_rn (
-        hy_cuda_add_rn (y0, hy_cuda_mul_rn ((float) bi, bh)),
-        hy_cuda_mul_rn ((float) iy + 0.5f, bh) / (float) gh);
+    const float yy = hy_add_rn (
+        hy_add_rn (y0, hy_mul_rn ((float) bi, bh)),
+        hy_mul_rn ((float) iy + 0.5f, bh) / (float) gh);
     for (int64_t ix = 0; ix < gw; ix++) {
-      const float xx = hy_cuda_add_rn (
-          hy_cuda_add_rn (x0, hy_cuda_mul_rn ((float) bk, bw)),
-          hy_cuda_mul_rn ((float) ix + 0.5f, bw) / (float) gw);
-      v = hy_cuda_add_rn (v, hy_cuda_roi_sample (a, xc, yy, xx));
+      const float xx = hy_add_rn (
+          hy_add_rn (x0, hy_mul_rn ((float) bk, bw)),
+          hy_mul_rn ((float) ix + 0.5f, bw) / (float) gw);
+      v = hy_add_rn (v, hy_cuda_roi_sample (a, xc, yy, xx));
     }
   }
   return v / (float) (gh * gw);

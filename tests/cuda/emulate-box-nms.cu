@@ -24,7 +24,7 @@
 static void
 emulate (emu *e)
 {
-  const hy_cuda_nms_args a = hy_cuda_nms_plan (
+  const hy_nms_args a = hy_nms_plan (
       (const hy_box_nms_params *) e->params, &e->in[0]->shape);
   if (a.batches == 0)
     return;
@@ -34,33 +34,33 @@ emulate (emu *e)
     return;
   }
   const int threads = HY_CUDA_THREADS;
-  std::vector<char> ws ((size_t) a.batches * hy_cuda_nms_scratch_size (&a));
+  std::vector<char> ws ((size_t) a.batches * hy_nms_scratch_size (&a));
   for (int64_t b = 0; b < a.batches; b++) {
     const float *x = e->in[0]->data + b * a.n * a.width;
     float *y = e->got[0]->data + b * a.n * a.width;
-    const hy_cuda_nms_scratch s = hy_cuda_nms_scratch_at (&a, ws.data (), b);
-    const int64_t count = hy_cuda_nms_collect (&a, x, s.idx);
+    const hy_nms_scratch s = hy_cuda_nms_scratch_at (&a, ws.data (), b);
+    const int64_t count = hy_nms_collect (&a, x, s.idx);
     for (int64_t run = 1; run < count; run *= 2) {
       for (int t = 0; t < threads; t++)
         for (int64_t lo = (int64_t) t * 2 * run; lo < count;
             lo += (int64_t) threads * 2 * run)
-          hy_cuda_nms_merge (&a, x, s.idx, s.tmp, count, run, lo);
+          hy_nms_merge (&a, x, s.idx, s.tmp, count, run, lo);
       for (int64_t k = 0; k < count; k++)
         s.idx[k] = s.tmp[k];
     }
     const int64_t m = count < a.topk ? count : a.topk;
     for (int64_t k = 0; k < m; k++)
-      s.area[k] = hy_cuda_nms_area (&a, x, s.idx, k);
+      s.area[k] = hy_nms_area (&a, x, s.idx, k);
     for (int64_t ref = 0; ref < m; ref++) {
       if (s.idx[ref] < 0)
         continue;
       for (int64_t pos = ref + 1; pos < m; pos++)
-        if (hy_cuda_nms_suppresses (&a, x, s.idx, s.area, ref, pos))
+        if (hy_nms_suppresses (&a, x, s.idx, s.area, ref, pos))
           s.idx[pos] = -1;
     }
-    const int64_t kept = hy_cuda_nms_pack (s.idx, m, s.tmp);
+    const int64_t kept = hy_nms_pack (s.idx, m, s.tmp);
     for (int64_t i = 0; i < a.n * a.width; i++)
-      y[i] = hy_cuda_nms_out (&a, x, s.tmp, kept, i);
+      y[i] = hy_nms_out (&a, x, s.tmp, kept, i);
   }
 }
 

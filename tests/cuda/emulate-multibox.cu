@@ -70,24 +70,24 @@ static int64_t suppressed;
 static void
 emulate_detection (emu *e)
 {
-  const hy_cuda_mbd_args a = hy_cuda_mbd_plan (
+  const hy_mbd_args a = hy_mbd_plan (
       (const hy_multibox_detection_params *) e->params, &e->in[0]->shape);
   if (a.batch == 0 || a.anchors == 0)
     return;
   const int threads = HY_CUDA_THREADS;
   const int64_t na = a.anchors;
-  std::vector<char> ws ((size_t) a.batch * hy_cuda_mbd_scratch_size (&a));
+  std::vector<char> ws ((size_t) a.batch * hy_mbd_scratch_size (&a));
   for (int64_t n = 0; n < a.batch; n++) {
     const float *cls = e->in[0]->data + n * a.classes * na;
     const float *loc = e->in[1]->data + n * na * 4;
     const float *anchors = e->in[2]->data;
     float *y = e->got[0]->data + n * na * 6;
-    const hy_cuda_mbd_scratch s = hy_cuda_mbd_scratch_at (&a, ws.data (), n);
+    const hy_mbd_scratch s = hy_cuda_mbd_scratch_at (&a, ws.data (), n);
     for (int64_t i = 0; i < na; i++)
-      hy_cuda_mbd_classify (&a, cls, i, s.rows + i * 6);
-    const int64_t count = hy_cuda_mbd_collect (&a, s.rows, s.idx);
+      hy_mbd_classify (&a, cls, i, s.rows + i * 6);
+    const int64_t count = hy_mbd_collect (&a, s.rows, s.idx);
     for (int64_t i = 0; i < na * 6; i++)
-      y[i] = hy_cuda_mbd_out (&a, s.rows, s.idx, count, anchors, loc, i);
+      y[i] = hy_mbd_out (&a, s.rows, s.idx, count, anchors, loc, i);
     if (!a.nms || count < 1)
       continue;
     for (int64_t i = 0; i < count * 6; i++)
@@ -98,19 +98,19 @@ emulate_detection (emu *e)
       for (int t = 0; t < threads; t++)
         for (int64_t lo = (int64_t) t * 2 * run; lo < count;
             lo += (int64_t) threads * 2 * run)
-          hy_cuda_mbd_merge (s.rows, s.idx, s.tmp, count, run, lo);
+          hy_mbd_merge (s.rows, s.idx, s.tmp, count, run, lo);
       for (int64_t k = 0; k < count; k++)
         s.idx[k] = s.tmp[k];
     }
-    const int64_t kept = hy_cuda_mbd_kept (&a, count);
+    const int64_t kept = hy_mbd_kept (&a, count);
     for (int64_t i = 0; i < count * 6; i++)
-      hy_cuda_mbd_write_back (s.rows, s.idx, kept, i, y);
+      hy_mbd_write_back (s.rows, s.idx, kept, i, y);
     for (int64_t ref = 0; ref < kept; ref++) {
       if (y[ref * 6] < 0)
         continue;
       for (int t = 0; t < threads; t++)
         for (int64_t pos = ref + 1 + t; pos < kept; pos += threads)
-          if (hy_cuda_mbd_suppresses (&a, y, ref, pos)) {
+          if (hy_mbd_suppresses (&a, y, ref, pos)) {
             y[pos * 6] = -1.0f;
             suppressed++;
           }

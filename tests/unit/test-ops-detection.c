@@ -13,67 +13,8 @@
 #include <math.h>
 #include <string.h>
 
-#include <glib/gstdio.h>
-
 #include "hybrid.h"
-#include "core/op.h"
-
-#define SHAPE(...) shape_of ((const int64_t[]) { __VA_ARGS__ }, \
-    sizeof ((const int64_t[]) { __VA_ARGS__ }) / sizeof (int64_t))
-#define KV(...) ((const char *const[]) { __VA_ARGS__, NULL })
-
-static hy_shape
-shape_of (const int64_t *dims, size_t n)
-{
-  return hy_shape_make ((int) n, dims);
-}
-
-/* Parses `op` with attributes kv and infers its output for in[0..n_in):
- * the output shape as text, or NULL with *error set. */
-static char *
-infer (const char *op_name, const char *const *kv, const hy_shape *in,
-    int n_in, GError **error)
-{
-  const hy_op_info *op = hy_op_lookup (op_name);
-  g_assert_nonnull (op);
-  g_assert_nonnull (op->def);
-  g_autoptr (GHashTable) attrs = g_hash_table_new (g_str_hash, g_str_equal);
-  for (int i = 0; kv && kv[i]; i += 2)
-    g_hash_table_insert (attrs, (char *) kv[i], (char *) kv[i + 1]);
-  g_autofree void *params = hy_op_params_new (op, attrs, error);
-  if (!params)
-    return NULL;
-  g_assert_cmpint (hy_op_num_inputs (op, params), ==, n_in);
-  hy_shape out;
-  if (!op->def->infer_shape (params, in, n_in, &out, 1, error))
-    return NULL;
-  char buf[HY_SHAPE_STRLEN];
-  return g_strdup (hy_shape_format (&out, buf, sizeof buf));
-}
-
-static void
-expect_shape (const char *op, const char *const *kv, const hy_shape *in,
-    int n_in, const char *want)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *got = infer (op, kv, in, n_in, &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (got, ==, want);
-}
-
-static void
-expect_error (const char *op, const char *const *kv, const hy_shape *in,
-    int n_in, const char *needle)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *got = infer (op, kv, in, n_in, &error);
-  if (got)
-    g_error ("%s: expected an error mentioning \"%s\", got %s", op, needle,
-        got);
-  g_assert_true (error->domain == HY_ERROR);
-  if (!strstr (error->message, needle))
-    g_error ("%s: message \"%s\" lacks \"%s\"", op, error->message, needle);
-}
+#include "op-checks.h"
 
 /* ---- MultiBoxPrior ------------------------------------------------------ */
 
@@ -174,21 +115,6 @@ test_detection_refusals (void)
 
 /* ---- through a model file ----------------------------------------------- */
 
-/* Writes `json` as a symbol file in a new temporary folder and loads it
- * (no parameters: every variable is an input). */
-static hy_model *
-load_json (const char *json, char **dir, GError **error)
-{
-  *dir = g_dir_make_tmp ("hy-test-detection-XXXXXX", NULL);
-  g_assert_nonnull (*dir);
-  g_autofree char *sym = g_build_filename (*dir, "m-symbol.json", NULL);
-  g_assert_true (g_file_set_contents (sym, json, -1, NULL));
-  hy_model *model = hy_model_load (sym, NULL, error);
-  g_unlink (sym);
-  g_rmdir (*dir);
-  return model;
-}
-
 static void
 test_model_names_node_and_op (void)
 {
@@ -199,8 +125,7 @@ test_model_names_node_and_op (void)
       " \"inputs\": [[0, 0, 0]]}],"
       "\"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = NULL;
-  hy_model *model = load_json (json, &dir, &error);
+  hy_model *model = load_json (json, &error);
   g_assert_null (model);
   g_assert_nonnull (error);
   if (!strstr (error->message, "anchors3")
@@ -263,8 +188,7 @@ test_gather_nd_out_of_range (gconstpointer mode_ptr)
 {
   hy_mode mode = GPOINTER_TO_INT (mode_ptr);
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = NULL;
-  hy_model *model = load_json (gather_json, &dir, &error);
+  hy_model *model = load_json (gather_json, &error);
   g_assert_no_error (error);
   hy_device cpu = { HY_DEVICE_CPU, 0 };
   hy_executor *exec = hy_executor_new (model, cpu, mode, &error);
