@@ -45,7 +45,8 @@ typedef struct hy_order_args {
   bool ascend;
 } hy_order_args;
 
-HY_ORDER_HD hy_order_args
+/* On the host only (it reads the shape with hy_shape_numel). */
+static inline hy_order_args
 hy_order_plan (const hy_ordering_params *p, const hy_shape *x)
 {
   hy_order_args a;             /* every field set below */
