@@ -54,7 +54,7 @@ typedef struct hy_gemm {
    * (untransposed A and B, beta 0 or 1 only). */
   const float *packed_a;
   int packed_layout;            /* hy_packed_layout: how it was packed */
-  /* Optional, with packed_a in the wide layout: B given a panel at a time
+  /* Optional, with packed_a: B given a panel at a time
    * (b unused), built on the thread that multiplies it (an implicit
    * im2col: im2col-panel.h); `thread` is the block's thread in the split,
    * 0 when it is not split. */

@@ -41,7 +41,7 @@ typedef struct panel_col {
 static inline int64_t
 panel_floats (void)
 {
-  return (int64_t) HY_PACKED_PANEL_K * NR;
+  return HY_PACKED_PANEL_FLOATS;
 }
 
 size_t
@@ -102,6 +102,9 @@ make_tables (const hy_im2col_panel *p, int64_t col, int64_t width,
       continue;
     const int64_t pos = p->first_pos + col + 16 * q;
     const int64_t y = pos / ow, x0 = pos % ow;
+    /* hy_im2col_panel_supported saw to it that SEGMENTS rows hold every
+     * lane. */
+    g_assert (SEGMENTS * ow - x0 >= lanes_total);
     for (int s = 0; s < SEGMENTS; s++) {
       /* Lane l of segment s is output (y + s, l + d). */
       const int64_t la = s == 0 ? 0 : s * ow - x0;
@@ -143,14 +146,19 @@ make_tables (const hy_im2col_panel *p, int64_t col, int64_t width,
 }
 
 bool
-hy_im2col_panel_supported (int64_t stride_w, int64_t out_w, int64_t in_plane)
+hy_im2col_panel_supported (int64_t stride_w, int64_t out_w, int64_t in_plane,
+    int64_t panel_cols)
 {
   static int off = -1;
   if (g_atomic_int_get (&off) < 0) {
     const char *env = g_getenv ("HYBRIDINFER_IMPLICIT_IM2COL");
     g_atomic_int_set (&off, env && !strcmp (env, "0"));
   }
-  return (stride_w == 1 || stride_w == 2) && out_w >= 8
+  /* A vector's lanes (up to 16 of a panel's columns) starting anywhere in
+   * an output row span at most SEGMENTS rows. */
+  const int64_t lanes = panel_cols < 16 ? panel_cols : 16;
+  return (stride_w == 1 || stride_w == 2) && out_w > 0
+      && out_w - 1 + lanes <= SEGMENTS * out_w
       && in_plane < ((int64_t) 1 << 30) && !g_atomic_int_get (&off)
       && hy_packed_gemm_supported ();
 }
@@ -210,6 +218,7 @@ pack_rows (int stride, const hy_im2col_panel *p, const panel_row *rows,
     const panel_col *cols, const int n_seg[VECTORS], int nv, int64_t k0,
     int64_t kc, float *restrict dst)
 {
+  const int64_t ld = 16 * nv;
   const int64_t taps = p->k_h * p->k_w, plane = p->in_h * p->in_w;
   const int64_t c_first = k0 / taps, c_end = (k0 + kc + taps - 1) / taps;
   for (int64_t t = 0; t < taps; t++) {
@@ -224,7 +233,7 @@ pack_rows (int stride, const hy_im2col_panel *p, const panel_row *rows,
     const panel_row *r = rows + t / p->k_w * VECTORS * SEGMENTS;
     const panel_col *c = cols + t % p->k_w * VECTORS * SEGMENTS;
     const float *x = p->x + c0 * plane;
-    float *d = dst + (c0 * taps + t - k0) * NR;
+    float *d = dst + (c0 * taps + t - k0) * ld;
     for (int q = 0; q < nv; q++, r += SEGMENTS, c += SEGMENTS, d += 16) {
       /* The segments with lanes inside the input (padding reads 0). */
       int64_t off[SEGMENTS];
@@ -244,19 +253,19 @@ pack_rows (int stride, const hy_im2col_panel *p, const panel_row *rows,
       switch (n) {
         case 0:
           copy_channels (stride, 0, x, plane, off, m_lo, m_hi, lanes,
-              c1 - c0, d, taps * NR);
+              c1 - c0, d, taps * ld);
           break;
         case 1:
           copy_channels (stride, 1, x, plane, off, m_lo, m_hi, lanes,
-              c1 - c0, d, taps * NR);
+              c1 - c0, d, taps * ld);
           break;
         case 2:
           copy_channels (stride, 2, x, plane, off, m_lo, m_hi, lanes,
-              c1 - c0, d, taps * NR);
+              c1 - c0, d, taps * ld);
           break;
         default:
           copy_channels (stride, 3, x, plane, off, m_lo, m_hi, lanes,
-              c1 - c0, d, taps * NR);
+              c1 - c0, d, taps * ld);
           break;
       }
     }
@@ -288,21 +297,22 @@ hy_im2col_panel_get (void *arg, int thread, int64_t k0, int64_t kc,
   panel_col *cols = (panel_col *) (panel + panel_floats ());
   panel_row *rows = (panel_row *) (cols + p->k_w * VECTORS * SEGMENTS);
   int n_seg[VECTORS];
-  g_assert (kc <= HY_PACKED_PANEL_K && width <= NR);
-  make_tables (p, col, width, rows, cols, n_seg);
   const int nv = (int) ((width + 15) / 16);
+  g_assert (width <= NR && kc * 16 * nv <= panel_floats ());
+  make_tables (p, col, width, rows, cols, n_seg);
   if (p->stride_w == 1)
     pack_rows_1 (p, rows, cols, n_seg, nv, k0, kc, panel);
   else
     pack_rows_2 (p, rows, cols, n_seg, nv, k0, kc, panel);
-  *ldb = NR;
+  *ldb = 16 * nv;
   return panel;
 }
 
 #else /* not x86-64: never chosen, but correct */
 
 bool
-hy_im2col_panel_supported (int64_t stride_w, int64_t out_w, int64_t in_plane)
+hy_im2col_panel_supported (int64_t stride_w, int64_t out_w, int64_t in_plane,
+    int64_t panel_cols)
 {
   return false;
 }
@@ -323,11 +333,11 @@ hy_im2col_panel_get (void *arg, int thread, int64_t k0, int64_t kc,
           + ky * p->dilate_h;
       const int64_t ix = pos % p->out_w * p->stride_w - p->pad_w
           + kx * p->dilate_w;
-      panel[kk * NR + j] = iy >= 0 && iy < p->in_h && ix >= 0
+      panel[kk * width + j] = iy >= 0 && iy < p->in_h && ix >= 0
           && ix < p->in_w ? p->x[(c * p->in_h + iy) * p->in_w + ix] : 0.0f;
     }
   }
-  *ldb = NR;
+  *ldb = width;
   return panel;
 }
 

@@ -2,7 +2,8 @@
  * im2col-panel.h — a 2-D convolution's column matrix (im2col: one row per
  * (channel, kernel tap), one column per output position) never stored
  * whole: the packed GEMM (hy_packed_gemm_panels) asks for it a panel at a
- * time — K-block × 48 output positions — and gets it built from the NCHW
+ * time — K-block × 48 output positions, or × 8 for its narrow tiles —
+ * and gets it built from the NCHW
  * input into a per-thread buffer that stays in L1 while every row tile of
  * the weights passes over it.
  *
@@ -35,12 +36,14 @@ typedef struct hy_im2col_panel {
   size_t scratch_stride;
 } hy_im2col_panel;
 
-/* Whether panels can be built here (AVX-512F, and the packed GEMM on) for
- * this column stride (1 or 2) and output row width (at least 8: a vector
- * spans at most three output rows), with the input plane's offsets in 31
- * bits.  HYBRIDINFER_IMPLICIT_IM2COL=0 says no (for comparisons). */
+/* Whether panels up to panel_cols wide (48 for the packed kernel's wide
+ * tiles, 8 for its narrow ones) can be built here (AVX-512F, and the
+ * packed GEMM on) for this column stride (1 or 2) and output row width (a
+ * 16-lane vector spans at most three output rows: rows of at least 8, or
+ * of 4 for 8-wide panels), with the input plane's offsets in 31 bits.
+ * HYBRIDINFER_IMPLICIT_IM2COL=0 says no (for comparisons). */
 bool hy_im2col_panel_supported (int64_t stride_w, int64_t out_w,
-    int64_t in_plane);
+    int64_t in_plane, int64_t panel_cols);
 
 /* Bytes of scratch one thread needs for a k_h × k_w kernel. */
 size_t hy_im2col_panel_scratch_bytes (int64_t k_h, int64_t k_w);

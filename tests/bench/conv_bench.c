@@ -3,12 +3,15 @@
  * matrix lowered first (im2col) or built panel by panel inside the
  * product (im2col-panel.h), on ResNet's and MobileNetV2's shapes at
  * batch 1, bias and relu fused, one thread.  The two run alternately,
- * round after round, each timed in thread CPU time (steady on a busy
- * machine); it prints the best and the median round per forward, and
- * checks that both give the same output bit for bit.
+ * round after round, each timed in CPU time (thread CPU time with one
+ * thread, steady on a busy machine; the process's with more, which counts
+ * work the threads repeat but not their waiting); it prints the best and
+ * the median round per forward, and checks that both give the same
+ * output bit for bit.
  *
  *   ninja -C build tests/conv-bench
- *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 build/tests/conv-bench [rounds]
+ *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 build/tests/conv-bench \
+ *     [rounds [threads]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +37,19 @@ static const layer layers[] = {
   { "3x3 128 @28", 128, 28, 128, 3, 1, 1 },
   { "3x3/2 128>256 @28 (narrow)", 128, 28, 256, 3, 2, 1 },
   { "3x3 256 @14 (narrow)", 256, 14, 256, 3, 1, 1 },
+  { "3x3/2 256>512 @14 (narrow)", 256, 14, 512, 3, 2, 1 },
+  { "3x3 512 @7 (narrow)", 512, 7, 512, 3, 1, 1 },
   { "3x3 64 @112", 64, 112, 64, 3, 1, 1 },
 };
+
+static int threads = 1;
 
 static double
 thread_ms (void)
 {
   struct timespec ts;
-  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  clock_gettime (threads > 1 ? CLOCK_PROCESS_CPUTIME_ID
+      : CLOCK_THREAD_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -64,7 +72,9 @@ main (int argc, char **argv)
 {
   const int rounds = argc > 1 ? atoi (argv[1]) : 10;
   const int per_round = 10;
+  threads = argc > 2 ? atoi (argv[2]) : 1;
   hy_cpu_ctx ctx = { 0 };
+  hy_cpu_ctx_set_threads (&ctx, threads);
   printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer", "im2col", "implicit",
       "(median)", "(median)", "speed-up", "GFLOP/s im2col, implicit");
   for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {

@@ -236,11 +236,6 @@ test_panels (gconstpointer data)
       q->dilate);
   const int64_t ow = out_len (q->in_w, q->k_w, q->stride, q->pad_w,
       q->dilate);
-  if (!hy_im2col_panel_supported (q->stride, ow, q->in_h * q->in_w)) {
-    /* Rows under 8: conv.c keeps im2col (test_conv checks it runs). */
-    g_assert_cmpint (ow, <, 8);
-    return;
-  }
   const int64_t taps = q->k_h * q->k_w, k = q->channels * taps;
   const int64_t plane = q->in_h * q->in_w, n = oh * ow;
   /* NaN all around the input: a lane let in past the padding reads it. */
@@ -263,6 +258,18 @@ test_panels (gconstpointer data)
       }
   const size_t scratch = hy_im2col_panel_scratch_bytes (q->k_h, q->k_w);
   char *bufs = aligned_alloc (64, 2 * scratch);
+  /* The wide tiles' panels (up to 48 columns, 128 rows), the narrow
+   * ones' (8, 256). */
+  for (int narrow = 0; narrow < 2; narrow++) {
+  const int64_t panel_cols = narrow ? 8 : 48;
+  if (!hy_im2col_panel_supported (q->stride, ow, q->in_h * q->in_w,
+          panel_cols)) {
+    /* A vector would span more than three output rows: rows under 8 (4
+     * for narrow panels); conv.c keeps im2col (test_conv checks it
+     * runs). */
+    g_assert_cmpint (ow, <, narrow ? 4 : 8);
+    continue;
+  }
   /* B's column 0 at some output row, as conv.c's row blocks start. */
   for (int64_t first_row = 0; first_row < oh && first_row < 3; first_row += 2) {
     hy_im2col_panel p = {
@@ -273,11 +280,15 @@ test_panels (gconstpointer data)
       .scratch = bufs, .scratch_stride = scratch,
     };
     const int64_t cols = n - p.first_pos;
-    static const int64_t widths[] = { 48, 1, 16, 17, 33, 47 };
-    static const int64_t k_steps[][2] = { { 0, 128 }, { 5, 37 }, { 1, 1 } };
-    for (guint w = 0; w < G_N_ELEMENTS (widths); w++)
-      for (int64_t j = 0; j < cols; j += w == 0 ? 48 : 7) {
-        const int64_t width = MIN (widths[w], cols - j);
+    static const int64_t widths[][6] = {
+      { 48, 1, 16, 17, 33, 47 }, { 8, 1, 7, 3, 5, 6 },
+    };
+    const int64_t k_steps[][2] = {
+      { 0, narrow ? 256 : 128 }, { 5, 37 }, { 1, 1 },
+    };
+    for (guint w = 0; w < G_N_ELEMENTS (widths[0]); w++)
+      for (int64_t j = 0; j < cols; j += w == 0 ? panel_cols : 7) {
+        const int64_t width = MIN (widths[narrow][w], cols - j);
         for (guint s = 0; s < G_N_ELEMENTS (k_steps); s++)
           for (int64_t k0 = k_steps[s][0]; k0 < k; k0 += k_steps[s][1]) {
             const int64_t kc = MIN (k_steps[s][1], k - k0);
@@ -304,6 +315,7 @@ test_panels (gconstpointer data)
           }
       }
   }
+  }
   free (bufs);
   g_free (col);
   g_free (buf);
@@ -319,13 +331,17 @@ typedef struct conv_case {
 } conv_case;
 
 static const conv_case conv_cases[] = {
-  { 1, 64, 14, 64, 3, 1, 1, 1, 1, false, true, true, true, 0, false },
-  { 2, 16, 9, 40, 3, 2, 1, 1, 1, true, false, false, false, 0, false },
+  /* up to 256: the narrow tiles, and their 8-column panels where the
+   * rows are at least 4 wide */
+  { 1, 64, 14, 64, 3, 1, 1, 1, 1, false, true, true, true, 0, true },
+  { 2, 16, 9, 40, 3, 2, 1, 1, 1, true, false, false, false, 0, true },
   { 1, 96, 7, 200, 1, 1, 0, 1, 1, true, true, false, true, 0, false },
-  { 1, 32, 12, 24, 1, 2, 0, 1, 1, false, false, false, true, 0, false },
-  { 1, 3, 23, 16, 7, 2, 3, 1, 1, false, true, false, true, 0, false },
-  { 2, 24, 10, 36, 3, 1, 2, 2, 3, true, false, true, false, 0, false },
-  { 1, 200, 5, 9, 3, 1, 1, 1, 1, true, true, true, true, 0, false },
+  { 1, 32, 12, 24, 1, 2, 0, 1, 1, false, false, false, true, 0, true },
+  { 1, 3, 23, 16, 7, 2, 3, 1, 1, false, true, false, true, 0, true },
+  { 2, 24, 10, 36, 3, 1, 2, 2, 3, true, false, true, false, 0, true },
+  { 1, 200, 5, 9, 3, 1, 1, 1, 1, true, true, true, true, 0, true },
+  { 1, 300, 7, 40, 3, 1, 1, 1, 1, false, true, true, true, 0, true },
+  { 1, 20, 5, 24, 3, 1, 0, 1, 1, true, false, false, true, 9, false },
   /* more than 256 output positions: the wide tiles, and for k×k ones
    * the implicit im2col */
   { 1, 40, 20, 24, 3, 1, 1, 1, 1, true, true, true, true, 0, true },
