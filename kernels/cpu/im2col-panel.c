@@ -56,6 +56,7 @@ hy_im2col_panel_scratch_bytes (int64_t k_h, int64_t k_w)
 #include <immintrin.h>
 
 #define AVX512 __attribute__ ((target ("avx512f")))
+#define UNROLL_Q _Pragma ("GCC unroll 3")
 
 static inline int64_t
 floor_div (int64_t a, int64_t b)
@@ -210,6 +211,39 @@ copy_channels (int stride, int n, const float *x, int64_t plane,
   }
 }
 
+/* A whole 48-column row of the panel of one tap for n_ch channels, each
+ * vector n (1 or 2) segments with lanes inside the input, or fewer and
+ * loads with empty masks: one loop per tap rather than one per vector,
+ * for a block's dozen or so channels. */
+static inline __attribute__ ((always_inline)) AVX512 void
+copy_channels_row (int stride, int n, const float *x, int64_t plane,
+    const int64_t off[VECTORS][2], const __mmask16 m_lo[VECTORS][2],
+    const __mmask16 m_hi[VECTORS][2], const __mmask16 lanes[VECTORS][2],
+    int64_t n_ch, float *restrict dst, int64_t step)
+{
+  const __m512i even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16,
+      14, 12, 10, 8, 6, 4, 2, 0);
+  for (int64_t c = 0; c < n_ch; c++, x += plane, dst += step) {
+    UNROLL_Q for (int q = 0; q < VECTORS; q++) {
+      __m512 v;
+      if (stride == 1) {
+        v = _mm512_maskz_loadu_ps (m_lo[q][0], x + off[q][0]);
+        if (n > 1)
+          v = _mm512_mask_loadu_ps (v, m_lo[q][1], x + off[q][1]);
+      } else {
+        v = _mm512_permutex2var_ps (
+            _mm512_maskz_loadu_ps (m_lo[q][0], x + off[q][0]), even,
+            _mm512_maskz_loadu_ps (m_hi[q][0], x + off[q][0] + 16));
+        if (n > 1)
+          v = _mm512_mask_mov_ps (v, lanes[q][1], _mm512_permutex2var_ps (
+                  _mm512_maskz_loadu_ps (m_lo[q][1], x + off[q][1]), even,
+                  _mm512_maskz_loadu_ps (m_hi[q][1], x + off[q][1] + 16)));
+      }
+      _mm512_store_ps (dst + 16 * q, v);
+    }
+  }
+}
+
 /* kc rows of the panel from row k0 of B on (nv vectors each): tap by
  * tap, each tap's rows for every channel of the block in one loop (they
  * differ only by the input plane they read). */
@@ -221,6 +255,8 @@ pack_rows (int stride, const hy_im2col_panel *p, const panel_row *rows,
   const int64_t ld = 16 * nv;
   const int64_t taps = p->k_h * p->k_w, plane = p->in_h * p->in_w;
   const int64_t c_first = k0 / taps, c_end = (k0 + kc + taps - 1) / taps;
+  const bool whole_rows = nv == VECTORS && n_seg[0] <= 2 && n_seg[1] <= 2
+      && n_seg[2] <= 2;
   for (int64_t t = 0; t < taps; t++) {
     /* Channels c with k0 <= c · taps + t < k0 + kc. */
     int64_t c0 = c_first, c1 = c_end;
@@ -234,6 +270,36 @@ pack_rows (int stride, const hy_im2col_panel *p, const panel_row *rows,
     const panel_col *c = cols + t % p->k_w * VECTORS * SEGMENTS;
     const float *x = p->x + c0 * plane;
     float *d = dst + (c0 * taps + t - k0) * ld;
+    if (whole_rows) {
+      /* Each vector's segments with lanes inside the input, first. */
+      int64_t off[VECTORS][2] = { { 0 } };
+      __mmask16 m_lo[VECTORS][2] = { { 0 } }, m_hi[VECTORS][2] = { { 0 } };
+      __mmask16 lanes[VECTORS][2] = { { 0 } };
+      int most = 1;
+      for (int q = 0; q < VECTORS; q++) {
+        int n = 0;
+        for (int s = 0; s < n_seg[q]; s++) {
+          const int e = q * SEGMENTS + s;
+          const __mmask16 lo = (__mmask16) (r[e].inside & c[e].m_lo);
+          const __mmask16 hi = (__mmask16) (r[e].inside & c[e].m_hi);
+          if (!lo && !hi)
+            continue;
+          off[q][n] = r[e].off + c[e].off;
+          m_lo[q][n] = lo;
+          m_hi[q][n] = hi;
+          lanes[q][n] = c[e].lanes;
+          n++;
+        }
+        most = n > most ? n : most;
+      }
+      if (most == 1)
+        copy_channels_row (stride, 1, x, plane, off, m_lo, m_hi, lanes,
+            c1 - c0, d, taps * ld);
+      else
+        copy_channels_row (stride, 2, x, plane, off, m_lo, m_hi, lanes,
+            c1 - c0, d, taps * ld);
+      continue;
+    }
     for (int q = 0; q < nv; q++, r += SEGMENTS, c += SEGMENTS, d += 16) {
       /* The segments with lanes inside the input (padding reads 0). */
       int64_t off[SEGMENTS];

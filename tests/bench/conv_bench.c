@@ -11,7 +11,7 @@
  *
  *   ninja -C build tests/conv-bench
  *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 build/tests/conv-bench \
- *     [rounds [threads]]
+ *     [rounds [threads [part of a layer's name]]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +79,8 @@ main (int argc, char **argv)
       "(median)", "(median)", "speed-up", "GFLOP/s im2col, implicit");
   for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
     const layer *q = &layers[l];
+    if (argc > 3 && !strstr (q->name, argv[3]))
+      continue;
     const int out = (q->size + 2 * q->pad - q->kernel) / q->stride + 1;
     hy_conv_params p = {
       .op = hy_op_lookup ("Convolution")->id, .n_spatial = 2,
