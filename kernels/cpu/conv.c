@@ -326,11 +326,11 @@ implicit_im2col_runs (const conv_geom *g, hy_packed_layout layout)
 
 /* Wherever it runs: measured one layer at a time against im2col + the
  * same kernel (docs/PERFORMANCE.md, "Implicit im2col"; Zen 5, one
- * thread), it was 1.06-1.19× on ResNet's and MobileNetV2's k×k layers
- * from 112×112 down to 7×7 maps, strided or not, and level (0.99-1.01×)
- * on a 3×3 layer on 112×112 outputs, where the lowered blocks' rows are
- * long enough for im2col's copies to stream; no layer was slower beyond
- * the runs' noise. */
+ * thread), it was 1.03-1.19× on ResNet's and MobileNetV2's k×k layers
+ * from 112×112 down to 7×7 maps, strided or not; in ResNet-18's profile
+ * each stage ran 1.06-1.18× faster and the first layer (7×7/2 on 3
+ * channels) level, 0.98-1.02× from run to run.  No layer was slower
+ * beyond the runs' noise, so there is nothing to choose yet. */
 static bool
 implicit_im2col_pays (const conv_geom *g, hy_packed_layout layout)
 {
