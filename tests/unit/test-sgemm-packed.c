@@ -341,6 +341,9 @@ static const conv_case conv_cases[] = {
   { 2, 24, 10, 36, 3, 1, 2, 2, 3, true, false, true, false, 0, true },
   { 1, 200, 5, 9, 3, 1, 1, 1, 1, true, true, true, true, 0, true },
   { 1, 300, 7, 40, 3, 1, 1, 1, 1, false, true, true, true, 0, true },
+  /* more filters than positions: two threads split the filters, each
+   * building the same panels in its own buffer */
+  { 1, 64, 7, 96, 3, 1, 1, 1, 1, true, false, false, true, 0, true },
   { 1, 20, 5, 24, 3, 1, 0, 1, 1, true, false, false, true, 9, false },
   /* more than 256 output positions: the wide tiles, and for k×k ones
    * the implicit im2col */
