@@ -27,11 +27,11 @@ hy_cli_print_profile (const hy_layer_profile *layers, int n_layers,
       "%.1f for %d thread(s)\n", cpu, core_peak, isa, peak, threads);
   /* "cpu ms" is the CPU time of all threads: with one thread it stands up
    * to a busy machine, which stretches "ms" (wall clock). */
-  printf ("%4s  %-36s %-16s %-9s %9s %9s %6s %9s %7s\n", "#", "layer", "op",
+  printf ("%4s  %-36s %-16s %-15s %9s %9s %6s %9s %7s\n", "#", "layer", "op",
       "kernel", "ms", "cpu ms", "time", "GFLOP/s", "ceiling");
   for (int i = 0; i < n_layers; i++) {
     const hy_layer_profile *l = &layers[i];
-    printf ("%4d  %-36.36s %-16.16s %-9.9s %9.4f %9.4f %5.1f%%", i, l->node,
+    printf ("%4d  %-36.36s %-16.16s %-15.15s %9.4f %9.4f %5.1f%%", i, l->node,
         l->op, l->kernel ? l->kernel : "", l->ms, l->cpu_ms,
         sum_ms > 0 ? 100 * l->ms / sum_ms : 0);
     if (l->flop > 0 && l->ms > 0) {

@@ -111,14 +111,20 @@ sgemm_call (const hy_gemm *g, int64_t rows, int64_t cols, const float *a,
 /* Rows [r0, r0 + rows) × columns [c0, c0 + cols) of C (k >= 1). */
 static void
 gemm_block (const hy_gemm *g, int64_t r0, int64_t rows, int64_t c0,
-    int64_t cols)
+    int64_t cols, int thread)
 {
   const int64_t lda = g->trans_a ? g->m : g->k;
   const int64_t ldb = g->trans_b ? g->k : g->n;
   const float *a = g->a + (g->trans_a ? r0 : r0 * lda);
-  const float *b = g->b + (g->trans_b ? c0 * ldb : c0);
+  const float *b = !g->b ? NULL : g->b + (g->trans_b ? c0 * ldb : c0);
   float *c = g->c + r0 * g->ldc + c0;
 
+  if (g->packed_a && g->b_panel) {
+    hy_packed_gemm_panels (g->packed_layout, g->packed_a, g->m, g->k, r0, rows, g->b_panel,
+        g->b_panel_arg, thread, cols, c, g->ldc, g->beta != 0.0f, c0, g->then,
+        g->then_arg);
+    return;
+  }
   if (g->packed_a) {
     /* It runs `then` itself, on blocks still in cache. */
     hy_packed_gemm (g->packed_layout, g->packed_a, g->m, g->k, r0, rows, b, ldb, cols, c,
@@ -168,9 +174,9 @@ gemm_blocks (void *arg, int64_t begin, int64_t end, int thread)
     const int64_t start = i * s->block;
     const int64_t len = start + s->block < dim ? s->block : dim - start;
     if (s->by_rows)
-      gemm_block (s->g, start, len, 0, s->g->n);
+      gemm_block (s->g, start, len, 0, s->g->n, thread);
     else
-      gemm_block (s->g, 0, s->g->m, start, len);
+      gemm_block (s->g, 0, s->g->m, start, len, thread);
   }
 }
 
@@ -212,7 +218,7 @@ hy_gemm_run (hy_cpu_ctx *ctx, const hy_gemm *g)
     n_blocks = (dim + s.block - 1) / s.block;
   }
   if (n_blocks < 2) {
-    gemm_block (g, 0, g->m, 0, g->n);
+    gemm_block (g, 0, g->m, 0, g->n, 0);
     return;
   }
   hy_cpu_parallel_each (ctx, n_blocks, gemm_blocks, &s);

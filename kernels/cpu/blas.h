@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cpu-kernel.h"
+#include "sgemm-packed.h"
 
 /* Hot loops that gcc vectorises get AVX-512 (x86-64-v4) and AVX2 + FMA
  * (x86-64-v3) builds beside the baseline one, picked once at load time:
@@ -53,6 +54,12 @@ typedef struct hy_gemm {
    * (untransposed A and B, beta 0 or 1 only). */
   const float *packed_a;
   int packed_layout;            /* hy_packed_layout: how it was packed */
+  /* Optional, with packed_a: B given a panel at a time
+   * (b unused), built on the thread that multiplies it (an implicit
+   * im2col: im2col-panel.h); `thread` is the block's thread in the split,
+   * 0 when it is not split. */
+  hy_packed_b_panel_fn b_panel;
+  void *b_panel_arg;
 } hy_gemm;
 
 /* Runs the product on ctx's threads when it is big enough to pay for

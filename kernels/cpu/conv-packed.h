@@ -35,6 +35,16 @@ hy_conv_packed *hy_conv_packed_new (const hy_conv_params *p,
     uint32_t const_inputs);
 void hy_conv_packed_free (hy_conv_packed *conv);
 
+/* Whether a k×k convolution's column matrix is built panel by panel
+ * inside the product (im2col-panel.h) or lowered first: chosen when it is
+ * set up, by the rule in conv.c; tests and benchmarks switch it to compare
+ * the two (the results are the same bit for bit).  Returns false, and
+ * changes nothing, where the panels cannot be built. */
+bool hy_conv_packed_set_implicit (hy_conv_packed *conv, bool on);
+
+/* "packed-implicit" or "packed", for profiles. */
+const char *hy_conv_packed_kernel_name (const hy_conv_packed *conv);
+
 /* The kernel (hy_cpu_kernel_fn) for a call set up by hy_conv_packed_new:
  * params is the hy_conv_packed. */
 void hy_cpu_convolution_packed (hy_cpu_ctx *ctx, const void *params,

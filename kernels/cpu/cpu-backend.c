@@ -161,7 +161,8 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
     return "onednn";
 #endif
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
-    return "packed";
+    return hy_conv_packed_kernel_name ((const hy_conv_packed *)
+        call->params);
   /* conv.c's own: OpenBLAS products, or its depthwise loop. */
   return hy_cpu_convolution_is_depthwise (call->params, call->in[0],
       call->out[0]) ? "depthwise" : "openblas";

@@ -70,4 +70,29 @@ void hy_packed_gemm (hy_packed_layout layout, const float *packed, int64_t m,
     int64_t cols, float *c, int64_t ldc, bool accumulate, int64_t col0,
     hy_packed_then_fn then, void *then_arg);
 
+/* B given a panel at a time instead of as a stored matrix (a convolution's
+ * column matrix built from its input as the product asks for it: an
+ * implicit im2col, im2col-panel.h): rows [k0, k0 + kc) × columns [col,
+ * col + width) of B, rows *ldb floats apart, valid until the next call on
+ * the same thread.  The wide layout asks for up to 128 rows × 48 columns,
+ * the narrow one up to 256 × 8; a panel of width w (rounded up to 16) ×
+ * kc fits in HY_PACKED_PANEL_FLOATS.  `thread` is the caller's thread in
+ * its parallel loop (0 outside one), for per-thread scratch. */
+typedef const float *(*hy_packed_b_panel_fn) (void *arg, int thread,
+    int64_t k0, int64_t kc, int64_t col, int64_t width, int64_t *ldb);
+
+/* hy_packed_gemm with B's panels from `panel` (columns col0 … col0 +
+ * cols of the whole B, as `then` sees them): the same tiles over the same
+ * values, so the same sums bit for bit. */
+void hy_packed_gemm_panels (hy_packed_layout layout, const float *packed,
+    int64_t m, int64_t k, int64_t row0, int64_t rows,
+    hy_packed_b_panel_fn panel, void *panel_arg, int thread, int64_t cols,
+    float *c, int64_t ldc, bool accumulate, int64_t col0,
+    hy_packed_then_fn then, void *then_arg);
+
+/* The most columns a panel is asked for, and the floats a panel buffer
+ * needs (128 × 48 wide, 256 × 16 narrow). */
+#define HY_PACKED_PANEL_COLS 48
+#define HY_PACKED_PANEL_FLOATS (128 * 48)
+
 #endif /* HY_CPU_SGEMM_PACKED_H */

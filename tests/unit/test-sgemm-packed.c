@@ -11,7 +11,14 @@
  *  - both layouts (wide tiles, narrow tiles);
  *  - convolutions (3×3, 1×1, strided, padded, dilated, grouped, batch 2,
  *    maps that take either layout) with bias, BatchNorm, residual and
- *    relu fused, on two threads.
+ *    relu fused, on two threads;
+ *  - the implicit im2col (kernels/cpu/im2col-panel.h): every panel the
+ *    GEMM could ask for, value for value against the lowered matrix, on
+ *    output rows of 8 to 112 (odd ones too), padding 0-3, dilation,
+ *    strides 1 and 2, square and oblong kernels, with the input in a
+ *    buffer of NaNs so that a mask letting a lane past the padding shows;
+ *    convolutions on it are bit for bit those lowered first, on one
+ *    thread or two; the narrow maps (and rows under 8) keep im2col.
  *
  * On a CPU without AVX-512 the kernel is never chosen: the tests say so
  * and skip.
@@ -23,6 +30,7 @@
 #include "core/op.h"
 #include "kernels/cpu/conv-packed.h"
 #include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/im2col-panel.h"
 #include "kernels/cpu/sgemm-packed.h"
 #include "kernels/params/nn.h"
 
@@ -186,35 +194,185 @@ test_blocks_match_whole (void)
   g_free (parts);
 }
 
+/* ---- implicit im2col panels ---------------------------------------------- */
+
+typedef struct panel_case {
+  int channels, in_h, in_w, k_h, k_w, stride, pad_h, pad_w, dilate;
+} panel_case;
+
+static const panel_case panel_cases[] = {
+  { 3, 11, 56, 3, 3, 1, 1, 1, 1 },      /* ResNet's 56-wide rows */
+  { 2, 9, 112, 3, 3, 1, 1, 1, 1 },      /* 112 */
+  { 5, 20, 14, 3, 3, 1, 1, 1, 1 },      /* 14: a vector spans two rows */
+  { 4, 30, 8, 3, 3, 1, 1, 1, 1 },       /* 8: three rows */
+  { 4, 25, 9, 3, 3, 1, 0, 0, 1 },       /* odd, 7 wide out, no pad: no */
+  { 3, 17, 13, 3, 3, 1, 2, 2, 1 },      /* odd, pad 2 */
+  { 2, 19, 15, 5, 5, 1, 2, 2, 1 },
+  { 3, 21, 17, 3, 3, 1, 2, 2, 2 },      /* dilation 2 */
+  { 2, 23, 23, 1, 3, 1, 0, 1, 1 },      /* 1×3, 3×1 */
+  { 2, 23, 23, 3, 1, 1, 1, 0, 1 },
+  { 3, 40, 40, 7, 7, 2, 3, 3, 1 },      /* conv0's 7×7/2 */
+  { 3, 33, 33, 3, 3, 2, 1, 1, 1 },      /* stride 2, odd */
+  { 2, 30, 30, 3, 3, 2, 0, 0, 1 },      /* stride 2, no pad */
+  { 4, 29, 31, 1, 1, 2, 0, 0, 1 },      /* 1×1/2 */
+  { 2, 27, 35, 3, 3, 2, 2, 3, 2 },      /* stride 2, dilated, pad 2/3 */
+  { 1, 9, 120, 3, 3, 1, 1, 1, 1 },
+};
+
+static int64_t
+out_len (int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dilate)
+{
+  return (in + 2 * pad - (k - 1) * dilate - 1) / stride + 1;
+}
+
+/* Every panel of the case's column matrix, against the matrix itself. */
+static void
+test_panels (gconstpointer data)
+{
+  if (skip_without_kernel ())
+    return;
+  const panel_case *q = data;
+  const int64_t oh = out_len (q->in_h, q->k_h, q->stride, q->pad_h,
+      q->dilate);
+  const int64_t ow = out_len (q->in_w, q->k_w, q->stride, q->pad_w,
+      q->dilate);
+  const int64_t taps = q->k_h * q->k_w, k = q->channels * taps;
+  const int64_t plane = q->in_h * q->in_w, n = oh * ow;
+  /* NaN all around the input: a lane let in past the padding reads it. */
+  const int64_t margin = 4096;
+  float *buf = g_new (float, q->channels * plane + 2 * margin);
+  memset (buf, 0xff, (size_t) (q->channels * plane + 2 * margin)
+      * sizeof *buf);
+  float *x = buf + margin;
+  fill (x, q->channels * plane, 11);
+  float *col = g_new (float, k * n);
+  for (int64_t c = 0; c < q->channels; c++)
+    for (int64_t t = 0; t < taps; t++)
+      for (int64_t pos = 0; pos < n; pos++) {
+        const int64_t iy = pos / ow * q->stride - q->pad_h
+            + t / q->k_w * q->dilate;
+        const int64_t ix = pos % ow * q->stride - q->pad_w
+            + t % q->k_w * q->dilate;
+        col[(c * taps + t) * n + pos] = iy >= 0 && iy < q->in_h && ix >= 0
+            && ix < q->in_w ? x[(c * q->in_h + iy) * q->in_w + ix] : 0.0f;
+      }
+  const size_t scratch = hy_im2col_panel_scratch_bytes (q->k_h, q->k_w);
+  char *bufs = aligned_alloc (64, 2 * scratch);
+  /* The wide tiles' panels (up to 48 columns, 128 rows), the narrow
+   * ones' (8, 256). */
+  for (int narrow = 0; narrow < 2; narrow++) {
+  const int64_t panel_cols = narrow ? 8 : 48;
+  if (!hy_im2col_panel_supported (q->stride, ow, q->in_h * q->in_w,
+          panel_cols)) {
+    /* A vector would span more than three output rows: rows under 8 (4
+     * for narrow panels); conv.c keeps im2col (test_conv checks it
+     * runs). */
+    g_assert_cmpint (ow, <, narrow ? 4 : 8);
+    continue;
+  }
+  /* B's column 0 at some output row, as conv.c's row blocks start. */
+  for (int64_t first_row = 0; first_row < oh && first_row < 3; first_row += 2) {
+    hy_im2col_panel p = {
+      .x = x, .in_h = q->in_h, .in_w = q->in_w, .out_w = ow,
+      .first_pos = first_row * ow, .k_h = q->k_h, .k_w = q->k_w,
+      .stride_h = q->stride, .stride_w = q->stride, .dilate_h = q->dilate,
+      .dilate_w = q->dilate, .pad_h = q->pad_h, .pad_w = q->pad_w,
+      .scratch = bufs, .scratch_stride = scratch,
+    };
+    const int64_t cols = n - p.first_pos;
+    static const int64_t widths[][6] = {
+      { 48, 1, 16, 17, 33, 47 }, { 8, 1, 7, 3, 5, 6 },
+    };
+    const int64_t k_steps[][2] = {
+      { 0, narrow ? 256 : 128 }, { 5, 37 }, { 1, 1 },
+    };
+    for (guint w = 0; w < G_N_ELEMENTS (widths[0]); w++)
+      for (int64_t j = 0; j < cols; j += w == 0 ? panel_cols : 7) {
+        const int64_t width = MIN (widths[narrow][w], cols - j);
+        for (guint s = 0; s < G_N_ELEMENTS (k_steps); s++)
+          for (int64_t k0 = k_steps[s][0]; k0 < k; k0 += k_steps[s][1]) {
+            const int64_t kc = MIN (k_steps[s][1], k - k0);
+            int64_t ldb = 0;
+            const int thread = (int) ((j + k0) % 2);
+            const float *b = hy_im2col_panel_get (&p, thread, k0, kc, j,
+                width, &ldb);
+            g_assert_true ((const char *) b >= bufs + thread * scratch
+                && (const char *) b < bufs + (thread + 1) * scratch);
+            for (int64_t kk = 0; kk < kc; kk++)
+              for (int64_t jj = 0; jj < width; jj++) {
+                const float want = col[(k0 + kk) * n + p.first_pos + j + jj];
+                const float got = b[kk * ldb + jj];
+                if (memcmp (&got, &want, sizeof got))
+                  g_error ("row %" G_GINT64_FORMAT " (channel %"
+                      G_GINT64_FORMAT ", tap %" G_GINT64_FORMAT
+                      "), position %" G_GINT64_FORMAT " (output row %"
+                      G_GINT64_FORMAT ", column %" G_GINT64_FORMAT
+                      "): %g, want %g", k0 + kk, (k0 + kk) / taps,
+                      (k0 + kk) % taps, p.first_pos + j + jj,
+                      (p.first_pos + j + jj) / ow,
+                      (p.first_pos + j + jj) % ow, got, want);
+              }
+          }
+      }
+  }
+  }
+  free (bufs);
+  g_free (col);
+  g_free (buf);
+}
+
 /* ---- convolutions -------------------------------------------------------- */
 
 typedef struct conv_case {
   int batch, channels, size, filters, kernel, stride, pad, dilate, groups;
   bool bias, batch_norm, residual, relu;
+  int height;                   /* 0: size (square) */
+  bool implicit;                /* the implicit im2col can run it */
 } conv_case;
 
 static const conv_case conv_cases[] = {
-  { 1, 64, 14, 64, 3, 1, 1, 1, 1, false, true, true, true },
-  { 2, 16, 9, 40, 3, 2, 1, 1, 1, true, false, false, false },
-  { 1, 96, 7, 200, 1, 1, 0, 1, 1, true, true, false, true },
-  { 1, 32, 12, 24, 1, 2, 0, 1, 1, false, false, false, true },
-  { 1, 3, 23, 16, 7, 2, 3, 1, 1, false, true, false, true },
-  { 2, 24, 10, 36, 3, 1, 2, 2, 3, true, false, true, false },
-  { 1, 200, 5, 9, 3, 1, 1, 1, 1, true, true, true, true },
-  /* more than 256 output positions: the wide tiles */
-  { 1, 40, 20, 24, 3, 1, 1, 1, 1, true, true, true, true },
-  { 2, 24, 33, 20, 1, 1, 0, 1, 2, false, false, false, true },
+  /* up to 256: the narrow tiles, and their 8-column panels where the
+   * rows are at least 4 wide */
+  { 1, 64, 14, 64, 3, 1, 1, 1, 1, false, true, true, true, 0, true },
+  { 2, 16, 9, 40, 3, 2, 1, 1, 1, true, false, false, false, 0, true },
+  { 1, 96, 7, 200, 1, 1, 0, 1, 1, true, true, false, true, 0, false },
+  { 1, 32, 12, 24, 1, 2, 0, 1, 1, false, false, false, true, 0, true },
+  { 1, 3, 23, 16, 7, 2, 3, 1, 1, false, true, false, true, 0, true },
+  { 2, 24, 10, 36, 3, 1, 2, 2, 3, true, false, true, false, 0, true },
+  { 1, 200, 5, 9, 3, 1, 1, 1, 1, true, true, true, true, 0, true },
+  { 1, 300, 7, 40, 3, 1, 1, 1, 1, false, true, true, true, 0, true },
+  /* more filters than positions: two threads split the filters, each
+   * building the same panels in its own buffer */
+  { 1, 64, 7, 96, 3, 1, 1, 1, 1, true, false, false, true, 0, true },
+  { 1, 20, 5, 24, 3, 1, 0, 1, 1, true, false, false, true, 9, false },
+  /* more than 256 output positions: the wide tiles, and for k×k ones
+   * the implicit im2col */
+  { 1, 40, 20, 24, 3, 1, 1, 1, 1, true, true, true, true, 0, true },
+  { 2, 24, 33, 20, 1, 1, 0, 1, 2, false, false, false, true, 0, false },
+  { 1, 16, 56, 24, 3, 1, 1, 1, 1, false, true, false, true, 0, true },
+  { 1, 8, 112, 17, 3, 1, 1, 1, 1, true, false, true, false, 12, true },
+  { 1, 3, 64, 16, 7, 2, 3, 1, 1, false, true, false, true, 0, true },
+  { 1, 12, 13, 20, 3, 1, 2, 1, 1, true, false, false, true, 41, true },
+  { 1, 10, 14, 9, 3, 1, 1, 1, 1, true, true, true, true, 40, true },
+  { 1, 10, 9, 16, 3, 1, 0, 1, 1, true, false, false, false, 60, false },
+  { 1, 20, 24, 16, 3, 1, 2, 2, 1, false, false, true, true, 0, true },
+  { 2, 18, 40, 24, 3, 2, 1, 1, 1, true, true, true, true, 0, true },
+  { 1, 16, 30, 24, 3, 1, 0, 1, 2, true, false, false, true, 0, true },
+  { 1, 32, 40, 16, 1, 2, 0, 1, 1, false, true, false, true, 0, true },
+  { 1, 6, 41, 8, 5, 2, 2, 2, 1, true, false, false, false, 35, true },
 };
 
 /* The convolution, its epilogue after it, in double precision. */
 static void
-reference_conv (const conv_case *q, int out, const float *x, const float *w,
-    const float *bias, const float *bn, const float *res, float *y)
+reference_conv (const conv_case *q, int out_h, int out, const float *x,
+    const float *w, const float *bias, const float *bn, const float *res,
+    float *y)
 {
   const int cg = q->channels / q->groups, fg = q->filters / q->groups;
+  const int in_h = q->height ? q->height : q->size;
   for (int b = 0; b < q->batch; b++)
     for (int f = 0; f < q->filters; f++)
-      for (int oy = 0; oy < out; oy++)
+      for (int oy = 0; oy < out_h; oy++)
         for (int ox = 0; ox < out; ox++) {
           const int grp = f / fg;
           double s = bias ? bias[f] : 0.0;
@@ -223,16 +381,16 @@ reference_conv (const conv_case *q, int out, const float *x, const float *w,
               for (int j = 0; j < q->kernel; j++) {
                 const int iy = oy * q->stride - q->pad + i * q->dilate;
                 const int ix = ox * q->stride - q->pad + j * q->dilate;
-                if (iy < 0 || iy >= q->size || ix < 0 || ix >= q->size)
+                if (iy < 0 || iy >= in_h || ix < 0 || ix >= q->size)
                   continue;
                 s += (double) w[((f * cg + c) * q->kernel + i) * q->kernel
-                    + j] * x[((b * q->channels + grp * cg + c) * q->size
+                    + j] * x[((b * q->channels + grp * cg + c) * in_h
                         + iy) * q->size + ix];
               }
           if (bn)
             s = (s - bn[f]) * bn[q->filters + f] + bn[2 * q->filters + f];
-          const int64_t o = ((int64_t) (b * q->filters + f) * out + oy) * out
-              + ox;
+          const int64_t o = ((int64_t) (b * q->filters + f) * out_h + oy)
+              * out + ox;
           if (res)
             s += res[o];
           if (q->relu && s < 0)
@@ -249,6 +407,8 @@ test_conv (gconstpointer data)
   const conv_case *q = data;
   const int ext = (q->kernel - 1) * q->dilate + 1;
   const int out = (q->size + 2 * q->pad - ext) / q->stride + 1;
+  const int in_h = q->height ? q->height : q->size;
+  const int out_h = (in_h + 2 * q->pad - ext) / q->stride + 1;
   hy_conv_params p = {
     .op = hy_op_lookup ("Convolution")->id, .n_spatial = 2,
     .kernel = { q->kernel, q->kernel }, .stride = { q->stride, q->stride },
@@ -259,11 +419,11 @@ test_conv (gconstpointer data)
       .batch_norm = q->batch_norm, .residual = q->residual,
     },
   };
-  hy_shape xs = { 4, { q->batch, q->channels, q->size, q->size } };
+  hy_shape xs = { 4, { q->batch, q->channels, in_h, q->size } };
   hy_shape ws = { 4, { q->filters, q->channels / q->groups, q->kernel,
       q->kernel } };
   hy_shape bs = { 1, { q->filters } }, ns = { 2, { 3, q->filters } };
-  hy_shape ys = { 4, { q->batch, q->filters, out, out } };
+  hy_shape ys = { 4, { q->batch, q->filters, out_h, out } };
   hy_tensor *in[5];
   int n_in = 0;
   in[n_in] = hy_tensor_new (&xs);
@@ -291,7 +451,7 @@ test_conv (gconstpointer data)
   n_in++;
   hy_tensor *got = hy_tensor_new (&ys);
   float *want = g_new (float, hy_shape_numel (&ys));
-  reference_conv (q, out, in[0]->data, in[1]->data, bias, bn, res, want);
+  reference_conv (q, out_h, out, in[0]->data, in[1]->data, bias, bn, res, want);
 
   hy_conv_packed *conv = hy_conv_packed_new (&p,
       (const hy_tensor *const *) in, n_in, got, 2u);
@@ -299,18 +459,38 @@ test_conv (gconstpointer data)
   /* Weights that may change between forwards are never packed. */
   g_assert_null (hy_conv_packed_new (&p, (const hy_tensor *const *) in,
           n_in, got, 1u));
-  hy_cpu_ctx ctx = { 0 };
-  hy_cpu_ctx_set_threads (&ctx, 2);
-  for (int r = 0; r < 2; r++) {
-    memset (got->data, 0xff, hy_tensor_nbytes (got));   /* NaN */
-    hy_cpu_convolution_packed (&ctx, conv, (const hy_tensor *const *) in,
-        n_in, &got, 1);
-    for (int64_t i = 0; i < hy_shape_numel (&ys); i++)
-      if (!(fabsf (got->data[i] - want[i]) <= 1e-4f * (1 + fabsf (want[i]))))
-        g_error ("output %" G_GINT64_FORMAT ": %g, want %g", i,
-            got->data[i], want[i]);
+  /* Whether its column matrix can be built panel by panel: then both
+   * ways, which must agree bit for bit. */
+  g_assert_cmpint (hy_conv_packed_set_implicit (conv, true), ==,
+      q->implicit);
+  hy_cpu_ctx ctx[2] = { { 0 }, { 0 } };
+  hy_cpu_ctx_set_threads (&ctx[1], 2);
+  float *first = g_new (float, hy_shape_numel (&ys));
+  bool have_first = false;
+  for (int implicit = 0; implicit < (q->implicit ? 2 : 1); implicit++) {
+    g_assert_true (hy_conv_packed_set_implicit (conv, implicit));
+    /* One thread and two, twice (the second time on a workspace sized
+     * by the first). */
+    for (int r = 0; r < 4; r++) {
+      memset (got->data, 0xff, hy_tensor_nbytes (got));   /* NaN */
+      hy_cpu_convolution_packed (&ctx[r % 2], conv,
+          (const hy_tensor *const *) in, n_in, &got, 1);
+      for (int64_t i = 0; i < hy_shape_numel (&ys); i++)
+        if (!(fabsf (got->data[i] - want[i]) <= 1e-4f * (1
+                    + fabsf (want[i]))))
+          g_error ("%s, %d thread(s): output %" G_GINT64_FORMAT
+              ": %g, want %g", implicit ? "implicit im2col" : "im2col",
+              r % 2 + 1, i, got->data[i], want[i]);
+      if (!have_first)
+        memcpy (first, got->data, hy_tensor_nbytes (got));
+      have_first = true;
+      g_assert_cmpmem (first, hy_tensor_nbytes (got), got->data,
+          hy_tensor_nbytes (got));
+    }
   }
-  hy_cpu_ctx_clear (&ctx);
+  g_free (first);
+  hy_cpu_ctx_clear (&ctx[0]);
+  hy_cpu_ctx_clear (&ctx[1]);
   hy_conv_packed_free (conv);
   for (int i = 0; i < n_in; i++)
     hy_tensor_free (in[i]);
@@ -326,6 +506,10 @@ main (int argc, char **argv)
   g_test_add_func ("/sgemm-packed/large", test_large);
   g_test_add_func ("/sgemm-packed/blocks-match-whole",
       test_blocks_match_whole);
+  for (guint i = 0; i < G_N_ELEMENTS (panel_cases); i++) {
+    g_autofree char *name = g_strdup_printf ("/sgemm-packed/panels/%u", i);
+    g_test_add_data_func (name, &panel_cases[i], test_panels);
+  }
   for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++) {
     g_autofree char *name = g_strdup_printf ("/sgemm-packed/conv/%u", i);
     g_test_add_data_func (name, &conv_cases[i], test_conv);

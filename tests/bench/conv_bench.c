@@ -1,0 +1,149 @@
+/*
+ * conv_bench.c — k×k convolutions on the packed kernel, their column
+ * matrix lowered first (im2col) or built panel by panel inside the
+ * product (im2col-panel.h), on ResNet's and MobileNetV2's shapes at
+ * batch 1, bias and relu fused, one thread.  The two run alternately,
+ * round after round, each timed in CPU time (thread CPU time with one
+ * thread, steady on a busy machine; the process's with more, which counts
+ * work the threads repeat but not their waiting); it prints the best and
+ * the median round per forward, and checks that both give the same
+ * output bit for bit.
+ *
+ *   ninja -C build tests/conv-bench
+ *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 build/tests/conv-bench \
+ *     [rounds [threads [part of a layer's name]]]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hybrid.h"
+#include "core/op.h"
+#include "kernels/cpu/conv-packed.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/params/nn.h"
+
+typedef struct layer {
+  const char *name;
+  int channels, size, filters, kernel, stride, pad;
+} layer;
+
+static const layer layers[] = {
+  { "conv0 7x7/2 3>64 @224", 3, 224, 64, 7, 2, 3 },
+  { "MobileNetV2 3x3/2 3>32 @224", 3, 224, 32, 3, 2, 1 },
+  { "3x3 64 @56", 64, 56, 64, 3, 1, 1 },
+  { "3x3/2 64>128 @56", 64, 56, 128, 3, 2, 1 },
+  { "3x3 128 @28", 128, 28, 128, 3, 1, 1 },
+  { "3x3/2 128>256 @28 (narrow)", 128, 28, 256, 3, 2, 1 },
+  { "3x3 256 @14 (narrow)", 256, 14, 256, 3, 1, 1 },
+  { "3x3/2 256>512 @14 (narrow)", 256, 14, 512, 3, 2, 1 },
+  { "3x3 512 @7 (narrow)", 512, 7, 512, 3, 1, 1 },
+  { "3x3 64 @112", 64, 112, 64, 3, 1, 1 },
+};
+
+static int threads = 1;
+
+static double
+thread_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (threads > 1 ? CLOCK_PROCESS_CPUTIME_ID
+      : CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  const double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static void
+fill (float *v, int64_t n)
+{
+  for (int64_t i = 0; i < n; i++)
+    v[i] = (float) ((i * 7919 % 2001) - 1000) / 1000.0f;
+}
+
+int
+main (int argc, char **argv)
+{
+  const int rounds = argc > 1 ? atoi (argv[1]) : 10;
+  const int per_round = 10;
+  threads = argc > 2 ? atoi (argv[2]) : 1;
+  hy_cpu_ctx ctx = { 0 };
+  hy_cpu_ctx_set_threads (&ctx, threads);
+  printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer", "im2col", "implicit",
+      "(median)", "(median)", "speed-up", "GFLOP/s im2col, implicit");
+  for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
+    const layer *q = &layers[l];
+    if (argc > 3 && !strstr (q->name, argv[3]))
+      continue;
+    const int out = (q->size + 2 * q->pad - q->kernel) / q->stride + 1;
+    hy_conv_params p = {
+      .op = hy_op_lookup ("Convolution")->id, .n_spatial = 2,
+      .kernel = { q->kernel, q->kernel }, .stride = { q->stride, q->stride },
+      .dilate = { 1, 1 }, .pad = { q->pad, q->pad },
+      .num_filter = q->filters, .num_group = 1,
+      .fused = { .act = HY_FUSED_ACT_RELU },
+    };
+    hy_shape xs = { 4, { 1, q->channels, q->size, q->size } };
+    hy_shape ws = { 4, { q->filters, q->channels, q->kernel, q->kernel } };
+    hy_shape bs = { 1, { q->filters } };
+    hy_shape ys = { 4, { 1, q->filters, out, out } };
+    hy_tensor *in[3] = {
+      hy_tensor_new (&xs), hy_tensor_new (&ws), hy_tensor_new (&bs),
+    };
+    for (int i = 0; i < 3; i++)
+      fill (in[i]->data, hy_tensor_nbytes (in[i]) / sizeof (float));
+    hy_tensor *y[2] = { hy_tensor_new (&ys), hy_tensor_new (&ys) };
+    hy_conv_packed *conv = hy_conv_packed_new (&p,
+        (const hy_tensor *const *) in, 3, y[0], 2u);
+    if (!conv) {
+      printf ("%-30s not on the packed kernel here\n", q->name);
+      continue;
+    }
+    const bool can = hy_conv_packed_set_implicit (conv, true);
+    double *t[2] = { g_new (double, rounds), g_new (double, rounds) };
+    for (int r = 0; r < rounds; r++) {
+      for (int v = 0; v < (can ? 2 : 1); v++) {
+        hy_conv_packed_set_implicit (conv, v == 1);
+        hy_cpu_convolution_packed (&ctx, conv, (const hy_tensor *const *) in,
+            3, &y[v], 1);       /* warm */
+        const double t0 = thread_ms ();
+        for (int i = 0; i < per_round; i++)
+          hy_cpu_convolution_packed (&ctx, conv,
+              (const hy_tensor *const *) in, 3, &y[v], 1);
+        t[v][r] = (thread_ms () - t0) / per_round;
+      }
+    }
+    const double gflop = 2.0 * q->filters * q->channels * q->kernel
+        * q->kernel * out * out / 1e9;
+    qsort (t[0], rounds, sizeof (double), cmp_double);
+    if (can) {
+      qsort (t[1], rounds, sizeof (double), cmp_double);
+      const bool same = !memcmp (y[0]->data, y[1]->data,
+          hy_tensor_nbytes (y[0]));
+      printf ("%-30s %9.4f %9.4f %9.4f %9.4f %7.3fx  %.0f, %.0f%s\n", q->name,
+          t[0][0], t[1][0], t[0][rounds / 2], t[1][rounds / 2],
+          t[0][0] / t[1][0], gflop / t[0][0] * 1e3, gflop / t[1][0] * 1e3,
+          same ? "" : "  OUTPUTS DIFFER");
+      if (!same)
+        return 1;
+    } else {
+      printf ("%-30s %9.4f %9s %9.4f %9s %8s  %.0f\n", q->name, t[0][0], "-",
+          t[0][rounds / 2], "-", "-", gflop / t[0][0] * 1e3);
+    }
+    g_free (t[0]);
+    g_free (t[1]);
+    hy_conv_packed_free (conv);
+    for (int i = 0; i < 3; i++)
+      hy_tensor_free (in[i]);
+    hy_tensor_free (y[0]);
+    hy_tensor_free (y[1]);
+  }
+  hy_cpu_ctx_clear (&ctx);
+  return 0;
+}
