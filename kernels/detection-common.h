@@ -136,10 +136,13 @@ typedef struct hy_nms_scratch {
   float *area;
 } hy_nms_scratch;
 
+/* Rounded up to 64 bytes: batches' scratches lie end to end on the GPU,
+ * and the next one's positions must stay 8-byte aligned (n may be odd). */
 HY_DETECTION_HD size_t
 hy_nms_scratch_size (const hy_nms_args *a)
 {
-  return (size_t) a->n * (2 * sizeof (int64_t) + sizeof (float));
+  const size_t bytes = (size_t) a->n * (2 * sizeof (int64_t) + sizeof (float));
+  return (bytes + 63) & ~(size_t) 63;
 }
 
 HY_DETECTION_HD hy_nms_scratch
