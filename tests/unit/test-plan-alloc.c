@@ -195,12 +195,14 @@ stop_counting (int *blas)
  * execute allocates on every call (kernels/cpu/conv-dnnl.h): then the
  * steady-state count is reported, not failed, and the other counts are
  * not taken; everything else is still checked. */
+#ifdef HY_COUNT_ALLOCATIONS
 static gboolean
 dnnl_on (void)
 {
   const char *dnnl = g_getenv ("HYBRIDINFER_DNNL");
   return dnnl && strcmp (dnnl, "1") == 0;
 }
+#endif
 
 static gboolean
 can_count (void)
