@@ -82,8 +82,8 @@ portable_row (float *restrict out, const float *restrict r0,
   }
 }
 
-/* conv.c's portable row for other kernels: one multiply-add pass per
- * tap along the row. */
+/* conv.c's portable row for other kernels (depthwise_row, without
+ * dilation): one multiply-add pass per tap along the row. */
 HY_CPU_VECTOR_CLONES static void
 portable_row_k (float *restrict out, const float *restrict padded,
     int64_t pw, int k, const float *restrict w, float bias, int64_t ow,
@@ -95,8 +95,13 @@ portable_row_k (float *restrict out, const float *restrict padded,
     const float *in = padded + (r * stride + i) * pw;
     for (int j = 0; j < k; j++) {
       const float t = w[i * k + j];
-      for (int64_t o = 0; o < ow; o++)
-        out[o] += t * in[o * stride + j];
+      if (stride == 1) {
+        for (int64_t o = 0; o < ow; o++)
+          out[o] += t * in[o + j];
+      } else {
+        for (int64_t o = 0; o < ow; o++)
+          out[o] += t * in[o * stride + j];
+      }
     }
   }
 }
