@@ -9,8 +9,8 @@
  *    matrix;
  *  - depthwise (one input channel per group, 1-D/2-D): a GEMM with K = 9 is
  *    mostly overhead, so a direct loop over the kernel taps runs instead,
- *    its inner loop a contiguous multiply-add along the output row (3×3
- *    on AVX-512: depthwise-avx512.h).
+ *    its inner loop a contiguous multiply-add along the output row (3×3,
+ *    5×5 and 7×7 on AVX-512: depthwise-avx512.h).
  *
  * 1-D and 2-D convolutions run as 3-D ones with leading unit axes.
  *
@@ -498,14 +498,16 @@ depthwise_planes (void *arg, int64_t begin, int64_t end, int thread)
       && g->dilate[2] == 1;
   float *padded = (float *) ((char *) j->padded
       + (size_t) thread * j->padded_stride);
-  /* 3×3 on AVX-512: the plane as it lies, the epilogue in registers. */
-  hy_depthwise_3x3 dw = {
-    .in_h = ih, .in_w = iw, .out_h = oh, .out_w = ow,
+  /* Square odd kernels on AVX-512: the plane as it lies, the epilogue in
+   * registers. */
+  hy_depthwise dw = {
+    .kernel = g->k[1], .in_h = ih, .in_w = iw, .out_h = oh, .out_w = ow,
     .stride_h = g->stride[1], .stride_w = g->stride[2],
     .pad_h = g->pad[1], .pad_w = g->pad[2],
   };
-  const bool direct = is_3x3 && hy_depthwise_3x3_supported (&dw);
-  const bool direct_epilogue = direct && hy_depthwise_3x3_fuses (j->fused);
+  const bool direct = g->k[1] == g->k[2] && g->dilate[1] == 1
+      && g->dilate[2] == 1 && hy_depthwise_supported (&dw);
+  const bool direct_epilogue = direct && hy_depthwise_fuses (j->fused);
 
   /* Borders stay zero from here on: only the interior changes. */
   if (!direct)
@@ -529,7 +531,7 @@ depthwise_planes (void *arg, int64_t begin, int64_t end, int thread)
           j->bn ? j->bn[f + 2 * g->filters] : 0.0f,
           j->res ? j->res + (yf - j->y) : NULL,
         };
-        hy_depthwise_3x3_plane (&dw, yf, plane, wf, b0,
+        hy_depthwise_plane (&dw, yf, plane, wf, b0,
             direct_epilogue ? &de : NULL);
         if (direct_epilogue)
           continue;

@@ -1,12 +1,12 @@
 /*
  * depthwise-avx512.c — see depthwise-avx512.h.
  *
- * A block of R output rows × 16 columns is R × 3 accumulators (one per
+ * A block of R output rows × 16 columns is R × K accumulators (one per
  * output row and kernel row).  Each input row the block reads is loaded
- * once, as the three vectors its three column taps need, and multiplied
- * into every accumulator of the block whose output row reads it (up to
- * three at stride 1), so a block of 4 rows at stride 1 costs 6 × 2 loads
- * and 6 × 2 shifts for 36 multiply-adds.  Input rows in the padding are
+ * once, as the K vectors its K column taps need, and multiplied into
+ * every accumulator of the block whose output row reads it (up to K at
+ * stride 1), so a 3×3 block of 4 rows at stride 1 costs 6 × 2 loads and
+ * 6 × 2 shifts for 36 multiply-adds.  Input rows in the padding are
  * skipped; columns in it are masked off.
  *
  * Masked-off lanes are never read, so loads that start before a row or
@@ -29,7 +29,7 @@
 #define DW_INLINE static inline __attribute__ ((always_inline)) AVX512
 
 bool
-hy_depthwise_3x3_supported (const hy_depthwise_3x3 *g)
+hy_depthwise_supported (const hy_depthwise *g)
 {
   static int cpu = -1;
   if (g_atomic_int_get (&cpu) < 0) {
@@ -39,6 +39,7 @@ hy_depthwise_3x3_supported (const hy_depthwise_3x3 *g)
         && !(env && !strcmp (env, "0")));
   }
   return g_atomic_int_get (&cpu) == 1
+      && (g->kernel == 3 || g->kernel == 5 || g->kernel == 7)
       && (g->stride_h == 1 || g->stride_h == 2)
       && (g->stride_w == 1 || g->stride_w == 2)
       && g->pad_h >= 0 && g->pad_w >= 0
@@ -48,7 +49,7 @@ hy_depthwise_3x3_supported (const hy_depthwise_3x3 *g)
 #else
 
 bool
-hy_depthwise_3x3_supported (const hy_depthwise_3x3 *g)
+hy_depthwise_supported (const hy_depthwise *g)
 {
   return false;
 }
@@ -56,7 +57,7 @@ hy_depthwise_3x3_supported (const hy_depthwise_3x3 *g)
 #endif
 
 bool
-hy_depthwise_3x3_fuses (const hy_fused_epilogue *e)
+hy_depthwise_fuses (const hy_fused_epilogue *e)
 {
   return e->act == HY_FUSED_ACT_NONE || e->act == HY_FUSED_ACT_RELU
       || e->act == HY_FUSED_ACT_CLIP;
@@ -76,9 +77,10 @@ lanes_within (int64_t pos, int64_t lo, int64_t hi)
   return (__mmask16) ((((uint32_t) 1 << b) - 1) & ~(((uint32_t) 1 << a) - 1));
 }
 
-/* One plane's operands, in registers. */
+/* One plane's operands, in registers (the K × K weights are the
+ * caller's array, so that its size is the kernel's). */
 typedef struct plane_regs {
-  __m512 w[9];
+  const __m512 *w;
   __m512 bias;
   hy_fused_act act;
   bool batch_norm;
@@ -87,14 +89,17 @@ typedef struct plane_regs {
 } plane_regs;
 
 /* The operands of one plane, broadcast: built inside each variant below,
- * whose loops then keep them in registers. */
+ * whose loops then keep them in registers (or, 5×5 and 7×7, read them
+ * from the stack as the multiply-adds' memory operands). */
 DW_INLINE plane_regs
-regs_of (const float *w, float bias, const hy_depthwise_epilogue *epi)
+regs_of (__m512 *wv, const float *w, const int K, float bias,
+    const hy_depthwise_epilogue *epi)
 {
   plane_regs p;
-#pragma GCC unroll 9
-  for (int t = 0; t < 9; t++)
-    p.w[t] = _mm512_set1_ps (w[t]);
+#pragma GCC unroll 49
+  for (int t = 0; t < K * K; t++)
+    wv[t] = _mm512_set1_ps (w[t]);
+  p.w = wv;
   p.bias = _mm512_set1_ps (bias);
   p.act = epi ? epi->act : HY_FUSED_ACT_NONE;
   p.batch_norm = epi && epi->batch_norm;
@@ -144,21 +149,26 @@ typedef struct chunk_masks {
 } chunk_masks;
 
 DW_INLINE chunk_masks
-chunk_masks_at (const hy_depthwise_3x3 *g, int64_t o0, const int SW)
+chunk_masks_at (const hy_depthwise *g, int64_t o0, const int K,
+    const int SW)
 {
   const int64_t pos = o0 * SW - g->pad_w;
   chunk_masks m;
   if (SW == 1) {
+    /* 16 + K − 1 floats: a vector and K − 1 after it. */
+    const __mmask16 tail = (__mmask16) ((1u << (K - 1)) - 1);
     m.load[0] = lanes_within (pos, 0, g->in_w);
-    m.load[1] = lanes_within (pos + 16, 0, g->in_w) & 3;
+    m.load[1] = lanes_within (pos + 16, 0, g->in_w) & tail;
     m.load[2] = 0;
-    m.interior = m.load[0] == 0xffff && m.load[1] == 3;
+    m.interior = m.load[0] == 0xffff && m.load[1] == tail;
   } else {
+    /* 31 + K − 1 floats: two vectors and K − 2 after them. */
+    const __mmask16 tail = (__mmask16) ((1u << (K - 2)) - 1);
     m.load[0] = lanes_within (pos, 0, g->in_w);
     m.load[1] = lanes_within (pos + 16, 0, g->in_w);
-    m.load[2] = lanes_within (pos + 32, 0, g->in_w) & 1;
+    m.load[2] = lanes_within (pos + 32, 0, g->in_w) & tail;
     m.interior = m.load[0] == 0xffff && m.load[1] == 0xffff
-        && m.load[2] == 1;
+        && m.load[2] == tail;
   }
   m.store = lanes_within (o0, 0, g->out_w);
   return m;
@@ -173,22 +183,27 @@ load_lanes (__mmask16 m, const float *at, const bool MASKED)
       : _mm512_loadu_ps (at));
 }
 
-/* The three column taps' inputs of 16 outputs from one input row, from
+/* The K column taps' inputs of 16 outputs from one input row, from
  * at = row + o0·SW − pad_w on: v[kw] lane q holds at[q·SW + kw], 0 off
- * the row.  Stride 1: a vector and the two floats after it, taps 1 and 2
- * shifted out of the pair (valignd), which beat three unaligned loads.
- * Stride 2: the even and odd lanes of two vectors are taps 0 and 1; tap
- * 2 is tap 0 one lane on, its last lane the float after both. */
+ * the row.  Stride 1: a vector and the K − 1 floats after it, tap kw
+ * shifted kw lanes out of the pair (valignd), which beat K unaligned
+ * loads.  Stride 2: the even and odd lanes of two vectors are taps 0 and
+ * 1; tap 2j (2j + 1) is tap 0 (1) j lanes on, its last j lanes the even
+ * (odd) floats after both. */
 DW_INLINE void
-load_taps (const float *at, const chunk_masks *m, const int SW,
-    const bool MASKED, __m512 v[3])
+load_taps (const float *at, const chunk_masks *m, const int K, const int SW,
+    const bool MASKED, __m512 v[])
 {
   if (SW == 1) {
     const __m512i lo = load_lanes (m->load[0], at, MASKED);
     const __m512i hi = load_lanes (m->load[1], at + 16, MASKED);
     v[0] = _mm512_castsi512_ps (lo);
-    v[1] = _mm512_castsi512_ps (_mm512_alignr_epi32 (hi, lo, 1));
-    v[2] = _mm512_castsi512_ps (_mm512_alignr_epi32 (hi, lo, 2));
+    /* valignd takes its shift as an immediate: one case per tap. */
+#define TAP_S1(kw) \
+    if (kw < K) \
+      v[kw] = _mm512_castsi512_ps (_mm512_alignr_epi32 (hi, lo, kw));
+    TAP_S1 (1) TAP_S1 (2) TAP_S1 (3) TAP_S1 (4) TAP_S1 (5) TAP_S1 (6)
+#undef TAP_S1
   } else {
     const __m512i even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16,
         14, 12, 10, 8, 6, 4, 2, 0);
@@ -201,8 +216,20 @@ load_taps (const float *at, const chunk_masks *m, const int SW,
     const __m512i last = load_lanes (m->load[2], at + 32, true);
     v[0] = _mm512_permutex2var_ps (lo, even, hi);
     v[1] = _mm512_permutex2var_ps (lo, odd, hi);
-    v[2] = _mm512_castsi512_ps (_mm512_alignr_epi32 (last,
-            _mm512_castps_si512 (v[0]), 1));
+    /* 3×3 needs only the float after both: last's lane 0 as it is. */
+    const __m512i last_even = K == 3 ? last
+        : _mm512_permutexvar_epi32 (even, last);
+    const __m512i last_odd = K == 3 ? last
+        : _mm512_permutexvar_epi32 (odd, last);
+    const __m512i e0 = _mm512_castps_si512 (v[0]);
+    const __m512i o0 = _mm512_castps_si512 (v[1]);
+#define TAP_S2(kw) \
+    if (kw < K) \
+      v[kw] = _mm512_castsi512_ps (kw % 2 == 0 \
+          ? _mm512_alignr_epi32 (last_even, e0, kw / 2) \
+          : _mm512_alignr_epi32 (last_odd, o0, kw / 2));
+    TAP_S2 (2) TAP_S2 (3) TAP_S2 (4) TAP_S2 (5) TAP_S2 (6)
+#undef TAP_S2
   }
 }
 
@@ -210,45 +237,48 @@ load_taps (const float *at, const chunk_masks *m, const int SW,
  * some of the input rows the block reads lie in the padding (at the top
  * or bottom of the plane), and are skipped. */
 DW_INLINE void
-rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+rows_block (const hy_depthwise *g, const plane_regs *p, float *y,
     const float *x, int64_t r0, int64_t o0, const chunk_masks *m,
-    const int R, const int SH, const int SW, const bool MASKED,
+    const int K, const int R, const int SH, const int SW, const bool MASKED,
     const bool CHECK_ROWS)
 {
   const int64_t ow = g->out_w, iw = g->in_w, ih = g->in_h;
   const int64_t i0 = r0 * SH - g->pad_h;
   const float *row = x + i0 * iw + o0 * SW - g->pad_w;
   /* One sum per (output row, kernel row), added up at the end: a
-   * multiply-add takes 4 cycles, and one chain of nine per output would
-   * keep only the three output rows an input row feeds in flight. */
-  __m512 acc[4][3];             /* R × 3 of them */
+   * multiply-add takes 4 cycles, and one chain of K² per output would
+   * keep only the K output rows an input row feeds in flight. */
+  __m512 acc[4][7];             /* R × K of them */
 #pragma GCC unroll 4
   for (int rr = 0; rr < R; rr++)
-#pragma GCC unroll 3
-    for (int kh = 0; kh < 3; kh++)
+#pragma GCC unroll 7
+    for (int kh = 0; kh < K; kh++)
       acc[rr][kh] = kh == 0 ? p->bias : _mm512_setzero_ps ();
 #pragma GCC unroll 16
-  for (int ii = 0; ii < (R - 1) * SH + 3; ii++, row += iw) {
+  for (int ii = 0; ii < (R - 1) * SH + K; ii++, row += iw) {
     if (CHECK_ROWS && (i0 + ii < 0 || i0 + ii >= ih))
       continue;
-    __m512 v[3];
-    load_taps (row, m, SW, MASKED, v);
+    __m512 v[7];
+    load_taps (row, m, K, SW, MASKED, v);
 #pragma GCC unroll 4
     for (int rr = 0; rr < R; rr++) {
       const int kh = ii - rr * SH;
-      if (kh < 0 || kh > 2)
+      if (kh < 0 || kh >= K)
         continue;
       __m512 a = acc[rr][kh];
-      a = _mm512_fmadd_ps (p->w[kh * 3], v[0], a);
-      a = _mm512_fmadd_ps (p->w[kh * 3 + 1], v[1], a);
-      acc[rr][kh] = _mm512_fmadd_ps (p->w[kh * 3 + 2], v[2], a);
+#pragma GCC unroll 7
+      for (int kw = 0; kw < K; kw++)
+        a = _mm512_fmadd_ps (p->w[kh * K + kw], v[kw], a);
+      acc[rr][kh] = a;
     }
   }
 #pragma GCC unroll 4
   for (int rr = 0; rr < R; rr++) {
     const int64_t at = (r0 + rr) * ow + o0;
-    const __m512 sum = _mm512_add_ps (_mm512_add_ps (acc[rr][0],
-            acc[rr][1]), acc[rr][2]);
+    __m512 sum = _mm512_add_ps (acc[rr][0], acc[rr][1]);
+#pragma GCC unroll 7
+    for (int kh = 2; kh < K; kh++)
+      sum = _mm512_add_ps (sum, acc[rr][kh]);
     _mm512_mask_storeu_ps (y + at, m->store, finish (p, sum, at,
             m->store));
   }
@@ -258,101 +288,104 @@ rows_block (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
  * input row they read lies in the plane (all but the first and last
  * blocks). */
 DW_INLINE void
-rows_block_any (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
+rows_block_any (const hy_depthwise *g, const plane_regs *p, float *y,
     const float *x, int64_t r, int64_t o0, const chunk_masks *m,
-    const int R, const int SH, const int SW, const bool MASKED)
+    const int K, const int R, const int SH, const int SW, const bool MASKED)
 {
   const int64_t i0 = r * SH - g->pad_h;
-  if (i0 >= 0 && i0 + (R - 1) * SH + 3 <= g->in_h)
-    rows_block (g, p, y, x, r, o0, m, R, SH, SW, MASKED, false);
+  if (i0 >= 0 && i0 + (R - 1) * SH + K <= g->in_h)
+    rows_block (g, p, y, x, r, o0, m, K, R, SH, SW, MASKED, false);
   else
-    rows_block (g, p, y, x, r, o0, m, R, SH, SW, MASKED, true);
+    rows_block (g, p, y, x, r, o0, m, K, R, SH, SW, MASKED, true);
 }
 
-/* A strip of 16 columns at a time, down every output row 4 rows at a
+/* A strip of 16 columns at a time, down every output row RMAX rows at a
  * time, then the rest: a strip's masks are computed once. */
 DW_INLINE void
-rows_strip (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
-    const float *x, int64_t o0, const chunk_masks *m, const int SH,
-    const int SW, const bool MASKED)
+rows_strip (const hy_depthwise *g, const plane_regs *p, float *y,
+    const float *x, int64_t o0, const chunk_masks *m, const int K,
+    const int SH, const int SW, const bool MASKED)
 {
+  /* R × K sums and K² weights: more rows at 5×5 and 7×7 would spill the
+   * sums. */
+  const int RMAX = K == 3 ? 4 : 2;
   int64_t r = 0;
-  for (; r + 4 <= g->out_h; r += 4)
-    rows_block_any (g, p, y, x, r, o0, m, 4, SH, SW, MASKED);
-  if (r + 2 <= g->out_h) {
-    rows_block_any (g, p, y, x, r, o0, m, 2, SH, SW, MASKED);
+  for (; r + RMAX <= g->out_h; r += RMAX)
+    rows_block_any (g, p, y, x, r, o0, m, K, RMAX, SH, SW, MASKED);
+  if (RMAX == 4 && r + 2 <= g->out_h) {
+    rows_block_any (g, p, y, x, r, o0, m, K, 2, SH, SW, MASKED);
     r += 2;
   }
   if (r < g->out_h)
-    rows_block_any (g, p, y, x, r, o0, m, 1, SH, SW, MASKED);
+    rows_block_any (g, p, y, x, r, o0, m, K, 1, SH, SW, MASKED);
 }
 
 DW_INLINE void
-rows_plane (const hy_depthwise_3x3 *g, const plane_regs *p, float *y,
-    const float *x, const int SH, const int SW)
+rows_plane (const hy_depthwise *g, const plane_regs *p, float *y,
+    const float *x, const int K, const int SH, const int SW)
 {
   for (int64_t o0 = 0; o0 < g->out_w; o0 += 16) {
-    const chunk_masks m = chunk_masks_at (g, o0, SW);
+    const chunk_masks m = chunk_masks_at (g, o0, K, SW);
     if (m.interior)
-      rows_strip (g, p, y, x, o0, &m, SH, SW, false);
+      rows_strip (g, p, y, x, o0, &m, K, SH, SW, false);
     else
-      rows_strip (g, p, y, x, o0, &m, SH, SW, true);
+      rows_strip (g, p, y, x, o0, &m, K, SH, SW, true);
   }
 }
 
-static AVX512 __attribute__ ((noinline)) void
-rows_plane_s11 (const hy_depthwise_3x3 *g, float *y, const float *x,
-    const float *w, float bias, const hy_depthwise_epilogue *epi)
-{
-  const plane_regs p = regs_of (w, bias, epi);
-  rows_plane (g, &p, y, x, 1, 1);
-}
+/* One function per kernel size and stride pair, so that each is compiled
+ * with its own constants. */
+#define PLANE_VARIANT(K, SH, SW) \
+  static AVX512 __attribute__ ((noinline)) void \
+  rows_plane_k##K##_s##SH##SW (const hy_depthwise *g, float *y, \
+      const float *x, const float *w, float bias, \
+      const hy_depthwise_epilogue *epi) \
+  { \
+    __m512 wv[K * K]; \
+    const plane_regs p = regs_of (wv, w, K, bias, epi); \
+    rows_plane (g, &p, y, x, K, SH, SW); \
+  }
 
-static AVX512 __attribute__ ((noinline)) void
-rows_plane_s22 (const hy_depthwise_3x3 *g, float *y, const float *x,
-    const float *w, float bias, const hy_depthwise_epilogue *epi)
-{
-  const plane_regs p = regs_of (w, bias, epi);
-  rows_plane (g, &p, y, x, 2, 2);
-}
+#define PLANE_VARIANTS(K) \
+  PLANE_VARIANT (K, 1, 1) PLANE_VARIANT (K, 2, 2) \
+  PLANE_VARIANT (K, 1, 2) PLANE_VARIANT (K, 2, 1) \
+  static inline __attribute__ ((always_inline)) void \
+  rows_plane_k##K (const hy_depthwise *g, float *y, const float *x, \
+      const float *w, float bias, const hy_depthwise_epilogue *epi) \
+  { \
+    if (g->stride_h == 1 && g->stride_w == 1) \
+      rows_plane_k##K##_s11 (g, y, x, w, bias, epi); \
+    else if (g->stride_h == 2 && g->stride_w == 2) \
+      rows_plane_k##K##_s22 (g, y, x, w, bias, epi); \
+    else if (g->stride_h == 1) \
+      rows_plane_k##K##_s12 (g, y, x, w, bias, epi); \
+    else \
+      rows_plane_k##K##_s21 (g, y, x, w, bias, epi); \
+  }
 
-static AVX512 __attribute__ ((noinline)) void
-rows_plane_s12 (const hy_depthwise_3x3 *g, float *y, const float *x,
-    const float *w, float bias, const hy_depthwise_epilogue *epi)
-{
-  const plane_regs p = regs_of (w, bias, epi);
-  rows_plane (g, &p, y, x, 1, 2);
-}
-
-static AVX512 __attribute__ ((noinline)) void
-rows_plane_s21 (const hy_depthwise_3x3 *g, float *y, const float *x,
-    const float *w, float bias, const hy_depthwise_epilogue *epi)
-{
-  const plane_regs p = regs_of (w, bias, epi);
-  rows_plane (g, &p, y, x, 2, 1);
-}
+PLANE_VARIANTS (3)
+PLANE_VARIANTS (5)
+PLANE_VARIANTS (7)
 
 void
-hy_depthwise_3x3_plane (const hy_depthwise_3x3 *g, float *y, const float *x,
+hy_depthwise_plane (const hy_depthwise *g, float *y, const float *x,
     const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
-  if (g->stride_h == 1 && g->stride_w == 1)
-    rows_plane_s11 (g, y, x, w, bias, epi);
-  else if (g->stride_h == 2 && g->stride_w == 2)
-    rows_plane_s22 (g, y, x, w, bias, epi);
-  else if (g->stride_h == 1)
-    rows_plane_s12 (g, y, x, w, bias, epi);
+  if (g->kernel == 3)
+    rows_plane_k3 (g, y, x, w, bias, epi);
+  else if (g->kernel == 5)
+    rows_plane_k5 (g, y, x, w, bias, epi);
   else
-    rows_plane_s21 (g, y, x, w, bias, epi);
+    rows_plane_k7 (g, y, x, w, bias, epi);
 }
 
 #else
 
 void
-hy_depthwise_3x3_plane (const hy_depthwise_3x3 *g, float *y, const float *x,
+hy_depthwise_plane (const hy_depthwise *g, float *y, const float *x,
     const float *w, float bias, const hy_depthwise_epilogue *epi)
 {
-  g_assert_not_reached ();      /* hy_depthwise_3x3_supported said no */
+  g_assert_not_reached ();      /* hy_depthwise_supported said no */
 }
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * depthwise_bench.c — the AVX-512 depthwise 3×3 kernel
- * (kernels/cpu/depthwise-avx512.c) on MobileNetV2's seventeen depthwise
- * layers at batch 1 (ReLU6 fused, as the plan runs them), one thread, in
+ * depthwise_bench.c — the AVX-512 depthwise kernel
+ * (kernels/cpu/depthwise-avx512.c) on MobileNetV2's seventeen 3×3 and
+ * MobileNetV3-Large's six 5×5 depthwise layers at batch 1 (ReLU6 fused, as the plan runs them), one thread, in
  * µs and GFLOP/s of thread CPU time (steady on a busy machine), beside
  * the same layers on conv.c's portable row loop as it ran before
  * (a zero-bordered copy of each plane, then its row loop; copied here, as
@@ -32,7 +32,7 @@
           "default")))
 
 typedef struct layer {
-  int size, channels, stride;
+  int size, channels, stride, k;
 } layer;
 
 /* MobileNetV2 1.0 at 224×224: input map, channels, stride (pad 1). */
@@ -42,7 +42,16 @@ static const layer layers[] = {
   { 14, 384, 1 }, { 14, 384, 1 }, { 14, 384, 1 }, { 14, 384, 1 },
   { 14, 576, 1 }, { 14, 576, 1 }, { 14, 576, 2 },
   { 7, 960, 1 }, { 7, 960, 1 }, { 7, 960, 1 },
+  /* MobileNetV3-Large's 5×5 ones (pad 2; k 0 above reads as 3). */
+  { 56, 72, 2, 5 }, { 28, 120, 1, 5 }, { 28, 120, 1, 5 },
+  { 14, 672, 2, 5 }, { 7, 960, 1, 5 }, { 7, 960, 1, 5 },
 };
+
+static int
+kernel_of (const layer *l)
+{
+  return l->k ? l->k : 3;
+}
 
 static double
 thread_seconds (void)
@@ -73,6 +82,30 @@ portable_row (float *restrict out, const float *restrict r0,
   }
 }
 
+/* conv.c's portable row for other kernels (depthwise_row, without
+ * dilation): one multiply-add pass per tap along the row. */
+HY_CPU_VECTOR_CLONES static void
+portable_row_k (float *restrict out, const float *restrict padded,
+    int64_t pw, int k, const float *restrict w, float bias, int64_t ow,
+    int64_t stride, int64_t r)
+{
+  for (int64_t o = 0; o < ow; o++)
+    out[o] = bias;
+  for (int i = 0; i < k; i++) {
+    const float *in = padded + (r * stride + i) * pw;
+    for (int j = 0; j < k; j++) {
+      const float t = w[i * k + j];
+      if (stride == 1) {
+        for (int64_t o = 0; o < ow; o++)
+          out[o] += t * in[o + j];
+      } else {
+        for (int64_t o = 0; o < ow; o++)
+          out[o] += t * in[o * stride + j];
+      }
+    }
+  }
+}
+
 HY_CPU_VECTOR_CLONES static void
 relu6 (float *y, int64_t n)
 {
@@ -84,17 +117,22 @@ static void
 portable_layer (const layer *l, const float *x, const float *w,
     const float *b, float *y, float *padded)
 {
-  const int64_t s = l->size, pw = s + 2, o = (s - 1) / l->stride + 1;
+  const int k = kernel_of (l);
+  const int64_t s = l->size, pw = s + k - 1, o = (s - 1) / l->stride + 1;
   memset (padded, 0, (size_t) (pw * pw) * sizeof (float));
   for (int64_t c = 0; c < l->channels; c++) {
     for (int64_t r = 0; r < s; r++)
-      memcpy (padded + (r + 1) * pw + 1, x + (c * s + r) * s,
+      memcpy (padded + (r + k / 2) * pw + k / 2, x + (c * s + r) * s,
           (size_t) s * sizeof (float));
     float *yc = y + c * o * o;
     for (int64_t r = 0; r < o; r++) {
       const float *r0 = padded + r * l->stride * pw;
-      portable_row (yc + r * o, r0, r0 + pw, r0 + 2 * pw, w + 9 * c, b[c],
-          o, l->stride);
+      if (k == 3)
+        portable_row (yc + r * o, r0, r0 + pw, r0 + 2 * pw, w + 9 * c, b[c],
+            o, l->stride);
+      else
+        portable_row_k (yc + r * o, padded, pw, k, w + k * k * c, b[c], o,
+            l->stride, r);
     }
     relu6 (yc, o * o);
   }
@@ -104,16 +142,18 @@ static void
 kernel_layer (const layer *l, const float *x, const float *w, const float *b,
     float *y)
 {
+  const int k = kernel_of (l);
   const int64_t s = l->size, o = (s - 1) / l->stride + 1;
-  hy_depthwise_3x3 g = {
-    .in_h = s, .in_w = s, .out_h = o, .out_w = o,
-    .stride_h = l->stride, .stride_w = l->stride, .pad_h = 1, .pad_w = 1,
+  hy_depthwise g = {
+    .kernel = k, .in_h = s, .in_w = s, .out_h = o, .out_w = o,
+    .stride_h = l->stride, .stride_w = l->stride, .pad_h = k / 2,
+    .pad_w = k / 2,
   };
   hy_depthwise_epilogue e = {
     .act = HY_FUSED_ACT_CLIP, .alpha = 0.0f, .beta = 6.0f,
   };
   for (int64_t c = 0; c < l->channels; c++)
-    hy_depthwise_3x3_plane (&g, y + c * o * o, x + c * s * s, w + 9 * c,
+    hy_depthwise_plane (&g, y + c * o * o, x + c * s * s, w + k * k * c,
         b[c], &e);
 }
 
@@ -142,31 +182,32 @@ fma_ceiling (void)
 int
 main (void)
 {
-  hy_depthwise_3x3 probe = {
-    .in_h = 8, .in_w = 8, .out_h = 8, .out_w = 8,
+  hy_depthwise probe = {
+    .kernel = 3, .in_h = 8, .in_w = 8, .out_h = 8, .out_w = 8,
     .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
   };
-  if (!hy_depthwise_3x3_supported (&probe)) {
+  if (!hy_depthwise_supported (&probe)) {
     printf ("this CPU has no AVX-512F (or HYBRIDINFER_DEPTHWISE=0)\n");
     return 0;
   }
   printf ("FMA ceiling now: %.0f GFLOP/s\n", fma_ceiling ());
-  double total_old = 0, total_new = 0;
+  double total_old = 0, total_new = 0, total_old5 = 0, total_new5 = 0;
   printf ("%-18s %10s %10s %8s %8s %7s\n", "layer", "old us", "new us",
       "old GF/s", "new GF/s", "speedup");
   for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
     const layer *l = &layers[i];
+    const int k = kernel_of (l);
     const int64_t s = l->size, o = (s - 1) / l->stride + 1;
     const int64_t in_n = l->channels * s * s, out_n = l->channels * o * o;
     float *x = malloc (in_n * sizeof (float));
-    float *w = malloc (9 * l->channels * sizeof (float));
+    float *w = malloc (k * k * l->channels * sizeof (float));
     float *b = malloc (l->channels * sizeof (float));
     float *y = malloc (out_n * sizeof (float));
     float *y2 = malloc (out_n * sizeof (float));
-    float *padded = malloc ((s + 2) * (s + 2) * sizeof (float));
+    float *padded = malloc ((s + k - 1) * (s + k - 1) * sizeof (float));
     for (int64_t e = 0; e < in_n; e++)
       x[e] = (float) ((e * 7919) % 1000) / 250.0f - 2.0f;
-    for (int64_t e = 0; e < 9 * l->channels; e++)
+    for (int64_t e = 0; e < k * k * l->channels; e++)
       w[e] = (float) ((e * 104729) % 1000) / 1000.0f - 0.5f;
     for (int64_t e = 0; e < l->channels; e++)
       b[e] = 0.01f * (float) (e % 17);
@@ -186,15 +227,20 @@ main (void)
     double diff = 0;
     for (int64_t e = 0; e < out_n; e++)
       diff = fmax (diff, fabs ((double) y[e] - y2[e]));
-    const double flop = 2.0 * 9 * out_n;
+    const double flop = 2.0 * k * k * out_n;
     char name[32];
-    snprintf (name, sizeof name, "%dx%d c%d s%d", l->size, l->size,
-        l->channels, l->stride);
+    snprintf (name, sizeof name, "%dx%d c%d s%d k%d", l->size, l->size,
+        l->channels, l->stride, k);
     printf ("%-18s %10.1f %10.1f %8.1f %8.1f %6.2fx  (max diff %.1e)\n",
         name, best_old * 1e6, best_new * 1e6, flop / best_old * 1e-9,
         flop / best_new * 1e-9, best_old / best_new, diff);
-    total_old += best_old;
-    total_new += best_new;
+    if (k == 3) {
+      total_old += best_old;
+      total_new += best_new;
+    } else {
+      total_old5 += best_old;
+      total_new5 += best_new;
+    }
     free (x);
     free (w);
     free (b);
@@ -202,8 +248,10 @@ main (void)
     free (y2);
     free (padded);
   }
-  printf ("%-18s %10.1f %10.1f %26.2fx\n", "all 17", total_old * 1e6,
+  printf ("%-18s %10.1f %10.1f %26.2fx\n", "all 17 3x3", total_old * 1e6,
       total_new * 1e6, total_old / total_new);
+  printf ("%-18s %10.1f %10.1f %26.2fx\n", "all 6 5x5", total_old5 * 1e6,
+      total_new5 * 1e6, total_old5 / total_new5);
   printf ("FMA ceiling now: %.0f GFLOP/s\n", fma_ceiling ());
   return 0;
 }

@@ -1,11 +1,11 @@
 /*
- * test-depthwise-avx512.c — the AVX-512 depthwise 3×3 kernel
- * (kernels/cpu/depthwise-avx512.h) against sums taken in double precision
- * here:
+ * test-depthwise-avx512.c — the AVX-512 depthwise K×K kernel (3×3, 5×5
+ * and 7×7; kernels/cpu/depthwise-avx512.h) against sums taken in double
+ * precision here:
  *  - planes one at a time, on every geometry whose edges the masks
  *    handle: MobileNet's widths (7 to 112), odd widths, widths around the
- *    16-lane vectors, planes of 1 to 3 rows or columns, stride 1, 2 and
- *    mixed, padding 0, 1 and 2;
+ *    16-lane vectors, planes of 1 to 3 rows or columns (thinner than the
+ *    kernel), stride 1, 2 and mixed, padding 0 to 3;
  *    the input plane sits between NaN guards, so a tap read from outside
  *    the plane (a broken edge mask) turns its output NaN, and one read
  *    from the wrong row of the plane gives a wrong sum; the output plane
@@ -14,7 +14,8 @@
  *  - the fused epilogues (bias, BatchNorm, residual, ReLU, ReLU6, a clip
  *    whose bounds cross, in epilogue.h's order), and that NaN passes ReLU
  *    and clip as epilogue.h's do;
- *  - Convolution through conv.c (the depthwise hook): batch 2, channel
+ *  - Convolution through conv.c (the depthwise hook), 3×3 and 5×5
+ *    (MobileNetV3's): batch 2, channel
  *    multiplier 2, two threads, an activation the kernel leaves to conv.c
  *    (leaky), and the same bits with 1 and 2 threads.
  *
@@ -43,28 +44,29 @@ fill (float *v, int64_t n, guint32 seed)
 }
 
 static int64_t
-out_size (int64_t in, int64_t pad, int64_t stride)
+out_size (int64_t in, int64_t k, int64_t pad, int64_t stride)
 {
-  return (in + 2 * pad - 3) / stride + 1;
+  return (in + 2 * pad - k) / stride + 1;
 }
 
 /* One plane, its epilogue after it, in double precision; *mag gets the
  * largest Σ|terms| (the scale of the rounding error to allow). */
 static void
-reference_plane (const hy_depthwise_3x3 *g, const float *x, const float *w,
+reference_plane (const hy_depthwise *g, const float *x, const float *w,
     float bias, const hy_depthwise_epilogue *e, double *y, double *mag)
 {
   *mag = 0;
   for (int64_t oy = 0; oy < g->out_h; oy++)
     for (int64_t ox = 0; ox < g->out_w; ox++) {
       double s = bias, m = fabs (bias);
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
+      for (int i = 0; i < g->kernel; i++)
+        for (int j = 0; j < g->kernel; j++) {
           const int64_t iy = oy * g->stride_h - g->pad_h + i;
           const int64_t ix = ox * g->stride_w - g->pad_w + j;
           if (iy < 0 || iy >= g->in_h || ix < 0 || ix >= g->in_w)
             continue;
-          const double t = (double) w[i * 3 + j] * x[iy * g->in_w + ix];
+          const double t = (double) w[i * g->kernel + j]
+              * x[iy * g->in_w + ix];
           s += t;
           m += fabs (t);
         }
@@ -89,11 +91,11 @@ reference_plane (const hy_depthwise_3x3 *g, const float *x, const float *w,
 static gboolean
 skip_without_kernel (void)
 {
-  const hy_depthwise_3x3 probe = {
-    .in_h = 8, .in_w = 8, .out_h = 8, .out_w = 8,
+  const hy_depthwise probe = {
+    .kernel = 3, .in_h = 8, .in_w = 8, .out_h = 8, .out_w = 8,
     .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
   };
-  if (hy_depthwise_3x3_supported (&probe))
+  if (hy_depthwise_supported (&probe))
     return FALSE;
   g_test_skip ("this CPU has no AVX-512F (or HYBRIDINFER_DEPTHWISE=0): "
       "the kernel is never chosen");
@@ -111,18 +113,18 @@ typedef enum epilogue_kind {
 
 /* One plane on the kernel, against the reference. */
 static void
-check_plane (int64_t in_h, int64_t in_w, int64_t stride_h,
+check_plane (int64_t k, int64_t in_h, int64_t in_w, int64_t stride_h,
     int64_t stride_w, int64_t pad_h, int64_t pad_w, epilogue_kind kind,
     guint32 seed)
 {
-  hy_depthwise_3x3 g = {
-    .in_h = in_h, .in_w = in_w,
-    .out_h = out_size (in_h, pad_h, stride_h),
-    .out_w = out_size (in_w, pad_w, stride_w),
+  hy_depthwise g = {
+    .kernel = k, .in_h = in_h, .in_w = in_w,
+    .out_h = out_size (in_h, k, pad_h, stride_h),
+    .out_w = out_size (in_w, k, pad_w, stride_w),
     .stride_h = stride_h, .stride_w = stride_w, .pad_h = pad_h,
     .pad_w = pad_w,
   };
-  g_assert_true (hy_depthwise_3x3_supported (&g));
+  g_assert_true (hy_depthwise_supported (&g));
   const int64_t in_n = in_h * in_w, out_n = g.out_h * g.out_w;
 
   /* x and y between NaN guards (all-ones bits: a NaN that a float
@@ -133,15 +135,15 @@ check_plane (int64_t in_h, int64_t in_w, int64_t stride_h,
   memset (ybuf, 0xff, (out_n + 2 * GUARD) * sizeof (float));
   float *x = xbuf + GUARD, *y = ybuf + GUARD;
   fill (x, in_n, seed);
-  float w[9], bias, res_bn[3];
-  fill (w, 9, seed + 1);
+  float w[49], bias, res_bn[3];
+  fill (w, k * k, seed + 1);
   fill (&bias, 1, seed + 2);
   fill (res_bn, 3, seed + 3);
   float *res = g_new (float, out_n);
   fill (res, out_n, seed + 4);
   /* Scaled up so that the clips bite on a good share of the outputs. */
-  for (int t = 0; t < 9; t++)
-    w[t] *= 4;
+  for (int t = 0; t < k * k; t++)
+    w[t] *= 12.0f / (float) k;
 
   hy_depthwise_epilogue e = { 0 };
   switch (kind) {
@@ -168,18 +170,18 @@ check_plane (int64_t in_h, int64_t in_w, int64_t stride_h,
       g_assert_not_reached ();
   }
   const hy_depthwise_epilogue *epi = kind == EPI_NONE ? NULL : &e;
-  hy_depthwise_3x3_plane (&g, y, x, w, bias, epi);
+  hy_depthwise_plane (&g, y, x, w, bias, epi);
 
   double *want = g_new (double, out_n), mag;
   reference_plane (&g, x, w, bias, epi, want, &mag);
   for (int64_t o = 0; o < out_n; o++)
     if (!(fabs (y[o] - want[o]) <= 1e-6 * (1 + mag)))
-      g_error ("%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " stride %"
-          G_GINT64_FORMAT "x%" G_GINT64_FORMAT " pad %" G_GINT64_FORMAT "x%"
-          G_GINT64_FORMAT " epilogue %d: output (%" G_GINT64_FORMAT ", %"
-          G_GINT64_FORMAT ") is %g, want %g", in_h, in_w, stride_h, stride_w,
-          pad_h, pad_w, kind, o / g.out_w,
-          o % g.out_w, y[o], want[o]);
+      g_error ("%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " kernel %"
+          G_GINT64_FORMAT " stride %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+          " pad %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " epilogue %d: "
+          "output (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") is %g, "
+          "want %g", in_h, in_w, k, stride_h, stride_w, pad_h, pad_w, kind,
+          o / g.out_w, o % g.out_w, y[o], want[o]);
   const uint32_t all_ones = 0xffffffffu;
   for (int64_t i = 0; i < GUARD; i++) {
     g_assert_cmpmem (&ybuf[i], sizeof (float), &all_ones, sizeof all_ones);
@@ -192,43 +194,73 @@ check_plane (int64_t in_h, int64_t in_w, int64_t stride_h,
   g_free (want);
 }
 
+/* Every geometry below with a k × k kernel; pads[] are k's. */
 static void
-test_planes (void)
+check_planes (int64_t k, const int64_t (*pads)[2], guint n_pads)
 {
-  if (skip_without_kernel ())
-    return;
   /* MobileNet's, odd ones, around 16 and 32 lanes (and 32 input columns
-   * at stride 2), and planes thinner than the kernel. */
+   * at stride 2, with the 1 to 5 floats after them the wider kernels
+   * read), and planes thinner than the kernel. */
   static const int64_t widths[] = {
-    1, 2, 3, 5, 7, 8, 9, 13, 14, 15, 16, 17, 28, 31, 32, 33, 34, 56, 112,
+    1, 2, 3, 5, 7, 8, 9, 11, 13, 14, 15, 16, 17, 19, 28, 29, 31, 32, 33,
+    34, 35, 37, 56, 112,
   };
-  static const int64_t heights[] = { 1, 2, 3, 7, 9, 14, 17 };
+  static const int64_t heights[] = { 1, 2, 3, 5, 7, 9, 14, 17 };
   static const int64_t strides[][2] = { { 1, 1 }, { 2, 2 }, { 1, 2 },
     { 2, 1 } };
-  static const int64_t pads[][2] = { { 1, 1 }, { 0, 0 }, { 2, 2 }, { 0, 1 },
-    { 1, 0 } };
-  guint32 seed = 1;
+  guint32 seed = 1 + 1000 * (guint32) k;
   for (guint wi = 0; wi < G_N_ELEMENTS (widths); wi++)
     for (guint hi = 0; hi < G_N_ELEMENTS (heights); hi++)
       for (guint si = 0; si < G_N_ELEMENTS (strides); si++)
-        for (guint pi = 0; pi < G_N_ELEMENTS (pads); pi++) {
+        for (guint pi = 0; pi < n_pads; pi++) {
           const int64_t h = heights[hi], w = widths[wi];
-          if (h + 2 * pads[pi][0] < 3 || w + 2 * pads[pi][1] < 3)
+          if (h + 2 * pads[pi][0] < k || w + 2 * pads[pi][1] < k)
             continue;           /* no output */
           const epilogue_kind kind = (epilogue_kind) (seed % N_EPI);
-          check_plane (h, w, strides[si][0], strides[si][1],
+          check_plane (k, h, w, strides[si][0], strides[si][1],
               pads[pi][0], pads[pi][1], kind, seed);
           seed += 7;
         }
-  /* MobileNetV2's maps, square, every epilogue. */
+  /* MobileNet's maps, square, "same" padding, every epilogue. */
   static const int64_t sizes[] = { 7, 14, 28, 56, 112 };
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
     for (int64_t s = 1; s <= 2; s++)
       for (int kind = 0; kind < N_EPI; kind++) {
-        check_plane (sizes[i], sizes[i], s, s, 1, 1,
+        check_plane (k, sizes[i], sizes[i], s, s, k / 2, k / 2,
             (epilogue_kind) kind, seed);
         seed += 7;
       }
+}
+
+static void
+test_planes_3x3 (void)
+{
+  if (skip_without_kernel ())
+    return;
+  static const int64_t pads[][2] = { { 1, 1 }, { 0, 0 }, { 2, 2 }, { 0, 1 },
+    { 1, 0 } };
+  check_planes (3, pads, G_N_ELEMENTS (pads));
+}
+
+/* MobileNetV3's (pad 2), and pads that leave some taps of every edge
+ * output, or none, inside the plane. */
+static void
+test_planes_5x5 (void)
+{
+  if (skip_without_kernel ())
+    return;
+  static const int64_t pads[][2] = { { 2, 2 }, { 0, 0 }, { 1, 1 }, { 3, 3 },
+    { 4, 4 }, { 0, 2 }, { 2, 0 } };
+  check_planes (5, pads, G_N_ELEMENTS (pads));
+}
+
+static void
+test_planes_7x7 (void)
+{
+  if (skip_without_kernel ())
+    return;
+  static const int64_t pads[][2] = { { 3, 3 }, { 0, 0 }, { 1, 2 }, { 5, 5 } };
+  check_planes (7, pads, G_N_ELEMENTS (pads));
 }
 
 /* NaN passes ReLU and clip, as epilogue.h's comparisons let it. */
@@ -239,15 +271,15 @@ test_nan_passes (void)
     return;
   for (int act = HY_FUSED_ACT_RELU; act <= HY_FUSED_ACT_CLIP; act++)
     for (int64_t size = 7; size <= 9; size += 2) {
-      hy_depthwise_3x3 g = {
-        .in_h = size, .in_w = size, .out_h = size, .out_w = size,
+      hy_depthwise g = {
+        .kernel = 3, .in_h = size, .in_w = size, .out_h = size, .out_w = size,
         .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
       };
       float x[81] = { 0 }, y[81], w[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
       x[size + 1] = NAN;        /* row 1, column 1: its 3×3 neighbourhood */
       const hy_depthwise_epilogue e = { .act = (hy_fused_act) act,
         .alpha = 0, .beta = 6 };
-      hy_depthwise_3x3_plane (&g, y, x, w, -1.0f, &e);
+      hy_depthwise_plane (&g, y, x, w, -1.0f, &e);
       for (int64_t r = 0; r < size; r++)
         for (int64_t c = 0; c < size; c++) {
           const float v = y[r * size + c];
@@ -262,21 +294,27 @@ test_nan_passes (void)
 /* ---- Convolution through conv.c ---------------------------------------- */
 
 typedef struct conv_case {
-  int batch, channels, mult, size, stride, pad;
+  int k, batch, channels, mult, size, stride, pad;
   bool bias, batch_norm, residual;
   hy_fused_act act;
 } conv_case;
 
 static const conv_case conv_cases[] = {
   /* MobileNetV2's: bias folded in, ReLU6 fused */
-  { 1, 32, 1, 28, 1, 1, true, false, false, HY_FUSED_ACT_CLIP },
-  { 1, 24, 1, 14, 2, 1, true, false, false, HY_FUSED_ACT_CLIP },
-  { 1, 40, 1, 7, 1, 1, true, false, false, HY_FUSED_ACT_CLIP },
+  { 3, 1, 32, 1, 28, 1, 1, true, false, false, HY_FUSED_ACT_CLIP },
+  { 3, 1, 24, 1, 14, 2, 1, true, false, false, HY_FUSED_ACT_CLIP },
+  { 3, 1, 40, 1, 7, 1, 1, true, false, false, HY_FUSED_ACT_CLIP },
   /* batch, a channel multiplier, BatchNorm and residual fused */
-  { 2, 6, 2, 17, 1, 1, false, true, true, HY_FUSED_ACT_RELU },
-  { 2, 5, 2, 9, 2, 0, true, false, false, HY_FUSED_ACT_NONE },
+  { 3, 2, 6, 2, 17, 1, 1, false, true, true, HY_FUSED_ACT_RELU },
+  { 3, 2, 5, 2, 9, 2, 0, true, false, false, HY_FUSED_ACT_NONE },
   /* an activation left to conv.c's epilogue pass */
-  { 2, 8, 1, 13, 1, 1, true, true, false, HY_FUSED_ACT_LEAKY },
+  { 3, 2, 8, 1, 13, 1, 1, true, true, false, HY_FUSED_ACT_LEAKY },
+  /* MobileNetV3's 5×5: BatchNorm and ReLU, or hard swish left to conv.c */
+  { 5, 1, 24, 1, 28, 2, 2, false, true, false, HY_FUSED_ACT_RELU },
+  { 5, 1, 40, 1, 14, 1, 2, false, true, false, HY_FUSED_ACT_RELU },
+  { 5, 2, 6, 2, 17, 1, 2, true, true, true, HY_FUSED_ACT_CLIP },
+  { 5, 2, 5, 1, 9, 2, 0, true, false, false, HY_FUSED_ACT_NONE },
+  { 5, 2, 8, 1, 7, 1, 2, true, true, false, HY_FUSED_ACT_LEAKY },
 };
 
 /* The convolution, its epilogue after it, in double precision. */
@@ -290,13 +328,13 @@ reference_conv (const conv_case *q, int out, const float *x, const float *w,
       for (int oy = 0; oy < out; oy++)
         for (int ox = 0; ox < out; ox++) {
           double s = bias ? bias[f] : 0.0;
-          for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
+          for (int i = 0; i < q->k; i++)
+            for (int j = 0; j < q->k; j++) {
               const int iy = oy * q->stride - q->pad + i;
               const int ix = ox * q->stride - q->pad + j;
               if (iy < 0 || iy >= q->size || ix < 0 || ix >= q->size)
                 continue;
-              s += (double) w[f * 9 + i * 3 + j]
+              s += (double) w[(f * q->k + i) * q->k + j]
                   * x[((b * q->channels + f / q->mult) * q->size + iy)
                       * q->size + ix];
             }
@@ -320,11 +358,11 @@ static void
 test_conv (gconstpointer data)
 {
   const conv_case *q = data;
-  const int out = (q->size + 2 * q->pad - 3) / q->stride + 1;
+  const int out = (q->size + 2 * q->pad - q->k) / q->stride + 1;
   const int filters = q->channels * q->mult;
   hy_conv_params p = {
     .op = hy_op_lookup ("Convolution")->id, .n_spatial = 2,
-    .kernel = { 3, 3 }, .stride = { q->stride, q->stride },
+    .kernel = { q->k, q->k }, .stride = { q->stride, q->stride },
     .dilate = { 1, 1 }, .pad = { q->pad, q->pad },
     .num_filter = filters, .num_group = q->channels, .no_bias = !q->bias,
     .fused = {
@@ -333,7 +371,7 @@ test_conv (gconstpointer data)
     },
   };
   hy_shape xs = { 4, { q->batch, q->channels, q->size, q->size } };
-  hy_shape ws = { 4, { filters, 1, 3, 3 } };
+  hy_shape ws = { 4, { filters, 1, q->k, q->k } };
   hy_shape bs = { 1, { filters } }, ns = { 2, { 3, filters } };
   hy_shape ys = { 4, { q->batch, filters, out, out } };
   hy_tensor *in[5];
@@ -343,7 +381,7 @@ test_conv (gconstpointer data)
   in[++n_in] = hy_tensor_new (&ws);
   fill (in[n_in]->data, hy_shape_numel (&ws), 7);
   for (int64_t i = 0; i < hy_shape_numel (&ws); i++)
-    in[n_in]->data[i] *= 4;     /* so that ReLU6 clips some */
+    in[n_in]->data[i] *= 12.0f / q->k;  /* so that ReLU6 clips some */
   const float *bias = NULL, *bn = NULL, *res = NULL;
   if (q->bias) {
     in[++n_in] = hy_tensor_new (&bs);
@@ -399,7 +437,9 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/depthwise-avx512/planes", test_planes);
+  g_test_add_func ("/depthwise-avx512/planes", test_planes_3x3);
+  g_test_add_func ("/depthwise-avx512/planes-5x5", test_planes_5x5);
+  g_test_add_func ("/depthwise-avx512/planes-7x7", test_planes_7x7);
   g_test_add_func ("/depthwise-avx512/nan-passes", test_nan_passes);
   for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++) {
     g_autofree char *name = g_strdup_printf ("/depthwise-avx512/conv/%u", i);
