@@ -146,6 +146,10 @@ typedef struct chunk_masks {
   __mmask16 load[3];
   __mmask16 store;
   bool interior;                /* stride 1, no lane off the row */
+  bool hi_inside;               /* stride 1: all 16 floats of the second
+                                 * vector in the row, so that a plain load
+                                 * of it reads nothing past the row's end
+                                 * (the plane's, at its last row) */
 } chunk_masks;
 
 DW_INLINE chunk_masks
@@ -161,6 +165,7 @@ chunk_masks_at (const hy_depthwise *g, int64_t o0, const int K,
     m.load[1] = lanes_within (pos + 16, 0, g->in_w) & tail;
     m.load[2] = 0;
     m.interior = m.load[0] == 0xffff && m.load[1] == tail;
+    m.hi_inside = lanes_within (pos + 16, 0, g->in_w) == 0xffff;
   } else {
     /* 31 + K − 1 floats: two vectors and K − 2 after them. */
     const __mmask16 tail = (__mmask16) ((1u << (K - 2)) - 1);
@@ -169,6 +174,7 @@ chunk_masks_at (const hy_depthwise *g, int64_t o0, const int K,
     m.load[2] = lanes_within (pos + 32, 0, g->in_w) & tail;
     m.interior = m.load[0] == 0xffff && m.load[1] == 0xffff
         && m.load[2] == tail;
+    m.hi_inside = true;
   }
   m.store = lanes_within (o0, 0, g->out_w);
   return m;
@@ -196,7 +202,10 @@ load_taps (const float *at, const chunk_masks *m, const int K, const int SW,
 {
   if (SW == 1) {
     const __m512i lo = load_lanes (m->load[0], at, MASKED);
-    const __m512i hi = load_lanes (m->load[1], at + 16, MASKED);
+    /* Only K − 1 of hi's lanes are needed: near the row's end a plain
+     * load would read past it. */
+    const __m512i hi = load_lanes (m->load[1], at + 16,
+        MASKED || !m->hi_inside);
     v[0] = _mm512_castsi512_ps (lo);
     /* valignd takes its shift as an immediate: one case per tap. */
 #define TAP_S1(kw) \
