@@ -1962,20 +1962,25 @@ def calibrate_batchnorm(net, x, rng):
         b.running_var.set_data(mx.nd.array(var * np.exp(randn(rng, var.shape, 0.1))))
 
 
+def write_classifier_case(case, case_dir, rng, model, net, size, batch):
+    """A zoo classifier's case: Xavier weights from numpy, seeded by the model name alone (so the
+    batch variants are the same network), BatchNorm statistics calibrated on smooth images."""
+    mrng = np.random.RandomState(seed_of("zoo_" + model))
+    net.initialize(mx.init.Xavier())
+    x = smooth_images(rng, (batch, 3, size, size))
+    net(mx.nd.array(x[:1]))  # resolves deferred shapes
+    randomize_gluon(net, mrng, xavier=True)
+    calibrate_batchnorm(net, smooth_images(mrng, (2, 3, size, size)), mrng)
+    outs = write_gluon_case(case, case_dir, net, [x])
+    check_classifier_output(case, outs[0], batch)
+    return outs
+
+
 def zoo_builder(model, batch):
     def build(case, case_dir, rng):
-        # The weights depend only on the model name, so b1 and b4 are the same network.
-        mrng = np.random.RandomState(seed_of("zoo_" + model))
-        size = 299 if model == "inceptionv3" else 224
         net = mx.gluon.model_zoo.vision.get_model(model, pretrained=False)
-        net.initialize(mx.init.Xavier())
-        x = smooth_images(rng, (batch, 3, size, size))
-        net(mx.nd.array(x[:1]))  # resolves deferred shapes
-        randomize_gluon(net, mrng, xavier=True)
-        calibrate_batchnorm(net, smooth_images(mrng, (2, 3, size, size)), mrng)
-        outs = write_gluon_case(case, case_dir, net, [x])
-        check_classifier_output(case, outs[0], batch)
-        return outs
+        size = 299 if model == "inceptionv3" else 224
+        return write_classifier_case(case, case_dir, rng, model, net, size, batch)
     return build
 
 
@@ -2519,18 +2524,8 @@ def gluoncv_classifier_builder(model, size, batch):
         model_zoo = import_gluoncv()
         if model_zoo is None:
             return None
-        # As the Gluon zoo's classifiers: weights from numpy, seeded by the model name alone (b1
-        # and b2 are the same network), then BatchNorm statistics calibrated on smooth images.
-        mrng = np.random.RandomState(seed_of("zoo_" + model))
         net = model_zoo.get_model(model, pretrained=False)
-        net.initialize(mx.init.Xavier())
-        x = smooth_images(rng, (batch, 3, size, size))
-        net(mx.nd.array(x[:1]))  # resolves deferred shapes
-        randomize_gluon(net, mrng, xavier=True)
-        calibrate_batchnorm(net, smooth_images(mrng, (2, 3, size, size)), mrng)
-        outs = write_gluon_case(case, case_dir, net, [x])
-        check_classifier_output(case, outs[0], batch)
-        return outs
+        return write_classifier_case(case, case_dir, rng, model, net, size, batch)
     return build
 
 
