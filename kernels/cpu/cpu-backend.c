@@ -9,6 +9,7 @@
 #include "cpu-kernel.h"
 #include "blas.h"
 #include "conv-packed.h"
+#include "conv-winograd.h"
 #ifdef HY_HAVE_DNNL
 #include "kernels/cpu/conv-dnnl.h"
 #endif
@@ -107,8 +108,9 @@ cpu_copy_bytes (hy_backend *be, void *dst, const void *src, size_t bytes,
 
 /* Convolutions oneDNN takes (when it is on) get their primitive and
  * reordered weights here, once per plan call (conv-dnnl.h); of the rest,
- * those the packed GEMM takes get their weights packed (conv-packed.h);
- * everything else keeps its kernel. */
+ * the 3×3 ones Winograd's algorithm pays on get their transformed weights
+ * (conv-winograd.h), and those the packed GEMM takes get their weights
+ * packed (conv-packed.h); everything else keeps its kernel. */
 static gboolean
 cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
 {
@@ -131,6 +133,13 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
     }
   }
 #endif
+  hy_conv_winograd *winograd = hy_conv_winograd_new (call->params, call->in,
+      call->n_in, call->out[0], call->const_inputs);
+  if (winograd) {
+    call->fn = (hy_kernel_ptr) hy_cpu_convolution_winograd;
+    call->params = winograd;
+    return TRUE;
+  }
   hy_conv_packed *packed = hy_conv_packed_new (call->params, call->in,
       call->n_in, call->out[0], call->const_inputs);
   if (packed) {
@@ -149,6 +158,8 @@ cpu_release_call (hy_backend *be, hy_call *call)
 #endif
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
     hy_conv_packed_free ((hy_conv_packed *) call->params);
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_winograd)
+    hy_conv_winograd_free ((hy_conv_winograd *) call->params);
 }
 
 static const char *
@@ -160,6 +171,8 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl)
     return "onednn";
 #endif
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_winograd)
+    return "winograd";
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
     return hy_conv_packed_kernel_name ((const hy_conv_packed *)
         call->params);

@@ -9,10 +9,17 @@
  * the median round per forward, and checks that both give the same
  * output bit for bit.
  *
+ * With --winograd first, the two are the packed kernel as the plan would
+ * run it (implicit im2col where it can) and Winograd's F(4×4, 3×3)
+ * (conv-winograd.h), on the 3×3 stride-1 layers, at the batch given
+ * after it; their outputs then differ by the transforms' rounding, and
+ * the largest difference is printed relative to the outputs' largest.
+ *
  *   ninja -C build tests/conv-bench
  *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 build/tests/conv-bench \
- *     [rounds [threads [part of a layer's name]]]
+ *     [--winograd batch] [rounds [threads [part of a layer's name]]]
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +28,7 @@
 #include "hybrid.h"
 #include "core/op.h"
 #include "kernels/cpu/conv-packed.h"
+#include "kernels/cpu/conv-winograd.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/nn.h"
 
@@ -67,16 +75,41 @@ fill (float *v, int64_t n)
     v[i] = (float) ((i * 7919 % 2001) - 1000) / 1000.0f;
 }
 
+/* The largest |a − b| over the largest |b|. */
+static double
+relative_difference (const hy_tensor *a, const hy_tensor *b)
+{
+  const int64_t n = hy_tensor_nbytes (a) / sizeof (float);
+  const float *x = a->data, *y = b->data;
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < n; i++) {
+    diff = fmax (diff, fabs ((double) x[i] - y[i]));
+    scale = fmax (scale, fabs ((double) y[i]));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
 int
 main (int argc, char **argv)
 {
+  /* Winograd against the packed kernel, at a batch. */
+  int batch = 1;
+  const bool winograd = argc > 2 && !strcmp (argv[1], "--winograd");
+  if (winograd) {
+    batch = atoi (argv[2]);
+    argc -= 2;
+    argv += 2;
+  }
   const int rounds = argc > 1 ? atoi (argv[1]) : 10;
   const int per_round = 10;
   threads = argc > 2 ? atoi (argv[2]) : 1;
   hy_cpu_ctx ctx = { 0 };
   hy_cpu_ctx_set_threads (&ctx, threads);
-  printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer", "im2col", "implicit",
-      "(median)", "(median)", "speed-up", "GFLOP/s im2col, implicit");
+  printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer",
+      winograd ? "packed" : "im2col", winograd ? "winograd" : "implicit",
+      "(median)", "(median)", "speed-up", winograd
+      ? "GFLOP/s packed (direct FLOPs), largest difference"
+      : "GFLOP/s im2col, implicit");
   for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
     const layer *q = &layers[l];
     if (argc > 3 && !strstr (q->name, argv[3]))
@@ -89,10 +122,12 @@ main (int argc, char **argv)
       .num_filter = q->filters, .num_group = 1,
       .fused = { .act = HY_FUSED_ACT_RELU },
     };
-    hy_shape xs = { 4, { 1, q->channels, q->size, q->size } };
+    if (winograd && (q->kernel != 3 || q->stride != 1))
+      continue;
+    hy_shape xs = { 4, { batch, q->channels, q->size, q->size } };
     hy_shape ws = { 4, { q->filters, q->channels, q->kernel, q->kernel } };
     hy_shape bs = { 1, { q->filters } };
-    hy_shape ys = { 4, { 1, q->filters, out, out } };
+    hy_shape ys = { 4, { batch, q->filters, out, out } };
     hy_tensor *in[3] = {
       hy_tensor_new (&xs), hy_tensor_new (&ws), hy_tensor_new (&bs),
     };
@@ -105,25 +140,45 @@ main (int argc, char **argv)
       printf ("%-30s not on the packed kernel here\n", q->name);
       continue;
     }
-    const bool can = hy_conv_packed_set_implicit (conv, true);
+    hy_conv_winograd *wino = winograd ? hy_conv_winograd_new (&p,
+        (const hy_tensor *const *) in, 3, y[0], 2u) : NULL;
+    if (winograd && !wino) {
+      printf ("%-30s not on the Winograd kernel here (HYBRIDINFER_WINOGRAD=1 "
+          "takes every layer it can run)\n", q->name);
+      hy_conv_packed_free (conv);
+      continue;
+    }
+    /* The packed kernel as the plan runs it, against Winograd; or the
+     * lowered column matrix against the implicit one. */
+    const bool implicit = hy_conv_packed_set_implicit (conv, true);
+    const bool can = winograd || implicit;
     double *t[2] = { g_new (double, rounds), g_new (double, rounds) };
     for (int r = 0; r < rounds; r++) {
       for (int v = 0; v < (can ? 2 : 1); v++) {
-        hy_conv_packed_set_implicit (conv, v == 1);
-        hy_cpu_convolution_packed (&ctx, conv, (const hy_tensor *const *) in,
-            3, &y[v], 1);       /* warm */
+        if (!winograd)
+          hy_conv_packed_set_implicit (conv, v == 1);
+        hy_cpu_kernel_fn fn = winograd && v == 1
+            ? hy_cpu_convolution_winograd : hy_cpu_convolution_packed;
+        const void *params = winograd && v == 1 ? (const void *) wino
+            : (const void *) conv;
+        fn (&ctx, params, (const hy_tensor *const *) in, 3, &y[v], 1);
         const double t0 = thread_ms ();
         for (int i = 0; i < per_round; i++)
-          hy_cpu_convolution_packed (&ctx, conv,
-              (const hy_tensor *const *) in, 3, &y[v], 1);
+          fn (&ctx, params, (const hy_tensor *const *) in, 3, &y[v], 1);
         t[v][r] = (thread_ms () - t0) / per_round;
       }
     }
-    const double gflop = 2.0 * q->filters * q->channels * q->kernel
+    const double gflop = 2.0 * batch * q->filters * q->channels * q->kernel
         * q->kernel * out * out / 1e9;
     qsort (t[0], rounds, sizeof (double), cmp_double);
-    if (can) {
+    if (can)
       qsort (t[1], rounds, sizeof (double), cmp_double);
+    if (winograd) {
+      printf ("%-30s %9.4f %9.4f %9.4f %9.4f %7.3fx  %.0f, %.1e\n", q->name,
+          t[0][0], t[1][0], t[0][rounds / 2], t[1][rounds / 2],
+          t[0][0] / t[1][0], gflop / t[0][0] * 1e3,
+          relative_difference (y[1], y[0]));
+    } else if (can) {
       const bool same = !memcmp (y[0]->data, y[1]->data,
           hy_tensor_nbytes (y[0]));
       printf ("%-30s %9.4f %9.4f %9.4f %9.4f %7.3fx  %.0f, %.0f%s\n", q->name,
@@ -138,6 +193,7 @@ main (int argc, char **argv)
     }
     g_free (t[0]);
     g_free (t[1]);
+    hy_conv_winograd_free (wino);
     hy_conv_packed_free (conv);
     for (int i = 0; i < 3; i++)
       hy_tensor_free (in[i]);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "hybrid.h"
+#include "conv-reference.h"
 #include "core/op.h"
 #include "kernels/cpu/conv-packed.h"
 #include "kernels/cpu/cpu-kernel.h"
@@ -368,35 +369,14 @@ reference_conv (const conv_case *q, int out_h, int out, const float *x,
     const float *w, const float *bias, const float *bn, const float *res,
     float *y)
 {
-  const int cg = q->channels / q->groups, fg = q->filters / q->groups;
-  const int in_h = q->height ? q->height : q->size;
-  for (int b = 0; b < q->batch; b++)
-    for (int f = 0; f < q->filters; f++)
-      for (int oy = 0; oy < out_h; oy++)
-        for (int ox = 0; ox < out; ox++) {
-          const int grp = f / fg;
-          double s = bias ? bias[f] : 0.0;
-          for (int c = 0; c < cg; c++)
-            for (int i = 0; i < q->kernel; i++)
-              for (int j = 0; j < q->kernel; j++) {
-                const int iy = oy * q->stride - q->pad + i * q->dilate;
-                const int ix = ox * q->stride - q->pad + j * q->dilate;
-                if (iy < 0 || iy >= in_h || ix < 0 || ix >= q->size)
-                  continue;
-                s += (double) w[((f * cg + c) * q->kernel + i) * q->kernel
-                    + j] * x[((b * q->channels + grp * cg + c) * in_h
-                        + iy) * q->size + ix];
-              }
-          if (bn)
-            s = (s - bn[f]) * bn[q->filters + f] + bn[2 * q->filters + f];
-          const int64_t o = ((int64_t) (b * q->filters + f) * out_h + oy)
-              * out + ox;
-          if (res)
-            s += res[o];
-          if (q->relu && s < 0)
-            s = 0;
-          y[o] = (float) s;
-        }
+  const conv_reference r = {
+    .batch = q->batch, .channels = q->channels,
+    .height = q->height ? q->height : q->size, .width = q->size,
+    .filters = q->filters, .kernel = q->kernel, .stride = q->stride,
+    .pad = q->pad, .dilate = q->dilate, .groups = q->groups,
+    .act = q->relu ? HY_FUSED_ACT_RELU : HY_FUSED_ACT_NONE,
+  };
+  conv_reference_run (&r, out_h, out, x, w, bias, bn, res, y);
 }
 
 static void
