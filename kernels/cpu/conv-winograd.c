@@ -44,11 +44,15 @@
  * ResNet's 56×56 and 28×28 layers).  With a larger U, blocks small
  * enough for that would read it from memory again and again (ResNet-18's
  * 14×14 layers, 9.4 MB of U for 4 tiles a block, ran no faster than the
- * packed kernel): the blocks are then up to SHARED_BLOCK_BYTES, a whole
- * map at batch 1 on ResNet's 28×28 and 14×14 layers, and each of their
- * steps is split over the threads (hybridinfer bench --profile, ResNet-18
- * b1, 2 threads: 0.21 ms a 28×28 layer instead of 0.28, 0.43 a 14×14
- * one instead of 0.61; on 56×56 the other way round, 0.22 against 0.50). */
+ * packed kernel): the blocks are then up to SHARED_BLOCK_BYTES (a whole
+ * map at batch 1 on ResNet's 28×28 and 14×14 layers), or a quarter of U
+ * where that is more (512 filters: U is 38 MB; one block instead of two
+ * was 1.35× the packed kernel instead of 1.25× on 7×7 maps at batch 8,
+ * one thread), and each of their steps is split over the threads
+ * (hybridinfer bench --profile, ResNet-18 b1, 2 threads: 0.21 ms a 28×28
+ * layer instead of 0.28, 0.43 a 14×14 one instead of 0.61; on 56×56 the
+ * other way round, 0.22 against 0.50).  Blocks cross from one image into
+ * the next, so that small maps make blocks of many tiles too. */
 #define SMALL_U_BYTES (1024 * 1024)
 #define THREAD_BLOCK_BYTES (512 * 1024)
 #define SHARED_BLOCK_BYTES (4 * 1024 * 1024)
@@ -297,15 +301,17 @@ winograd_cpu (void)
 
 #endif
 
-/* One block of tile rows [tile_row0, tile_row1) of one image. */
+/* One block: tile rows [row0, row1) of the batch's, counted on from one
+ * image's last to the next one's first (row g is image g / tiles_h's
+ * row g % tiles_h), so that on small maps a block spans images. */
 typedef struct block_job {
   const hy_conv_winograd *conv;
-  const float *x;               /* the image's input */
-  float *y;                     /* the image's output */
-  const float *res;             /* its residual, or NULL */
+  const float *x;
+  float *y;
+  const float *res;             /* NULL: none */
   const float *bias, *bn;
   bool epilogue;
-  int64_t tile_row0, tile_row1;
+  int64_t row0, row1;
   int64_t tiles;                /* V's and M's rows: a full block's */
   int64_t cols;                 /* this block's tiles */
   float *v, *m;
@@ -318,16 +324,19 @@ input_channels (void *arg, int64_t begin, int64_t end, int thread)
   const block_job *j = arg;
   const hy_conv_winograd *w = j->conv;
   const int64_t xi_stride = w->channels * j->tiles;
+  const int64_t in_plane = w->in_h * w->in_w;
   for (int64_t c = begin; c < end; c++) {
-    const float *plane = j->x + c * w->in_h * w->in_w;
     float *vc = j->v + c * j->tiles;
-    for (int64_t ty = j->tile_row0; ty < j->tile_row1; ty++)
+    for (int64_t g = j->row0; g < j->row1; g++) {
+      const int64_t b = g / w->tiles_h, ty = g % w->tiles_h;
+      const float *plane = j->x + (b * w->channels + c) * in_plane;
       for (int64_t tx = 0; tx < w->tiles_w; tx += 16) {
         const int n = (int) (w->tiles_w - tx < 16 ? w->tiles_w - tx : 16);
-        const int64_t t = (ty - j->tile_row0) * w->tiles_w + tx;
+        const int64_t t = (g - j->row0) * w->tiles_w + tx;
         input_tiles (plane, w->in_h, w->in_w, TILE * ty - w->pad_h,
             TILE * tx - w->pad_w, n, vc + t, xi_stride);
       }
+    }
   }
 #endif
 }
@@ -344,6 +353,29 @@ products (void *arg, int64_t begin, int64_t end, int thread)
         false, 0, NULL, NULL);
 }
 
+/* The fused epilogue on filter f's outputs of the block, image by image:
+ * each image's rows of it are contiguous, and still in cache. */
+static void
+block_epilogue (const block_job *j, int64_t f)
+{
+  const hy_conv_winograd *w = j->conv;
+  const int64_t plane = w->out_h * w->out_w;
+  const hy_epilogue_channels ch = { j->bias, j->bn, w->filters };
+  const hy_epilogue_channels own = hy_epilogue_channels_from (&ch, f);
+  for (int64_t g = j->row0; g < j->row1;) {
+    const int64_t b = g / w->tiles_h, ty = g % w->tiles_h;
+    const int64_t image_end = (b + 1) * w->tiles_h;
+    const int64_t next = j->row1 < image_end ? j->row1 : image_end;
+    const int64_t out_row0 = TILE * ty;
+    const int64_t out_row1 = TILE * (ty + next - g) < w->out_h
+        ? TILE * (ty + next - g) : w->out_h;
+    const int64_t at = (b * w->filters + f) * plane + out_row0 * w->out_w;
+    hy_epilogue_rows (&w->p.fused, j->y + at, j->res ? j->res + at : NULL,
+        1, (out_row1 - out_row0) * w->out_w, plane, &own);
+    g = next;
+  }
+}
+
 static AVX512 void
 output_filters (void *arg, int64_t begin, int64_t end, int thread)
 {
@@ -352,19 +384,14 @@ output_filters (void *arg, int64_t begin, int64_t end, int thread)
   const hy_conv_winograd *w = j->conv;
   const int64_t xi_stride = w->filters * j->tiles;
   const int64_t plane = w->out_h * w->out_w;
-  const int64_t out_row0 = TILE * j->tile_row0;
-  const int64_t out_row1 = TILE * j->tile_row1 < w->out_h
-      ? TILE * j->tile_row1 : w->out_h;
-  const hy_epilogue_channels ch = {
-    j->bias, j->bn, w->filters,
-  };
   for (int64_t f = begin; f < end; f++) {
     const float *mf = j->m + f * j->tiles;
-    float *yf = j->y + f * plane;
-    for (int64_t ty = j->tile_row0; ty < j->tile_row1; ty++)
+    for (int64_t g = j->row0; g < j->row1; g++) {
+      const int64_t b = g / w->tiles_h, ty = g % w->tiles_h;
+      float *yf = j->y + (b * w->filters + f) * plane;
       for (int64_t tx = 0; tx < w->tiles_w; tx += 16) {
         const int n = (int) (w->tiles_w - tx < 16 ? w->tiles_w - tx : 16);
-        const int64_t t = (ty - j->tile_row0) * w->tiles_w + tx;
+        const int64_t t = (g - j->row0) * w->tiles_w + tx;
         const int64_t rows = w->out_h - TILE * ty;
         const int64_t cols = w->out_w - TILE * tx;
         output_tiles (mf + t, xi_stride, n,
@@ -372,14 +399,9 @@ output_filters (void *arg, int64_t begin, int64_t end, int thread)
             (int) (rows < TILE ? rows : TILE),
             cols < TILE * n ? cols : TILE * n);
       }
-    /* The block's rows of this filter, still in cache. */
-    if (j->epilogue) {
-      const int64_t at = out_row0 * w->out_w;
-      const hy_epilogue_channels own = hy_epilogue_channels_from (&ch, f);
-      hy_epilogue_rows (&w->p.fused, yf + at,
-          j->res ? j->res + f * plane + at : NULL, 1,
-          (out_row1 - out_row0) * w->out_w, plane, &own);
     }
+    if (j->epilogue)
+      block_epilogue (j, f);
   }
 #endif
 }
@@ -398,13 +420,20 @@ winograd_wanted (void)
 }
 
 /* Where it pays (docs/PERFORMANCE.md, "Winograd"): enough channels for
- * the transforms to be a small part of the products, enough tiles per
- * image for the products to fill the kernel's tiles. */
+ * the transforms to be a small part of the products, and enough tiles
+ * for the products to fill the kernel's tiles and to read U fewer times
+ * than the packed kernel its weights.  conv-bench --winograd, one thread,
+ * ResNet's layers: 2.2-2.8× the packed kernel on 56×56 and 28×28 maps,
+ * 1.3-1.5× on 14×14 (batch 1 or 8); on 7×7 maps (4 tiles an image) 0.66×
+ * at batch 1, 1.04× at 2, 1.25-1.35× at 4 and 8. */
 static bool
-winograd_pays (int64_t channels, int64_t filters, int64_t out_h,
-    int64_t out_w)
+winograd_pays (int64_t batch, int64_t channels, int64_t filters,
+    int64_t out_h, int64_t out_w)
 {
-  return channels >= 32 && filters >= 32 && out_h >= 14 && out_w >= 14;
+  const int64_t tiles = batch * ((out_h + TILE - 1) / TILE)
+      * ((out_w + TILE - 1) / TILE);
+  return channels >= 32 && filters >= 32
+      && ((out_h >= 14 && out_w >= 14) || tiles >= 16);
 }
 
 hy_conv_winograd *
@@ -424,8 +453,8 @@ hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
   if (x->dims[0] == 0 || channels == 0 || filters == 0 || y->dims[2] == 0
       || y->dims[3] == 0)
     return NULL;
-  if (wanted == 2 && !winograd_pays (channels, filters, y->dims[2],
-          y->dims[3]))
+  if (wanted == 2 && !winograd_pays (x->dims[0], channels, filters,
+          y->dims[2], y->dims[3]))
     return NULL;
 
   hy_conv_winograd *w = g_new0 (hy_conv_winograd, 1);
@@ -445,9 +474,13 @@ hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
       * (int64_t) sizeof (float) <= SMALL_U_BYTES;
   const int64_t per_row = (int64_t) N_XI * (channels + filters)
       * w->tiles_w * (int64_t) sizeof (float);
+  const int64_t u_bytes = (int64_t) N_XI * filters * channels
+      * (int64_t) sizeof (float);
+  const int64_t shared_bytes = SHARED_BLOCK_BYTES > u_bytes / 4
+      ? SHARED_BLOCK_BYTES : u_bytes / 4;
   const int64_t rows = (w->blocks_per_thread ? THREAD_BLOCK_BYTES
-      : SHARED_BLOCK_BYTES) / per_row;
-  w->block_rows = rows < 1 ? 1 : rows > w->tiles_h ? w->tiles_h : rows;
+      : shared_bytes) / per_row;
+  w->block_rows = rows < 1 ? 1 : rows;
 
   /* U, (filters, channels) per position, then packed. */
   float *u = malloc ((size_t) (N_XI * filters * channels) * sizeof (float));
@@ -492,11 +525,11 @@ blocks_share_out (int64_t n, int threads)
 /* Where blocks run, and their scratch. */
 typedef struct run_job {
   const hy_conv_winograd *conv;
-  const hy_tensor *const *in;
-  hy_tensor *out;
-  const float *bias, *bn, *res;
+  const float *x, *bias, *bn, *res;
+  float *y;
   bool epilogue;
-  int64_t block_rows, blocks;   /* per image */
+  int64_t rows;                 /* the batch's tile rows */
+  int64_t block_rows;
   int64_t tiles;                /* V's and M's rows */
   float *scratch;               /* V then M, per thread or shared */
   size_t scratch_stride;        /* bytes between threads' */
@@ -506,21 +539,15 @@ typedef struct run_job {
 static block_job
 block_at (const run_job *r, int64_t block, float *scratch)
 {
-  const hy_conv_winograd *w = r->conv;
-  const int64_t b = block / r->blocks;
-  const int64_t row0 = block % r->blocks * r->block_rows;
-  const int64_t row1 = row0 + r->block_rows < w->tiles_h
-      ? row0 + r->block_rows : w->tiles_h;
-  const int64_t in_plane = w->in_h * w->in_w, out_plane = w->out_h * w->out_w;
+  const int64_t row0 = block * r->block_rows;
+  const int64_t row1 = row0 + r->block_rows < r->rows
+      ? row0 + r->block_rows : r->rows;
   const block_job j = {
-    .conv = w,
-    .x = r->in[0]->data + b * w->channels * in_plane,
-    .y = r->out->data + b * w->filters * out_plane,
-    .res = r->res ? r->res + b * w->filters * out_plane : NULL,
+    .conv = r->conv, .x = r->x, .y = r->y, .res = r->res,
     .bias = r->bias, .bn = r->bn, .epilogue = r->epilogue,
-    .tile_row0 = row0, .tile_row1 = row1,
+    .row0 = row0, .row1 = row1,
     /* A short last block keeps the full block's strides. */
-    .tiles = r->tiles, .cols = (row1 - row0) * w->tiles_w,
+    .tiles = r->tiles, .cols = (row1 - row0) * r->conv->tiles_w,
     .v = scratch, .m = scratch + r->v_floats,
   };
   return j;
@@ -551,27 +578,29 @@ hy_cpu_convolution_winograd (hy_cpu_ctx *ctx, const void *params,
   const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
       : NULL;
   const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
-  const int64_t batch = in[0]->shape.dims[0];
   const int threads = hy_cpu_n_threads (ctx);
   run_job r = {
-    .conv = w, .in = in, .out = out[0], .bias = bias, .bn = bn, .res = res,
-    .epilogue = hy_epilogue_is_set (&p->fused) || bias,
-    .block_rows = w->block_rows,
+    .conv = w, .x = in[0]->data, .bias = bias, .bn = bn, .res = res,
+    .y = out[0]->data, .epilogue = hy_epilogue_is_set (&p->fused) || bias,
+    .rows = in[0]->shape.dims[0] * w->tiles_h,
   };
+  /* Blocks of as even a size as they come. */
+  r.block_rows = w->block_rows < r.rows ? w->block_rows : r.rows;
+  r.block_rows = (r.rows + (r.rows + r.block_rows - 1) / r.block_rows - 1)
+      / ((r.rows + r.block_rows - 1) / r.block_rows);
   /* Each thread its own blocks, whole, where the rule says so and they
    * share out (cut finer until they do); else one block at a time, each
    * of its three steps split over the threads. */
   bool per_thread = false;
-  for (int64_t rows = w->block_rows;
+  for (int64_t rows = r.block_rows;
       threads > 1 && w->blocks_per_thread && rows >= 1; rows--) {
-    const int64_t blocks = (w->tiles_h + rows - 1) / rows;
-    if (blocks_share_out (batch * blocks, threads)) {
+    if (blocks_share_out ((r.rows + rows - 1) / rows, threads)) {
       per_thread = true;
       r.block_rows = rows;
       break;
     }
   }
-  r.blocks = (w->tiles_h + r.block_rows - 1) / r.block_rows;
+  const int64_t blocks = (r.rows + r.block_rows - 1) / r.block_rows;
   r.tiles = r.block_rows * w->tiles_w;
   /* V and M, with a vector's slack after each for the masked loads'
    * addresses. */
@@ -581,7 +610,7 @@ hy_cpu_convolution_winograd (hy_cpu_ctx *ctx, const void *params,
   if (per_thread) {
     r.scratch = hy_cpu_workspace_per_thread (ctx, floats * sizeof (float),
         &r.scratch_stride);
-    hy_cpu_parallel_each (ctx, batch * r.blocks, blocks_on_thread, &r);
+    hy_cpu_parallel_each (ctx, blocks, blocks_on_thread, &r);
     return;
   }
   r.scratch = hy_cpu_workspace (ctx, floats * sizeof (float));
@@ -589,7 +618,7 @@ hy_cpu_convolution_winograd (hy_cpu_ctx *ctx, const void *params,
    * tiles, a filter's about as many: items that small are not worth a
    * thread each. */
   const int64_t grain = hy_cpu_grain (N_XI * r.tiles);
-  for (int64_t i = 0; i < batch * r.blocks; i++) {
+  for (int64_t i = 0; i < blocks; i++) {
     const block_job j = block_at (&r, i, r.scratch);
     hy_cpu_parallel_for (ctx, w->channels, grain, input_channels,
         (void *) &j);

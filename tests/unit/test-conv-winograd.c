@@ -7,6 +7,7 @@
  *    to a single tile; padding 0, 1 and 2; channel and filter counts off
  *    the kernels' 16- and 48-row tiles; batch 1 to 3;
  *  - the fused epilogue: bias, BatchNorm, residual, ReLU or clip;
+ *  - blocks of tile rows that span images, or end inside one;
  *  - on one thread and on two (both ways of sharing blocks out), twice
  *    each (the second time on a workspace sized by the first), bit for
  *    bit the same;
@@ -54,6 +55,10 @@ static const wino_case cases[] = {
   { 1, 300, 8, 8, 16, 1, false, false, true, HY_FUSED_ACT_RELU },
   /* a 56×56 map at batch 2: blocks of tile rows on each thread */
   { 2, 64, 56, 56, 64, 1, false, true, true, HY_FUSED_ACT_RELU },
+  /* blocks across images: on two threads, 6 tile rows cut 5 + 1 (one
+   * block ends inside an image); and a large U, all in one block */
+  { 3, 16, 7, 7, 16, 1, true, true, true, HY_FUSED_ACT_RELU },
+  { 3, 96, 8, 8, 96, 1, true, false, true, HY_FUSED_ACT_RELU },
 };
 
 static void
