@@ -60,7 +60,8 @@ bool
 hy_depthwise_fuses (const hy_fused_epilogue *e)
 {
   return e->act == HY_FUSED_ACT_NONE || e->act == HY_FUSED_ACT_RELU
-      || e->act == HY_FUSED_ACT_CLIP;
+      || e->act == HY_FUSED_ACT_CLIP || e->act == HY_FUSED_ACT_HARD_SIGMOID
+      || e->act == HY_FUSED_ACT_HARD_SWISH;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -112,6 +113,18 @@ regs_of (__m512 *wv, const float *w, const int K, float bias,
   return p;
 }
 
+/* clip (v + 3, 0, 6) / 6, hy_epilogue_hard_sigmoid's steps: the clip as
+ * CLIP's below, then a true division (vdivps rounds as divss does). */
+DW_INLINE __m512
+hard_sigmoid (__m512 v)
+{
+  const __m512 six = _mm512_set1_ps (6.0f);
+  const __m512 t = _mm512_add_ps (v, _mm512_set1_ps (3.0f));
+  const __m512 c = _mm512_mask_mov_ps (_mm512_max_ps (_mm512_setzero_ps (),
+          t), _mm512_cmp_ps_mask (t, six, _CMP_GT_OQ), six);
+  return _mm512_div_ps (c, six);
+}
+
 /* The epilogue on 16 outputs, those of lanes m at offset `at` of the
  * plane; epilogue.h's order and comparisons (NaN passes ReLU and clip). */
 DW_INLINE __m512
@@ -133,6 +146,12 @@ finish (const plane_regs *p, __m512 v, int64_t at, __mmask16 m)
        * alpha > v ? alpha : v, v itself when v is NaN. */
       v = _mm512_mask_mov_ps (_mm512_max_ps (p->alpha, v),
           _mm512_cmp_ps_mask (v, p->beta, _CMP_GT_OQ), p->beta);
+      break;
+    case HY_FUSED_ACT_HARD_SIGMOID:
+      v = hard_sigmoid (v);
+      break;
+    case HY_FUSED_ACT_HARD_SWISH:
+      v = _mm512_mul_ps (v, hard_sigmoid (v));
       break;
     default:
       break;

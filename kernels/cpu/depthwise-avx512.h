@@ -14,8 +14,9 @@
  * output rows are summed per pass, so that each input row loaded serves
  * every output row that reads it.  (Vectors along the flattened plane on
  * 7×7 maps, 49 outputs in 4 vectors instead of 7 rows of 7 lanes, were
- * no faster.)  The fused epilogue (BatchNorm, residual, ReLU or clip) is applied in
- * registers before the one store.
+ * no faster.)  The fused epilogue (BatchNorm, residual, ReLU, clip, or
+ * MobileNetV3's hard sigmoid and hard swish) is applied in registers
+ * before the one store.
  *
  * Each output is K sums, one per kernel row, of its K column taps by
  * fused multiply-adds (the bias starts the first), then ((row 0 + row 1)
@@ -45,7 +46,8 @@ typedef struct hy_depthwise {
 /* The fused epilogue of one output channel (see epilogue.h):
  * y = act (bn (sum) + res). */
 typedef struct hy_depthwise_epilogue {
-  hy_fused_act act;             /* NONE, RELU or CLIP */
+  hy_fused_act act;             /* NONE, RELU, CLIP, HARD_SIGMOID or
+                                 * HARD_SWISH */
   float alpha, beta;            /* CLIP's bounds */
   bool batch_norm;
   float mean, scale, shift;
@@ -59,7 +61,8 @@ typedef struct hy_depthwise_epilogue {
 bool hy_depthwise_supported (const hy_depthwise *g);
 
 /* Whether the kernel applies this epilogue itself (activations NONE,
- * RELU and CLIP); for others the caller runs the epilogue after it. */
+ * RELU, CLIP, HARD_SIGMOID and HARD_SWISH); for others the caller runs
+ * the epilogue after it. */
 bool hy_depthwise_fuses (const hy_fused_epilogue *e);
 
 /* One output plane y (out_h × out_w) from the input plane x

@@ -38,6 +38,15 @@ typedef struct hy_epilogue_channels {
   int64_t bn_stride;
 } hy_epilogue_channels;
 
+/* relu6 (v + 3) / 6 as _plus_scalar, clip and _div_scalar compute it
+ * (elementwise.c): a true division, which a multiply by 1/6 is not. */
+HY_EPILOGUE_INLINE float
+hy_epilogue_hard_sigmoid (float v)
+{
+  const float t = v + 3.0f;
+  return (t > 6.0f ? 6.0f : t < 0.0f ? 0.0f : t) / 6.0f;
+}
+
 HY_EPILOGUE_INLINE float
 hy_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
 {
@@ -54,6 +63,10 @@ hy_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
       return 1.0f / (1.0f + expf (-v));
     case HY_FUSED_ACT_TANH:
       return tanhf (v);
+    case HY_FUSED_ACT_HARD_SIGMOID:
+      return hy_epilogue_hard_sigmoid (v);
+    case HY_FUSED_ACT_HARD_SWISH:       /* elemwise_mul (v, hard sigmoid) */
+      return v * hy_epilogue_hard_sigmoid (v);
   }
   return v;
 }
@@ -121,6 +134,8 @@ hy_epilogue_rows (const hy_fused_epilogue *e, float *y, const float *res,
     HY_EPILOGUE_CASE (HY_FUSED_ACT_LEAKY);
     HY_EPILOGUE_CASE (HY_FUSED_ACT_SIGMOID);
     HY_EPILOGUE_CASE (HY_FUSED_ACT_TANH);
+    HY_EPILOGUE_CASE (HY_FUSED_ACT_HARD_SIGMOID);
+    HY_EPILOGUE_CASE (HY_FUSED_ACT_HARD_SWISH);
 #undef HY_EPILOGUE_CASE
   }
 }
@@ -171,6 +186,8 @@ hy_epilogue_columns (const hy_fused_epilogue *e, float *y, const float *res,
       HY_EPILOGUE_CASE (HY_FUSED_ACT_LEAKY);
       HY_EPILOGUE_CASE (HY_FUSED_ACT_SIGMOID);
       HY_EPILOGUE_CASE (HY_FUSED_ACT_TANH);
+      HY_EPILOGUE_CASE (HY_FUSED_ACT_HARD_SIGMOID);
+      HY_EPILOGUE_CASE (HY_FUSED_ACT_HARD_SWISH);
 #undef HY_EPILOGUE_CASE
     }
   }

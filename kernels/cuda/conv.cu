@@ -191,7 +191,9 @@ choose_algo (hy_cuda_ctx *ctx, conv_state *s, GError **error)
  * epilogue: relu (conv + bias), or conv + bias, which cuDNN runs with
  * implicit precomputed GEMM only.  Not with a BatchNorm (cuDNN has none
  * here) nor a residual (cuDNN would add it before the bias, rounding
- * otherwise than the CPU). */
+ * otherwise than the CPU).  Every other activation (clip, leaky, sigmoid,
+ * tanh, the hard sigmoid and swish cuDNN has no mode for) runs in the
+ * epilogue kernel after cudnnConvolutionForward. */
 static bool
 cudnn_runs_epilogue (const conv_state *s)
 {

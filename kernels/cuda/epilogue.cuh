@@ -39,6 +39,16 @@ typedef struct hy_cuda_epilogue {
   int64_t spatial;              /* consecutive elements of one channel */
 } hy_cuda_epilogue;
 
+/* hy_epilogue_hard_sigmoid of epilogue.h: relu6 (v + 3) / 6 as the
+ * _plus_scalar, clip and _div_scalar kernels (elementwise.cuh) compute
+ * it, a true division like theirs. */
+HY_CUDA_HD float
+hy_cuda_epilogue_hard_sigmoid (float v)
+{
+  const float t = hy_add_rn (v, 3.0f);
+  return (t > 6.0f ? 6.0f : t < 0.0f ? 0.0f : t) / 6.0f;
+}
+
 /* hy_epilogue_act of epilogue.h. */
 HY_CUDA_HD float
 hy_cuda_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
@@ -56,6 +66,10 @@ hy_cuda_epilogue_act (hy_fused_act act, float v, float alpha, float beta)
       return 1.0f / hy_add_rn (1.0f, expf (-v));
     case HY_FUSED_ACT_TANH:
       return tanhf (v);
+    case HY_FUSED_ACT_HARD_SIGMOID:
+      return hy_cuda_epilogue_hard_sigmoid (v);
+    case HY_FUSED_ACT_HARD_SWISH:
+      return hy_mul_rn (v, hy_cuda_epilogue_hard_sigmoid (v));
   }
   return v;
 }

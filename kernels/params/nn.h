@@ -27,6 +27,10 @@ typedef enum hy_fused_act {
   HY_FUSED_ACT_LEAKY,           /* x > 0 ? x : alpha·x */
   HY_FUSED_ACT_SIGMOID,
   HY_FUSED_ACT_TANH,
+  /* MobileNetV3's, as GluonCV exports them: _plus_scalar 3, clip [0, 6],
+   * _div_scalar 6, and for hard swish an elemwise_mul by x itself. */
+  HY_FUSED_ACT_HARD_SIGMOID,    /* clip (x + 3, 0, 6) / 6 */
+  HY_FUSED_ACT_HARD_SWISH,      /* x · (clip (x + 3, 0, 6) / 6) */
 } hy_fused_act;
 
 /* What the fusion passes moved into a Convolution or FullyConnected:

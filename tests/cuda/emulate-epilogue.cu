@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kernels/cuda/epilogue.cuh"
+#include "kernels/cuda/elementwise.cuh"
 #include "emulate-harness.h"
 
 /* The CPU header is C: restrict, and no vector clones in this C++ file. */
@@ -71,7 +72,7 @@ bits_of (float v)
 }
 
 static const char *const act_names[] = {
-  "none", "relu", "clip", "leaky", "sigmoid", "tanh",
+  "none", "relu", "clip", "leaky", "sigmoid", "tanh", "hsigmoid", "hswish",
 };
 
 /* One case: the CPU's result against the element function's; returns
@@ -345,17 +346,68 @@ check_relu_semantics (void)
       "signed zeros", 0.0, NULL);
 }
 
+/* The fused hard sigmoid and hard swish against the unfused chain they
+ * replace, run with the CUDA kernels' own element functions
+ * (elementwise.cuh): _plus_scalar 3, clip [0, 6], _div_scalar 6, then
+ * elemwise_mul (v, that); the CPU's epilogue too.  Bit for bit over the
+ * special values, every float step of 2^-10 in [-8, 8] (the clip's
+ * edges at -3 and 3 inside) and a sweep of bit patterns. */
+static void
+check_hard_semantics (void)
+{
+  int64_t n = 0, bad = 0;
+  unsigned bits = 0x9e3779b9u;
+  for (int64_t k = -12; k < 16384 + 4096; k++) {
+    float v;
+    if (k < 0) {
+      static const float specials[] = {
+        NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 3.0f, -3.0f, 1e-45f,
+        -1e-45f, 3.4e38f, -3.4e38f,
+      };
+      v = specials[k + 12];
+    } else if (k < 16384) {
+      v = (float) (k - 8192) / 1024.0f;
+    } else {
+      bits = bits * 1664525u + 1013904223u;
+      memcpy (&v, &bits, sizeof v);
+    }
+    const float t = hy_cuda_binary_op (HY_BINARY_ADD, v, 3.0f);
+    const float hs = hy_cuda_binary_op (HY_BINARY_DIV,
+        hy_cuda_clamp (t, 0.0f, 6.0f), 6.0f);
+    const float sw = hy_cuda_binary_op (HY_BINARY_MUL, v, hs);
+    const float got[4] = {
+      hy_cuda_epilogue_act (HY_FUSED_ACT_HARD_SIGMOID, v, 0, 0),
+      hy_epilogue_act (HY_FUSED_ACT_HARD_SIGMOID, v, 0, 0),
+      hy_cuda_epilogue_act (HY_FUSED_ACT_HARD_SWISH, v, 0, 0),
+      hy_epilogue_act (HY_FUSED_ACT_HARD_SWISH, v, 0, 0),
+    };
+    const float want[4] = { hs, hs, sw, sw };
+    for (int j = 0; j < 4; j++) {
+      n++;
+      if (!same (got[j], want[j]) && bad++ == 0)
+        printf ("  %s (%.9g), %s: %.9g, want %.9g\n",
+            j < 2 ? "hard sigmoid" : "hard swish", (double) v,
+            j % 2 ? "cpu" : "cuda", (double) got[j], (double) want[j]);
+    }
+  }
+  char what[96];
+  snprintf (what, sizeof what, "fused hard sigmoid and swish are the "
+      "unfused chain's (%lld values)", (long long) n);
+  emu_report (bad == 0, what, 0.0, NULL);
+}
+
 int
 main (void)
 {
   check_relu_semantics ();
+  check_hard_semantics ();
   for (int conv = 0; conv < 2; conv++)
-    for (int act = HY_FUSED_ACT_NONE; act <= HY_FUSED_ACT_TANH; act++)
+    for (int act = HY_FUSED_ACT_NONE; act <= HY_FUSED_ACT_HARD_SWISH; act++)
       for (int parts = 0; parts < 8; parts++)
         emu_count (run_case (conv, (hy_fused_act) act, parts & 1, parts & 2,
                 parts & 4, false));
   /* fp16: only convolutions take the epilogue from an fp16 output. */
-  for (int act = HY_FUSED_ACT_NONE; act <= HY_FUSED_ACT_TANH; act++)
+  for (int act = HY_FUSED_ACT_NONE; act <= HY_FUSED_ACT_HARD_SWISH; act++)
     for (int parts = 0; parts < 8; parts++)
       emu_count (run_case (true, (hy_fused_act) act, parts & 1, parts & 2,
               parts & 4, true));

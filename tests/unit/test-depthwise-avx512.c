@@ -12,12 +12,16 @@
  *    starts NaN (an output never written fails) and sits between guards
  *    that must come back untouched;
  *  - the fused epilogues (bias, BatchNorm, residual, ReLU, ReLU6, a clip
- *    whose bounds cross, in epilogue.h's order), and that NaN passes ReLU
- *    and clip as epilogue.h's do;
+ *    whose bounds cross, MobileNetV3's hard swish and hard sigmoid, in
+ *    epilogue.h's order), and that NaN passes ReLU and clip as
+ *    epilogue.h's do;
+ *  - the hard activations bit for bit epilogue.h's own (what a graph
+ *    computes without them fused), NaN and infinities included;
  *  - Convolution through conv.c (the depthwise hook), 3×3 and 5×5
  *    (MobileNetV3's): batch 2, channel
- *    multiplier 2, two threads, an activation the kernel leaves to conv.c
- *    (leaky), and the same bits with 1 and 2 threads.
+ *    multiplier 2, two threads, hard swish and hard sigmoid, an
+ *    activation the kernel leaves to conv.c (leaky), and the same bits
+ *    with 1 and 2 threads.
  *
  * On a CPU without AVX-512 the kernel is never chosen: the plane tests
  * say so and skip; the Convolution ones run conv.c's own loop.
@@ -30,6 +34,7 @@
 #include "kernels/cpu/conv-packed.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/cpu/depthwise-avx512.h"
+#include "kernels/cpu/epilogue.h"
 #include "kernels/params/nn.h"
 
 #define GUARD 64
@@ -47,6 +52,14 @@ static int64_t
 out_size (int64_t in, int64_t k, int64_t pad, int64_t stride)
 {
   return (in + 2 * pad - k) / stride + 1;
+}
+
+/* relu6 (s + 3) / 6, and s times that. */
+static double
+reference_hard (hy_fused_act act, double s)
+{
+  const double t = s + 3, c = (t > 6 ? 6 : t < 0 ? 0 : t) / 6;
+  return act == HY_FUSED_ACT_HARD_SWISH ? s * c : c;
 }
 
 /* One plane, its epilogue after it, in double precision; *mag gets the
@@ -83,6 +96,12 @@ reference_plane (const hy_depthwise *g, const float *x, const float *w,
         s = 0;
       if (e && e->act == HY_FUSED_ACT_CLIP)
         s = s > e->beta ? e->beta : s < e->alpha ? e->alpha : s;
+      if (e && (e->act == HY_FUSED_ACT_HARD_SIGMOID
+              || e->act == HY_FUSED_ACT_HARD_SWISH)) {
+        /* Near ±3 the slopes (1/6 and up to 1.5) scale the sum's error. */
+        m *= 1.5;
+        s = reference_hard (e->act, s);
+      }
       y[o] = s;
       *mag = MAX (*mag, m);
     }
@@ -108,6 +127,8 @@ typedef enum epilogue_kind {
   EPI_BN_RES_RELU,              /* BatchNorm, residual, relu */
   EPI_CLIP_NARROW,              /* clip [-0.3, 0.4]: both bounds bite */
   EPI_CLIP_INVERTED,            /* clip [0.4, -0.3]: epilogue.h's order */
+  EPI_BN_HARD_SWISH,            /* BatchNorm, hard swish: MobileNetV3's */
+  EPI_RES_HARD_SIGMOID,         /* residual, hard sigmoid */
   N_EPI
 } epilogue_kind;
 
@@ -165,6 +186,15 @@ check_plane (int64_t k, int64_t in_h, int64_t in_w, int64_t stride_h,
     case EPI_CLIP_INVERTED:
       e = (hy_depthwise_epilogue) { .act = HY_FUSED_ACT_CLIP, .alpha = 0.4f,
         .beta = -0.3f };
+      break;
+    case EPI_BN_HARD_SWISH:
+      e = (hy_depthwise_epilogue) { .act = HY_FUSED_ACT_HARD_SWISH,
+        .batch_norm = true, .mean = res_bn[0], .scale = res_bn[1] + 1.5f,
+        .shift = res_bn[2] };
+      break;
+    case EPI_RES_HARD_SIGMOID:
+      e = (hy_depthwise_epilogue) { .act = HY_FUSED_ACT_HARD_SIGMOID,
+        .res = res };
       break;
     default:
       g_assert_not_reached ();
@@ -291,6 +321,70 @@ test_nan_passes (void)
     }
 }
 
+/* The hard activations fused against the plane without them, then
+ * epilogue.h's hy_epilogue_act on each output (what a graph computes with
+ * the chain unfused): the same bits, on sums from -12 to 12 (the clip's
+ * edges at -3 and 3 inside) and on NaN and infinities. */
+static void
+test_hard_bits (void)
+{
+  if (skip_without_kernel ())
+    return;
+  static const int64_t geoms[][3] = {   /* k, size, stride */
+    { 3, 7, 1 }, { 3, 14, 2 }, { 3, 17, 1 }, { 5, 14, 1 }, { 5, 28, 2 },
+    { 5, 9, 1 }, { 7, 12, 1 },
+  };
+  guint32 seed = 77;
+  for (guint gi = 0; gi < G_N_ELEMENTS (geoms); gi++)
+    for (int act = HY_FUSED_ACT_HARD_SIGMOID;
+        act <= HY_FUSED_ACT_HARD_SWISH; act++)
+      for (int bn = 0; bn < 2; bn++) {
+        const int64_t k = geoms[gi][0], size = geoms[gi][1];
+        const int64_t stride = geoms[gi][2];
+        hy_depthwise g = {
+          .kernel = k, .in_h = size, .in_w = size,
+          .out_h = out_size (size, k, k / 2, stride),
+          .out_w = out_size (size, k, k / 2, stride),
+          .stride_h = stride, .stride_w = stride, .pad_h = k / 2,
+          .pad_w = k / 2,
+        };
+        const int64_t n = g.out_h * g.out_w;
+        float *x = g_new (float, size * size), w[49], mbs[3];
+        float *plain = g_new (float, n), *fused = g_new (float, n);
+        fill (x, size * size, seed++);
+        fill (w, k * k, seed++);
+        fill (mbs, 3, seed++);
+        for (int t = 0; t < k * k; t++)
+          w[t] *= 24.0f / (float) k;
+        x[size + 1] = NAN;
+        x[size * size - 2] = INFINITY;
+        x[size * size / 2] = -INFINITY;
+        hy_depthwise_epilogue e = {
+          .batch_norm = bn, .mean = mbs[0], .scale = mbs[1] + 1.5f,
+          .shift = mbs[2],
+        };
+        hy_depthwise_plane (&g, plain, x, w, 0.25f, &e);
+        e.act = (hy_fused_act) act;
+        hy_depthwise_plane (&g, fused, x, w, 0.25f, &e);
+        int64_t special = 0;
+        for (int64_t o = 0; o < n; o++) {
+          const float want = hy_epilogue_act ((hy_fused_act) act, plain[o],
+              0, 0);
+          special += !isfinite (plain[o]);
+          if (memcmp (&want, &fused[o], sizeof want)
+              && !(isnan (want) && isnan (fused[o])))
+            g_error ("%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " stride %"
+                G_GINT64_FORMAT " act %d bn %d: output %" G_GINT64_FORMAT
+                " is %.9g, want %.9g (of %.9g)", k, k, stride, act, bn, o,
+                fused[o], want, plain[o]);
+        }
+        g_assert_cmpint (special, >, 0);
+        g_free (x);
+        g_free (plain);
+        g_free (fused);
+      }
+}
+
 /* ---- Convolution through conv.c ---------------------------------------- */
 
 typedef struct conv_case {
@@ -309,7 +403,13 @@ static const conv_case conv_cases[] = {
   { 3, 2, 5, 2, 9, 2, 0, true, false, false, HY_FUSED_ACT_NONE },
   /* an activation left to conv.c's epilogue pass */
   { 3, 2, 8, 1, 13, 1, 1, true, true, false, HY_FUSED_ACT_LEAKY },
-  /* MobileNetV3's 5×5: BatchNorm and ReLU, or hard swish left to conv.c */
+  /* MobileNetV3's: BatchNorm and hard swish, 3×3 and 5×5; a hard
+   * sigmoid after a residual */
+  { 3, 1, 16, 1, 28, 1, 1, false, true, false, HY_FUSED_ACT_HARD_SWISH },
+  { 3, 1, 24, 1, 14, 2, 1, false, true, false, HY_FUSED_ACT_HARD_SWISH },
+  { 5, 1, 40, 1, 14, 1, 2, false, true, false, HY_FUSED_ACT_HARD_SWISH },
+  { 5, 2, 6, 2, 17, 2, 2, true, false, true, HY_FUSED_ACT_HARD_SIGMOID },
+  /* MobileNetV3's 5×5: BatchNorm and ReLU */
   { 5, 1, 24, 1, 28, 2, 2, false, true, false, HY_FUSED_ACT_RELU },
   { 5, 1, 40, 1, 14, 1, 2, false, true, false, HY_FUSED_ACT_RELU },
   { 5, 2, 6, 2, 17, 1, 2, true, true, true, HY_FUSED_ACT_CLIP },
@@ -350,6 +450,9 @@ reference_conv (const conv_case *q, int out, const float *x, const float *w,
             s = s < 0 ? 0 : s > 6 ? 6 : s;
           if (q->act == HY_FUSED_ACT_LEAKY && s < 0)
             s *= 0.1;
+          if (q->act == HY_FUSED_ACT_HARD_SIGMOID
+              || q->act == HY_FUSED_ACT_HARD_SWISH)
+            s = reference_hard (q->act, s);
           y[o] = (float) s;
         }
 }
@@ -441,6 +544,7 @@ main (int argc, char **argv)
   g_test_add_func ("/depthwise-avx512/planes-5x5", test_planes_5x5);
   g_test_add_func ("/depthwise-avx512/planes-7x7", test_planes_7x7);
   g_test_add_func ("/depthwise-avx512/nan-passes", test_nan_passes);
+  g_test_add_func ("/depthwise-avx512/hard-bits", test_hard_bits);
   for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++) {
     g_autofree char *name = g_strdup_printf ("/depthwise-avx512/conv/%u", i);
     g_test_add_data_func (name, &conv_cases[i], test_conv);

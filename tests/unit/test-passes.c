@@ -959,6 +959,179 @@ test_fuse_fc (void)
   subject_free (s);
 }
 
+/* GluonCV's hard sigmoid of the entry at `in` ("[3, 0, 0]"), as MXNet
+ * exports it, from node index `first` on (three nodes: p, r6, hs), with
+ * the scalars given; then `rest`. */
+static char *
+hard_sigmoid_chain (int first, const char *in, const char *plus,
+    const char *a_min, const char *a_max, const char *div, const char *rest)
+{
+  return g_strdup_printf (
+      "{'op': '_plus_scalar', 'name': 'p', 'attrs': {'scalar': '%s'}, 'inputs': [%s]},"
+      "{'op': 'clip', 'name': 'r6', 'attrs': {'a_min': '%s', 'a_max': '%s'}, 'inputs': [[%d, 0, 0]]},"
+      "{'op': '_div_scalar', 'name': 'hs', 'attrs': {'scalar': '%s'}, 'inputs': [[%d, 0, 0]]}%s",
+      plus, in, a_min, a_max, first, div, first + 1, rest);
+}
+
+static void
+test_fuse_hard_activations (void)
+{
+  /* Hard swish as GluonCV's HardSwish exports it (x · hard sigmoid),
+   * the multiply's operands either way round or a broadcast_mul of equal
+   * shapes; hard sigmoid alone, and as SE's gate, whose multiply (of
+   * other values) stays.  After a residual add too, on each convolution
+   * path, and bit for bit the unfused graph. */
+  static const struct {
+    const char *rest;
+    int ops_after;
+    hy_fused_act act;
+  } cases[] = {
+    { ",{'op': 'elemwise_mul', 'name': 'hw', 'inputs': [[X, 0, 0], [H, 0, 0]]}",
+      1, HY_FUSED_ACT_HARD_SWISH },
+    { ",{'op': 'elemwise_mul', 'name': 'hw', 'inputs': [[H, 0, 0], [X, 0, 0]]}",
+      1, HY_FUSED_ACT_HARD_SWISH },
+    { ",{'op': 'broadcast_mul', 'name': 'hw', 'inputs': [[X, 0, 0], [H, 0, 0]]}",
+      1, HY_FUSED_ACT_HARD_SWISH },
+    { ",{'op': '_copy', 'name': 'hw', 'inputs': [[H, 0, 0]]}",
+      2, HY_FUSED_ACT_HARD_SIGMOID },
+    { ",{'op': 'broadcast_mul', 'name': 'hw', 'inputs': [[0, 0, 0], [H, 0, 0]]}",
+      2, HY_FUSED_ACT_HARD_SIGMOID },
+  };
+  for (conv_kind kind = CONV_IM2COL; kind <= CONV_DEPTHWISE; kind++)
+    for (int residual = 0; residual < 2; residual++)
+      for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+        /* X: what the chain reads (the convolution, or the add); H: the
+         * chain's end. */
+        const int x = residual ? 4 : 3, h = x + 3;
+        g_autofree char *xs = g_strdup_printf ("%d", x);
+        g_autofree char *hs = g_strdup_printf ("%d", h);
+        g_autofree char *in = g_strdup_printf ("[%d, 0, 0]", x);
+        g_auto (GStrv) p1 = g_strsplit (cases[i].rest, "X", -1);
+        g_autofree char *r1 = g_strjoinv (xs, p1);
+        g_auto (GStrv) p2 = g_strsplit (r1, "H", -1);
+        g_autofree char *rest = g_strjoinv (hs, p2);
+        g_autofree char *chain = hard_sigmoid_chain (x + 1, in, "3", "0",
+            "6", "6.0", rest);
+        g_autofree char *tail = residual
+            ? g_strdup_printf ("{'op': 'elemwise_add', 'name': 's', "
+                "'inputs': [[0, 0, 0], [3, 0, 0]]}, %s", chain)
+            : g_strdup (chain);
+        g_autofree char *heads = g_strdup_printf ("[[%d, 0, 0]]", h + 1);
+        subject *s = conv_kind_then (kind, tail, heads, 4);
+        rewrite r = rewrite_with (s, pass_fuse);
+        g_assert_cmpint (r.stats.adds_fused, ==, residual);
+        g_assert_cmpint (r.stats.activations_fused, ==, 1);
+        g_assert_cmpint (count_ops (r.graph), ==, cases[i].ops_after);
+        g_assert_cmpint (count_op (r.graph, HY_OP_PLUS_SCALAR), ==, 0);
+        const hy_fused_epilogue *e = epilogue_of (r.graph, "c");
+        g_assert_cmpint (e->act, ==, cases[i].act);
+        g_assert_cmpint (e->residual, ==, residual);
+        g_assert_cmpfloat (r.diff, ==, 0.0);
+        rewrite_clear (&r);
+        subject_free (s);
+      }
+
+  /* FullyConnected: hard swish, then a hard sigmoid as the output. */
+  g_autofree char *sig = hard_sigmoid_chain (9, "[8, 0, 0]", "3", "0",
+      "6", "6", "");
+  g_autofree char *swish = hard_sigmoid_chain (4, "[3, 0, 0]", "3.0",
+      "0.0", "6.0", "6",
+      ",{'op': 'elemwise_mul', 'name': 'hw', 'inputs': [[6, 0, 0], [3, 0, 0]]},"
+      "{'op': 'FullyConnected', 'name': 'f2', 'attrs': {'num_hidden': '6'},"
+      "  'inputs': [[7, 0, 0], [1, 0, 0], [2, 0, 0]]},");
+  g_autofree char *json = g_strdup_printf ("{'nodes': ["
+      "{'op': 'null', 'name': 'data', 'inputs': []},"
+      "{'op': 'null', 'name': 'w', 'attrs': {'__shape__': '(6, 6)'}, 'inputs': []},"
+      "{'op': 'null', 'name': 'b', 'attrs': {'__shape__': '(6,)'}, 'inputs': []},"
+      "{'op': 'FullyConnected', 'name': 'f1', 'attrs': {'num_hidden': '6'},"
+      "  'inputs': [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},"
+      "%s%s], 'arg_nodes': [0, 1, 2], 'heads': [[11, 0, 0]]}", swish, sig);
+  hy_shape in = { 2, { 3, 6 } };
+  subject *s = subject_from_json (json, &in);
+  rewrite r = rewrite_with (s, pass_fuse);
+  g_assert_cmpint (r.stats.activations_fused, ==, 2);
+  g_assert_cmpint (count_ops (r.graph), ==, 2);
+  g_assert_cmpint (epilogue_of (r.graph, "f1")->act, ==,
+      HY_FUSED_ACT_HARD_SWISH);
+  g_assert_cmpint (epilogue_of (r.graph, "f2")->act, ==,
+      HY_FUSED_ACT_HARD_SIGMOID);
+  g_assert_cmpfloat (r.diff, ==, 0.0);
+  rewrite_clear (&r);
+  subject_free (s);
+}
+
+static void
+test_fuse_hard_refused (void)
+{
+  /* Chains that are not the exported hard sigmoid (a scalar, bound or op
+   * differs), links or the product read by someone else too, a multiply
+   * by something else, an activation fused already: each op stays. */
+  static const struct {
+    const char *plus, *a_min, *a_max, *div, *mul, *heads;
+    int fused;                  /* activations fused */
+  } cases[] = {
+    { "2.5", "0", "6", "6", "[[3, 0, 0], [6, 0, 0]]", "[[7, 0, 0]]", 0 },
+    { "3", "-1", "6", "6", "[[3, 0, 0], [6, 0, 0]]", "[[7, 0, 0]]", 0 },
+    { "3", "0", "5", "6", "[[3, 0, 0], [6, 0, 0]]", "[[7, 0, 0]]", 0 },
+    { "3", "0", "6", "5", "[[3, 0, 0], [6, 0, 0]]", "[[7, 0, 0]]", 0 },
+    /* the _plus_scalar, the clip, the hard sigmoid, the product also a
+     * graph output */
+    { "3", "0", "6", "6", "[[3, 0, 0], [6, 0, 0]]", "[[7, 0, 0], [4, 0, 0]]", 0 },
+    { "3", "0", "6", "6", "[[3, 0, 0], [6, 0, 0]]", "[[7, 0, 0], [5, 0, 0]]", 0 },
+    { "3", "0", "6", "6", "[[3, 0, 0], [6, 0, 0]]", "[[7, 0, 0], [6, 0, 0]]", 0 },
+    { "3", "0", "6", "6", "[[3, 0, 0], [6, 0, 0]]", "[[7, 0, 0], [3, 0, 0]]", 0 },
+    /* the hard sigmoid of the convolution times the data: the hard
+     * sigmoid alone fuses */
+    { "3", "0", "6", "6", "[[0, 0, 0], [6, 0, 0]]", "[[7, 0, 0]]", 1 },
+    /* the convolution squared (its hard sigmoid unread) */
+    { "3", "0", "6", "6", "[[3, 0, 0], [3, 0, 0]]", "[[7, 0, 0]]", 0 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autofree char *rest = g_strdup_printf (",{'op': 'elemwise_mul', "
+        "'name': 'hw', 'inputs': %s}", cases[i].mul);
+    g_autofree char *tail = hard_sigmoid_chain (4, "[3, 0, 0]",
+        cases[i].plus, cases[i].a_min, cases[i].a_max, cases[i].div, rest);
+    subject *s = conv_then (tail, cases[i].heads, 4);
+    rewrite r = rewrite_with (s, pass_fuse);
+    g_assert_cmpint (r.stats.activations_fused, ==, cases[i].fused);
+    g_assert_cmpint (epilogue_of (r.graph, "c")->act, ==, cases[i].fused
+        ? HY_FUSED_ACT_HARD_SIGMOID : HY_FUSED_ACT_NONE);
+    g_assert_cmpfloat (r.diff, ==, 0.0);
+    rewrite_clear (&r);
+    subject_free (s);
+  }
+
+  /* _minus_scalar for the _plus_scalar, _mul_scalar for the division,
+   * and a relu fused first: at most that relu. */
+  static const char *const tails[] = {
+    "{'op': '_minus_scalar', 'name': 'p', 'attrs': {'scalar': '-3'}, 'inputs': [[3, 0, 0]]},"
+    "{'op': 'clip', 'name': 'r6', 'attrs': {'a_min': '0', 'a_max': '6'}, 'inputs': [[4, 0, 0]]},"
+    "{'op': '_div_scalar', 'name': 'hs', 'attrs': {'scalar': '6'}, 'inputs': [[5, 0, 0]]},"
+    "{'op': 'elemwise_mul', 'name': 'hw', 'inputs': [[3, 0, 0], [6, 0, 0]]}",
+    "{'op': '_plus_scalar', 'name': 'p', 'attrs': {'scalar': '3'}, 'inputs': [[3, 0, 0]]},"
+    "{'op': 'clip', 'name': 'r6', 'attrs': {'a_min': '0', 'a_max': '6'}, 'inputs': [[4, 0, 0]]},"
+    "{'op': '_mul_scalar', 'name': 'hs', 'attrs': {'scalar': '0.16666667'}, 'inputs': [[5, 0, 0]]},"
+    "{'op': 'elemwise_mul', 'name': 'hw', 'inputs': [[3, 0, 0], [6, 0, 0]]}",
+    "{'op': 'relu', 'name': 'a', 'inputs': [[3, 0, 0]]},"
+    "{'op': '_plus_scalar', 'name': 'p', 'attrs': {'scalar': '3'}, 'inputs': [[4, 0, 0]]},"
+    "{'op': 'clip', 'name': 'r6', 'attrs': {'a_min': '0', 'a_max': '6'}, 'inputs': [[5, 0, 0]]},"
+    "{'op': '_div_scalar', 'name': 'hs', 'attrs': {'scalar': '6'}, 'inputs': [[6, 0, 0]]},"
+    "{'op': 'elemwise_mul', 'name': 'hw', 'inputs': [[4, 0, 0], [7, 0, 0]]}",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (tails); i++) {
+    g_autofree char *heads = g_strdup_printf ("[[%d, 0, 0]]", i < 2 ? 7 : 8);
+    subject *s = conv_then (tails[i], heads, 4);
+    rewrite r = rewrite_with (s, pass_fuse);
+    g_assert_cmpint (r.stats.activations_fused, ==, i < 2 ? 0 : 1);
+    g_assert_cmpint (count_op (r.graph, HY_OP_ELEMWISE_MUL), ==, 1);
+    g_assert_cmpint (epilogue_of (r.graph, "c")->act, ==, i < 2
+        ? HY_FUSED_ACT_NONE : HY_FUSED_ACT_RELU);
+    g_assert_cmpfloat (r.diff, ==, 0.0);
+    rewrite_clear (&r);
+    subject_free (s);
+  }
+}
+
 /* ---- constant folding ---------------------------------------------------- */
 
 static void
@@ -1069,18 +1242,30 @@ test_all_fixtures (void)
  *               convolutions, 2 poolings and the classifier;
  *  resnet50_v1  174 → 56: likewise 53 BN, 49 relu, 16 adds;
  *  mobilenetv2  155 → 56: 53 BN, 36 relu6 (clip) and the 10 linear
- *               bottleneck adds, leaving 54 convolutions, pooling, Flatten.
+ *               bottleneck adds, leaving 54 convolutions, pooling, Flatten;
+ *  mobilenetv3_large  266 → 82: 46 BN, 48 activations — 19 relu, 21
+ *               hard swish (4 ops each) and the 8 squeeze-excitation gates'
+ *               hard sigmoid (3 ops each) — 10 adds and the Dropout,
+ *               leaving 64 convolutions, 9 poolings, the 8 gates'
+ *               broadcast_mul and Flatten;
+ *  mobilenetv3_small  232 → 74: likewise 34 BN, 42 activations (14 relu,
+ *               19 hard swish, 9 hard sigmoid), 6 adds, the Dropout.
+ * The MobileNetV3s must come out bit for bit the original (`exact`): the
+ * epilogue repeats the hard activations' own float operations.
  */
 typedef struct zoo_expect {
   const char *name;
   int bn_folded, acts_fused, adds_fused, identities;
   int ops_after;
+  gboolean exact;
 } zoo_expect;
 
 static const zoo_expect zoo[] = {
-  { "zoo_resnet18_v1_b1", 20, 17, 8, 0, 23 },
-  { "zoo_resnet50_v1_b1", 53, 49, 16, 0, 56 },
-  { "zoo_mobilenetv2_1.0_b1", 53, 36, 10, 0, 56 },
+  { "zoo_resnet18_v1_b1", 20, 17, 8, 0, 23, FALSE },
+  { "zoo_resnet50_v1_b1", 53, 49, 16, 0, 56, FALSE },
+  { "zoo_mobilenetv2_1.0_b1", 53, 36, 10, 0, 56, FALSE },
+  { "zoo_mobilenetv3_large_b1", 46, 48, 10, 1, 82, TRUE },
+  { "zoo_mobilenetv3_small_b1", 34, 42, 6, 1, 74, TRUE },
 };
 
 /* The rewritten zoo model against the original and against MXNet. */
@@ -1134,6 +1319,8 @@ test_zoo (gconstpointer data)
   g_assert_cmpint (r.stats.adds_fused, ==, x->adds_fused);
   g_assert_cmpint (r.stats.identities_dropped, ==, x->identities);
   g_assert_cmpint (count_ops (r.graph), ==, x->ops_after);
+  if (x->exact)
+    g_assert_cmpfloat (r.diff, ==, 0.0);
   check_zoo_model (x->name, &r, s);
   rewrite_clear (&r);
   subject_free (s);
@@ -1198,6 +1385,9 @@ main (int argc, char **argv)
   g_test_add_func ("/passes/fuse/residual-refused",
       test_fuse_residual_refused);
   g_test_add_func ("/passes/fuse/fc", test_fuse_fc);
+  g_test_add_func ("/passes/fuse/hard-activations",
+      test_fuse_hard_activations);
+  g_test_add_func ("/passes/fuse/hard-refused", test_fuse_hard_refused);
   g_test_add_func ("/passes/const-fold/weights", test_const_fold);
   g_test_add_func ("/passes/const-fold/keeps-outputs",
       test_const_fold_keeps_outputs);
