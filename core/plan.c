@@ -34,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "plan.h"
+#include "plan-impl.h"
 #include "planner.h"
 #include "backend.h"
 
@@ -57,37 +57,6 @@ typedef struct storage {
 
 /* A tensor struct that views caller input `input` (host memory), or the
  * arena slot that input is uploaded into (device memory). */
-typedef struct input_binding {
-  hy_tensor *tensor;
-  int input;
-} input_binding;
-
-struct hy_plan {
-  hy_backend *backend;
-  hy_graph *graph;              /* the optimised copy */
-  GPtrArray *owned;             /* tensors the passes made */
-  hy_pass_stats pass_stats;
-  hy_memory_stats memory;
-
-  float *arena;                 /* backend memory */
-  float *consts;                /* device backends: the uploaded weights */
-  hy_tensor *values;            /* per value, then one per output copy */
-  hy_call *calls;
-  int n_calls;
-  guint *call_nodes;            /* per call: its node in `graph`, or
-                                 * G_MAXUINT for an output copy */
-  hy_layer_profile *profile;    /* per call, made by the first profile */
-  int n_prepared;               /* calls[0..n_prepared) were prepared */
-  void *capture;                /* the backend's recording of the calls */
-  const hy_tensor **call_in;    /* every call's argument lists, flat */
-  hy_tensor **call_out;
-  input_binding *bindings;
-  int n_bindings;
-  const hy_tensor **outputs;    /* per graph head */
-  hy_tensor **host_outputs;     /* device backends: their host mirrors */
-  int n_outputs;
-};
-
 /* Sizes as the planner counts them. */
 #define HY_ALIGN_UP(bytes) \
   (((bytes) + HY_PLANNER_ALIGN - 1) & ~(size_t) (HY_PLANNER_ALIGN - 1))
@@ -562,7 +531,7 @@ builder_clear (plan_builder *b)
 }
 
 hy_plan *
-hy_plan_new (const hy_shapes *shapes, hy_backend *backend, GError **error)
+hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
 {
   const hy_model *model = hy_shapes_model (shapes);
   if (!hy_shapes_inferred (shapes)) {
@@ -613,18 +582,30 @@ hy_plan_new (const hy_shapes *shapes, hy_backend *backend, GError **error)
   return plan;
 }
 
+hy_plan *
+hy_plan_new (const hy_shapes *shapes, hy_backend *backend, GError **error)
+{
+  hy_plan *plan = hy_plan_build (shapes, backend, error);
+  return plan ? hy_plan_split_batch (plan, shapes) : NULL;
+}
+
 void
 hy_plan_free (hy_plan *plan)
 {
   if (!plan)
     return;
+  hy_plan_free (plan->per_image);
+  for (int h = 0; plan->batch_outputs && h < plan->n_outputs; h++)
+    hy_tensor_free (plan->batch_outputs[h]);
+  g_free (plan->batch_outputs);
   hy_backend *be = plan->backend;
   if (plan->capture)
     be->iface->release_capture (be, plan->capture);
   for (int c = 0; c < plan->n_prepared; c++)
     be->iface->release_call (be, &plan->calls[c]);
   hy_graph_free (plan->graph);
-  g_ptr_array_unref (plan->owned);  /* after the graph that points at them */
+  if (plan->owned)      /* after the graph that points at them */
+    g_ptr_array_unref (plan->owned);
   if (plan->arena)
     be->iface->dealloc (be, plan->arena);
   if (plan->consts)
@@ -687,6 +668,8 @@ gboolean
 hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
     GError **error)
 {
+  if (plan->per_image)
+    return hy_plan_split_run (plan, inputs, n_inputs, error);
   hy_backend *be = plan->backend;
   const hy_backend_iface *iface = be->iface;
   if (!bind_inputs (plan, inputs, n_inputs, error)
@@ -745,6 +728,9 @@ hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
     int n_inputs, int iterations, const hy_layer_profile **layers,
     int *n_layers, GError **error)
 {
+  if (plan->per_image)
+    return hy_plan_split_profile (plan, inputs, n_inputs, iterations, layers,
+        n_layers, error);
   hy_backend *be = plan->backend;
   if (!be->iface->host_memory) {
     /* Device calls return before they finish: timing them one by one

@@ -1,0 +1,66 @@
+/*
+ * plan-impl.h — the inside of a plan, shared by plan.c (building and
+ * running one) and plan-split.c (running a batch image by image).
+ */
+#ifndef HY_PLAN_IMPL_H
+#define HY_PLAN_IMPL_H
+
+#include "plan.h"
+
+typedef struct input_binding {
+  hy_tensor *tensor;
+  int input;
+} input_binding;
+
+struct hy_plan {
+  hy_backend *backend;
+  hy_graph *graph;              /* the optimised copy */
+  GPtrArray *owned;             /* tensors the passes made */
+  hy_pass_stats pass_stats;
+  hy_memory_stats memory;
+
+  float *arena;                 /* backend memory */
+  float *consts;                /* device backends: the uploaded weights */
+  hy_tensor *values;            /* per value, then one per output copy */
+  hy_call *calls;
+  int n_calls;
+  guint *call_nodes;            /* per call: its node in `graph`, or
+                                 * G_MAXUINT for an output copy */
+  hy_layer_profile *profile;    /* per call, made by the first profile */
+  int n_prepared;               /* calls[0..n_prepared) were prepared */
+  void *capture;                /* the backend's recording of the calls */
+  const hy_tensor **call_in;    /* every call's argument lists, flat */
+  hy_tensor **call_out;
+  input_binding *bindings;
+  int n_bindings;
+  const hy_tensor **outputs;    /* per graph head */
+  hy_tensor **host_outputs;     /* device backends: their host mirrors */
+  int n_outputs;
+
+  /* A batch run image by image (plan-split.c): the plan for one image,
+   * and per graph output the whole batch's tensor it is gathered into
+   * (`outputs` then points at these).  The rest of the struct is empty
+   * but for the figures, which are the per-image plan's. */
+  hy_plan *per_image;
+  hy_tensor **batch_outputs;
+  int64_t batch;
+};
+
+/* Builds the plan for `shapes` as hy_plan_new does, without looking at
+ * splitting the batch. */
+hy_plan *hy_plan_build (const hy_shapes *shapes, hy_backend *backend,
+    GError **error);
+
+/* The same plan run image by image where that is faster (plan-split.c):
+ * returns the plan that does, having taken `whole`'s place (freed), or
+ * `whole` itself. */
+hy_plan *hy_plan_split_batch (hy_plan *whole, const hy_shapes *shapes);
+
+/* A forward, and a profile, of a plan hy_plan_split_batch made. */
+gboolean hy_plan_split_run (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, GError **error);
+gboolean hy_plan_split_profile (hy_plan *plan,
+    const hy_tensor *const *inputs, int n_inputs, int iterations,
+    const hy_layer_profile **layers, int *n_layers, GError **error);
+
+#endif /* HY_PLAN_IMPL_H */
