@@ -50,14 +50,22 @@
  * So the caller watches for it: a loop in which it waited for others more
  * than STALL_NS and more than STALL_CHUNKS of its own chunks' average time
  * (so the normal wait for a last chunk on a long loop does not count) is a
- * stall; STALLS_TO_SOLO of them within STALL_WINDOW loops send the pool's
- * loops to the caller alone for SOLO_NS, after which it tries its workers
- * again.  Alone, the caller runs at its one thread's speed, whichever CPU
- * the scheduler finds for it. */
-#define STALL_NS 500000
+ * stall; STALLS_TO_SOLO of them within a window of at least STALL_WINDOW
+ * loops and STALL_WINDOW_NS send the pool's loops to the caller alone for
+ * SOLO_NS, after which it tries its workers again.  Alone, the caller runs
+ * at its one thread's speed, whichever CPU the scheduler finds for it.
+ * The window is a time as well as a count of loops: the scheduler takes a
+ * worker's CPU every few milliseconds, and a network of short layers
+ * (MobileNetV2, ~100 loops in 2 ms) ran 64 loops between two of them, so
+ * it never went solo (a busy neighbour made its 2-thread forward 1.35-1.57×
+ * its 1-thread time, against 0.98-1.03× on the ResNets).  A window of
+ * 100 ms, or a stall of 0.5 ms, also caught the quiet machine's own
+ * hiccups (its 2-thread forwards then ran at 1-thread speed). */
+#define STALL_NS 1000000
 #define STALL_CHUNKS 3
 #define STALLS_TO_SOLO 2
 #define STALL_WINDOW 64
+#define STALL_WINDOW_NS 10000000
 #define SOLO_NS 250000000
 
 /* The loop word: generation | chunk count | next chunk. */
@@ -109,7 +117,8 @@ struct hy_threadpool {
   /* The caller's own bookkeeping of stalls (see STALL_NS). */
   int64_t solo_until;           /* now_ns () before which loops run alone */
   int stalls;                   /* within the current window */
-  int window_loops;
+  int window_loops;             /* loops since `stalls` began counting */
+  int64_t window_start;         /* and when */
   uint64_t solo_spells;         /* how often the pool went solo */
 
   _Alignas (CACHE_LINE) _Atomic uint64_t loop;
@@ -327,16 +336,22 @@ watch_for_stalls (hy_threadpool *pool, int64_t start, int64_t own_done,
   const int64_t waited = now_ns () - own_done;
   const int64_t per_chunk = own_chunks > 0
       ? (own_done - start) / own_chunks : 0;
+  const int64_t now = own_done + waited;
+  if (++pool->window_loops > STALL_WINDOW
+      && now - pool->window_start > STALL_WINDOW_NS) {
+    pool->stalls = 0;
+    pool->window_loops = 0;
+    pool->window_start = now;
+  }
   if (waited > STALL_NS && waited > STALL_CHUNKS * per_chunk)
     pool->stalls++;
   if (pool->stalls >= STALLS_TO_SOLO) {
-    pool->solo_until = own_done + waited + SOLO_NS;
+    pool->solo_until = now + SOLO_NS;
     pool->solo_spells++;
-  } else if (++pool->window_loops < STALL_WINDOW) {
-    return;
+    pool->stalls = 0;
+    pool->window_loops = 0;
+    pool->window_start = now;
   }
-  pool->stalls = 0;
-  pool->window_loops = 0;
 }
 
 /* Waits for the chunks other threads claimed: spins, then sleeps until
