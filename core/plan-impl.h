@@ -1,6 +1,8 @@
 /*
  * plan-impl.h — the inside of a plan, shared by plan.c (building and
- * running one) and plan-split.c (running a batch image by image).
+ * running one for the whole batch) and plan-split.c (hy_plan_new,
+ * hy_plan_run and hy_plan_profile: the whole batch at once, or image by
+ * image on a plan for one image).
  */
 #ifndef HY_PLAN_IMPL_H
 #define HY_PLAN_IMPL_H
@@ -46,20 +48,14 @@ struct hy_plan {
   int64_t batch;
 };
 
-/* Builds the plan for `shapes` as hy_plan_new does, without looking at
- * splitting the batch. */
+/* plan.c: builds the plan for `shapes`, the whole batch at once (what
+ * hy_plan_new starts from), and runs it (hy_plan_run and hy_plan_profile
+ * on such a plan). */
 hy_plan *hy_plan_build (const hy_shapes *shapes, hy_backend *backend,
     GError **error);
-
-/* The same plan run image by image where that is faster (plan-split.c):
- * returns the plan that does, having taken `whole`'s place (freed), or
- * `whole` itself. */
-hy_plan *hy_plan_split_batch (hy_plan *whole, const hy_shapes *shapes);
-
-/* A forward, and a profile, of a plan hy_plan_split_batch made. */
-gboolean hy_plan_split_run (hy_plan *plan, const hy_tensor *const *inputs,
+gboolean hy_plan_run_whole (hy_plan *plan, const hy_tensor *const *inputs,
     int n_inputs, GError **error);
-gboolean hy_plan_split_profile (hy_plan *plan,
+gboolean hy_plan_profile_whole (hy_plan *plan,
     const hy_tensor *const *inputs, int n_inputs, int iterations,
     const hy_layer_profile **layers, int *n_layers, GError **error);
 

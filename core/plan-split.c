@@ -1,6 +1,7 @@
 /*
- * plan-split.c — a batch run image by image, on the CPU, where each
- * image's outputs depend on that image's inputs only.
+ * plan-split.c — hy_plan_new, hy_plan_run and hy_plan_profile: a plan
+ * for the whole batch (plan.c), or, on the CPU, where each image's outputs
+ * depend on that image's inputs only, a batch run image by image.
  *
  * A plan for a batch runs each layer over every image before the next
  * layer: on a network of thin layers (MobileNet's inverted residuals) a
@@ -128,6 +129,10 @@ split_pays (const hy_plan *plan)
       && plan->memory.naive_bytes > SPLIT_MIN_ACTIVATIONS_PER_WEIGHT * weights;
 }
 
+/* Inputs beyond this many cannot be split (the structs live on the
+ * stack: a forward allocates nothing). */
+#define MAX_SPLIT_INPUTS 16
+
 static int
 split_wanted (void)
 {
@@ -135,14 +140,16 @@ split_wanted (void)
   return env && !strcmp (env, "0") ? 0 : env && !strcmp (env, "1") ? 1 : 2;
 }
 
-hy_plan *
-hy_plan_split_batch (hy_plan *whole, const hy_shapes *shapes)
+/* The same plan run image by image where that pays: returns the plan
+ * that does, having taken `whole`'s place (freed), or `whole` itself. */
+static hy_plan *
+split_batch (hy_plan *whole, const hy_shapes *shapes)
 {
   const hy_model *model = hy_shapes_model (shapes);
   const int n_inputs = hy_model_n_inputs (model);
   const int wanted = split_wanted ();
   if (!wanted || !whole->backend->iface->host_memory || n_inputs < 1
-      || whole->n_outputs < 1)
+      || n_inputs > MAX_SPLIT_INPUTS || whole->n_outputs < 1)
     return whole;
   const hy_shape first = hy_shapes_input (shapes, 0);
   const int64_t batch = first.ndim >= 1 ? first.dims[0] : 0;
@@ -200,6 +207,17 @@ hy_plan_split_batch (hy_plan *whole, const hy_shapes *shapes)
   return plan;
 }
 
+/* split_batch splits no plan of more inputs: a caller's mistake. */
+static gboolean
+inputs_fit (int n_inputs, GError **error)
+{
+  if (n_inputs <= MAX_SPLIT_INPUTS)
+    return TRUE;
+  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+      "%d inputs given to a plan of at most %d", n_inputs, MAX_SPLIT_INPUTS);
+  return FALSE;
+}
+
 /* Image b of each input: structs of the caller's, one image each. */
 static void
 image_inputs (const hy_tensor *const *inputs, int n_inputs, int64_t b,
@@ -227,34 +245,32 @@ gather_outputs (hy_plan *plan, int64_t b)
   }
 }
 
-/* Inputs beyond this many cannot be split (the structs live on the
- * stack: a forward allocates nothing). */
-#define MAX_SPLIT_INPUTS 16
-
-gboolean
-hy_plan_split_run (hy_plan *plan, const hy_tensor *const *inputs,
-    int n_inputs, GError **error)
+static gboolean
+split_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
+    GError **error)
 {
   hy_tensor slices[MAX_SPLIT_INPUTS];
   const hy_tensor *ptrs[MAX_SPLIT_INPUTS];
-  n_inputs = MIN (n_inputs, MAX_SPLIT_INPUTS);
+  if (!inputs_fit (n_inputs, error))
+    return FALSE;
   for (int64_t b = 0; b < plan->batch; b++) {
     image_inputs (inputs, n_inputs, b, plan->batch, slices, ptrs);
-    if (!hy_plan_run (plan->per_image, ptrs, n_inputs, error))
+    if (!hy_plan_run_whole (plan->per_image, ptrs, n_inputs, error))
       return FALSE;
     gather_outputs (plan, b);
   }
   return TRUE;
 }
 
-gboolean
-hy_plan_split_profile (hy_plan *plan, const hy_tensor *const *inputs,
-    int n_inputs, int iterations, const hy_layer_profile **layers,
-    int *n_layers, GError **error)
+static gboolean
+split_profile (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
+    int iterations, const hy_layer_profile **layers, int *n_layers,
+    GError **error)
 {
   hy_tensor slices[MAX_SPLIT_INPUTS];
   const hy_tensor *ptrs[MAX_SPLIT_INPUTS];
-  n_inputs = MIN (n_inputs, MAX_SPLIT_INPUTS);
+  if (!inputs_fit (n_inputs, error))
+    return FALSE;
   /* Each layer's time per forward: its time on every image, summed. */
   if (!plan->profile)
     plan->profile = g_new0 (hy_layer_profile, MAX (plan->n_calls, 1));
@@ -264,8 +280,8 @@ hy_plan_split_profile (hy_plan *plan, const hy_tensor *const *inputs,
     const hy_layer_profile *one;
     int n;
     image_inputs (inputs, n_inputs, b, plan->batch, slices, ptrs);
-    if (!hy_plan_profile (plan->per_image, ptrs, n_inputs, iterations, &one,
-            &n, error))
+    if (!hy_plan_profile_whole (plan->per_image, ptrs, n_inputs, iterations,
+            &one, &n, error))
       return FALSE;
     gather_outputs (plan, b);
     for (int c = 0; c < n && c < plan->n_calls; c++) {
@@ -280,4 +296,31 @@ hy_plan_split_profile (hy_plan *plan, const hy_tensor *const *inputs,
   *layers = plan->profile;
   *n_layers = plan->n_calls;
   return TRUE;
+}
+
+hy_plan *
+hy_plan_new (const hy_shapes *shapes, hy_backend *backend, GError **error)
+{
+  hy_plan *plan = hy_plan_build (shapes, backend, error);
+  return plan ? split_batch (plan, shapes) : NULL;
+}
+
+gboolean
+hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
+    GError **error)
+{
+  return plan->per_image ? split_run (plan, inputs, n_inputs, error)
+      : hy_plan_run_whole (plan, inputs, n_inputs, error);
+}
+
+gboolean
+hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, int iterations, const hy_layer_profile **layers,
+    int *n_layers, GError **error)
+{
+  return plan->per_image
+      ? split_profile (plan, inputs, n_inputs, iterations, layers, n_layers,
+          error)
+      : hy_plan_profile_whole (plan, inputs, n_inputs, iterations, layers,
+          n_layers, error);
 }

@@ -582,13 +582,6 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
   return plan;
 }
 
-hy_plan *
-hy_plan_new (const hy_shapes *shapes, hy_backend *backend, GError **error)
-{
-  hy_plan *plan = hy_plan_build (shapes, backend, error);
-  return plan ? hy_plan_split_batch (plan, shapes) : NULL;
-}
-
 void
 hy_plan_free (hy_plan *plan)
 {
@@ -665,11 +658,9 @@ run_calls (hy_plan *plan, int first, int n, void **capture, GError **error)
 }
 
 gboolean
-hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
-    GError **error)
+hy_plan_run_whole (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, GError **error)
 {
-  if (plan->per_image)
-    return hy_plan_split_run (plan, inputs, n_inputs, error);
   hy_backend *be = plan->backend;
   const hy_backend_iface *iface = be->iface;
   if (!bind_inputs (plan, inputs, n_inputs, error)
@@ -724,13 +715,10 @@ describe_calls (hy_plan *plan)
 }
 
 gboolean
-hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
+hy_plan_profile_whole (hy_plan *plan, const hy_tensor *const *inputs,
     int n_inputs, int iterations, const hy_layer_profile **layers,
     int *n_layers, GError **error)
 {
-  if (plan->per_image)
-    return hy_plan_split_profile (plan, inputs, n_inputs, iterations, layers,
-        n_layers, error);
   hy_backend *be = plan->backend;
   if (!be->iface->host_memory) {
     /* Device calls return before they finish: timing them one by one
