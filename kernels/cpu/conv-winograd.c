@@ -425,7 +425,7 @@ winograd_wanted (void)
  * than the packed kernel its weights.  conv-bench --winograd, one thread,
  * ResNet's layers: 2.2-2.8× the packed kernel on 56×56 and 28×28 maps,
  * 1.3-1.5× on 14×14 (batch 1 or 8); on 7×7 maps (4 tiles an image) 0.66×
- * at batch 1, 1.04× at 2, 1.25-1.35× at 4 and 8. */
+ * at batch 1, 1.04× at 2, 1.25-1.39× at 4 and 8. */
 static bool
 winograd_pays (int64_t batch, int64_t channels, int64_t filters,
     int64_t out_h, int64_t out_w)
@@ -469,13 +469,12 @@ hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
   w->pad_w = p->pad[1];
   w->tiles_h = (w->out_h + TILE - 1) / TILE;
   w->tiles_w = (w->out_w + TILE - 1) / TILE;
-  /* As many tile rows per block as fit. */
-  w->blocks_per_thread = (int64_t) N_XI * filters * channels
-      * (int64_t) sizeof (float) <= SMALL_U_BYTES;
-  const int64_t per_row = (int64_t) N_XI * (channels + filters)
-      * w->tiles_w * (int64_t) sizeof (float);
+  /* As many tile rows per block as fit (see SMALL_U_BYTES). */
   const int64_t u_bytes = (int64_t) N_XI * filters * channels
       * (int64_t) sizeof (float);
+  const int64_t per_row = (int64_t) N_XI * (channels + filters)
+      * w->tiles_w * (int64_t) sizeof (float);
+  w->blocks_per_thread = u_bytes <= SMALL_U_BYTES;
   const int64_t shared_bytes = SHARED_BLOCK_BYTES > u_bytes / 4
       ? SHARED_BLOCK_BYTES : u_bytes / 4;
   const int64_t rows = (w->blocks_per_thread ? THREAD_BLOCK_BYTES
