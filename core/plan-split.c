@@ -195,6 +195,7 @@ split_batch (hy_plan *whole, const hy_shapes *shapes)
   plan->batch = batch;
   plan->pass_stats = image->pass_stats;
   plan->memory = image->memory;
+  plan->memory.images_per_run = 1;
   plan->n_calls = image->n_calls;
   plan->n_outputs = whole->n_outputs;
   plan->batch_outputs = g_new0 (hy_tensor *, plan->n_outputs);

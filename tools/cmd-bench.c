@@ -313,6 +313,8 @@ print_json (const bench_args *a, const char *device, const char *mode,
   add_bytes (b, "lower_bound_bytes", r->have_plan_memory,
       r->memory.lower_bound_bytes);
   add_bytes (b, "weight_bytes", TRUE, r->memory.weight_bytes);
+  json_builder_set_member_name (b, "image_by_image");
+  json_builder_add_boolean_value (b, r->memory.images_per_run == 1);
   const device_counts *d = &r->device;
   const struct { const char *name; double v; } per[] = {
     { "allocations", d->allocations }, { "graph_launches", d->graph_launches },
@@ -391,6 +393,9 @@ print_text (const bench_args *a, const char *device, const char *mode,
   printf ("throughput  %.1f samples/s\n", r->throughput);
   printf ("memory%s\n", r->have_plan_memory ? ""
       : " (no compiled plan: arena and lower bound need --mode hybrid)");
+  if (r->memory.images_per_run == 1)
+    printf ("  the batch runs image by image: the figures are one image's "
+        "plan's\n");
   print_mib ("arena", r->have_plan_memory, r->memory.arena_bytes);
   print_mib ("naive", TRUE, r->memory.naive_bytes);
   print_mib ("lower bound", r->have_plan_memory, r->memory.lower_bound_bytes);

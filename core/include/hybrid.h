@@ -262,12 +262,15 @@ int hy_executor_n_outputs (const hy_executor *exec);
  * every intermediate (what allocating each output separately costs), and
  * the lower bound (the most bytes live at any one time).  On a device,
  * also the weights the plan uploaded (0 on the CPU, which reads the
- * model's own). */
+ * model's own).  A CPU batch may run image by image on a plan for one
+ * image (docs/ARCHITECTURE.md): the figures are then that plan's, and
+ * images_per_run says so. */
 typedef struct hy_memory_stats {
   gint64 arena_bytes;
   gint64 naive_bytes;
   gint64 lower_bound_bytes;
   gint64 weight_bytes;
+  gint64 images_per_run;        /* 1: image by image; 0: the whole batch */
 } hy_memory_stats;
 
 /* The memory figures of the plan for the current input shapes (hybrid mode,

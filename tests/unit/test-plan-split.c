@@ -84,6 +84,14 @@ arena_of (const hy_executor *exec)
   return m.arena_bytes;
 }
 
+static gboolean
+image_by_image (const hy_executor *exec)
+{
+  hy_memory_stats m;
+  g_assert_true (hy_executor_memory (exec, &m));
+  return m.images_per_run == 1;
+}
+
 static void
 assert_mxnet (const hy_executor *exec, const hy_tensor *mxnet)
 {
@@ -106,7 +114,9 @@ test_split_matches_batch (void)
   for (int threads = 1; threads <= 2; threads++) {
     hy_executor *whole = run (&f, "0", threads);
     hy_executor *split = run (&f, "1", threads);
-    /* One image's arena: the split took effect. */
+    /* The split took effect, and says so: one image's arena. */
+    g_assert_true (image_by_image (split));
+    g_assert_false (image_by_image (whole));
     g_assert_cmpint (arena_of (split), <, arena_of (whole));
     assert_mxnet (whole, f.mxnet);
     assert_mxnet (split, f.mxnet);
@@ -150,6 +160,7 @@ test_small_batch_not_split_by_rule (void)
   fixture f = load ("legacy_attr09", TRUE);
   hy_executor *whole = run (&f, "0", 1);
   hy_executor *rule = run (&f, NULL, 1);
+  g_assert_false (image_by_image (rule));
   g_assert_cmpint (arena_of (rule), ==, arena_of (whole));
   assert_mxnet (rule, f.mxnet);
   hy_executor_free (whole);
@@ -164,6 +175,7 @@ test_mixing_op_never_split (void)
   g_assert_cmpint (f.input->shape.dims[0], >, 1);
   hy_executor *whole = run (&f, "0", 1);
   hy_executor *asked = run (&f, "1", 1);
+  g_assert_false (image_by_image (asked));
   g_assert_cmpint (arena_of (asked), ==, arena_of (whole));
   assert_mxnet (asked, f.mxnet);
   hy_executor_free (whole);
