@@ -29,6 +29,7 @@
 #include <glib.h>
 
 #include "epilogue.h"
+#include "lane-mask.h"
 #include "sgemm-packed.h"
 
 /* Tile and transform sizes of F(4×4, 3×3). */
@@ -115,24 +116,6 @@ winograd_cpu (void)
   return g_atomic_int_get (&cpu) == 1;
 }
 
-/* Lanes q of [0, 16) with lo <= pos + q < hi. */
-WG_INLINE __mmask16
-lanes_within (int64_t pos, int64_t lo, int64_t hi)
-{
-  int64_t a = lo - pos, b = hi - pos;
-  a = a < 0 ? 0 : a > 16 ? 16 : a;
-  b = b < 0 ? 0 : b > 16 ? 16 : b;
-  if (b <= a)
-    return 0;
-  return (__mmask16) ((((uint32_t) 1 << b) - 1) & ~(((uint32_t) 1 << a) - 1));
-}
-
-WG_INLINE __mmask16
-first_lanes (int n)
-{
-  return (__mmask16) (((uint32_t) 1 << n) - 1);
-}
-
 /* Bᵀ on six vectors (a column of six rows, or a row of six columns):
  *   t0 = 4d0 − 5d2 + d4        t3 = −2d1 − d2 + 2d3 + d4
  *   t1 = −4d1 − 4d2 + d3 + d4   t4 = 2d1 − d2 − 2d3 + d4
@@ -194,8 +177,8 @@ input_tiles (const float *plane, int64_t in_h, int64_t in_w, int64_t row0,
   /* The 4n + 2 input columns the tiles read, in 5 vectors. */
   __mmask16 load[5];
   for (int s = 0; s < 5; s++)
-    load[s] = lanes_within (col0 + 16 * s, 0, in_w)
-        & lanes_within (col0 + 16 * s, col0, col0 + TILE * n + 2);
+    load[s] = hy_lanes_within (col0 + 16 * s, 0, in_w)
+        & hy_lanes_within (col0 + 16 * s, col0, col0 + TILE * n + 2);
   /* Bᵀ down the columns first, 80 columns at a time; then along each of
    * the six transformed rows, tile by tile. */
   __m512 col_t[ALPHA][5];
@@ -211,7 +194,7 @@ input_tiles (const float *plane, int64_t in_h, int64_t in_w, int64_t row0,
     for (int i = 0; i < ALPHA; i++)
       col_t[i][s] = t[i];
   }
-  const __mmask16 store = first_lanes (n);
+  const __mmask16 store = hy_lanes_within (0, 0, n);
   for (int i = 0; i < ALPHA; i++) {
     const __m512 *q = col_t[i];
     /* The same 64 floats from column 4 on: lanes' columns 4 and 5. */
@@ -266,7 +249,7 @@ WG_INLINE void
 output_tiles (const float *m, int64_t xi_stride, int n, float *y,
     int64_t out_w, int rows, int64_t cols)
 {
-  const __mmask16 lanes = first_lanes (n);
+  const __mmask16 lanes = hy_lanes_within (0, 0, n);
   __m512 col_t[TILE][ALPHA];
   for (int j = 0; j < ALPHA; j++) {
     __m512 v[ALPHA], o[TILE];
@@ -278,7 +261,7 @@ output_tiles (const float *m, int64_t xi_stride, int n, float *y,
   }
   __mmask16 store[4];
   for (int s = 0; s < 4; s++)
-    store[s] = lanes_within (16 * s, 0, cols);
+    store[s] = hy_lanes_within (16 * s, 0, cols);
   for (int r = 0; r < rows; r++) {
     __m512 o[TILE], out[4];
     output_1d (col_t[r], o);

@@ -22,6 +22,8 @@
 
 #include <glib.h>
 
+#include "lane-mask.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -65,18 +67,6 @@ hy_depthwise_fuses (const hy_fused_epilogue *e)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-
-/* Lanes q of [0, 16) with lo <= pos + q < hi. */
-DW_INLINE __mmask16
-lanes_within (int64_t pos, int64_t lo, int64_t hi)
-{
-  int64_t a = lo - pos, b = hi - pos;
-  a = a < 0 ? 0 : a > 16 ? 16 : a;
-  b = b < 0 ? 0 : b > 16 ? 16 : b;
-  if (b <= a)
-    return 0;
-  return (__mmask16) ((((uint32_t) 1 << b) - 1) & ~(((uint32_t) 1 << a) - 1));
-}
 
 /* One plane's operands, in registers (the K × K weights are the
  * caller's array, so that its size is the kernel's). */
@@ -180,22 +170,22 @@ chunk_masks_at (const hy_depthwise *g, int64_t o0, const int K,
   if (SW == 1) {
     /* 16 + K − 1 floats: a vector and K − 1 after it. */
     const __mmask16 tail = (__mmask16) ((1u << (K - 1)) - 1);
-    m.load[0] = lanes_within (pos, 0, g->in_w);
-    m.load[1] = lanes_within (pos + 16, 0, g->in_w) & tail;
+    m.load[0] = hy_lanes_within (pos, 0, g->in_w);
+    m.load[1] = hy_lanes_within (pos + 16, 0, g->in_w) & tail;
     m.load[2] = 0;
     m.interior = m.load[0] == 0xffff && m.load[1] == tail;
-    m.hi_inside = lanes_within (pos + 16, 0, g->in_w) == 0xffff;
+    m.hi_inside = hy_lanes_within (pos + 16, 0, g->in_w) == 0xffff;
   } else {
     /* 31 + K − 1 floats: two vectors and K − 2 after them. */
     const __mmask16 tail = (__mmask16) ((1u << (K - 2)) - 1);
-    m.load[0] = lanes_within (pos, 0, g->in_w);
-    m.load[1] = lanes_within (pos + 16, 0, g->in_w);
-    m.load[2] = lanes_within (pos + 32, 0, g->in_w) & tail;
+    m.load[0] = hy_lanes_within (pos, 0, g->in_w);
+    m.load[1] = hy_lanes_within (pos + 16, 0, g->in_w);
+    m.load[2] = hy_lanes_within (pos + 32, 0, g->in_w) & tail;
     m.interior = m.load[0] == 0xffff && m.load[1] == 0xffff
         && m.load[2] == tail;
     m.hi_inside = true;
   }
-  m.store = lanes_within (o0, 0, g->out_w);
+  m.store = hy_lanes_within (o0, 0, g->out_w);
   return m;
 }
 

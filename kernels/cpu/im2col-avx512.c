@@ -8,6 +8,7 @@
  * is safe.
  */
 #include "im2col-avx512.h"
+#include "lane-mask.h"
 #include "sgemm-packed.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -23,18 +24,6 @@ hy_im2col_tap_2d_supported (int64_t stride_w, int64_t out_w)
       && hy_packed_gemm_supported ();
 }
 
-/* Lanes q of [0, 16) with lo <= pos + q < hi. */
-static inline AVX512 __mmask16
-lanes_within (int64_t pos, int64_t lo, int64_t hi)
-{
-  int64_t a = lo - pos, b = hi - pos;
-  a = a < 0 ? 0 : a > 16 ? 16 : a;
-  b = b < 0 ? 0 : b > 16 ? 16 : b;
-  if (b <= a)
-    return 0;
-  return (__mmask16) ((((uint32_t) 1 << b) - 1) & ~(((uint32_t) 1 << a) - 1));
-}
-
 AVX512 void
 hy_im2col_tap_2d (float *dst, const float *plane, int64_t in_h,
     int64_t in_w, int64_t out_w, int64_t r0, int64_t r1, int64_t stride_h,
@@ -46,19 +35,19 @@ hy_im2col_tap_2d (float *dst, const float *plane, int64_t in_h,
     const int64_t ih = r * stride_h + ih_off;
     const float *row = ih >= 0 && ih < in_h ? plane + ih * in_w : NULL;
     for (int64_t o0 = 0; o0 < out_w; o0 += 16) {
-      const __mmask16 out = lanes_within (o0, 0, out_w);
+      const __mmask16 out = hy_lanes_within (o0, 0, out_w);
       __m512 v;
       if (!row) {
         v = _mm512_setzero_ps ();
       } else if (stride_w == 1) {
         const int64_t pos = o0 + first;
-        v = _mm512_maskz_loadu_ps (lanes_within (pos, 0, in_w) & out,
+        v = _mm512_maskz_loadu_ps (hy_lanes_within (pos, 0, in_w) & out,
             row + pos);
       } else {
         const int64_t pos = 2 * o0 + first;
-        const __m512 lo = _mm512_maskz_loadu_ps (lanes_within (pos, 0, in_w),
+        const __m512 lo = _mm512_maskz_loadu_ps (hy_lanes_within (pos, 0, in_w),
             row + pos);
-        const __m512 hi = _mm512_maskz_loadu_ps (lanes_within (pos + 16, 0,
+        const __m512 hi = _mm512_maskz_loadu_ps (hy_lanes_within (pos + 16, 0,
                 in_w), row + pos + 16);
         v = _mm512_permutex2var_ps (lo, even, hi);
       }
