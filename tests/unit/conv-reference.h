@@ -1,15 +1,65 @@
 /*
- * conv-reference.h — a 2-D convolution and its fused epilogue (bias,
- * BatchNorm, residual, activation: epilogue.h's order) summed in double
- * precision, the reference the CPU convolution kernels' unit tests
- * compare with.
+ * conv-reference.h — what the CPU convolution kernels' unit tests share:
+ * seeded operands, and the reference they compare with, a 2-D convolution
+ * and its fused epilogue (bias, BatchNorm, residual, activation:
+ * epilogue.h's order) summed in double precision.
  */
 #ifndef HY_TEST_CONV_REFERENCE_H
 #define HY_TEST_CONV_REFERENCE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include <glib.h>
+
+#include "hybrid.h"
 #include "kernels/params/nn.h"
+
+/* n values in [-1, 1), the same for the same seed. */
+static inline void
+conv_fill (float *v, int64_t n, guint32 seed)
+{
+  GRand *r = g_rand_new_with_seed (seed);
+  for (int64_t i = 0; i < n; i++)
+    v[i] = (float) g_rand_double_range (r, -1, 1);
+  g_rand_free (r);
+}
+
+/* The optional operands of a convolution, where they are. */
+typedef struct conv_operands {
+  const float *bias, *bn, *res;
+} conv_operands;
+
+/* Appends to in[*n_in] on, filled, the operands a convolution kernel
+ * takes after its data and weight, in its order: the bias (`filters`),
+ * BatchNorm's mean, scale and shift (3 × `filters`, a positive scale),
+ * the residual (shaped `y`); each only when asked for. */
+static inline conv_operands
+conv_operands_add (hy_tensor **in, int *n_in, int64_t filters, bool bias,
+    bool batch_norm, bool residual, const hy_shape *y)
+{
+  conv_operands o = { NULL, NULL, NULL };
+  if (bias) {
+    hy_shape s = { 1, { filters } };
+    hy_tensor *t = in[(*n_in)++] = hy_tensor_new (&s);
+    conv_fill (t->data, filters, 8);
+    o.bias = t->data;
+  }
+  if (batch_norm) {
+    hy_shape s = { 2, { 3, filters } };
+    hy_tensor *t = in[(*n_in)++] = hy_tensor_new (&s);
+    conv_fill (t->data, 3 * filters, 9);
+    for (int64_t f = 0; f < filters; f++)
+      t->data[filters + f] += 1.5f;
+    o.bn = t->data;
+  }
+  if (residual) {
+    hy_tensor *t = in[(*n_in)++] = hy_tensor_new (y);
+    conv_fill (t->data, hy_shape_numel (y), 10);
+    o.res = t->data;
+  }
+  return o;
+}
 
 typedef struct conv_reference {
   int batch, channels, height, width, filters;

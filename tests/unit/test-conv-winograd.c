@@ -61,15 +61,6 @@ static const wino_case cases[] = {
   { 3, 96, 8, 8, 96, 1, true, false, true, HY_FUSED_ACT_RELU },
 };
 
-static void
-fill (float *v, int64_t n, guint32 seed)
-{
-  GRand *r = g_rand_new_with_seed (seed);
-  for (int64_t i = 0; i < n; i++)
-    v[i] = (float) g_rand_double_range (r, -1, 1);
-  g_rand_free (r);
-}
-
 static gboolean
 skip_without_kernel (void)
 {
@@ -109,7 +100,6 @@ test_case (gconstpointer data)
       q->bias, q->batch_norm, q->residual, q->act);
   hy_shape xs = { 4, { q->batch, q->channels, q->height, q->width } };
   hy_shape ws = { 4, { q->filters, q->channels, 3, 3 } };
-  hy_shape bs = { 1, { q->filters } }, ns = { 2, { 3, q->filters } };
   hy_shape ys = { 4, { q->batch, q->filters, out_h, out_w } };
   const int64_t x_floats = hy_shape_numel (&xs);
   const int64_t y_floats = hy_shape_numel (&ys);
@@ -118,30 +108,13 @@ test_case (gconstpointer data)
   float *x_buf = g_new (float, x_floats + 32);
   memset (x_buf, 0xff, (size_t) (x_floats + 32) * sizeof (float));
   hy_tensor x = { .shape = xs, .data = x_buf + 16 };
-  fill (x.data, x_floats, 6);
+  conv_fill (x.data, x_floats, 6);
   hy_tensor *in[5] = { &x };
   int n_in = 1;
   in[n_in] = hy_tensor_new (&ws);
-  fill (in[n_in]->data, hy_shape_numel (&ws), 7);
-  const float *bias = NULL, *bn = NULL, *res = NULL;
-  if (q->bias) {
-    in[++n_in] = hy_tensor_new (&bs);
-    fill (in[n_in]->data, q->filters, 8);
-    bias = in[n_in]->data;
-  }
-  if (q->batch_norm) {
-    in[++n_in] = hy_tensor_new (&ns);
-    fill (in[n_in]->data, 3 * q->filters, 9);
-    for (int f = 0; f < q->filters; f++)       /* a positive scale */
-      in[n_in]->data[q->filters + f] += 1.5f;
-    bn = in[n_in]->data;
-  }
-  if (q->residual) {
-    in[++n_in] = hy_tensor_new (&ys);
-    fill (in[n_in]->data, y_floats, 10);
-    res = in[n_in]->data;
-  }
-  n_in++;
+  conv_fill (in[n_in++]->data, hy_shape_numel (&ws), 7);
+  const conv_operands ops = conv_operands_add (in, &n_in, q->filters,
+      q->bias, q->batch_norm, q->residual, &ys);
 
   const conv_reference r = {
     .batch = q->batch, .channels = q->channels, .height = q->height,
@@ -150,8 +123,8 @@ test_case (gconstpointer data)
     .alpha = p.fused.alpha, .beta = p.fused.beta,
   };
   float *want = g_new (float, y_floats);
-  conv_reference_run (&r, out_h, out_w, x.data, in[1]->data, bias, bn, res,
-      want);
+  conv_reference_run (&r, out_h, out_w, x.data, in[1]->data, ops.bias,
+      ops.bn, ops.res, want);
   double scale = 1.0;
   for (int64_t i = 0; i < y_floats; i++)
     scale = fmax (scale, fabs (want[i]));

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "hybrid.h"
+#include "conv-reference.h"
 #include "core/op.h"
 #include "kernels/cpu/conv-packed.h"
 #include "kernels/cpu/cpu-kernel.h"
@@ -38,15 +39,6 @@
 #include "kernels/params/nn.h"
 
 #define GUARD 64
-
-static void
-fill (float *v, int64_t n, guint32 seed)
-{
-  GRand *r = g_rand_new_with_seed (seed);
-  for (int64_t i = 0; i < n; i++)
-    v[i] = (float) g_rand_double_range (r, -1, 1);
-  g_rand_free (r);
-}
 
 static int64_t
 out_size (int64_t in, int64_t k, int64_t pad, int64_t stride)
@@ -155,13 +147,13 @@ check_plane (int64_t k, int64_t in_h, int64_t in_w, int64_t stride_h,
   memset (xbuf, 0xff, (in_n + 2 * GUARD) * sizeof (float));
   memset (ybuf, 0xff, (out_n + 2 * GUARD) * sizeof (float));
   float *x = xbuf + GUARD, *y = ybuf + GUARD;
-  fill (x, in_n, seed);
+  conv_fill (x, in_n, seed);
   float w[49], bias, res_bn[3];
-  fill (w, k * k, seed + 1);
-  fill (&bias, 1, seed + 2);
-  fill (res_bn, 3, seed + 3);
+  conv_fill (w, k * k, seed + 1);
+  conv_fill (&bias, 1, seed + 2);
+  conv_fill (res_bn, 3, seed + 3);
   float *res = g_new (float, out_n);
-  fill (res, out_n, seed + 4);
+  conv_fill (res, out_n, seed + 4);
   /* Scaled up so that the clips bite on a good share of the outputs. */
   for (int t = 0; t < k * k; t++)
     w[t] *= 12.0f / (float) k;
@@ -351,9 +343,9 @@ test_hard_bits (void)
         const int64_t n = g.out_h * g.out_w;
         float *x = g_new (float, size * size), w[49], mbs[3];
         float *plain = g_new (float, n), *fused = g_new (float, n);
-        fill (x, size * size, seed++);
-        fill (w, k * k, seed++);
-        fill (mbs, 3, seed++);
+        conv_fill (x, size * size, seed++);
+        conv_fill (w, k * k, seed++);
+        conv_fill (mbs, 3, seed++);
         for (int t = 0; t < k * k; t++)
           w[t] *= 24.0f / (float) k;
         x[size + 1] = NAN;
@@ -480,27 +472,27 @@ test_conv (gconstpointer data)
   hy_tensor *in[5];
   int n_in = 0;
   in[n_in] = hy_tensor_new (&xs);
-  fill (in[n_in]->data, hy_shape_numel (&xs), 6);
+  conv_fill (in[n_in]->data, hy_shape_numel (&xs), 6);
   in[++n_in] = hy_tensor_new (&ws);
-  fill (in[n_in]->data, hy_shape_numel (&ws), 7);
+  conv_fill (in[n_in]->data, hy_shape_numel (&ws), 7);
   for (int64_t i = 0; i < hy_shape_numel (&ws); i++)
     in[n_in]->data[i] *= 12.0f / q->k;  /* so that ReLU6 clips some */
   const float *bias = NULL, *bn = NULL, *res = NULL;
   if (q->bias) {
     in[++n_in] = hy_tensor_new (&bs);
-    fill (in[n_in]->data, filters, 8);
+    conv_fill (in[n_in]->data, filters, 8);
     bias = in[n_in]->data;
   }
   if (q->batch_norm) {
     in[++n_in] = hy_tensor_new (&ns);
-    fill (in[n_in]->data, 3 * filters, 9);
+    conv_fill (in[n_in]->data, 3 * filters, 9);
     for (int f = 0; f < filters; f++)   /* a positive scale */
       in[n_in]->data[filters + f] += 1.5f;
     bn = in[n_in]->data;
   }
   if (q->residual) {
     in[++n_in] = hy_tensor_new (&ys);
-    fill (in[n_in]->data, hy_shape_numel (&ys), 10);
+    conv_fill (in[n_in]->data, hy_shape_numel (&ys), 10);
     res = in[n_in]->data;
   }
   n_in++;

@@ -35,15 +35,6 @@
 #include "kernels/cpu/sgemm-packed.h"
 #include "kernels/params/nn.h"
 
-static void
-fill (float *v, int64_t n, guint32 seed)
-{
-  GRand *r = g_rand_new_with_seed (seed);
-  for (int64_t i = 0; i < n; i++)
-    v[i] = (float) g_rand_double_range (r, -1, 1);
-  g_rand_free (r);
-}
-
 static const hy_packed_layout layouts[] = {
   HY_PACKED_WIDE, HY_PACKED_NARROW,
 };
@@ -82,9 +73,9 @@ check_gemm (hy_packed_layout layout, int64_t m, int64_t k, int64_t n,
   const int64_t ldb = n + 5, ldc = n + 3;
   float *a = g_new (float, m * k), *b = g_new (float, k * ldb);
   float *c = g_new (float, m * ldc), *c0 = g_new (float, m * ldc);
-  fill (a, m * k, 1);
-  fill (b, k * ldb, 2);
-  fill (c0, m * ldc, 3);
+  conv_fill (a, m * k, 1);
+  conv_fill (b, k * ldb, 2);
+  conv_fill (c0, m * ldc, 3);
   float *p = packed_of (layout, a, m, k);
   /* Columns past n are C's padding: they must keep their value. */
   for (int64_t i = 0; i < m; i++)
@@ -169,8 +160,8 @@ test_blocks_match_whole (void)
   const int64_t m = 72, k = 300, n = 130;
   float *a = g_new (float, m * k), *b = g_new (float, k * n);
   float *whole = g_new0 (float, m * n), *parts = g_new0 (float, m * n);
-  fill (a, m * k, 4);
-  fill (b, k * n, 5);
+  conv_fill (a, m * k, 4);
+  conv_fill (b, k * n, 5);
   for (guint l = 0; l < G_N_ELEMENTS (layouts); l++) {
     const hy_packed_layout lt = layouts[l];
     float *p = packed_of (lt, a, m, k);
@@ -245,7 +236,7 @@ test_panels (gconstpointer data)
   memset (buf, 0xff, (size_t) (q->channels * plane + 2 * margin)
       * sizeof *buf);
   float *x = buf + margin;
-  fill (x, q->channels * plane, 11);
+  conv_fill (x, q->channels * plane, 11);
   float *col = g_new (float, k * n);
   for (int64_t c = 0; c < q->channels; c++)
     for (int64_t t = 0; t < taps; t++)
@@ -402,36 +393,19 @@ test_conv (gconstpointer data)
   hy_shape xs = { 4, { q->batch, q->channels, in_h, q->size } };
   hy_shape ws = { 4, { q->filters, q->channels / q->groups, q->kernel,
       q->kernel } };
-  hy_shape bs = { 1, { q->filters } }, ns = { 2, { 3, q->filters } };
   hy_shape ys = { 4, { q->batch, q->filters, out_h, out } };
   hy_tensor *in[5];
   int n_in = 0;
   in[n_in] = hy_tensor_new (&xs);
-  fill (in[n_in]->data, hy_shape_numel (&xs), 6);
-  in[++n_in] = hy_tensor_new (&ws);
-  fill (in[n_in]->data, hy_shape_numel (&ws), 7);
-  const float *bias = NULL, *bn = NULL, *res = NULL;
-  if (q->bias) {
-    in[++n_in] = hy_tensor_new (&bs);
-    fill (in[n_in]->data, q->filters, 8);
-    bias = in[n_in]->data;
-  }
-  if (q->batch_norm) {
-    in[++n_in] = hy_tensor_new (&ns);
-    fill (in[n_in]->data, 3 * q->filters, 9);
-    for (int f = 0; f < q->filters; f++)       /* a positive scale */
-      in[n_in]->data[q->filters + f] += 1.5f;
-    bn = in[n_in]->data;
-  }
-  if (q->residual) {
-    in[++n_in] = hy_tensor_new (&ys);
-    fill (in[n_in]->data, hy_shape_numel (&ys), 10);
-    res = in[n_in]->data;
-  }
-  n_in++;
+  conv_fill (in[n_in++]->data, hy_shape_numel (&xs), 6);
+  in[n_in] = hy_tensor_new (&ws);
+  conv_fill (in[n_in++]->data, hy_shape_numel (&ws), 7);
+  const conv_operands ops = conv_operands_add (in, &n_in, q->filters,
+      q->bias, q->batch_norm, q->residual, &ys);
   hy_tensor *got = hy_tensor_new (&ys);
   float *want = g_new (float, hy_shape_numel (&ys));
-  reference_conv (q, out_h, out, in[0]->data, in[1]->data, bias, bn, res, want);
+  reference_conv (q, out_h, out, in[0]->data, in[1]->data, ops.bias, ops.bn,
+      ops.res, want);
 
   hy_conv_packed *conv = hy_conv_packed_new (&p,
       (const hy_tensor *const *) in, n_in, got, 2u);
