@@ -9,6 +9,8 @@
 
 #include "plan.h"
 
+/* A tensor struct that views caller input `input` (host memory), or the
+ * arena slot that input is uploaded into (device memory). */
 typedef struct input_binding {
   hy_tensor *tensor;
   int input;

@@ -55,8 +55,6 @@ typedef struct storage {
   size_t offset;
 } storage;
 
-/* A tensor struct that views caller input `input` (host memory), or the
- * arena slot that input is uploaded into (device memory). */
 /* Sizes as the planner counts them. */
 #define HY_ALIGN_UP(bytes) \
   (((bytes) + HY_PLANNER_ALIGN - 1) & ~(size_t) (HY_PLANNER_ALIGN - 1))
