@@ -1,25 +1,27 @@
 /*
  * conv-winograd.c — see conv-winograd.h.
  *
- * With d a 6×6 input block, g a 3×3 filter and Bᵀ, G, Aᵀ the F(4×4, 3×3)
- * matrices below, a tile's outputs are Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A.  Over
- * C channels and K filters, with U = G g Gᵀ (K × C per transform
- * position ξ, packed once) and V = Bᵀ d B (C × tiles per ξ):
- *   M_ξ = U_ξ · V_ξ   for the 36 positions ξ,
+ * With d an α×α input block (α = 6 for F(4×4, 3×3), 4 for F(2×2, 3×3)),
+ * g a 3×3 filter and Bᵀ, G, Aᵀ the form's matrices below, a tile's
+ * outputs are Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A.  Over C channels and K filters,
+ * with U = G g Gᵀ (K × C per transform position ξ, packed once) and
+ * V = Bᵀ d B (C × tiles per ξ):
+ *   M_ξ = U_ξ · V_ξ   for the α² positions ξ,
  * and each filter's tile is Aᵀ M A.
  *
  * The work goes a block of tile rows at a time (one image's), sized so
  * that V and M stay in the caches, in three parallel loops: the input
- * transform over channels, the 36 products, the output transform (and the
- * fused epilogue, on the block's rows still in cache) over filters.
+ * transform over channels, the α² products, the output transform (and
+ * the fused epilogue, on the block's rows still in cache) over filters.
+ * Only the transforms differ between the forms.
  *
- * Vectors run along a tile row, one tile per lane: a lane's 6 input
- * columns are 4 apart from its neighbour's, so each input row is loaded
- * as 5 plain vectors (80 floats cover 16 tiles' 66) and dealt out by
- * permutes; the outputs' 4 columns per lane are put back together the
- * same way.  Lanes in the padding are masked off: masked-off lanes are
- * never read, so loads that start before a row or end past the plane are
- * safe, and read as 0.
+ * Vectors run along a tile row, one tile per lane: in F(4×4) a lane's 6
+ * input columns are 4 apart from its neighbour's, so each input row is
+ * loaded as 5 plain vectors (80 floats cover 16 tiles' 66) and dealt out
+ * by permutes; the outputs' 4 columns per lane are put back together the
+ * same way (F(2×2): 4 columns 2 apart, 3 vectors).  Lanes in the padding
+ * are masked off: masked-off lanes are never read, so loads that start
+ * before a row or end past the plane are safe, and read as 0.
  */
 #include "conv-winograd.h"
 
@@ -32,10 +34,12 @@
 #include "lane-mask.h"
 #include "sgemm-packed.h"
 
-/* Tile and transform sizes of F(4×4, 3×3). */
-#define TILE 4
-#define ALPHA 6
-#define N_XI (ALPHA * ALPHA)
+/* Tile and transform sizes of the two forms. */
+#define TILE4 4
+#define ALPHA4 6
+#define TILE2 2
+#define ALPHA2 4
+#define MAX_N_XI (ALPHA4 * ALPHA4)
 
 /* How blocks are cut and shared out.  Every block reads all of U, so
  * with U small (up to SMALL_U_BYTES: 64 channels and filters), each
@@ -66,6 +70,7 @@
 
 struct hy_conv_winograd {
   hy_conv_params p;
+  int tile, alpha, n_xi;        /* F(tile×tile, 3×3): alpha = tile + 2 */
   int64_t channels, filters;
   int64_t in_h, in_w, out_h, out_w, pad_h, pad_w;
   int64_t tiles_h, tiles_w;
@@ -73,29 +78,38 @@ struct hy_conv_winograd {
   bool blocks_per_thread;       /* whole blocks on each thread, or each
                                  * block's steps split over them */
   size_t u_floats;              /* one position's packed U */
-  float *u;                     /* N_XI packed (filters, channels) */
+  float *u;                     /* n_xi packed (filters, channels) */
 };
 
-/* G g Gᵀ of one 3×3 filter, in double: the transform's fractions (1/6,
- * 1/24) are not floats, so the filter is rounded once, at the end. */
+/* The forms' G (alpha × 3). */
+static const double G4[ALPHA4][3] = {
+  { 1.0 / 4, 0, 0 },
+  { -1.0 / 6, -1.0 / 6, -1.0 / 6 },
+  { -1.0 / 6, 1.0 / 6, -1.0 / 6 },
+  { 1.0 / 24, 1.0 / 12, 1.0 / 6 },
+  { 1.0 / 24, -1.0 / 12, 1.0 / 6 },
+  { 0, 0, 1 },
+};
+static const double G2[ALPHA2][3] = {
+  { 1, 0, 0 },
+  { 0.5, 0.5, 0.5 },
+  { 0.5, -0.5, 0.5 },
+  { 0, 0, 1 },
+};
+
+/* G g Gᵀ of one 3×3 filter, in double: F(4×4)'s fractions (1/6, 1/24)
+ * are not floats, so the filter is rounded once, at the end. */
 static void
-filter_transform (const float *g, float *u, int64_t u_stride)
+filter_transform (const double (*G)[3], int alpha, const float *g, float *u,
+    int64_t u_stride)
 {
-  static const double G[ALPHA][3] = {
-    { 1.0 / 4, 0, 0 },
-    { -1.0 / 6, -1.0 / 6, -1.0 / 6 },
-    { -1.0 / 6, 1.0 / 6, -1.0 / 6 },
-    { 1.0 / 24, 1.0 / 12, 1.0 / 6 },
-    { 1.0 / 24, -1.0 / 12, 1.0 / 6 },
-    { 0, 0, 1 },
-  };
-  double gg[ALPHA][3];
-  for (int i = 0; i < ALPHA; i++)
+  double gg[ALPHA4][3];
+  for (int i = 0; i < alpha; i++)
     for (int j = 0; j < 3; j++)
       gg[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
-  for (int i = 0; i < ALPHA; i++)
-    for (int j = 0; j < ALPHA; j++)
-      u[(i * ALPHA + j) * u_stride] = (float) (gg[i][0] * G[j][0]
+  for (int i = 0; i < alpha; i++)
+    for (int j = 0; j < alpha; j++)
+      u[(i * alpha + j) * u_stride] = (float) (gg[i][0] * G[j][0]
           + gg[i][1] * G[j][1] + gg[i][2] * G[j][2]);
 }
 
@@ -116,12 +130,13 @@ winograd_cpu (void)
   return g_atomic_int_get (&cpu) == 1;
 }
 
-/* Bᵀ on six vectors (a column of six rows, or a row of six columns):
+/* F(4×4, 3×3)'s Bᵀ on six vectors (a column of six rows, or a row of six
+ * columns):
  *   t0 = 4d0 − 5d2 + d4        t3 = −2d1 − d2 + 2d3 + d4
  *   t1 = −4d1 − 4d2 + d3 + d4   t4 = 2d1 − d2 − 2d3 + d4
  *   t2 = 4d1 − 4d2 − d3 + d4    t5 = 4d1 − 5d3 + d5 */
 WG_INLINE void
-input_1d (const __m512 d[ALPHA], __m512 t[ALPHA])
+input_1d_f4 (const __m512 d[ALPHA4], __m512 t[ALPHA4])
 {
   const __m512 four = _mm512_set1_ps (4.0f), five = _mm512_set1_ps (5.0f);
   const __m512 two = _mm512_set1_ps (2.0f);
@@ -137,11 +152,11 @@ input_1d (const __m512 d[ALPHA], __m512 t[ALPHA])
   t[5] = _mm512_fmadd_ps (four, d[1], _mm512_fnmadd_ps (five, d[3], d[5]));
 }
 
-/* Aᵀ on six vectors:
+/* F(4×4, 3×3)'s Aᵀ on six vectors:
  *   o0 = m0 + m1 + m2 + m3 + m4    o2 = m1 + m2 + 4(m3 + m4)
  *   o1 = m1 − m2 + 2(m3 − m4)      o3 = m1 − m2 + 8(m3 − m4) + m5 */
 WG_INLINE void
-output_1d (const __m512 m[ALPHA], __m512 o[TILE])
+output_1d_f4 (const __m512 m[ALPHA4], __m512 o[TILE4])
 {
   const __m512 a = _mm512_add_ps (m[1], m[2]);
   const __m512 b = _mm512_sub_ps (m[1], m[2]);
@@ -166,36 +181,36 @@ every_fourth (const __m512 q[4], int j)
   return _mm512_mask_blend_ps (0xff00, lo, hi);
 }
 
-/* One channel's V for up to 16 tiles of a tile row: plane is the channel's
- * input, row0/col0 the input row and column of the first tile's block
- * (negative in the padding), v its V at position 0 (positions xi_stride
- * floats apart). */
+/* One channel's V for up to 16 tiles of a tile row, F(4×4, 3×3): plane
+ * is the channel's input, row0/col0 the input row and column of the first
+ * tile's block (negative in the padding), v its V at position 0
+ * (positions xi_stride floats apart). */
 WG_INLINE void
-input_tiles (const float *plane, int64_t in_h, int64_t in_w, int64_t row0,
+input_tiles_f4 (const float *plane, int64_t in_h, int64_t in_w, int64_t row0,
     int64_t col0, int n, float *v, int64_t xi_stride)
 {
   /* The 4n + 2 input columns the tiles read, in 5 vectors. */
   __mmask16 load[5];
   for (int s = 0; s < 5; s++)
     load[s] = hy_lanes_within (col0 + 16 * s, 0, in_w)
-        & hy_lanes_within (col0 + 16 * s, col0, col0 + TILE * n + 2);
+        & hy_lanes_within (col0 + 16 * s, col0, col0 + TILE4 * n + 2);
   /* Bᵀ down the columns first, 80 columns at a time; then along each of
    * the six transformed rows, tile by tile. */
-  __m512 col_t[ALPHA][5];
+  __m512 col_t[ALPHA4][5];
   for (int s = 0; s < 5; s++) {
-    __m512 d[ALPHA], t[ALPHA];
-    for (int i = 0; i < ALPHA; i++) {
+    __m512 d[ALPHA4], t[ALPHA4];
+    for (int i = 0; i < ALPHA4; i++) {
       const int64_t r = row0 + i;
       d[i] = r >= 0 && r < in_h && load[s]
           ? _mm512_maskz_loadu_ps (load[s], plane + r * in_w + col0 + 16 * s)
           : _mm512_setzero_ps ();
     }
-    input_1d (d, t);
-    for (int i = 0; i < ALPHA; i++)
+    input_1d_f4 (d, t);
+    for (int i = 0; i < ALPHA4; i++)
       col_t[i][s] = t[i];
   }
   const __mmask16 store = hy_lanes_within (0, 0, n);
-  for (int i = 0; i < ALPHA; i++) {
+  for (int i = 0; i < ALPHA4; i++) {
     const __m512 *q = col_t[i];
     /* The same 64 floats from column 4 on: lanes' columns 4 and 5. */
     const __m512 q4[4] = {
@@ -208,21 +223,21 @@ input_tiles (const float *plane, int64_t in_h, int64_t in_w, int64_t row0,
       _mm512_castsi512_ps (_mm512_alignr_epi32 (_mm512_castps_si512 (q[4]),
               _mm512_castps_si512 (q[3]), 4)),
     };
-    const __m512 d[ALPHA] = {
+    const __m512 d[ALPHA4] = {
       every_fourth (q, 0), every_fourth (q, 1), every_fourth (q, 2),
       every_fourth (q, 3), every_fourth (q4, 0), every_fourth (q4, 1),
     };
-    __m512 t[ALPHA];
-    input_1d (d, t);
-    for (int j = 0; j < ALPHA; j++)
-      _mm512_mask_storeu_ps (v + (i * ALPHA + j) * xi_stride, store, t[j]);
+    __m512 t[ALPHA4];
+    input_1d_f4 (d, t);
+    for (int j = 0; j < ALPHA4; j++)
+      _mm512_mask_storeu_ps (v + (i * ALPHA4 + j) * xi_stride, store, t[j]);
   }
 }
 
 /* Lanes' 4 columns, o[c][l] of lane (tile) l, back in order: 64 floats,
  * column 4l + c, in y[0..3]. */
 WG_INLINE void
-interleave_columns (const __m512 o[TILE], __m512 y[4])
+interleave_columns (const __m512 o[TILE4], __m512 y[4])
 {
   /* Pairs (o0[l], o1[l]) and (o2[l], o3[l]), tiles 0-7 then 8-15 ... */
   const __m512i pair_lo = _mm512_set_epi32 (23, 7, 22, 6, 21, 5, 20, 4,
@@ -242,33 +257,138 @@ interleave_columns (const __m512 o[TILE], __m512 y[4])
   y[3] = _mm512_permutex2var_ps (a_hi, quad_hi, b_hi);
 }
 
-/* One filter's outputs of up to 16 tiles of a tile row: m is its M at
+/* One filter's outputs of up to 16 tiles of a tile row, F(4×4, 3×3): m
+ * is its M at
  * position 0 (positions xi_stride floats apart), y the output at the first
  * tile's top-left, `rows` and `cols` the outputs inside the map. */
 WG_INLINE void
-output_tiles (const float *m, int64_t xi_stride, int n, float *y,
+output_tiles_f4 (const float *m, int64_t xi_stride, int n, float *y,
     int64_t out_w, int rows, int64_t cols)
 {
   const __mmask16 lanes = hy_lanes_within (0, 0, n);
-  __m512 col_t[TILE][ALPHA];
-  for (int j = 0; j < ALPHA; j++) {
-    __m512 v[ALPHA], o[TILE];
-    for (int i = 0; i < ALPHA; i++)
-      v[i] = _mm512_maskz_loadu_ps (lanes, m + (i * ALPHA + j) * xi_stride);
-    output_1d (v, o);
-    for (int r = 0; r < TILE; r++)
+  __m512 col_t[TILE4][ALPHA4];
+  for (int j = 0; j < ALPHA4; j++) {
+    __m512 v[ALPHA4], o[TILE4];
+    for (int i = 0; i < ALPHA4; i++)
+      v[i] = _mm512_maskz_loadu_ps (lanes, m + (i * ALPHA4 + j) * xi_stride);
+    output_1d_f4 (v, o);
+    for (int r = 0; r < TILE4; r++)
       col_t[r][j] = o[r];
   }
   __mmask16 store[4];
   for (int s = 0; s < 4; s++)
     store[s] = hy_lanes_within (16 * s, 0, cols);
   for (int r = 0; r < rows; r++) {
-    __m512 o[TILE], out[4];
-    output_1d (col_t[r], o);
+    __m512 o[TILE4], out[4];
+    output_1d_f4 (col_t[r], o);
     interleave_columns (o, out);
     for (int s = 0; s < 4; s++)
       if (store[s])
         _mm512_mask_storeu_ps (y + r * out_w + 16 * s, store[s], out[s]);
+  }
+}
+
+/* F(2×2, 3×3)'s Bᵀ on four vectors:
+ *   t0 = d0 − d2   t1 = d1 + d2   t2 = d2 − d1   t3 = d1 − d3 */
+WG_INLINE void
+input_1d_f2 (const __m512 d[ALPHA2], __m512 t[ALPHA2])
+{
+  t[0] = _mm512_sub_ps (d[0], d[2]);
+  t[1] = _mm512_add_ps (d[1], d[2]);
+  t[2] = _mm512_sub_ps (d[2], d[1]);
+  t[3] = _mm512_sub_ps (d[1], d[3]);
+}
+
+/* F(2×2, 3×3)'s Aᵀ on four vectors:
+ *   o0 = m0 + m1 + m2   o1 = m1 − m2 − m3 */
+WG_INLINE void
+output_1d_f2 (const __m512 m[ALPHA2], __m512 o[TILE2])
+{
+  o[0] = _mm512_add_ps (_mm512_add_ps (m[0], m[1]), m[2]);
+  o[1] = _mm512_sub_ps (_mm512_sub_ps (m[1], m[2]), m[3]);
+}
+
+/* Lane l of the result is float 2l + j of the 32 in q0, q1. */
+WG_INLINE __m512
+every_second (__m512 q0, __m512 q1, int j)
+{
+  const __m512i idx = _mm512_add_epi32 (_mm512_set_epi32 (30, 28, 26, 24,
+          22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), _mm512_set1_epi32 (j));
+  return _mm512_permutex2var_ps (q0, idx, q1);
+}
+
+/* input_tiles_f4's F(2×2, 3×3) twin: a lane's 4 input columns are 2 apart
+ * from its neighbour's, so 16 tiles read 34 columns, in 3 vectors. */
+WG_INLINE void
+input_tiles_f2 (const float *plane, int64_t in_h, int64_t in_w, int64_t row0,
+    int64_t col0, int n, float *v, int64_t xi_stride)
+{
+  __mmask16 load[3];
+  for (int s = 0; s < 3; s++)
+    load[s] = hy_lanes_within (col0 + 16 * s, 0, in_w)
+        & hy_lanes_within (col0 + 16 * s, col0, col0 + TILE2 * n + 2);
+  __m512 col_t[ALPHA2][3];
+  for (int s = 0; s < 3; s++) {
+    __m512 d[ALPHA2], t[ALPHA2];
+    for (int i = 0; i < ALPHA2; i++) {
+      const int64_t r = row0 + i;
+      d[i] = r >= 0 && r < in_h && load[s]
+          ? _mm512_maskz_loadu_ps (load[s], plane + r * in_w + col0 + 16 * s)
+          : _mm512_setzero_ps ();
+    }
+    input_1d_f2 (d, t);
+    for (int i = 0; i < ALPHA2; i++)
+      col_t[i][s] = t[i];
+  }
+  const __mmask16 store = hy_lanes_within (0, 0, n);
+  for (int i = 0; i < ALPHA2; i++) {
+    const __m512 *q = col_t[i];
+    /* The same floats from column 2 on: lanes' columns 2 and 3. */
+    const __m512 q2_0 = _mm512_castsi512_ps (_mm512_alignr_epi32
+        (_mm512_castps_si512 (q[1]), _mm512_castps_si512 (q[0]), 2));
+    const __m512 q2_1 = _mm512_castsi512_ps (_mm512_alignr_epi32
+        (_mm512_castps_si512 (q[2]), _mm512_castps_si512 (q[1]), 2));
+    const __m512 d[ALPHA2] = {
+      every_second (q[0], q[1], 0), every_second (q[0], q[1], 1),
+      every_second (q2_0, q2_1, 0), every_second (q2_0, q2_1, 1),
+    };
+    __m512 t[ALPHA2];
+    input_1d_f2 (d, t);
+    for (int j = 0; j < ALPHA2; j++)
+      _mm512_mask_storeu_ps (v + (i * ALPHA2 + j) * xi_stride, store, t[j]);
+  }
+}
+
+/* output_tiles_f4's F(2×2, 3×3) twin: 2 columns a lane, 32 a row. */
+WG_INLINE void
+output_tiles_f2 (const float *m, int64_t xi_stride, int n, float *y,
+    int64_t out_w, int rows, int64_t cols)
+{
+  const __mmask16 lanes = hy_lanes_within (0, 0, n);
+  __m512 col_t[TILE2][ALPHA2];
+  for (int j = 0; j < ALPHA2; j++) {
+    __m512 v[ALPHA2], o[TILE2];
+    for (int i = 0; i < ALPHA2; i++)
+      v[i] = _mm512_maskz_loadu_ps (lanes, m + (i * ALPHA2 + j) * xi_stride);
+    output_1d_f2 (v, o);
+    for (int r = 0; r < TILE2; r++)
+      col_t[r][j] = o[r];
+  }
+  const __m512i pair_lo = _mm512_set_epi32 (23, 7, 22, 6, 21, 5, 20, 4,
+      19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i pair_hi = _mm512_add_epi32 (pair_lo, _mm512_set1_epi32 (8));
+  const __mmask16 store[2] = {
+    hy_lanes_within (0, 0, cols), hy_lanes_within (16, 0, cols),
+  };
+  for (int r = 0; r < rows; r++) {
+    __m512 o[TILE2];
+    output_1d_f2 (col_t[r], o);
+    if (store[0])
+      _mm512_mask_storeu_ps (y + r * out_w, store[0],
+          _mm512_permutex2var_ps (o[0], pair_lo, o[1]));
+    if (store[1])
+      _mm512_mask_storeu_ps (y + r * out_w + 16, store[1],
+          _mm512_permutex2var_ps (o[0], pair_hi, o[1]));
   }
 }
 
@@ -316,8 +436,14 @@ input_channels (void *arg, int64_t begin, int64_t end, int thread)
       for (int64_t tx = 0; tx < w->tiles_w; tx += 16) {
         const int n = (int) (w->tiles_w - tx < 16 ? w->tiles_w - tx : 16);
         const int64_t t = (g - j->row0) * w->tiles_w + tx;
-        input_tiles (plane, w->in_h, w->in_w, TILE * ty - w->pad_h,
-            TILE * tx - w->pad_w, n, vc + t, xi_stride);
+        const int64_t row0 = w->tile * ty - w->pad_h;
+        const int64_t col0 = w->tile * tx - w->pad_w;
+        if (w->tile == TILE4)
+          input_tiles_f4 (plane, w->in_h, w->in_w, row0, col0, n, vc + t,
+              xi_stride);
+        else
+          input_tiles_f2 (plane, w->in_h, w->in_w, row0, col0, n, vc + t,
+              xi_stride);
       }
     }
   }
@@ -349,9 +475,9 @@ block_epilogue (const block_job *j, int64_t f)
     const int64_t b = g / w->tiles_h, ty = g % w->tiles_h;
     const int64_t image_end = (b + 1) * w->tiles_h;
     const int64_t next = j->row1 < image_end ? j->row1 : image_end;
-    const int64_t out_row0 = TILE * ty;
-    const int64_t out_row1 = TILE * (ty + next - g) < w->out_h
-        ? TILE * (ty + next - g) : w->out_h;
+    const int64_t out_row0 = w->tile * ty;
+    const int64_t out_row1 = w->tile * (ty + next - g) < w->out_h
+        ? w->tile * (ty + next - g) : w->out_h;
     const int64_t at = (b * w->filters + f) * plane + out_row0 * w->out_w;
     hy_epilogue_rows (&w->p.fused, j->y + at, j->res ? j->res + at : NULL,
         1, (out_row1 - out_row0) * w->out_w, plane, &own);
@@ -375,12 +501,18 @@ output_filters (void *arg, int64_t begin, int64_t end, int thread)
       for (int64_t tx = 0; tx < w->tiles_w; tx += 16) {
         const int n = (int) (w->tiles_w - tx < 16 ? w->tiles_w - tx : 16);
         const int64_t t = (g - j->row0) * w->tiles_w + tx;
-        const int64_t rows = w->out_h - TILE * ty;
-        const int64_t cols = w->out_w - TILE * tx;
-        output_tiles (mf + t, xi_stride, n,
-            yf + TILE * ty * w->out_w + TILE * tx, w->out_w,
-            (int) (rows < TILE ? rows : TILE),
-            cols < TILE * n ? cols : TILE * n);
+        const int tile = w->tile;
+        const int64_t rows = w->out_h - tile * ty;
+        const int64_t cols = w->out_w - tile * tx;
+        float *at = yf + tile * (ty * w->out_w + tx);
+        const int in_rows = (int) (rows < tile ? rows : tile);
+        const int64_t in_cols = cols < tile * n ? cols : tile * n;
+        if (tile == TILE4)
+          output_tiles_f4 (mf + t, xi_stride, n, at, w->out_w, in_rows,
+              in_cols);
+        else
+          output_tiles_f2 (mf + t, xi_stride, n, at, w->out_w, in_rows,
+              in_cols);
       }
     }
     if (j->epilogue)
@@ -402,28 +534,47 @@ winograd_wanted (void)
   return g_atomic_int_get (&wanted);
 }
 
-/* Where it pays (docs/PERFORMANCE.md, "Winograd"): enough channels for
- * the transforms to be a small part of the products, and enough tiles
- * for the products to fill the kernel's tiles and to read U fewer times
- * than the packed kernel its weights.  conv-bench --winograd, one thread,
- * ResNet's layers: 2.2-2.8× the packed kernel on 56×56 and 28×28 maps,
- * 1.3-1.5× on 14×14 (batch 1 or 8); on 7×7 maps (4 tiles an image) 0.66×
- * at batch 1, 1.04× at 2, 1.25-1.39× at 4 and 8. */
-static bool
-winograd_pays (int64_t batch, int64_t channels, int64_t filters,
+/* Which form pays, if any (docs/PERFORMANCE.md, "Winograd"): enough
+ * channels for the transforms to be a small part of the products, and
+ * enough tiles for the products to fill the kernel's tiles.  Then F(4×4)
+ * on maps of 16 and more a side, and F(2×2) below: the transforms put a
+ * tile row's tiles across the vector's 16 lanes, and F(4×4) has 4 tiles
+ * a row on 14×14 (the lanes mostly idle, and 31 % of the tiles' outputs
+ * past the map's edge), F(2×2) 7, with none past it.  conv-bench
+ * --winograd, one thread, against the packed kernel:
+ *   56×56, 28×28 (64-256 channels)  F(4×4) 2.3-3.0×  F(2×2) 1.7-1.9×
+ *   19×19 (512)                     F(4×4) 2.2-2.3×  F(2×2) 1.6-1.7×
+ *   14×14 (64-256), batch 1 or 8    F(4×4) 0.7-1.9×  F(2×2) 1.8-2.0×
+ *   7×7 (512), batch 1              F(4×4) 0.71×     F(2×2) 1.31×
+ *   7×7 (512), batch 8              F(4×4) 1.41×     F(2×2) 1.41× */
+static int
+winograd_tile_that_pays (int64_t batch, int64_t channels, int64_t filters,
     int64_t out_h, int64_t out_w)
 {
-  const int64_t tiles = batch * ((out_h + TILE - 1) / TILE)
-      * ((out_w + TILE - 1) / TILE);
-  return channels >= 32 && filters >= 32
-      && ((out_h >= 14 && out_w >= 14) || tiles >= 16);
+  const int64_t tiles2 = batch * ((out_h + TILE2 - 1) / TILE2)
+      * ((out_w + TILE2 - 1) / TILE2);
+  if (channels < 32 || filters < 32)
+    return 0;
+  if (out_h >= 16 && out_w >= 16)
+    return TILE4;
+  return tiles2 >= 16 ? TILE2 : 0;
 }
 
 hy_conv_winograd *
 hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
     int n_in, const hy_tensor *out, uint32_t const_inputs)
 {
+  return hy_conv_winograd_new_tile (p, in, n_in, out, const_inputs, 0);
+}
+
+hy_conv_winograd *
+hy_conv_winograd_new_tile (const hy_conv_params *p,
+    const hy_tensor *const *in, int n_in, const hy_tensor *out,
+    uint32_t const_inputs, int tile)
+{
   const int wanted = winograd_wanted ();
+  if (tile != 0 && tile != TILE2 && tile != TILE4)
+    return NULL;
   if (!wanted || !hy_packed_gemm_supported () || !(const_inputs & 2u)
       || n_in < 2 || p->n_spatial != 2 || p->num_group != 1)
     return NULL;
@@ -436,8 +587,11 @@ hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
   if (x->dims[0] == 0 || channels == 0 || filters == 0 || y->dims[2] == 0
       || y->dims[3] == 0)
     return NULL;
-  if (wanted == 2 && !winograd_pays (x->dims[0], channels, filters,
-          y->dims[2], y->dims[3]))
+  const int pays = winograd_tile_that_pays (x->dims[0], channels, filters,
+      y->dims[2], y->dims[3]);
+  if (!tile)
+    tile = pays ? pays : wanted == 1 ? TILE4 : 0;
+  if (!tile)
     return NULL;
 
   hy_conv_winograd *w = g_new0 (hy_conv_winograd, 1);
@@ -450,12 +604,15 @@ hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
   w->out_w = y->dims[3];
   w->pad_h = p->pad[0];
   w->pad_w = p->pad[1];
-  w->tiles_h = (w->out_h + TILE - 1) / TILE;
-  w->tiles_w = (w->out_w + TILE - 1) / TILE;
+  w->tile = tile;
+  w->alpha = tile + 2;
+  w->n_xi = w->alpha * w->alpha;
+  w->tiles_h = (w->out_h + tile - 1) / tile;
+  w->tiles_w = (w->out_w + tile - 1) / tile;
   /* As many tile rows per block as fit (see SMALL_U_BYTES). */
-  const int64_t u_bytes = (int64_t) N_XI * filters * channels
+  const int64_t u_bytes = (int64_t) w->n_xi * filters * channels
       * (int64_t) sizeof (float);
-  const int64_t per_row = (int64_t) N_XI * (channels + filters)
+  const int64_t per_row = (int64_t) w->n_xi * (channels + filters)
       * w->tiles_w * (int64_t) sizeof (float);
   w->blocks_per_thread = u_bytes <= SMALL_U_BYTES;
   const int64_t shared_bytes = SHARED_BLOCK_BYTES > u_bytes / 4
@@ -465,9 +622,10 @@ hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
   w->block_rows = rows < 1 ? 1 : rows;
 
   /* U, (filters, channels) per position, then packed. */
-  float *u = malloc ((size_t) (N_XI * filters * channels) * sizeof (float));
+  float *u = malloc ((size_t) (w->n_xi * filters * channels)
+      * sizeof (float));
   w->u_floats = hy_packed_a_floats (LAYOUT, filters, channels);
-  w->u = aligned_alloc (64, ((w->u_floats * N_XI * sizeof (float)) + 63)
+  w->u = aligned_alloc (64, ((w->u_floats * w->n_xi * sizeof (float)) + 63)
       & ~(size_t) 63);
   if (!u || !w->u) {
     free (u);
@@ -478,9 +636,9 @@ hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
   const int64_t xi_stride = filters * channels;
   for (int64_t f = 0; f < filters; f++)
     for (int64_t c = 0; c < channels; c++)
-      filter_transform (weight + (f * channels + c) * 9,
-          u + f * channels + c, xi_stride);
-  for (int xi = 0; xi < N_XI; xi++)
+      filter_transform (tile == TILE4 ? G4 : G2, w->alpha,
+          weight + (f * channels + c) * 9, u + f * channels + c, xi_stride);
+  for (int xi = 0; xi < w->n_xi; xi++)
     hy_packed_a_pack (LAYOUT, w->u + xi * w->u_floats, filters, channels,
         u + xi * xi_stride, channels);
   free (u);
@@ -494,6 +652,12 @@ hy_conv_winograd_free (hy_conv_winograd *conv)
     return;
   free (conv->u);
   g_free (conv);
+}
+
+const char *
+hy_conv_winograd_kernel_name (const hy_conv_winograd *conv)
+{
+  return conv->tile == TILE4 ? "winograd-4x4" : "winograd-2x2";
 }
 
 /* Whether n blocks share out evenly enough over the threads, each
@@ -545,7 +709,7 @@ blocks_on_thread (void *arg, int64_t begin, int64_t end, int thread)
   for (int64_t i = begin; i < end; i++) {
     const block_job j = block_at (r, i, scratch);
     input_channels ((void *) &j, 0, r->conv->channels, thread);
-    products ((void *) &j, 0, N_XI, thread);
+    products ((void *) &j, 0, r->conv->n_xi, thread);
     output_filters ((void *) &j, 0, r->conv->filters, thread);
   }
 }
@@ -586,8 +750,8 @@ hy_cpu_convolution_winograd (hy_cpu_ctx *ctx, const void *params,
   r.tiles = r.block_rows * w->tiles_w;
   /* V and M, with a vector's slack after each for the masked loads'
    * addresses. */
-  r.v_floats = (size_t) (N_XI * w->channels * r.tiles) + 16;
-  const size_t floats = r.v_floats + (size_t) (N_XI * w->filters * r.tiles)
+  r.v_floats = (size_t) (w->n_xi * w->channels * r.tiles) + 16;
+  const size_t floats = r.v_floats + (size_t) (w->n_xi * w->filters * r.tiles)
       + 16;
   if (per_thread) {
     r.scratch = hy_cpu_workspace_per_thread (ctx, floats * sizeof (float),
@@ -599,12 +763,12 @@ hy_cpu_convolution_winograd (hy_cpu_ctx *ctx, const void *params,
   /* A channel's transform costs about 40 vector operations per 16
    * tiles, a filter's about as many: items that small are not worth a
    * thread each. */
-  const int64_t grain = hy_cpu_grain (N_XI * r.tiles);
+  const int64_t grain = hy_cpu_grain (w->n_xi * r.tiles);
   for (int64_t i = 0; i < blocks; i++) {
     const block_job j = block_at (&r, i, r.scratch);
     hy_cpu_parallel_for (ctx, w->channels, grain, input_channels,
         (void *) &j);
-    hy_cpu_parallel_each (ctx, N_XI, products, (void *) &j);
+    hy_cpu_parallel_each (ctx, w->n_xi, products, (void *) &j);
     hy_cpu_parallel_for (ctx, w->filters, grain, output_filters,
         (void *) &j);
   }

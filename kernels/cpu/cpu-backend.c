@@ -172,7 +172,8 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
     return "onednn";
 #endif
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_winograd)
-    return "winograd";
+    return hy_conv_winograd_kernel_name ((const hy_conv_winograd *)
+        call->params);
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
     return hy_conv_packed_kernel_name ((const hy_conv_packed *)
         call->params);

@@ -9,11 +9,12 @@
  * the median round per forward, and checks that both give the same
  * output bit for bit.
  *
- * With --winograd first, the two are the packed kernel as the plan would
- * run it (implicit im2col where it can) and Winograd's F(4×4, 3×3)
- * (conv-winograd.h), on the 3×3 stride-1 layers, at the batch given
- * after it; their outputs then differ by the transforms' rounding, and
- * the largest difference is printed relative to the outputs' largest.
+ * With --winograd first, the three are the packed kernel as the plan
+ * would run it (implicit im2col where it can) and Winograd's F(4×4, 3×3)
+ * and F(2×2, 3×3) (conv-winograd.h), on the 3×3 stride-1 layers, at the
+ * batch given after it; their outputs then differ by the transforms'
+ * rounding, and the largest differences are printed relative to the
+ * outputs' largest.
  *
  *   ninja -C build tests/conv-bench
  *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 build/tests/conv-bench \
@@ -48,6 +49,12 @@ static const layer layers[] = {
   { "3x3/2 256>512 @14 (narrow)", 256, 14, 512, 3, 2, 1 },
   { "3x3 512 @7 (narrow)", 512, 7, 512, 3, 1, 1 },
   { "3x3 64 @112", 64, 112, 64, 3, 1, 1 },
+  /* off ResNet's diagonal: which of channels and map size picks the
+   * Winograd form */
+  { "3x3 256 @28 (narrow)", 256, 28, 256, 3, 1, 1 },
+  { "3x3 128 @14", 128, 14, 128, 3, 1, 1 },
+  { "3x3 512 @19 (narrow)", 512, 19, 512, 3, 1, 1 },
+  { "3x3 64 @14", 64, 14, 64, 3, 1, 1 },
 };
 
 static int threads = 1;
@@ -105,11 +112,14 @@ main (int argc, char **argv)
   threads = argc > 2 ? atoi (argv[2]) : 1;
   hy_cpu_ctx ctx = { 0 };
   hy_cpu_ctx_set_threads (&ctx, threads);
-  printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer",
-      winograd ? "packed" : "im2col", winograd ? "winograd" : "implicit",
-      "(median)", "(median)", "speed-up", winograd
-      ? "GFLOP/s packed (direct FLOPs), largest difference"
-      : "GFLOP/s im2col, implicit");
+  if (winograd)
+    printf ("%-30s %9s %9s %9s %9s %9s %9s %8s %8s  %s\n", "layer", "packed",
+        "F(4x4)", "F(2x2)", "(median)", "(median)", "(median)", "F(4x4)",
+        "F(2x2)", "GFLOP/s packed, largest differences F(4x4), F(2x2)");
+  else
+    printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer", "im2col",
+        "implicit", "(median)", "(median)", "speed-up",
+        "GFLOP/s im2col, implicit");
   for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
     const layer *q = &layers[l];
     if (argc > 3 && !strstr (q->name, argv[3]))
@@ -133,33 +143,43 @@ main (int argc, char **argv)
     };
     for (int i = 0; i < 3; i++)
       fill (in[i]->data, hy_tensor_nbytes (in[i]) / sizeof (float));
-    hy_tensor *y[2] = { hy_tensor_new (&ys), hy_tensor_new (&ys) };
+    hy_tensor *y[3] = {
+      hy_tensor_new (&ys), hy_tensor_new (&ys), hy_tensor_new (&ys),
+    };
     hy_conv_packed *conv = hy_conv_packed_new (&p,
         (const hy_tensor *const *) in, 3, y[0], 2u);
     if (!conv) {
       printf ("%-30s not on the packed kernel here\n", q->name);
       continue;
     }
-    hy_conv_winograd *wino = winograd ? hy_conv_winograd_new (&p,
-        (const hy_tensor *const *) in, 3, y[0], 2u) : NULL;
-    if (winograd && !wino) {
-      printf ("%-30s not on the Winograd kernel here (HYBRIDINFER_WINOGRAD=1 "
-          "takes every layer it can run)\n", q->name);
-      hy_conv_packed_free (conv);
-      continue;
+    /* Variant 0 the packed kernel as the plan runs it (implicit im2col
+     * where it can), 1 and 2 Winograd's two forms; or 0 the lowered
+     * column matrix and 1 the implicit one. */
+    hy_conv_winograd *wino[3] = { NULL };
+    if (winograd) {
+      for (int v = 1; v <= 2; v++)
+        wino[v] = hy_conv_winograd_new_tile (&p,
+            (const hy_tensor *const *) in, 3, y[0], 2u, v == 1 ? 4 : 2);
+      if (!wino[1] || !wino[2]) {
+        printf ("%-30s not on the Winograd kernel here\n", q->name);
+        hy_conv_winograd_free (wino[1]);
+        hy_conv_winograd_free (wino[2]);
+        hy_conv_packed_free (conv);
+        continue;
+      }
     }
-    /* The packed kernel as the plan runs it, against Winograd; or the
-     * lowered column matrix against the implicit one. */
     const bool implicit = hy_conv_packed_set_implicit (conv, true);
-    const bool can = winograd || implicit;
-    double *t[2] = { g_new (double, rounds), g_new (double, rounds) };
+    const int variants = winograd ? 3 : implicit ? 2 : 1;
+    double *t[3];
+    for (int v = 0; v < 3; v++)
+      t[v] = g_new (double, rounds);
     for (int r = 0; r < rounds; r++) {
-      for (int v = 0; v < (can ? 2 : 1); v++) {
+      for (int v = 0; v < variants; v++) {
         if (!winograd)
           hy_conv_packed_set_implicit (conv, v == 1);
-        hy_cpu_kernel_fn fn = winograd && v == 1
-            ? hy_cpu_convolution_winograd : hy_cpu_convolution_packed;
-        const void *params = winograd && v == 1 ? (const void *) wino
+        hy_cpu_kernel_fn fn = wino[v] ? hy_cpu_convolution_winograd
+            : hy_cpu_convolution_packed;
+        const void *params = wino[v] ? (const void *) wino[v]
             : (const void *) conv;
         fn (&ctx, params, (const hy_tensor *const *) in, 3, &y[v], 1);
         const double t0 = thread_ms ();
@@ -170,15 +190,15 @@ main (int argc, char **argv)
     }
     const double gflop = 2.0 * batch * q->filters * q->channels * q->kernel
         * q->kernel * out * out / 1e9;
-    qsort (t[0], rounds, sizeof (double), cmp_double);
-    if (can)
-      qsort (t[1], rounds, sizeof (double), cmp_double);
+    for (int v = 0; v < variants; v++)
+      qsort (t[v], rounds, sizeof (double), cmp_double);
     if (winograd) {
-      printf ("%-30s %9.4f %9.4f %9.4f %9.4f %7.3fx  %.0f, %.1e\n", q->name,
-          t[0][0], t[1][0], t[0][rounds / 2], t[1][rounds / 2],
-          t[0][0] / t[1][0], gflop / t[0][0] * 1e3,
-          relative_difference (y[1], y[0]));
-    } else if (can) {
+      printf ("%-30s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %7.3fx %7.3fx  "
+          "%.0f, %.1e, %.1e\n", q->name, t[0][0], t[1][0], t[2][0],
+          t[0][rounds / 2], t[1][rounds / 2], t[2][rounds / 2],
+          t[0][0] / t[1][0], t[0][0] / t[2][0], gflop / t[0][0] * 1e3,
+          relative_difference (y[1], y[0]), relative_difference (y[2], y[0]));
+    } else if (implicit) {
       const bool same = !memcmp (y[0]->data, y[1]->data,
           hy_tensor_nbytes (y[0]));
       printf ("%-30s %9.4f %9.4f %9.4f %9.4f %7.3fx  %.0f, %.0f%s\n", q->name,
@@ -191,14 +211,14 @@ main (int argc, char **argv)
       printf ("%-30s %9.4f %9s %9.4f %9s %8s  %.0f\n", q->name, t[0][0], "-",
           t[0][rounds / 2], "-", "-", gflop / t[0][0] * 1e3);
     }
-    g_free (t[0]);
-    g_free (t[1]);
-    hy_conv_winograd_free (wino);
+    for (int v = 0; v < 3; v++) {
+      g_free (t[v]);
+      hy_conv_winograd_free (wino[v]);
+      hy_tensor_free (y[v]);
+    }
     hy_conv_packed_free (conv);
     for (int i = 0; i < 3; i++)
       hy_tensor_free (in[i]);
-    hy_tensor_free (y[0]);
-    hy_tensor_free (y[1]);
   }
   hy_cpu_ctx_clear (&ctx);
   return 0;

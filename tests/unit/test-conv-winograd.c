@@ -131,16 +131,17 @@ test_case (gconstpointer data)
   const double tol = 1e-4 * scale;
 
   hy_tensor *got = hy_tensor_new (&ys);
-  hy_conv_winograd *conv = hy_conv_winograd_new (&p,
-      (const hy_tensor *const *) in, n_in, got, 2u);
+  float *first = g_new (float, y_floats);
+  for (int tile = 4; tile >= 2; tile -= 2) {
+  hy_conv_winograd *conv = hy_conv_winograd_new_tile (&p,
+      (const hy_tensor *const *) in, n_in, got, 2u, tile);
   g_assert_nonnull (conv);
   /* Weights that may change between forwards are never transformed. */
-  g_assert_null (hy_conv_winograd_new (&p, (const hy_tensor *const *) in,
-          n_in, got, 1u));
+  g_assert_null (hy_conv_winograd_new_tile (&p,
+          (const hy_tensor *const *) in, n_in, got, 1u, tile));
 
   hy_cpu_ctx ctx[2] = { { 0 }, { 0 } };
   hy_cpu_ctx_set_threads (&ctx[1], 2);
-  float *first = g_new (float, y_floats);
   double worst = 0;
   for (int run = 0; run < 4; run++) {
     memset (got->data, 0xff, hy_tensor_nbytes (got));     /* NaN */
@@ -149,8 +150,9 @@ test_case (gconstpointer data)
     for (int64_t i = 0; i < y_floats; i++) {
       const double d = fabs ((double) got->data[i] - want[i]);
       if (!(d <= tol))
-        g_error ("%d thread(s): output %" G_GINT64_FORMAT ": %g, want %g "
-            "(tolerance %g)", run % 2 + 1, i, got->data[i], want[i], tol);
+        g_error ("F(%dx%d), %d thread(s): output %" G_GINT64_FORMAT
+            ": %g, want %g (tolerance %g)", tile, tile, run % 2 + 1, i,
+            got->data[i], want[i], tol);
       worst = fmax (worst, d);
     }
     if (run == 0)
@@ -158,13 +160,14 @@ test_case (gconstpointer data)
     g_assert_cmpmem (first, hy_tensor_nbytes (got), got->data,
         hy_tensor_nbytes (got));
   }
-  g_test_message ("largest difference %.2e of an output scale %.2f", worst,
-      scale);
-
-  g_free (first);
+  g_test_message ("F(%dx%d): largest difference %.2e of an output scale "
+      "%.2f", tile, tile, worst, scale);
   hy_cpu_ctx_clear (&ctx[0]);
   hy_cpu_ctx_clear (&ctx[1]);
   hy_conv_winograd_free (conv);
+  }
+
+  g_free (first);
   for (int i = 1; i < n_in; i++)
     hy_tensor_free (in[i]);
   g_free (x_buf);
