@@ -48,6 +48,16 @@ struct hy_plan {
   hy_plan *per_image;
   hy_tensor **batch_outputs;
   int64_t batch;
+
+  /* Or image by image up to a cut, the rest for the whole batch: calls
+   * [0, prefix_calls) run on `per_image` image after image, the values
+   * that live across the cut copied, image by image, from its tensors
+   * (cut_from) into this plan's (cut_to); this plan then runs its calls
+   * from the cut on.  Each plan has dropped the other's calls. */
+  int prefix_calls;
+  int n_cut;
+  const hy_tensor **cut_from;
+  hy_tensor **cut_to;
 };
 
 /* plan.c: builds the plan for `shapes`, the whole batch at once (what
@@ -60,5 +70,18 @@ gboolean hy_plan_run_whole (hy_plan *plan, const hy_tensor *const *inputs,
 gboolean hy_plan_profile_whole (hy_plan *plan,
     const hy_tensor *const *inputs, int n_inputs, int iterations,
     const hy_layer_profile **layers, int *n_layers, GError **error);
+
+/* The same for calls [first, end) only (the graph's outputs are
+ * downloaded when end is the last); the profile's other entries are left
+ * as they were. */
+gboolean hy_plan_run_calls (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, int first, int end, GError **error);
+gboolean hy_plan_profile_calls (hy_plan *plan,
+    const hy_tensor *const *inputs, int n_inputs, int iterations, int first,
+    int end, const hy_layer_profile **layers, int *n_layers, GError **error);
+
+/* Hands back what the backend set up for calls [first, end), which are
+ * never run again (host-memory backends: their fn becomes NULL). */
+void hy_plan_drop_calls (hy_plan *plan, int first, int end);
 
 #endif /* HY_PLAN_IMPL_H */

@@ -74,32 +74,42 @@ op_works_per_image (hy_op_id op)
   }
 }
 
-/* Whether every call of `plan` reads image b of its batched inputs for
- * image b of its outputs only. */
+static gboolean
+is_weight (const hy_call *call, int k)
+{
+  return k < 32 && (call->const_inputs >> k & 1u);
+}
+
+/* Whether `call` reads image b of its batched inputs for image b of its
+ * outputs only. */
+static gboolean
+call_works_per_image (hy_backend *be, const hy_call *call, int64_t batch)
+{
+  if (!op_works_per_image (call->op))
+    return FALSE;
+  /* oneDNN's convolutions are set up for the batch they were made for. */
+  const char *kernel = be->iface->call_kernel_name
+      ? be->iface->call_kernel_name (be, call) : NULL;
+  if (kernel && !strcmp (kernel, "onednn"))
+    return FALSE;
+  for (int k = 0; k < call->n_out; k++)
+    if (call->out[k]->shape.ndim < 1 || call->out[k]->shape.dims[0] != batch)
+      return FALSE;
+  for (int k = 0; k < call->n_in; k++) {
+    const hy_tensor *t = call->in[k];
+    if (t && !is_weight (call, k)
+        && (t->shape.ndim < 1 || t->shape.dims[0] != batch))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 works_per_image (const hy_plan *plan, int64_t batch)
 {
-  hy_backend *be = plan->backend;
-  for (int c = 0; c < plan->n_calls; c++) {
-    const hy_call *call = &plan->calls[c];
-    if (!op_works_per_image (call->op))
+  for (int c = 0; c < plan->n_calls; c++)
+    if (!call_works_per_image (plan->backend, &plan->calls[c], batch))
       return FALSE;
-    /* oneDNN's convolutions are set up for the batch they were made for. */
-    const char *kernel = be->iface->call_kernel_name
-        ? be->iface->call_kernel_name (be, call) : NULL;
-    if (kernel && !strcmp (kernel, "onednn"))
-      return FALSE;
-    for (int k = 0; k < call->n_out; k++)
-      if (call->out[k]->shape.ndim < 1
-          || call->out[k]->shape.dims[0] != batch)
-        return FALSE;
-    for (int k = 0; k < call->n_in; k++) {
-      const hy_tensor *t = call->in[k];
-      const gboolean weight = k < 32 && (call->const_inputs >> k & 1u);
-      if (t && !weight && (t->shape.ndim < 1 || t->shape.dims[0] != batch))
-        return FALSE;
-    }
-  }
   return TRUE;
 }
 
@@ -140,37 +150,26 @@ split_wanted (void)
   return env && !strcmp (env, "0") ? 0 : env && !strcmp (env, "1") ? 1 : 2;
 }
 
-/* The same plan run image by image where that pays: returns the plan
- * that does, having taken `whole`'s place (freed), or `whole` itself. */
+/* HYBRIDINFER_BATCH_SPLIT_CALLS=k: the first k calls image by image,
+ * whatever the rule says, where that is a cut (tests, comparisons); 0
+ * when unset. */
+static int
+prefix_wanted (void)
+{
+  const char *env = g_getenv ("HYBRIDINFER_BATCH_SPLIT_CALLS");
+  return env ? (int) CLAMP (g_ascii_strtoll (env, NULL, 10), 0, G_MAXINT)
+      : 0;
+}
+
+/* The plan of the same model for one image of `shapes`' batch, or NULL
+ * where the model's shapes do not follow (a Reshape to a fixed batch). */
 static hy_plan *
-split_batch (hy_plan *whole, const hy_shapes *shapes)
+plan_for_one_image (const hy_plan *whole, const hy_shapes *shapes)
 {
   const hy_model *model = hy_shapes_model (shapes);
-  const int n_inputs = hy_model_n_inputs (model);
-  const int wanted = split_wanted ();
-  if (!wanted || !whole->backend->iface->host_memory || n_inputs < 1
-      || n_inputs > MAX_SPLIT_INPUTS || whole->n_outputs < 1)
-    return whole;
-  const hy_shape first = hy_shapes_input (shapes, 0);
-  const int64_t batch = first.ndim >= 1 ? first.dims[0] : 0;
-  if (batch <= 1 || !works_per_image (whole, batch)
-      || (wanted == 2 && !split_pays (whole)))
-    return whole;
-  for (int i = 0; i < n_inputs; i++) {
-    const hy_shape s = hy_shapes_input (shapes, i);
-    if (s.ndim < 1 || s.dims[0] != batch)
-      return whole;
-  }
-  for (int h = 0; h < whole->n_outputs; h++)
-    if (whole->outputs[h]->shape.ndim < 1
-        || whole->outputs[h]->shape.dims[0] != batch)
-      return whole;
-
-  /* The same inputs, one image each.  A model whose shapes do not follow
-   * (a Reshape to a fixed batch) keeps the batch plan. */
   hy_shapes *one = hy_shapes_new (model);
   gboolean ok = TRUE;
-  for (int i = 0; i < n_inputs && ok; i++) {
+  for (int i = 0; i < hy_model_n_inputs (model) && ok; i++) {
     hy_shape s = hy_shapes_input (shapes, i);
     s.dims[0] = 1;
     ok = hy_shapes_set_input (one, hy_model_input_name (model, i), &s, NULL);
@@ -178,14 +177,27 @@ split_batch (hy_plan *whole, const hy_shapes *shapes)
   ok = ok && hy_shapes_infer (one, NULL);
   hy_plan *image = ok ? hy_plan_build (one, whole->backend, NULL) : NULL;
   hy_shapes_free (one);
+  return image;
+}
+
+/* The same plan run image by image: returns the plan that does, having
+ * taken `whole`'s place (freed), or NULL (`whole` untouched). */
+static hy_plan *
+split_whole (hy_plan *whole, const hy_shapes *shapes, int64_t batch)
+{
+  for (int h = 0; h < whole->n_outputs; h++)
+    if (whole->outputs[h]->shape.ndim < 1
+        || whole->outputs[h]->shape.dims[0] != batch)
+      return NULL;
+  hy_plan *image = plan_for_one_image (whole, shapes);
   if (!image)
-    return whole;
+    return NULL;
   for (int h = 0; h < image->n_outputs; h++) {
     hy_shape s = image->outputs[h]->shape;
     s.dims[0] = batch;
     if (!hy_shape_equal (&s, &whole->outputs[h]->shape)) {
       hy_plan_free (image);
-      return whole;
+      return NULL;
     }
   }
 
@@ -196,6 +208,7 @@ split_batch (hy_plan *whole, const hy_shapes *shapes)
   plan->pass_stats = image->pass_stats;
   plan->memory = image->memory;
   plan->memory.images_per_run = 1;
+  plan->memory.per_image_calls = image->n_calls;
   plan->n_calls = image->n_calls;
   plan->n_outputs = whole->n_outputs;
   plan->batch_outputs = g_new0 (hy_tensor *, plan->n_outputs);
@@ -206,6 +219,222 @@ split_batch (hy_plan *whole, const hy_shapes *shapes)
   }
   hy_plan_free (whole);
   return plan;
+}
+
+/* Image by image up to a cut: where a network's first layers work on
+ * large maps with few weights and its last on small maps with many
+ * (ResNet: 25 MB a layer's output at batch 8 on 56×56 maps, 64 KB of
+ * weights; 2.4 MB of weights on 14×14), its first layers run image by
+ * image, their outputs in the caches, and the rest on the whole batch,
+ * each weight read once.  The values that cross the cut (a residual
+ * network's block output) are copied, an image at a time, from the
+ * per-image plan into the batch plan's. */
+
+/* At most this many values cross a cut. */
+#define MAX_CUT_VALUES 8
+
+static gint64
+call_weight_bytes (const hy_call *call)
+{
+  gint64 bytes = 0;
+  for (int k = 0; k < call->n_in; k++)
+    if (call->in[k] && is_weight (call, k))
+      bytes += (gint64) hy_tensor_nbytes (call->in[k]);
+  return bytes;
+}
+
+static gint64
+call_output_bytes (const hy_call *call)
+{
+  gint64 bytes = 0;
+  for (int k = 0; k < call->n_out; k++)
+    bytes += (gint64) hy_tensor_nbytes (call->out[k]);
+  return bytes;
+}
+
+static gboolean
+is_bound_input (const hy_plan *plan, const hy_tensor *t)
+{
+  for (int i = 0; i < plan->n_bindings; i++)
+    if (plan->bindings[i].tensor == t)
+      return TRUE;
+  return FALSE;
+}
+
+/* Collects into cut[] the outputs of calls before k that calls from k on
+ * read, or that are graph outputs; returns how many, or -1 where a call
+ * from k on reads something else of the first calls' (a view of an
+ * output: no call's output itself) or more than MAX_CUT_VALUES cross.
+ * producer maps each call output to its call + 1. */
+static int
+values_across (const hy_plan *plan, GHashTable *producer, int k,
+    const hy_tensor **cut)
+{
+  int n = 0;
+  for (int c = k; c <= plan->n_calls; c++) {
+    const hy_call *call = c < plan->n_calls ? &plan->calls[c] : NULL;
+    const int n_read = call ? call->n_in : plan->n_outputs;
+    for (int j = 0; j < n_read; j++) {
+      const hy_tensor *t = call ? call->in[j] : plan->outputs[j];
+      if (!t || (call && is_weight (call, j)) || is_bound_input (plan, t))
+        continue;
+      const int from = GPOINTER_TO_INT (g_hash_table_lookup (producer, t))
+          - 1;
+      if (from < 0)
+        return -1;
+      if (from >= k)
+        continue;
+      int i = 0;
+      while (i < n && cut[i] != t)
+        i++;
+      if (i == n && n == MAX_CUT_VALUES)
+        return -1;
+      if (i == n)
+        cut[n++] = t;
+    }
+  }
+  return n;
+}
+
+/* Each call output of `plan`, to its call + 1. */
+static GHashTable *
+producers (const hy_plan *plan)
+{
+  GHashTable *producer = g_hash_table_new (NULL, NULL);
+  for (int c = 0; c < plan->n_calls; c++)
+    for (int j = 0; j < plan->calls[c].n_out; j++)
+      g_hash_table_insert (producer, plan->calls[c].out[j],
+          GINT_TO_POINTER (c + 1));
+  return producer;
+}
+
+/* The call at which to cut `whole` (its first calls image by image), or
+ * 0.  By the rule: where the first calls' outputs outweigh their weights
+ * by the most (as SPLIT_MIN_ACTIVATIONS_PER_WEIGHT weighs a whole
+ * network), if they are at least SPLIT_MIN_ACTIVATION_BYTES. */
+static int
+choose_cut (const hy_plan *whole, int64_t batch, int forced)
+{
+  GHashTable *producer = producers (whole);
+  const hy_tensor *cut[MAX_CUT_VALUES];
+  gint64 gain = 0, best_gain = 0, outputs = 0;
+  int best = 0;
+  for (int k = 1; k < whole->n_calls; k++) {
+    const hy_call *call = &whole->calls[k - 1];
+    if (!call_works_per_image (whole->backend, call, batch))
+      break;
+    outputs += call_output_bytes (call);
+    gain += call_output_bytes (call)
+        - SPLIT_MIN_ACTIVATIONS_PER_WEIGHT * call_weight_bytes (call);
+    const gboolean wanted = forced ? k == forced
+        : gain > best_gain && outputs >= SPLIT_MIN_ACTIVATION_BYTES;
+    if (wanted && values_across (whole, producer, k, cut) >= 0) {
+      best = k;
+      best_gain = gain;
+    }
+  }
+  g_hash_table_unref (producer);
+  return best;
+}
+
+/* Whether two plans of one model make the same calls of the same nodes. */
+static gboolean
+same_calls (const hy_plan *a, const hy_plan *b)
+{
+  if (a->n_calls != b->n_calls)
+    return FALSE;
+  for (int c = 0; c < a->n_calls; c++)
+    if (a->call_nodes[c] != b->call_nodes[c] || a->calls[c].op != b->calls[c].op
+        || a->calls[c].n_out != b->calls[c].n_out)
+      return FALSE;
+  return TRUE;
+}
+
+/* `whole` with its first calls image by image, where the rule (or
+ * HYBRIDINFER_BATCH_SPLIT_CALLS) says so: TRUE if it was set up. */
+static gboolean
+split_prefix (hy_plan *whole, const hy_shapes *shapes, int64_t batch,
+    int forced)
+{
+  const int k = choose_cut (whole, batch, forced);
+  if (k <= 0)
+    return FALSE;
+  hy_plan *image = plan_for_one_image (whole, shapes);
+  if (!image || !same_calls (image, whole)) {
+    hy_plan_free (image);
+    return FALSE;
+  }
+  /* The values across the cut, and where each plan holds them: the
+   * output of the same call in both. */
+  GHashTable *producer = producers (whole);
+  const hy_tensor *cut[MAX_CUT_VALUES];
+  const int n_cut = values_across (whole, producer, k, cut);
+  g_hash_table_unref (producer);
+  whole->cut_from = g_new0 (const hy_tensor *, MAX (n_cut, 1));
+  whole->cut_to = g_new0 (hy_tensor *, MAX (n_cut, 1));
+  gboolean ok = n_cut >= 0;
+  for (int i = 0; ok && i < n_cut; i++) {
+    ok = FALSE;
+    for (int c = 0; c < k && !ok; c++)
+      for (int j = 0; j < whole->calls[c].n_out && !ok; j++) {
+        if (whole->calls[c].out[j] != cut[i])
+          continue;
+        hy_shape s = image->calls[c].out[j]->shape;
+        s.dims[0] = batch;
+        ok = s.ndim >= 1 && hy_shape_equal (&s, &cut[i]->shape);
+        whole->cut_from[i] = image->calls[c].out[j];
+        whole->cut_to[i] = whole->calls[c].out[j];
+      }
+  }
+  if (!ok) {
+    g_clear_pointer (&whole->cut_from, g_free);
+    g_clear_pointer (&whole->cut_to, g_free);
+    hy_plan_free (image);
+    return FALSE;
+  }
+
+  hy_plan_drop_calls (image, k, image->n_calls);
+  hy_plan_drop_calls (whole, 0, k);
+  whole->per_image = image;
+  whole->batch = batch;
+  whole->prefix_calls = k;
+  whole->n_cut = n_cut;
+  whole->memory.arena_bytes += image->memory.arena_bytes;
+  whole->memory.lower_bound_bytes += image->memory.lower_bound_bytes;
+  whole->memory.per_image_calls = k;
+  return TRUE;
+}
+
+/* The plan for the batch run image by image, or its first calls so,
+ * where that pays: returns the plan that does (`whole` itself, or one
+ * that has taken its place and freed it). */
+static hy_plan *
+split_batch (hy_plan *whole, const hy_shapes *shapes)
+{
+  const hy_model *model = hy_shapes_model (shapes);
+  const int n_inputs = hy_model_n_inputs (model);
+  const int wanted = split_wanted (), forced = prefix_wanted ();
+  if (!wanted || !whole->backend->iface->host_memory || n_inputs < 1
+      || n_inputs > MAX_SPLIT_INPUTS || whole->n_outputs < 1)
+    return whole;
+  const hy_shape first = hy_shapes_input (shapes, 0);
+  const int64_t batch = first.ndim >= 1 ? first.dims[0] : 0;
+  if (batch <= 1)
+    return whole;
+  for (int i = 0; i < n_inputs; i++) {
+    const hy_shape s = hy_shapes_input (shapes, i);
+    if (s.ndim < 1 || s.dims[0] != batch)
+      return whole;
+  }
+  if (!forced && works_per_image (whole, batch)
+      && (wanted == 1 || split_pays (whole))) {
+    hy_plan *split = split_whole (whole, shapes, batch);
+    if (split)
+      return split;
+  }
+  if (wanted == 2)
+    split_prefix (whole, shapes, batch, forced);
+  return whole;
 }
 
 /* split_batch splits no plan of more inputs: a caller's mistake. */
@@ -299,6 +528,87 @@ split_profile (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
   return TRUE;
 }
 
+/* Image b of the values across the cut into the batch plan's. */
+static void
+carry_across (hy_plan *plan, int64_t b)
+{
+  for (int i = 0; i < plan->n_cut; i++) {
+    const size_t bytes = hy_tensor_nbytes (plan->cut_from[i]);
+    memcpy ((char *) plan->cut_to[i]->data + b * bytes,
+        plan->cut_from[i]->data, bytes);
+  }
+}
+
+static gboolean
+prefix_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
+    GError **error)
+{
+  hy_tensor slices[MAX_SPLIT_INPUTS];
+  const hy_tensor *ptrs[MAX_SPLIT_INPUTS];
+  if (!inputs_fit (n_inputs, error))
+    return FALSE;
+  for (int64_t b = 0; b < plan->batch; b++) {
+    image_inputs (inputs, n_inputs, b, plan->batch, slices, ptrs);
+    if (!hy_plan_run_calls (plan->per_image, ptrs, n_inputs, 0,
+            plan->prefix_calls, error))
+      return FALSE;
+    carry_across (plan, b);
+  }
+  return hy_plan_run_calls (plan, inputs, n_inputs, plan->prefix_calls,
+      plan->n_calls, error);
+}
+
+/* Every call's time per forward, the first calls' summed over the
+ * images.  Forward by forward: a call from the cut on may write over a
+ * value across the cut in place, so the calls after it only run again
+ * once the first calls have. */
+static gboolean
+prefix_profile (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
+    int iterations, const hy_layer_profile **layers, int *n_layers,
+    GError **error)
+{
+  hy_tensor slices[MAX_SPLIT_INPUTS];
+  const hy_tensor *ptrs[MAX_SPLIT_INPUTS];
+  const int k = plan->prefix_calls, n = plan->n_calls;
+  if (!inputs_fit (n_inputs, error)
+      || !hy_plan_profile_calls (plan, inputs, n_inputs, 0, k, n, layers,
+          n_layers, error))   /* describes the calls, times none */
+    return FALSE;
+  double *ms = g_new0 (double, 2 * n), *cpu_ms = ms + n;
+  gboolean ok = TRUE;
+  for (int it = 0; it < MAX (iterations, 1) && ok; it++) {
+    for (int64_t b = 0; b < plan->batch && ok; b++) {
+      const hy_layer_profile *one;
+      int n_one;
+      image_inputs (inputs, n_inputs, b, plan->batch, slices, ptrs);
+      ok = hy_plan_profile_calls (plan->per_image, ptrs, n_inputs, 1, 0, k,
+          &one, &n_one, error);
+      if (!ok)
+        break;
+      carry_across (plan, b);
+      for (int c = 0; c < k; c++) {
+        hy_layer_profile *l = &plan->profile[c];
+        *l = one[c];
+        l->flop = one[c].flop * plan->batch;
+        ms[c] += one[c].ms;
+        cpu_ms[c] += one[c].cpu_ms;
+      }
+    }
+    ok = ok && hy_plan_profile_calls (plan, inputs, n_inputs, 1, k, n,
+        layers, n_layers, error);
+    for (int c = k; ok && c < n; c++) {
+      ms[c] += plan->profile[c].ms;
+      cpu_ms[c] += plan->profile[c].cpu_ms;
+    }
+  }
+  for (int c = 0; ok && c < n; c++) {
+    plan->profile[c].ms = ms[c] / MAX (iterations, 1);
+    plan->profile[c].cpu_ms = cpu_ms[c] / MAX (iterations, 1);
+  }
+  g_free (ms);
+  return ok;
+}
+
 hy_plan *
 hy_plan_new (const hy_shapes *shapes, hy_backend *backend, GError **error)
 {
@@ -310,6 +620,8 @@ gboolean
 hy_plan_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
     GError **error)
 {
+  if (plan->prefix_calls)
+    return prefix_run (plan, inputs, n_inputs, error);
   return plan->per_image ? split_run (plan, inputs, n_inputs, error)
       : hy_plan_run_whole (plan, inputs, n_inputs, error);
 }
@@ -319,6 +631,9 @@ hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
     int n_inputs, int iterations, const hy_layer_profile **layers,
     int *n_layers, GError **error)
 {
+  if (plan->prefix_calls)
+    return prefix_profile (plan, inputs, n_inputs, iterations, layers,
+        n_layers, error);
   return plan->per_image
       ? split_profile (plan, inputs, n_inputs, iterations, layers, n_layers,
           error)

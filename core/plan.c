@@ -589,11 +589,14 @@ hy_plan_free (hy_plan *plan)
   for (int h = 0; plan->batch_outputs && h < plan->n_outputs; h++)
     hy_tensor_free (plan->batch_outputs[h]);
   g_free (plan->batch_outputs);
+  g_free (plan->cut_from);
+  g_free (plan->cut_to);
   hy_backend *be = plan->backend;
   if (plan->capture)
     be->iface->release_capture (be, plan->capture);
   for (int c = 0; c < plan->n_prepared; c++)
-    be->iface->release_call (be, &plan->calls[c]);
+    if (plan->calls[c].fn)      /* not dropped (hy_plan_drop_calls) */
+      be->iface->release_call (be, &plan->calls[c]);
   hy_graph_free (plan->graph);
   if (plan->owned)      /* after the graph that points at them */
     g_ptr_array_unref (plan->owned);
@@ -659,12 +662,23 @@ gboolean
 hy_plan_run_whole (hy_plan *plan, const hy_tensor *const *inputs,
     int n_inputs, GError **error)
 {
+  return hy_plan_run_calls (plan, inputs, n_inputs, 0, plan->n_calls, error);
+}
+
+gboolean
+hy_plan_run_calls (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, int first, int end, GError **error)
+{
   hy_backend *be = plan->backend;
   const hy_backend_iface *iface = be->iface;
+  /* Only the whole forward is recorded (a device's graph of calls). */
+  const gboolean whole = first == 0 && end == plan->n_calls;
   if (!bind_inputs (plan, inputs, n_inputs, error)
-      || !run_calls (plan, 0, plan->n_calls, &plan->capture, error))
+      || !run_calls (plan, first, end - first, whole ? &plan->capture : NULL,
+          error))
     return FALSE;
-  for (int h = 0; plan->host_outputs && h < plan->n_outputs; h++) {
+  for (int h = 0; plan->host_outputs && end == plan->n_calls
+      && h < plan->n_outputs; h++) {
     if (!iface->download (be, plan->host_outputs[h]->data,
             plan->outputs[h]->data, hy_tensor_nbytes (plan->host_outputs[h]),
             error))
@@ -688,7 +702,7 @@ describe_calls (hy_plan *plan)
   plan->profile = g_new0 (hy_layer_profile, MAX (plan->n_calls, 1));
   for (int c = 0; c < plan->n_calls; c++) {
     hy_layer_profile *l = &plan->profile[c];
-    if (plan->backend->iface->call_kernel_name)
+    if (plan->backend->iface->call_kernel_name && plan->calls[c].fn)
       l->kernel = plan->backend->iface->call_kernel_name (plan->backend,
           &plan->calls[c]);
     if (plan->call_nodes[c] == G_MAXUINT) {
@@ -717,6 +731,15 @@ hy_plan_profile_whole (hy_plan *plan, const hy_tensor *const *inputs,
     int n_inputs, int iterations, const hy_layer_profile **layers,
     int *n_layers, GError **error)
 {
+  return hy_plan_profile_calls (plan, inputs, n_inputs, iterations, 0,
+      plan->n_calls, layers, n_layers, error);
+}
+
+gboolean
+hy_plan_profile_calls (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, int iterations, int first, int end,
+    const hy_layer_profile **layers, int *n_layers, GError **error)
+{
   hy_backend *be = plan->backend;
   if (!be->iface->host_memory) {
     /* Device calls return before they finish: timing them one by one
@@ -729,12 +752,12 @@ hy_plan_profile_whole (hy_plan *plan, const hy_tensor *const *inputs,
   }
   if (!plan->profile)
     describe_calls (plan);
-  for (int c = 0; c < plan->n_calls; c++)
+  for (int c = first; c < end; c++)
     plan->profile[c].ms = plan->profile[c].cpu_ms = 0;
   if (!bind_inputs (plan, inputs, n_inputs, error))
     return FALSE;
   for (int it = 0; it < iterations; it++) {
-    for (int c = 0; c < plan->n_calls; c++) {
+    for (int c = first; c < end; c++) {
       double c0 = now_ms (CLOCK_PROCESS_CPUTIME_ID);
       double t0 = now_ms (CLOCK_MONOTONIC);
       if (!run_calls (plan, c, 1, NULL, error))
@@ -743,13 +766,25 @@ hy_plan_profile_whole (hy_plan *plan, const hy_tensor *const *inputs,
       plan->profile[c].cpu_ms += now_ms (CLOCK_PROCESS_CPUTIME_ID) - c0;
     }
   }
-  for (int c = 0; c < plan->n_calls; c++) {
+  for (int c = first; c < end; c++) {
     plan->profile[c].ms /= MAX (iterations, 1);
     plan->profile[c].cpu_ms /= MAX (iterations, 1);
   }
   *layers = plan->profile;
   *n_layers = plan->n_calls;
   return TRUE;
+}
+
+void
+hy_plan_drop_calls (hy_plan *plan, int first, int end)
+{
+  hy_backend *be = plan->backend;
+  for (int c = first; c < end && c < plan->n_prepared; c++) {
+    if (plan->calls[c].fn)
+      be->iface->release_call (be, &plan->calls[c]);
+    plan->calls[c].fn = NULL;
+    plan->calls[c].params = NULL;
+  }
 }
 
 hy_tensor *

@@ -315,6 +315,8 @@ print_json (const bench_args *a, const char *device, const char *mode,
   add_bytes (b, "weight_bytes", TRUE, r->memory.weight_bytes);
   json_builder_set_member_name (b, "image_by_image");
   json_builder_add_boolean_value (b, r->memory.images_per_run == 1);
+  json_builder_set_member_name (b, "calls_image_by_image");
+  json_builder_add_int_value (b, r->memory.per_image_calls);
   const device_counts *d = &r->device;
   const struct { const char *name; double v; } per[] = {
     { "allocations", d->allocations }, { "graph_launches", d->graph_launches },
@@ -396,6 +398,10 @@ print_text (const bench_args *a, const char *device, const char *mode,
   if (r->memory.images_per_run == 1)
     printf ("  the batch runs image by image: the figures are one image's "
         "plan's\n");
+  else if (r->memory.per_image_calls > 0)
+    printf ("  the batch runs its first %" G_GINT64_FORMAT " calls image by "
+        "image: the figures are the sums of one image's plan's and the "
+        "batch's\n", r->memory.per_image_calls);
   print_mib ("arena", r->have_plan_memory, r->memory.arena_bytes);
   print_mib ("naive", TRUE, r->memory.naive_bytes);
   print_mib ("lower bound", r->have_plan_memory, r->memory.lower_bound_bytes);

@@ -264,13 +264,18 @@ int hy_executor_n_outputs (const hy_executor *exec);
  * also the weights the plan uploaded (0 on the CPU, which reads the
  * model's own).  A CPU batch may run image by image on a plan for one
  * image (docs/ARCHITECTURE.md): the figures are then that plan's, and
- * images_per_run says so. */
+ * images_per_run says so; or only its first calls so (per_image_calls),
+ * the rest on the whole batch: the figures are then the sums of both
+ * plans'. */
 typedef struct hy_memory_stats {
   gint64 arena_bytes;
   gint64 naive_bytes;
   gint64 lower_bound_bytes;
   gint64 weight_bytes;
   gint64 images_per_run;        /* 1: image by image; 0: the whole batch */
+  gint64 per_image_calls;       /* the calls run image by image: all of
+                                 * them (images_per_run 1), the first few
+                                 * (the rest on the whole batch), or 0 */
 } hy_memory_stats;
 
 /* The memory figures of the plan for the current input shapes (hybrid mode,

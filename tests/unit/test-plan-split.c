@@ -11,7 +11,12 @@
  *  - by the rule (no variable set) a model this small is not split: its
  *    activations fit the caches;
  *  - a model with an op that mixes images (LeNet's dot reads its weights
- *    as a second input) is never split, even when asked.
+ *    as a second input) is never split, even when asked;
+ *  - its first calls only, the rest on the whole batch
+ *    (HYBRIDINFER_BATCH_SPLIT_CALLS=k), at every cut the plan takes: the
+ *    outputs are MXNet's forward after forward, the profile lists the
+ *    same calls with the same arithmetic; on the model with the mixing
+ *    op, never past it.
  * The conformance suites run the zoo's batched MobileNets, which the rule
  * does split, against MXNet.
  */
@@ -90,6 +95,14 @@ image_by_image (const hy_executor *exec)
   hy_memory_stats m;
   g_assert_true (hy_executor_memory (exec, &m));
   return m.images_per_run == 1;
+}
+
+static gint64
+per_image_calls (const hy_executor *exec)
+{
+  hy_memory_stats m;
+  g_assert_true (hy_executor_memory (exec, &m));
+  return m.per_image_calls;
 }
 
 static void
@@ -183,6 +196,104 @@ test_mixing_op_never_split (void)
   fixture_clear (&f);
 }
 
+/* A hybrid executor with HYBRIDINFER_BATCH_SPLIT_CALLS at k, after one
+ * forward. */
+static hy_executor *
+run_prefix (const fixture *f, int k, int threads)
+{
+  g_autofree char *calls = g_strdup_printf ("%d", k);
+  g_setenv ("HYBRIDINFER_BATCH_SPLIT_CALLS", calls, TRUE);
+  hy_executor *exec = run (f, NULL, threads);
+  g_unsetenv ("HYBRIDINFER_BATCH_SPLIT_CALLS");
+  return exec;
+}
+
+/* Tries a cut at every call of `f`'s plan; returns how many the plan took
+ * (each checked against MXNet and the batch plan's profile), and in
+ * *last the latest. */
+static int
+try_every_cut (const fixture *f, int threads, int *last)
+{
+  g_autoptr (GError) error = NULL;
+  hy_executor *whole = run (f, "0", threads);
+  const hy_layer_profile *lw;
+  int nw;
+  g_assert_true (hy_executor_profile (whole,
+          (const hy_tensor *const *) &f->input, 1, 1, &lw, &nw, &error));
+  g_assert_no_error (error);
+  int taken = 0;
+  *last = 0;
+  for (int k = 1; k < nw; k++) {
+    hy_executor *cut = run_prefix (f, k, threads);
+    if (per_image_calls (cut) == 0) {
+      hy_executor_free (cut);
+      continue;
+    }
+    g_assert_cmpint (per_image_calls (cut), ==, k);
+    g_assert_false (image_by_image (cut));
+    taken++;
+    *last = k;
+    assert_mxnet (cut, f->mxnet);
+    g_assert_true (hy_executor_forward (cut,
+            (const hy_tensor *const *) &f->input, 1, &error));
+    g_assert_no_error (error);
+    assert_mxnet (cut, f->mxnet);
+    const hy_layer_profile *lc;
+    int nc;
+    g_assert_true (hy_executor_profile (cut,
+            (const hy_tensor *const *) &f->input, 1, 2, &lc, &nc, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (nc, ==, nw);
+    for (int i = 0; i < nw; i++) {
+      g_assert_cmpstr (lc[i].node, ==, lw[i].node);
+      g_assert_cmpfloat (lc[i].flop, ==, lw[i].flop);
+      g_assert_cmpfloat (lc[i].ms, >, 0);
+    }
+    assert_mxnet (cut, f->mxnet);
+    hy_executor_free (cut);
+  }
+  hy_executor_free (whole);
+  return taken;
+}
+
+static void
+test_prefix_matches_batch (void)
+{
+  fixture f = load ("legacy_attr09", TRUE);
+  for (int threads = 1; threads <= 2; threads++) {
+    int last;
+    const int taken = try_every_cut (&f, threads, &last);
+    g_test_message ("%d thread(s): %d cuts taken, the last at call %d",
+        threads, taken, last);
+    g_assert_cmpint (taken, >=, 3);
+  }
+  fixture_clear (&f);
+}
+
+static void
+test_prefix_stops_at_mixing_op (void)
+{
+  fixture f = load ("seed_net", FALSE);
+  g_autoptr (GError) error = NULL;
+  hy_executor *whole = run (&f, "0", 1);
+  const hy_layer_profile *lw;
+  int nw, mixing = -1;
+  g_assert_true (hy_executor_profile (whole,
+          (const hy_tensor *const *) &f.input, 1, 1, &lw, &nw, &error));
+  g_assert_no_error (error);
+  for (int i = 0; i < nw && mixing < 0; i++)
+    if (!strcmp (lw[i].op, "dot"))
+      mixing = i;
+  g_assert_cmpint (mixing, >=, 1);
+  int last;
+  const int taken = try_every_cut (&f, 1, &last);
+  g_test_message ("%d cuts taken before the dot at call %d", taken, mixing);
+  g_assert_cmpint (taken, >=, 1);
+  g_assert_cmpint (last, <=, mixing);
+  hy_executor_free (whole);
+  fixture_clear (&f);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -191,5 +302,9 @@ main (int argc, char **argv)
   g_test_add_func ("/plan-split/small-batch-by-rule",
       test_small_batch_not_split_by_rule);
   g_test_add_func ("/plan-split/mixing-op", test_mixing_op_never_split);
+  g_test_add_func ("/plan-split/prefix-matches-batch",
+      test_prefix_matches_batch);
+  g_test_add_func ("/plan-split/prefix-stops-at-mixing-op",
+      test_prefix_stops_at_mixing_op);
   return g_test_run ();
 }
