@@ -14,10 +14,13 @@
  * (conv-winograd.h), on the 3×3 stride-1 layers, at the batch given
  * after it; their outputs then differ by the transforms' rounding, and
  * the largest difference is printed relative to the outputs' largest.
+ * With --few-channels first, the same for the direct kernel of inputs of
+ * few channels (conv-few-channels.h) on the first layers.
  *
  *   ninja -C build tests/conv-bench
  *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 build/tests/conv-bench \
- *     [--winograd batch] [rounds [threads [part of a layer's name]]]
+ *     [--winograd batch | --few-channels batch]
+ *     [rounds [threads [part of a layer's name]]]
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@
 
 #include "hybrid.h"
 #include "core/op.h"
+#include "kernels/cpu/conv-few-channels.h"
 #include "kernels/cpu/conv-packed.h"
 #include "kernels/cpu/conv-winograd.h"
 #include "kernels/cpu/cpu-kernel.h"
@@ -40,6 +44,7 @@ typedef struct layer {
 static const layer layers[] = {
   { "conv0 7x7/2 3>64 @224", 3, 224, 64, 7, 2, 3 },
   { "MobileNetV2 3x3/2 3>32 @224", 3, 224, 32, 3, 2, 1 },
+  { "MobileNetV3 3x3/2 3>16 @224", 3, 224, 16, 3, 2, 1 },
   { "3x3 64 @56", 64, 56, 64, 3, 1, 1 },
   { "3x3/2 64>128 @56", 64, 56, 128, 3, 2, 1 },
   { "3x3 128 @28", 128, 28, 128, 3, 1, 1 },
@@ -92,9 +97,11 @@ relative_difference (const hy_tensor *a, const hy_tensor *b)
 int
 main (int argc, char **argv)
 {
-  /* Winograd against the packed kernel, at a batch. */
+  /* Winograd, or the few-channel kernel, against the packed kernel, at a
+   * batch. */
   int batch = 1;
-  const bool winograd = argc > 2 && !strcmp (argv[1], "--winograd");
+  const bool few = argc > 2 && !strcmp (argv[1], "--few-channels");
+  const bool winograd = few || (argc > 2 && !strcmp (argv[1], "--winograd"));
   if (winograd) {
     batch = atoi (argv[2]);
     argc -= 2;
@@ -106,7 +113,8 @@ main (int argc, char **argv)
   hy_cpu_ctx ctx = { 0 };
   hy_cpu_ctx_set_threads (&ctx, threads);
   printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer",
-      winograd ? "packed" : "im2col", winograd ? "winograd" : "implicit",
+      winograd ? "packed" : "im2col", few ? "few-ch" : winograd ? "winograd"
+      : "implicit",
       "(median)", "(median)", "speed-up", winograd
       ? "GFLOP/s packed (direct FLOPs), largest difference"
       : "GFLOP/s im2col, implicit");
@@ -122,7 +130,8 @@ main (int argc, char **argv)
       .num_filter = q->filters, .num_group = 1,
       .fused = { .act = HY_FUSED_ACT_RELU },
     };
-    if (winograd && (q->kernel != 3 || q->stride != 1))
+    if (few ? q->channels > 4 : winograd && (q->kernel != 3
+            || q->stride != 1))
       continue;
     hy_shape xs = { 4, { batch, q->channels, q->size, q->size } };
     hy_shape ws = { 4, { q->filters, q->channels, q->kernel, q->kernel } };
@@ -140,11 +149,13 @@ main (int argc, char **argv)
       printf ("%-30s not on the packed kernel here\n", q->name);
       continue;
     }
-    hy_conv_winograd *wino = winograd ? hy_conv_winograd_new (&p,
+    hy_conv_winograd *wino = winograd && !few ? hy_conv_winograd_new (&p,
         (const hy_tensor *const *) in, 3, y[0], 2u) : NULL;
-    if (winograd && !wino) {
-      printf ("%-30s not on the Winograd kernel here (HYBRIDINFER_WINOGRAD=1 "
-          "takes every layer it can run)\n", q->name);
+    hy_conv_few_channels *fc = few ? hy_conv_few_channels_new (&p,
+        (const hy_tensor *const *) in, 3, y[0], 2u) : NULL;
+    if (winograd && !wino && !fc) {
+      printf ("%-30s not on the %s kernel here\n", q->name, few
+          ? "few-channel" : "Winograd");
       hy_conv_packed_free (conv);
       continue;
     }
@@ -157,10 +168,11 @@ main (int argc, char **argv)
       for (int v = 0; v < (can ? 2 : 1); v++) {
         if (!winograd)
           hy_conv_packed_set_implicit (conv, v == 1);
-        hy_cpu_kernel_fn fn = winograd && v == 1
-            ? hy_cpu_convolution_winograd : hy_cpu_convolution_packed;
-        const void *params = winograd && v == 1 ? (const void *) wino
-            : (const void *) conv;
+        hy_cpu_kernel_fn fn = few && v == 1 ? hy_cpu_convolution_few_channels
+            : winograd && v == 1 ? hy_cpu_convolution_winograd
+            : hy_cpu_convolution_packed;
+        const void *params = few && v == 1 ? (const void *) fc
+            : winograd && v == 1 ? (const void *) wino : (const void *) conv;
         fn (&ctx, params, (const hy_tensor *const *) in, 3, &y[v], 1);
         const double t0 = thread_ms ();
         for (int i = 0; i < per_round; i++)
@@ -194,6 +206,7 @@ main (int argc, char **argv)
     g_free (t[0]);
     g_free (t[1]);
     hy_conv_winograd_free (wino);
+    hy_conv_few_channels_free (fc);
     hy_conv_packed_free (conv);
     for (int i = 0; i < 3; i++)
       hy_tensor_free (in[i]);

@@ -1,0 +1,415 @@
+/*
+ * conv-few-channels.c — see conv-few-channels.h.
+ *
+ * The phase buffer of one image: for channel c, padded row r (input row
+ * r − pad_h) and column phase q < stride_w, a row of `phase_w` floats
+ * whose float k is input column k·stride_w + q − pad_w (0 outside the
+ * input).  Output column ox's tap j then reads phase j mod stride_w at
+ * ox + j div stride_w, so 16 consecutive outputs read 16 consecutive
+ * floats, and every tap's offset from an output vector's first input is
+ * the same for all output vectors (tap_off).
+ *
+ * Output vectors ("slots") are the image's rows cut in vectors of 16
+ * columns, the last one of a row masked; a tile is 6 consecutive slots,
+ * which may span two rows.  Threads take tiles; each tile runs every
+ * group of 4 filters over its slots, its inputs staying in L1.
+ */
+#include "conv-few-channels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "epilogue.h"
+#include "lane-mask.h"
+
+/* The register tile: FILTERS_T filters × SLOTS_T vectors of outputs, 24
+ * accumulators, the 4 broadcast weights and an input vector: 29 of the
+ * 32 registers.  Per tap 10 loads for 24 FMAs; 8 × 3 would need 8 weight
+ * registers (33 in all) or a load per FMA. */
+#define FILTERS_T 4
+#define SLOTS_T 6
+
+/* What the kernel takes at all (the rule below says where it pays). */
+#define MAX_KERNEL 11
+#define MAX_TAPS 1024
+
+struct hy_conv_few_channels {
+  hy_conv_params p;
+  int64_t channels, filters;
+  int64_t in_h, in_w, out_h, out_w;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+  int64_t taps;                 /* channels · kernel_h · kernel_w */
+  int64_t groups;               /* of FILTERS_T filters, the last padded */
+  int64_t vectors_w;            /* output vectors per row */
+  int64_t phase_w;              /* floats per phase row */
+  int64_t rows;                 /* padded input rows read */
+  int64_t row_stride;           /* floats from a padded row to the next */
+  int64_t channel_stride;       /* ... from a channel to the next */
+  int64_t *tap_off;             /* per tap, from a slot's first input */
+  float *weights;               /* [group][tap][FILTERS_T] */
+};
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX512 __attribute__ ((target ("avx512f")))
+#define FC_INLINE static inline __attribute__ ((always_inline)) AVX512
+
+static bool
+few_channels_cpu (void)
+{
+  static int cpu = -1;
+  if (g_atomic_int_get (&cpu) < 0) {
+    __builtin_cpu_init ();
+    g_atomic_int_set (&cpu, __builtin_cpu_supports ("avx512f") ? 1 : 0);
+  }
+  return g_atomic_int_get (&cpu) == 1;
+}
+
+/* epilogue.h's activations on a vector, operation for operation (the
+ * same comparisons, NaNs passing the same way; hard sigmoid's true
+ * division), so that each lane is what hy_epilogue_act gives. */
+FC_INLINE __m512
+hard_sigmoid_vec (__m512 v)
+{
+  const __m512 t = _mm512_add_ps (v, _mm512_set1_ps (3.0f));
+  const __m512 six = _mm512_set1_ps (6.0f);
+  __m512 c = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (t, _mm512_setzero_ps
+          (), _CMP_LT_OQ), t, _mm512_setzero_ps ());
+  c = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (t, six, _CMP_GT_OQ), c, six);
+  return _mm512_div_ps (c, six);
+}
+
+FC_INLINE __m512
+act_vec (hy_fused_act act, __m512 v, __m512 alpha, __m512 beta)
+{
+  switch (act) {
+    case HY_FUSED_ACT_RELU:    /* !(v <= 0) ? v : 0 */
+      return _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, _mm512_setzero_ps
+              (), _CMP_LE_OQ), v, _mm512_setzero_ps ());
+    case HY_FUSED_ACT_CLIP: {  /* v > beta ? beta : v < alpha ? alpha : v */
+      const __m512 c = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, alpha,
+              _CMP_LT_OQ), v, alpha);
+      return _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, beta, _CMP_GT_OQ),
+          c, beta);
+    }
+    case HY_FUSED_ACT_LEAKY:   /* v > 0 ? v : v · alpha */
+      return _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, _mm512_setzero_ps
+              (), _CMP_GT_OQ), _mm512_mul_ps (v, alpha), v);
+    case HY_FUSED_ACT_HARD_SIGMOID:
+      return hard_sigmoid_vec (v);
+    case HY_FUSED_ACT_HARD_SWISH:
+      return _mm512_mul_ps (v, hard_sigmoid_vec (v));
+    default:                   /* NONE; sigmoid and tanh go by epilogue.h */
+      return v;
+  }
+}
+
+/* Sigmoid and tanh have no vector form here: their outputs are stored
+ * as summed, and epilogue.h's loop runs the whole epilogue on them. */
+static bool
+act_in_registers (hy_fused_act act)
+{
+  return act != HY_FUSED_ACT_SIGMOID && act != HY_FUSED_ACT_TANH;
+}
+
+/* Phase rows [begin, end) of channel·rows + padded row, of one image. */
+typedef struct fill_job {
+  const hy_conv_few_channels *conv;
+  const float *x;               /* the image */
+  float *buf;
+} fill_job;
+
+static AVX512 void
+fill_rows (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const fill_job *j = arg;
+  const hy_conv_few_channels *w = j->conv;
+  const __m512i even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16,
+      14, 12, 10, 8, 6, 4, 2, 0);
+  for (int64_t i = begin; i < end; i++) {
+    const int64_t c = i / w->rows, r = i % w->rows;
+    const int64_t row = r - w->pad_h;
+    float *dst = j->buf + c * w->channel_stride + r * w->row_stride;
+    if (row < 0 || row >= w->in_h) {
+      memset (dst, 0, (size_t) w->row_stride * sizeof (float));
+      continue;
+    }
+    const float *src = j->x + (c * w->in_h + row) * w->in_w;
+    for (int64_t q = 0; q < w->stride_w; q++) {
+      float *d = dst + q * w->phase_w;
+      for (int64_t k = 0; k < w->phase_w; k += 16) {
+        const int64_t col = k * w->stride_w + q - w->pad_w;
+        __m512 v;
+        if (w->stride_w == 1) {
+          v = _mm512_maskz_loadu_ps (hy_lanes_within (col, 0, w->in_w),
+              src + col);
+        } else {
+          const __m512 lo = _mm512_maskz_loadu_ps (hy_lanes_within (col, 0,
+                  w->in_w), src + col);
+          const __m512 hi = _mm512_maskz_loadu_ps (hy_lanes_within (col + 16,
+                  0, w->in_w), src + col + 16);
+          v = _mm512_permutex2var_ps (lo, even, hi);
+        }
+        _mm512_store_ps (d + k, v);
+      }
+    }
+  }
+}
+
+/* Tiles [begin, end) of one image. */
+typedef struct tile_job {
+  const hy_conv_few_channels *conv;
+  const float *buf;             /* the image's phase buffer */
+  float *y;                     /* the image's output */
+  const float *res;             /* laid out as y; NULL: none */
+  const float *bias, *bn;       /* NULL: none */
+  bool late_epilogue;           /* sigmoid, tanh: by epilogue.h */
+  bool epilogue;                /* any at all */
+} tile_job;
+
+/* The epilogue and store of one filter's accumulators. */
+FC_INLINE void
+store_filter (const tile_job *j, int64_t f, const __m512 acc[SLOTS_T],
+    const int64_t out_off[SLOTS_T], const __mmask16 store[SLOTS_T])
+{
+  const hy_conv_few_channels *w = j->conv;
+  const hy_fused_epilogue *e = &w->p.fused;
+  const int64_t plane = f * w->out_h * w->out_w;
+  float *y = j->y + plane;
+  if (!j->epilogue || j->late_epilogue) {
+    for (int s = 0; s < SLOTS_T; s++)
+      _mm512_mask_storeu_ps (y + out_off[s], store[s], acc[s]);
+    if (!j->epilogue)
+      return;
+    const hy_epilogue_channels ch = { j->bias, j->bn, w->filters };
+    const hy_epilogue_channels own = hy_epilogue_channels_from (&ch, f);
+    for (int s = 0; s < SLOTS_T; s++)
+      if (store[s])
+        hy_epilogue_rows (e, y + out_off[s], j->res ? j->res + plane
+            + out_off[s] : NULL, 1, __builtin_popcount (store[s]), 0, &own);
+    return;
+  }
+  const __m512 bias = _mm512_set1_ps (j->bias ? j->bias[f] : 0.0f);
+  const __m512 alpha = _mm512_set1_ps (e->alpha);
+  const __m512 beta = _mm512_set1_ps (e->beta);
+  __m512 mean = _mm512_setzero_ps (), scale = mean, shift = mean;
+  if (j->bn) {
+    mean = _mm512_set1_ps (j->bn[f]);
+    scale = _mm512_set1_ps (j->bn[f + w->filters]);
+    shift = _mm512_set1_ps (j->bn[f + 2 * w->filters]);
+  }
+  for (int s = 0; s < SLOTS_T; s++) {
+    __m512 v = _mm512_add_ps (acc[s], bias);
+    if (j->bn)
+      v = _mm512_add_ps (_mm512_mul_ps (_mm512_sub_ps (v, mean), scale),
+          shift);
+    if (j->res)
+      v = _mm512_add_ps (v, _mm512_maskz_loadu_ps (store[s], j->res + plane
+              + out_off[s]));
+    _mm512_mask_storeu_ps (y + out_off[s], store[s],
+        act_vec (e->act, v, alpha, beta));
+  }
+}
+
+static AVX512 void
+run_tiles (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const tile_job *j = arg;
+  const hy_conv_few_channels *w = j->conv;
+  const int64_t slots = w->out_h * w->vectors_w;
+  const int64_t taps = w->taps;
+  const int64_t *tap_off = w->tap_off;
+  for (int64_t tile = begin; tile < end; tile++) {
+    const float *base[SLOTS_T];
+    int64_t out_off[SLOTS_T];
+    __mmask16 store[SLOTS_T];
+    for (int s = 0; s < SLOTS_T; s++) {
+      /* Past the image's last slot: the first one again, not stored. */
+      const int64_t slot = tile * SLOTS_T + s < slots ? tile * SLOTS_T + s
+          : tile * SLOTS_T;
+      const int64_t oy = slot / w->vectors_w;
+      const int64_t ox = slot % w->vectors_w * 16;
+      base[s] = j->buf + oy * w->stride_h * w->row_stride + ox;
+      out_off[s] = oy * w->out_w + ox;
+      store[s] = tile * SLOTS_T + s < slots
+          ? hy_lanes_within (ox, 0, w->out_w) : 0;
+    }
+    for (int64_t g = 0; g < w->groups; g++) {
+      const float *wg = w->weights + g * taps * FILTERS_T;
+      __m512 acc[FILTERS_T][SLOTS_T];
+      for (int k = 0; k < FILTERS_T; k++)
+        for (int s = 0; s < SLOTS_T; s++)
+          acc[k][s] = _mm512_setzero_ps ();
+      for (int64_t t = 0; t < taps; t++) {
+        const int64_t off = tap_off[t];
+        const float *wt = wg + t * FILTERS_T;
+        const __m512 w0 = _mm512_set1_ps (wt[0]);
+        const __m512 w1 = _mm512_set1_ps (wt[1]);
+        const __m512 w2 = _mm512_set1_ps (wt[2]);
+        const __m512 w3 = _mm512_set1_ps (wt[3]);
+#pragma GCC unroll 6
+        for (int s = 0; s < SLOTS_T; s++) {
+          const __m512 x = _mm512_loadu_ps (base[s] + off);
+          acc[0][s] = _mm512_fmadd_ps (x, w0, acc[0][s]);
+          acc[1][s] = _mm512_fmadd_ps (x, w1, acc[1][s]);
+          acc[2][s] = _mm512_fmadd_ps (x, w2, acc[2][s]);
+          acc[3][s] = _mm512_fmadd_ps (x, w3, acc[3][s]);
+        }
+      }
+      for (int k = 0; k < FILTERS_T; k++) {
+        const int64_t f = g * FILTERS_T + k;
+        if (f < w->filters)
+          store_filter (j, f, acc[k], out_off, store);
+      }
+    }
+  }
+}
+
+#else
+
+#define AVX512
+
+static bool
+few_channels_cpu (void)
+{
+  return false;
+}
+
+#endif
+
+/* Whether this process wants the kernel: 0 off, 1 on, 2 by the rule. */
+static int
+few_channels_wanted (void)
+{
+  static int wanted = -1;
+  if (g_atomic_int_get (&wanted) < 0) {
+    const char *env = g_getenv ("HYBRIDINFER_FEW_CHANNELS");
+    g_atomic_int_set (&wanted, !few_channels_cpu () || (env && !strcmp (env,
+                "0")) ? 0 : env && !strcmp (env, "1") ? 1 : 2);
+  }
+  return g_atomic_int_get (&wanted);
+}
+
+/* Where it pays: few input channels (the GEMM's K too short for the
+ * packed kernel), and rows of at least a vector of outputs. */
+static bool
+few_channels_pay (int64_t channels, int64_t filters, int64_t out_w)
+{
+  return channels <= 4 && filters >= 8 && out_w >= 16;
+}
+
+hy_conv_few_channels *
+hy_conv_few_channels_new (const hy_conv_params *p,
+    const hy_tensor *const *in, int n_in, const hy_tensor *out,
+    uint32_t const_inputs)
+{
+  const int wanted = few_channels_wanted ();
+  if (!wanted || !(const_inputs & 2u) || n_in < 2 || p->n_spatial != 2
+      || p->num_group != 1)
+    return NULL;
+  for (int i = 0; i < 2; i++)
+    if (p->kernel[i] < 1 || p->kernel[i] > MAX_KERNEL || p->dilate[i] != 1
+        || p->stride[i] < 1 || p->stride[i] > 2 || p->pad[i] < 0)
+      return NULL;
+  const hy_shape *x = &in[0]->shape, *y = &out->shape;
+  const int64_t channels = x->dims[1], filters = y->dims[1];
+  if (x->dims[0] == 0 || channels == 0 || filters == 0 || y->dims[2] == 0
+      || y->dims[3] == 0
+      || channels * p->kernel[0] * p->kernel[1] > MAX_TAPS)
+    return NULL;
+  if (wanted == 2 && !few_channels_pay (channels, filters, y->dims[3]))
+    return NULL;
+
+  hy_conv_few_channels *w = g_new0 (hy_conv_few_channels, 1);
+  w->p = *p;
+  w->channels = channels;
+  w->filters = filters;
+  w->in_h = x->dims[2];
+  w->in_w = x->dims[3];
+  w->out_h = y->dims[2];
+  w->out_w = y->dims[3];
+  w->kernel_h = p->kernel[0];
+  w->kernel_w = p->kernel[1];
+  w->stride_h = p->stride[0];
+  w->stride_w = p->stride[1];
+  w->pad_h = p->pad[0];
+  w->pad_w = p->pad[1];
+  w->taps = channels * w->kernel_h * w->kernel_w;
+  w->groups = (filters + FILTERS_T - 1) / FILTERS_T;
+  w->vectors_w = (w->out_w + 15) / 16;
+  /* A slot's loads reach (kernel_w − 1) div stride_w past its 16. */
+  w->phase_w = (w->vectors_w * 16 + (w->kernel_w - 1) / w->stride_w + 15)
+      / 16 * 16;
+  w->rows = (w->out_h - 1) * w->stride_h + w->kernel_h;
+  w->row_stride = w->stride_w * w->phase_w;
+  w->channel_stride = w->rows * w->row_stride;
+
+  w->tap_off = g_new (int64_t, w->taps);
+  w->weights = aligned_alloc (64, ((size_t) (w->groups * w->taps * FILTERS_T)
+          * sizeof (float) + 63) & ~(size_t) 63);
+  if (!w->weights) {
+    hy_conv_few_channels_free (w);
+    return NULL;                /* the packed kernel then runs it */
+  }
+  const float *weight = in[1]->data;
+  for (int64_t c = 0, t = 0; c < channels; c++)
+    for (int64_t i = 0; i < w->kernel_h; i++)
+      for (int64_t k = 0; k < w->kernel_w; k++, t++) {
+        w->tap_off[t] = c * w->channel_stride + i * w->row_stride
+            + k % w->stride_w * w->phase_w + k / w->stride_w;
+        for (int64_t f = 0; f < w->groups * FILTERS_T; f++)
+          w->weights[(f / FILTERS_T * w->taps + t) * FILTERS_T
+              + f % FILTERS_T] = f < filters ? weight[f * w->taps + t] : 0.0f;
+      }
+  return w;
+}
+
+void
+hy_conv_few_channels_free (hy_conv_few_channels *conv)
+{
+  if (!conv)
+    return;
+  g_free (conv->tap_off);
+  free (conv->weights);
+  g_free (conv);
+}
+
+void
+hy_cpu_convolution_few_channels (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  const hy_conv_few_channels *w = params;
+  const hy_conv_params *p = &w->p;
+  const float *bias = p->no_bias ? NULL : in[2]->data;
+  const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
+      : NULL;
+  const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
+  const int64_t batch = in[0]->shape.dims[0];
+  const int64_t in_image = w->channels * w->in_h * w->in_w;
+  const int64_t out_image = w->filters * w->out_h * w->out_w;
+  /* One image's phase buffer, and a vector's slack for the last slot's
+   * loads past its row. */
+  float *buf = hy_cpu_workspace (ctx, (size_t) (w->channels
+          * w->channel_stride + 16) * sizeof (float));
+  const int64_t tiles = (w->out_h * w->vectors_w + SLOTS_T - 1) / SLOTS_T;
+  /* A tile's work, in vector FMAs (about half a cycle each). */
+  const int64_t tile_fmas = w->groups * w->taps * FILTERS_T * SLOTS_T;
+  for (int64_t b = 0; b < batch; b++) {
+    fill_job f = { w, (const float *) in[0]->data + b * in_image, buf };
+    hy_cpu_parallel_for (ctx, w->channels * w->rows,
+        hy_cpu_grain (w->row_stride), fill_rows, &f);
+    tile_job j = {
+      .conv = w, .buf = buf, .y = out[0]->data + b * out_image,
+      .res = res ? res + b * out_image : NULL, .bias = bias, .bn = bn,
+      .late_epilogue = !act_in_registers (p->fused.act),
+      .epilogue = bias || hy_epilogue_is_set (&p->fused),
+    };
+    hy_cpu_parallel_for (ctx, tiles, hy_cpu_grain (tile_fmas), run_tiles,
+        &j);
+  }
+#endif
+}
