@@ -259,8 +259,11 @@ prefetch_part (const prefetch_span *pf, int64_t part, int64_t parts)
  * there are filters, too many for the hardware's prefetchers to follow,
  * and the first layer's output is often no longer in any cache (ResNet-18's
  * 45 MB of weights pass through L3 every forward).  hybridinfer bench
- * --profile, one thread, five rounds in alternation: ResNet-18's conv0
- * 2-4 % faster; no change on MobileNets' (their tiles are short). */
+ * --profile, one thread, rounds in alternation: ResNet-18's conv0 1-4 %
+ * faster.  The prefetches cost 2.3 / taps of a tile's time: on the
+ * MobileNets' 27 taps they were 2-4 % slower, so short tiles go
+ * without. */
+#define PREFETCHW_MIN_TAPS 64
 FC_INLINE void
 prefetch_outputs (const tile_job *j, int64_t out_off0, int64_t first,
     int64_t last)
@@ -289,7 +292,7 @@ run_tiles (const tile_job *j, const float *buf, int64_t slots,
   const int64_t *tap_off = w->tap_off;
   for (int64_t tile = 0; tile * SLOTS_T < slots; tile++) {
     prefetch_part (pf, tile, tiles);
-    if ((tile + 1) * SLOTS_T < slots)
+    if (w->taps >= PREFETCHW_MIN_TAPS && (tile + 1) * SLOTS_T < slots)
       prefetch_outputs (j, out_off0, (tile + 1) * SLOTS_T,
           ((tile + 2) * SLOTS_T < slots ? (tile + 2) * SLOTS_T : slots) - 1);
     const float *base[SLOTS_T];
