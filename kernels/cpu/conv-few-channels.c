@@ -1,8 +1,9 @@
 /*
  * conv-few-channels.c — see conv-few-channels.h.
  *
- * The phase buffer of one image: for channel c, padded row r (input row
- * r − pad_h) and column phase q < stride_w, a row of `phase_w` floats
+ * The phase buffer of a band: for channel c, padded row r (input row
+ * r − pad_h, counted from the band's first) and column phase
+ * q < stride_w, a row of `phase_w` floats
  * whose float k is input column k·stride_w + q − pad_w (0 outside the
  * input).  Output column ox's tap j then reads phase j mod stride_w at
  * ox + j div stride_w, so 16 consecutive outputs read 16 consecutive
@@ -39,10 +40,11 @@
 #define MAX_KERNEL 11
 #define MAX_TAPS 1024
 
-/* Output rows per band, at least: few enough for the band's input rows
- * to stay in L2 (7×7 stride 2 on 224: 3 × 21 rows of 256 floats, 64
- * KB), enough that the rows two bands both read (kernel − stride) add
- * little to the copy. */
+/* Output rows per band, at least (rounded up to whole tiles: 12 rows of
+ * 112 outputs): few enough for the band's input rows to stay in L2 (7×7
+ * stride 2 on 224: 3 × 29 rows of 2 × 128 floats, 89 KB), enough that
+ * the rows two bands both read (kernel − stride) add little to the
+ * copy. */
 #define BAND_ROWS 8
 
 struct hy_conv_few_channels {

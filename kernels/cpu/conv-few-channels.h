@@ -3,17 +3,20 @@
  * channels: a network's first layer (3 colour channels, 7×7 or 3×3,
  * stride 2), which the packed GEMM runs far below the FMA ceiling.
  *
- * Such a layer's GEMM has K = channels·k² = 27 or 147, too short for the
- * packed kernel's tiles to pay for their setup and stores, and its column
- * matrix (implicit or not) is a stride-2 gather of a tiny input.  Here
- * instead each vector holds 16 consecutive output columns of one filter,
- * and a register tile of 4 filters × 6 such vectors is summed over the
- * taps: per tap 4 weight broadcasts and 6 input loads feed 24 FMAs.  The
- * input is first copied, once per image, into a zero-padded buffer split
- * into the stride's column phases (even and odd columns apart), so that
- * a tap's inputs for 16 outputs are 16 consecutive floats.  The fused
- * epilogue (bias, BatchNorm, residual, activation) is applied in the
- * registers before the one store of each output.
+ * Such a layer's GEMM has K = channels·k² = 27 or 147: its column
+ * matrix (built panel by panel, im2col-panel.h) is a stride-2 gather per
+ * tap that costs about as much as the few FMAs each gathered value feeds
+ * (perf, conv-bench: 29 % of the packed kernel's time on ResNet's 7×7
+ * layer, 43 % and 59 % on MobileNetV2's and V3's 3×3 ones, while its GEMM
+ * tiles ran at about the FMA ceiling).  Here instead each vector holds 16
+ * consecutive output columns of one filter, and a register tile of 4
+ * filters × 6 such vectors is summed over the taps: per tap 4 weight
+ * broadcasts and 6 input loads feed 24 FMAs.  The input is copied, a band
+ * of rows at a time, into a zero-padded buffer split into the stride's
+ * column phases (even and odd columns apart), so that a tap's inputs for
+ * 16 outputs are 16 consecutive floats.  The fused epilogue (bias,
+ * BatchNorm, residual, activation) is applied in the registers before the
+ * one store of each output.
  *
  * Results do not depend on the thread count (every output is summed in
  * the same order by the same instructions); they are not conv.c's bit for
