@@ -8,6 +8,7 @@
 
 #include "cpu-kernel.h"
 #include "blas.h"
+#include "conv-few-channels.h"
 #include "conv-packed.h"
 #include "conv-winograd.h"
 #ifdef HY_HAVE_DNNL
@@ -109,8 +110,10 @@ cpu_copy_bytes (hy_backend *be, void *dst, const void *src, size_t bytes,
 /* Convolutions oneDNN takes (when it is on) get their primitive and
  * reordered weights here, once per plan call (conv-dnnl.h); of the rest,
  * the 3×3 ones Winograd's algorithm pays on get their transformed weights
- * (conv-winograd.h), and those the packed GEMM takes get their weights
- * packed (conv-packed.h); everything else keeps its kernel. */
+ * (conv-winograd.h), first layers of a few input channels go to a
+ * direct kernel with their weights laid out for it (conv-few-channels.h),
+ * and those the packed GEMM takes get their weights packed
+ * (conv-packed.h); everything else keeps its kernel. */
 static gboolean
 cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
 {
@@ -140,6 +143,13 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
     call->params = winograd;
     return TRUE;
   }
+  hy_conv_few_channels *few = hy_conv_few_channels_new (call->params,
+      call->in, call->n_in, call->out[0], call->const_inputs);
+  if (few) {
+    call->fn = (hy_kernel_ptr) hy_cpu_convolution_few_channels;
+    call->params = few;
+    return TRUE;
+  }
   hy_conv_packed *packed = hy_conv_packed_new (call->params, call->in,
       call->n_in, call->out[0], call->const_inputs);
   if (packed) {
@@ -160,6 +170,8 @@ cpu_release_call (hy_backend *be, hy_call *call)
     hy_conv_packed_free ((hy_conv_packed *) call->params);
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_winograd)
     hy_conv_winograd_free ((hy_conv_winograd *) call->params);
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_few_channels)
+    hy_conv_few_channels_free ((hy_conv_few_channels *) call->params);
 }
 
 static const char *
@@ -174,6 +186,8 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_winograd)
     return hy_conv_winograd_kernel_name ((const hy_conv_winograd *)
         call->params);
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_few_channels)
+    return "few-channels";
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
     return hy_conv_packed_kernel_name ((const hy_conv_packed *)
         call->params);

@@ -14,11 +14,14 @@
  * and F(2×2, 3×3) (conv-winograd.h), on the 3×3 stride-1 layers, at the
  * batch given after it; their outputs then differ by the transforms'
  * rounding, and the largest differences are printed relative to the
- * outputs' largest.
+ * outputs' largest.  With --few-channels first, the two are the packed
+ * kernel and the direct kernel of inputs of few channels
+ * (conv-few-channels.h), on the first layers.
  *
  *   ninja -C build tests/conv-bench
  *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 build/tests/conv-bench \
- *     [--winograd batch] [rounds [threads [part of a layer's name]]]
+ *     [--winograd batch | --few-channels batch]
+ *     [rounds [threads [part of a layer's name]]]
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +31,7 @@
 
 #include "hybrid.h"
 #include "core/op.h"
+#include "kernels/cpu/conv-few-channels.h"
 #include "kernels/cpu/conv-packed.h"
 #include "kernels/cpu/conv-winograd.h"
 #include "kernels/cpu/cpu-kernel.h"
@@ -41,6 +45,7 @@ typedef struct layer {
 static const layer layers[] = {
   { "conv0 7x7/2 3>64 @224", 3, 224, 64, 7, 2, 3 },
   { "MobileNetV2 3x3/2 3>32 @224", 3, 224, 32, 3, 2, 1 },
+  { "MobileNetV3 3x3/2 3>16 @224", 3, 224, 16, 3, 2, 1 },
   { "3x3 64 @56", 64, 56, 64, 3, 1, 1 },
   { "3x3/2 64>128 @56", 64, 56, 128, 3, 2, 1 },
   { "3x3 128 @28", 128, 28, 128, 3, 1, 1 },
@@ -99,10 +104,12 @@ relative_difference (const hy_tensor *a, const hy_tensor *b)
 int
 main (int argc, char **argv)
 {
-  /* Winograd against the packed kernel, at a batch. */
+  /* Winograd, or the few-channel kernel, against the packed kernel, at a
+   * batch. */
   int batch = 1;
+  const bool few = argc > 2 && !strcmp (argv[1], "--few-channels");
   const bool winograd = argc > 2 && !strcmp (argv[1], "--winograd");
-  if (winograd) {
+  if (winograd || few) {
     batch = atoi (argv[2]);
     argc -= 2;
     argv += 2;
@@ -117,9 +124,11 @@ main (int argc, char **argv)
         "F(4x4)", "F(2x2)", "(median)", "(median)", "(median)", "F(4x4)",
         "F(2x2)", "GFLOP/s packed, largest differences F(4x4), F(2x2)");
   else
-    printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer", "im2col",
-        "implicit", "(median)", "(median)", "speed-up",
-        "GFLOP/s im2col, implicit");
+    printf ("%-30s %9s %9s %9s %9s %8s  %s\n", "layer",
+        few ? "packed" : "im2col", few ? "few-ch" : "implicit", "(median)",
+        "(median)", "speed-up", few
+        ? "GFLOP/s packed, few-ch, largest difference"
+        : "GFLOP/s im2col, implicit");
   for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
     const layer *q = &layers[l];
     if (argc > 3 && !strstr (q->name, argv[3]))
@@ -132,7 +141,8 @@ main (int argc, char **argv)
       .num_filter = q->filters, .num_group = 1,
       .fused = { .act = HY_FUSED_ACT_RELU },
     };
-    if (winograd && (q->kernel != 3 || q->stride != 1))
+    if (few ? q->channels > 4 : winograd && (q->kernel != 3
+            || q->stride != 1))
       continue;
     hy_shape xs = { 4, { batch, q->channels, q->size, q->size } };
     hy_shape ws = { 4, { q->filters, q->channels, q->kernel, q->kernel } };
@@ -153,8 +163,8 @@ main (int argc, char **argv)
       continue;
     }
     /* Variant 0 the packed kernel as the plan runs it (implicit im2col
-     * where it can), 1 and 2 Winograd's two forms; or 0 the lowered
-     * column matrix and 1 the implicit one. */
+     * where it can), 1 and 2 Winograd's two forms, or 1 the few-channel
+     * kernel; or 0 the lowered column matrix and 1 the implicit one. */
     hy_conv_winograd *wino[3] = { NULL };
     if (winograd) {
       for (int v = 1; v <= 2; v++)
@@ -168,19 +178,27 @@ main (int argc, char **argv)
         continue;
       }
     }
+    hy_conv_few_channels *fc = few ? hy_conv_few_channels_new (&p,
+        (const hy_tensor *const *) in, 3, y[0], 2u) : NULL;
+    if (few && !fc) {
+      printf ("%-30s not on the few-channel kernel here\n", q->name);
+      hy_conv_packed_free (conv);
+      continue;
+    }
     const bool implicit = hy_conv_packed_set_implicit (conv, true);
-    const int variants = winograd ? 3 : implicit ? 2 : 1;
+    const int variants = winograd ? 3 : few || implicit ? 2 : 1;
     double *t[3];
     for (int v = 0; v < 3; v++)
       t[v] = g_new (double, rounds);
     for (int r = 0; r < rounds; r++) {
       for (int v = 0; v < variants; v++) {
-        if (!winograd)
+        if (!winograd && !few)
           hy_conv_packed_set_implicit (conv, v == 1);
         hy_cpu_kernel_fn fn = wino[v] ? hy_cpu_convolution_winograd
+            : few && v == 1 ? hy_cpu_convolution_few_channels
             : hy_cpu_convolution_packed;
         const void *params = wino[v] ? (const void *) wino[v]
-            : (const void *) conv;
+            : few && v == 1 ? (const void *) fc : (const void *) conv;
         fn (&ctx, params, (const hy_tensor *const *) in, 3, &y[v], 1);
         const double t0 = thread_ms ();
         for (int i = 0; i < per_round; i++)
@@ -198,6 +216,11 @@ main (int argc, char **argv)
           t[0][rounds / 2], t[1][rounds / 2], t[2][rounds / 2],
           t[0][0] / t[1][0], t[0][0] / t[2][0], gflop / t[0][0] * 1e3,
           relative_difference (y[1], y[0]), relative_difference (y[2], y[0]));
+    } else if (few) {
+      printf ("%-30s %9.4f %9.4f %9.4f %9.4f %7.3fx  %.0f, %.0f, %.1e\n",
+          q->name, t[0][0], t[1][0], t[0][rounds / 2], t[1][rounds / 2],
+          t[0][0] / t[1][0], gflop / t[0][0] * 1e3, gflop / t[1][0] * 1e3,
+          relative_difference (y[1], y[0]));
     } else if (implicit) {
       const bool same = !memcmp (y[0]->data, y[1]->data,
           hy_tensor_nbytes (y[0]));
@@ -216,6 +239,7 @@ main (int argc, char **argv)
       hy_conv_winograd_free (wino[v]);
       hy_tensor_free (y[v]);
     }
+    hy_conv_few_channels_free (fc);
     hy_conv_packed_free (conv);
     for (int i = 0; i < 3; i++)
       hy_tensor_free (in[i]);
