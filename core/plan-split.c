@@ -261,11 +261,31 @@ is_bound_input (const hy_plan *plan, const hy_tensor *t)
   return FALSE;
 }
 
+/* The output of the call that wrote what `t` holds when call `reader`
+ * reads it: t itself, or the output a view (Reshape, Flatten: the same
+ * bytes under another shape) was taken of, the latest written there
+ * before `reader`.  NULL when no call wrote it. */
+static const hy_tensor *
+written_by (const hy_plan *plan, GHashTable *producer, const hy_tensor *t,
+    int reader, int *call)
+{
+  *call = GPOINTER_TO_INT (g_hash_table_lookup (producer, t)) - 1;
+  if (*call >= 0)
+    return t;
+  for (int c = reader - 1; c >= 0; c--)
+    for (int j = 0; j < plan->calls[c].n_out; j++)
+      if (plan->calls[c].out[j]->data == t->data) {
+        *call = c;
+        return plan->calls[c].out[j];
+      }
+  return NULL;
+}
+
 /* Collects into cut[] the outputs of calls before k that calls from k on
- * read, or that are graph outputs; returns how many, or -1 where a call
- * from k on reads something else of the first calls' (a view of an
- * output: no call's output itself) or more than MAX_CUT_VALUES cross.
- * producer maps each call output to its call + 1. */
+ * read (or views of them), or that are graph outputs; returns how many, or
+ * -1 where a call from k on reads something no call wrote that is neither
+ * a weight nor an input, or more than MAX_CUT_VALUES cross.  producer
+ * maps each call output to its call + 1. */
 static int
 values_across (const hy_plan *plan, GHashTable *producer, int k,
     const hy_tensor **cut)
@@ -278,19 +298,19 @@ values_across (const hy_plan *plan, GHashTable *producer, int k,
       const hy_tensor *t = call ? call->in[j] : plan->outputs[j];
       if (!t || (call && is_weight (call, j)) || is_bound_input (plan, t))
         continue;
-      const int from = GPOINTER_TO_INT (g_hash_table_lookup (producer, t))
-          - 1;
-      if (from < 0)
+      int from;
+      const hy_tensor *value = written_by (plan, producer, t, c, &from);
+      if (!value)
         return -1;
       if (from >= k)
         continue;
       int i = 0;
-      while (i < n && cut[i] != t)
+      while (i < n && cut[i] != value)
         i++;
       if (i == n && n == MAX_CUT_VALUES)
         return -1;
       if (i == n)
-        cut[n++] = t;
+        cut[n++] = value;
     }
   }
   return n;
@@ -308,29 +328,53 @@ producers (const hy_plan *plan)
   return producer;
 }
 
+/* The rule's weights.  A call's output counts for the cut where the batch's
+ * is large enough to leave the caches (a quarter of the 32 MiB L3 this was
+ * measured on), against its weights, read once per image instead of once
+ * per batch (weighed as SPLIT_MIN_ACTIVATIONS_PER_WEIGHT weighs a whole
+ * network), and the values across the cut, copied once more; a cut is
+ * taken where that leaves at least PREFIX_MIN_GAIN_BYTES.  hybridinfer
+ * bench -t 2, the batch plan against its cut (docs/PERFORMANCE.md, "First
+ * calls image by image"): ResNet-50's stage outputs at batch 4 and 8
+ * (12.8-25.7 MB) gained 1.08-1.09× cut after stage 1 or 2; at batch 2
+ * (6.4 MB) it was level.  ResNet-18's are 6.4 MB but for its first layer's
+ * (25.7 MB at batch 8): cut after it, or after stage 1 or 2, it was level
+ * or 0.95×. */
+#define PREFIX_MIN_OUTPUT_BYTES (8 << 20)
+#define PREFIX_MIN_GAIN_BYTES (32 << 20)
+
+static gint64
+cut_bytes (const hy_tensor *const *cut, int n)
+{
+  gint64 bytes = 0;
+  for (int i = 0; i < n; i++)
+    bytes += (gint64) hy_tensor_nbytes (cut[i]);
+  return bytes;
+}
+
 /* The call at which to cut `whole` (its first calls image by image), or
- * 0.  By the rule: where the first calls' outputs outweigh their weights
- * by the most (as SPLIT_MIN_ACTIVATIONS_PER_WEIGHT weighs a whole
- * network), if they are at least SPLIT_MIN_ACTIVATION_BYTES. */
+ * 0: by the rule, where the first calls gain the most, or where `forced`
+ * says. */
 static int
 choose_cut (const hy_plan *whole, int64_t batch, int forced)
 {
   GHashTable *producer = producers (whole);
   const hy_tensor *cut[MAX_CUT_VALUES];
-  gint64 gain = 0, best_gain = 0, outputs = 0;
+  gint64 gain = 0, best_gain = PREFIX_MIN_GAIN_BYTES - 1;
   int best = 0;
   for (int k = 1; k < whole->n_calls; k++) {
     const hy_call *call = &whole->calls[k - 1];
     if (!call_works_per_image (whole->backend, call, batch))
       break;
-    outputs += call_output_bytes (call);
-    gain += call_output_bytes (call)
+    const gint64 out = call_output_bytes (call);
+    gain += (out >= PREFIX_MIN_OUTPUT_BYTES ? out : 0)
         - SPLIT_MIN_ACTIVATIONS_PER_WEIGHT * call_weight_bytes (call);
-    const gboolean wanted = forced ? k == forced
-        : gain > best_gain && outputs >= SPLIT_MIN_ACTIVATION_BYTES;
-    if (wanted && values_across (whole, producer, k, cut) >= 0) {
+    if (forced ? k != forced : gain <= best_gain)
+      continue;
+    const int n_cut = values_across (whole, producer, k, cut);
+    if (n_cut >= 0 && (forced || gain - cut_bytes (cut, n_cut) > best_gain)) {
       best = k;
-      best_gain = gain;
+      best_gain = gain - cut_bytes (cut, n_cut);
     }
   }
   g_hash_table_unref (producer);
