@@ -80,6 +80,10 @@ gboolean hy_plan_profile_calls (hy_plan *plan,
     const hy_tensor *const *inputs, int n_inputs, int iterations, int first,
     int end, const hy_layer_profile **layers, int *n_layers, GError **error);
 
+/* The arithmetic of call c (as the profile counts it), 0 where the op
+ * does not say. */
+double hy_plan_call_flops (const hy_plan *plan, int c);
+
 /* Hands back what the backend set up for calls [first, end), which are
  * never run again (host-memory backends: their fn becomes NULL). */
 void hy_plan_drop_calls (hy_plan *plan, int first, int end);

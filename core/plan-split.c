@@ -328,20 +328,52 @@ producers (const hy_plan *plan)
   return producer;
 }
 
-/* The rule's weights.  A call's output counts for the cut where the batch's
- * is large enough to leave the caches (a quarter of the 32 MiB L3 this was
- * measured on), against its weights, read once per image instead of once
- * per batch (weighed as SPLIT_MIN_ACTIVATIONS_PER_WEIGHT weighs a whole
- * network), and the values across the cut, copied once more; a cut is
- * taken where that leaves at least PREFIX_MIN_GAIN_BYTES.  hybridinfer
- * bench -t 2, the batch plan against its cut (docs/PERFORMANCE.md, "First
- * calls image by image"): ResNet-50's stage outputs at batch 4 and 8
- * (12.8-25.7 MB) gained 1.08-1.09× cut after stage 1 or 2; at batch 2
- * (6.4 MB) it was level.  ResNet-18's are 6.4 MB but for its first layer's
- * (25.7 MB at batch 8): cut after it, or after stage 1 or 2, it was level
- * or 0.95×. */
-#define PREFIX_MIN_OUTPUT_BYTES (8 << 20)
+/* The rule.  A call gains from running image by image where it is bound
+ * by moving its activations, not by its arithmetic: below
+ * PREFIX_MAX_FLOP_PER_FLOAT multiply-adds and adds per float of input and
+ * output it reads and writes (ResNet's and MobileNet's pointwise layers,
+ * 27-274, depthwise ones 9, pooling; not 3×3 convolutions, 576 and up),
+ * its batch output, if it is too large to stay in the caches from one
+ * layer to the next (PREFIX_MIN_OUTPUT_BYTES, an eighth of the L3), counts
+ * for the cut.
+ * Against that count the weights of every call before the cut, read once
+ * per image instead of once per batch, and the values across the cut,
+ * copied once more; a cut is taken where that leaves PREFIX_MIN_GAIN_BYTES
+ * (the 32 MiB L3 this was measured on).  hybridinfer bench -t 2, batch 8,
+ * against the batch plan and the whole batch image by image
+ * (docs/PERFORMANCE.md, "First calls image by image"): ResNet-50 cut after
+ * stage 2 1.09-1.11×, after stage 1 1.05×; ResNet-18, whose stage outputs
+ * feed 3×3 layers, level or 0.95× wherever cut; MobileNetV2 and V3 cut in
+ * their 28×28 or 14×14 stage 1.05× and 1.10-1.13× over the whole batch
+ * image by image. */
+#define PREFIX_MAX_FLOP_PER_FLOAT 256
+#define PREFIX_MIN_OUTPUT_BYTES (4 << 20)
 #define PREFIX_MIN_GAIN_BYTES (32 << 20)
+
+static gint64
+call_input_bytes (const hy_call *call)
+{
+  gint64 bytes = 0;
+  for (int k = 0; k < call->n_in; k++)
+    if (call->in[k] && !is_weight (call, k))
+      bytes += (gint64) hy_tensor_nbytes (call->in[k]);
+  return bytes;
+}
+
+/* What running call c image by image gains, in bytes: its batch output
+ * if it is large and moves more than it computes, less its weights read again for
+ * every image but one. */
+static gint64
+call_gain (const hy_plan *plan, int c, int64_t batch)
+{
+  const hy_call *call = &plan->calls[c];
+  const gint64 out = call_output_bytes (call);
+  const double floats = (double) (call_input_bytes (call) + out)
+      / sizeof (float);
+  const gboolean moves = out >= PREFIX_MIN_OUTPUT_BYTES
+      && hy_plan_call_flops (plan, c) < PREFIX_MAX_FLOP_PER_FLOAT * floats;
+  return (moves ? out : 0) - (batch - 1) * call_weight_bytes (call);
+}
 
 static gint64
 cut_bytes (const hy_tensor *const *cut, int n)
@@ -366,9 +398,7 @@ choose_cut (const hy_plan *whole, int64_t batch, int forced)
     const hy_call *call = &whole->calls[k - 1];
     if (!call_works_per_image (whole->backend, call, batch))
       break;
-    const gint64 out = call_output_bytes (call);
-    gain += (out >= PREFIX_MIN_OUTPUT_BYTES ? out : 0)
-        - SPLIT_MIN_ACTIVATIONS_PER_WEIGHT * call_weight_bytes (call);
+    gain += call_gain (whole, k - 1, batch);
     if (forced ? k != forced : gain <= best_gain)
       continue;
     const int n_cut = values_across (whole, producer, k, cut);
@@ -470,14 +500,19 @@ split_batch (hy_plan *whole, const hy_shapes *shapes)
     if (s.ndim < 1 || s.dims[0] != batch)
       return whole;
   }
-  if (!forced && works_per_image (whole, batch)
-      && (wanted == 1 || split_pays (whole))) {
+  /* A cut where one pays (its last calls keep the batch's weight
+   * reuse), else the whole batch image by image where that pays. */
+  if (wanted == 1 && works_per_image (whole, batch)) {
+    hy_plan *split = split_whole (whole, shapes, batch);
+    return split ? split : whole;
+  }
+  if (split_prefix (whole, shapes, batch, forced) || forced)
+    return whole;
+  if (works_per_image (whole, batch) && split_pays (whole)) {
     hy_plan *split = split_whole (whole, shapes, batch);
     if (split)
       return split;
   }
-  if (wanted == 2)
-    split_prefix (whole, shapes, batch, forced);
   return whole;
 }
 

@@ -713,17 +713,26 @@ describe_calls (hy_plan *plan)
     const hy_node *node = hy_graph_node (plan->graph, plan->call_nodes[c]);
     l->node = node->name;
     l->op = node->op->name;
-    if (!node->op->def->flops)
-      continue;
-    hy_shape in[64];
-    guint n_in = MIN (node->n_inputs, G_N_ELEMENTS (in));
-    for (guint k = 0; k < n_in; k++) {
-      const hy_entry *e = &node->inputs[k];
-      in[k] = hy_graph_node (plan->graph, e->node)->shapes[e->index];
-    }
-    l->flop = node->op->def->flops (node->params, in, (int) n_in,
-        node->shapes, (int) node->n_outputs);
+    l->flop = hy_plan_call_flops (plan, c);
   }
+}
+
+double
+hy_plan_call_flops (const hy_plan *plan, int c)
+{
+  if (plan->call_nodes[c] == G_MAXUINT)
+    return 0;
+  const hy_node *node = hy_graph_node (plan->graph, plan->call_nodes[c]);
+  if (!node->op->def->flops)
+    return 0;
+  hy_shape in[64];
+  guint n_in = MIN (node->n_inputs, G_N_ELEMENTS (in));
+  for (guint k = 0; k < n_in; k++) {
+    const hy_entry *e = &node->inputs[k];
+    in[k] = hy_graph_node (plan->graph, e->node)->shapes[e->index];
+  }
+  return node->op->def->flops (node->params, in, (int) n_in, node->shapes,
+      (int) node->n_outputs);
 }
 
 gboolean
