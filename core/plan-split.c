@@ -1,31 +1,37 @@
 /*
  * plan-split.c — hy_plan_new, hy_plan_run and hy_plan_profile: a plan
  * for the whole batch (plan.c), or, on the CPU, where each image's outputs
- * depend on that image's inputs only, a batch run image by image.
+ * depend on that image's inputs only, a batch run image by image, all of
+ * it or its first calls.
  *
  * A plan for a batch runs each layer over every image before the next
- * layer: on a network of thin layers (MobileNet's inverted residuals) a
- * layer's output for 8 images is tens of megabytes, written to memory and
- * read back by the next layer.  Run image by image, the same layers'
- * outputs for one image stay in the caches between layers.  It costs
- * what the batch shared: each layer's weights are read once per image
- * instead of once per batch, and each kernel has an image's worth of work
- * to share among its threads, so it pays only on networks whose
- * activations outweigh their weights (the rule below).
+ * layer: on a network of thin layers (MobileNet's inverted residuals,
+ * ResNet-50's first stages) a layer's output for 8 images is tens of
+ * megabytes, written to memory and read back by the next layer.  Run
+ * image by image, the same layers' outputs for one image stay in the
+ * caches between layers.  It costs what the batch shared: each layer's
+ * weights are read once per image instead of once per batch, and each
+ * kernel has an image's worth of work to share among its threads.  So
+ * where a network's first layers move much and weigh little and its last
+ * the other way round, only the first calls run image by image, up to a
+ * cut, and the rest on the whole batch (the rules below).
  *
  * The per-image plan is an ordinary plan built for a batch of 1, its
  * arena a batch-1 arena; a forward points its inputs at each image of
  * the caller's batch in turn and copies its outputs into the batch's
- * output tensors (allocated once, with the plan).  Outputs are the same
- * sums as the batch plan's (every kernel sums an image's outputs
- * alone), though a kernel may pick another blocking for one image.
+ * output tensors (allocated once, with the plan), or, cut, the values
+ * that cross the cut into the batch plan's own tensors for them.
+ * Outputs are the same sums as the batch plan's (every kernel sums an
+ * image's outputs alone), though a kernel may pick another blocking for
+ * one image.
  *
- * Which plans: on a host-memory backend, batch > 1, every call an op
- * that works image by image (below), reading the batch's image b only
- * for its own image b (every input not a weight has the batch as its
- * first axis, as every output), and the per-image shapes inferable.
- * HYBRIDINFER_BATCH_SPLIT=0 never splits, =1 splits whatever the rule
- * says (tests, comparisons).
+ * Which plans: on a host-memory backend, batch > 1, every call (before
+ * the cut) an op that works image by image (below), reading the batch's
+ * image b only for its own image b (every input not a weight has the
+ * batch as its first axis, as every output), and the per-image shapes
+ * inferable.  HYBRIDINFER_BATCH_SPLIT=0 never splits, =1 splits the whole
+ * batch whatever the rule says, HYBRIDINFER_BATCH_SPLIT_CALLS=k cuts
+ * after call k (tests, comparisons).
  */
 #include <string.h>
 
