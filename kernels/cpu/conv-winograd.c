@@ -546,7 +546,15 @@ winograd_wanted (void)
  *   19×19 (512)                     F(4×4) 2.2-2.3×  F(2×2) 1.6-1.7×
  *   14×14 (64-256), batch 1 or 8    F(4×4) 0.7-1.9×  F(2×2) 1.8-2.0×
  *   7×7 (512), batch 1              F(4×4) 0.71×     F(2×2) 1.31×
- *   7×7 (512), batch 8              F(4×4) 1.41×     F(2×2) 1.41× */
+ *   7×7 (512), batch 8              F(4×4) 1.41×     F(2×2) 1.41×
+ * But F(2×2)'s U, 1.8× the weights, is read from memory by every forward
+ * where it is large against the tiles that share it: on 7×7 maps at
+ * batch 1 (16 tiles, 16.8 MB of U for 512 channels) it ran at 68-72 % of
+ * two threads' ceiling in ResNet-50's profile, where the packed kernel
+ * ran the same layers at 75 % (0.61 against 0.59 ms).  So F(2×2) takes a
+ * layer only where U is at most U2_BYTES_PER_TILE per tile (14×14 at
+ * batch 1: 86 KB; 7×7 at batch 8: 128 KiB). */
+#define U2_BYTES_PER_TILE (128 * 1024)
 static int
 winograd_tile_that_pays (int64_t batch, int64_t channels, int64_t filters,
     int64_t out_h, int64_t out_w)
@@ -557,7 +565,9 @@ winograd_tile_that_pays (int64_t batch, int64_t channels, int64_t filters,
     return 0;
   if (out_h >= 16 && out_w >= 16)
     return TILE4;
-  return tiles2 >= 16 ? TILE2 : 0;
+  const int64_t u2_bytes = (int64_t) ALPHA2 * ALPHA2 * channels * filters
+      * (int64_t) sizeof (float);
+  return tiles2 >= 16 && u2_bytes <= U2_BYTES_PER_TILE * tiles2 ? TILE2 : 0;
 }
 
 hy_conv_winograd *
