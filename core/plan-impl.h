@@ -30,6 +30,10 @@ struct hy_plan {
   int n_calls;
   guint *call_nodes;            /* per call: its node in `graph`, or
                                  * G_MAXUINT for an output copy */
+  guint *call_first_nodes;      /* per call: the node a fused call runs
+                                 * before its own (plan-fuse.c), or
+                                 * G_MAXUINT */
+  GPtrArray *fused_args;        /* the fused calls' argument lists */
   hy_layer_profile *profile;    /* per call, made by the first profile */
   int n_prepared;               /* calls[0..n_prepared) were prepared */
   void *capture;                /* the backend's recording of the calls */
@@ -83,6 +87,11 @@ gboolean hy_plan_profile_calls (hy_plan *plan,
 /* The arithmetic of call c (as the profile counts it), 0 where the op
  * does not say. */
 double hy_plan_call_flops (const hy_plan *plan, int c);
+
+/* plan-fuse.c: where the backend runs call c and call c + 1 as one
+ * call, makes them one (calls from c + 2 on move down a place; neither
+ * may be prepared yet, the fused call is); FALSE where it does not. */
+gboolean hy_plan_fuse_next (hy_plan *plan, int c);
 
 /* Hands back what the backend set up for calls [first, end), which are
  * never run again (host-memory backends: their fn becomes NULL). */

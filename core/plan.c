@@ -66,6 +66,7 @@ typedef struct storage {
 typedef struct plan_builder {
   const hy_model *model;
   hy_graph *graph;
+  hy_backend *backend;
   gboolean host_memory;         /* the backend's tensors are host memory */
   guint *first_value;           /* per node: index of its output 0 */
   guint n_values;
@@ -137,6 +138,61 @@ is_view_op (hy_op_id id)
   }
 }
 
+/* How many node inputs and graph outputs read each value. */
+static int *
+count_readers (const plan_builder *b)
+{
+  const hy_graph *g = b->graph;
+  int *readers = g_new0 (int, MAX (b->n_values, 1));
+  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
+    const hy_node *node = hy_graph_node (g, i);
+    for (guint k = 0; k < node->n_inputs; k++)
+      readers[value_of (b, &node->inputs[k])]++;
+  }
+  for (guint h = 0; h < g->n_heads; h++)
+    readers[value_of (b, &g->heads[h])]++;
+  return readers;
+}
+
+/* Where the backend may run an op node and the node that alone reads its
+ * output as one call (plan-fuse.c), the first's inputs stay live until
+ * the second has run: the fused call reads them while it writes the
+ * second's output, which must not take their place. */
+static void
+keep_inputs_of_fusable_pairs (plan_builder *b)
+{
+  const hy_backend_iface *iface = b->backend->iface;
+  if (!iface->fuse_calls || !iface->may_fuse)
+    return;
+  hy_graph *g = b->graph;
+  int *readers = count_readers (b);
+  for (guint i = 0; i < hy_graph_n_nodes (g); i++) {
+    const hy_node *second = hy_graph_node (g, i);
+    if (!second->op || second->n_inputs < 1 || second->n_outputs < 1)
+      continue;
+    const hy_entry *e = &second->inputs[0];
+    const hy_node *first = hy_graph_node (g, e->node);
+    if (!first->op || first->n_inputs < 1 || first->n_outputs != 1
+        || e->index != 0 || readers[value_of (b, e)] != 1)
+      continue;
+    const hy_node *data = hy_graph_node (g, first->inputs[0].node);
+    const hy_call_shape a = {
+      first->op->id, first->params,
+      &data->shapes[first->inputs[0].index], &first->shapes[0],
+    };
+    const hy_call_shape c = {
+      second->op->id, second->params, &first->shapes[0], &second->shapes[0],
+    };
+    if (!iface->may_fuse (b->backend, &a, &c))
+      continue;
+    for (guint k = 0; k < first->n_inputs; k++) {
+      const guint v = value_of (b, &first->inputs[k]);
+      b->value_last[v] = MAX (b->value_last[v], (int) i);
+    }
+  }
+  g_free (readers);
+}
+
 /* Numbers the values and finds each one's last reader. */
 static void
 compute_liveness (plan_builder *b)
@@ -162,6 +218,7 @@ compute_liveness (plan_builder *b)
   }
   for (guint h = 0; h < g->n_heads; h++)
     b->value_last[value_of (b, &g->heads[h])] = STEP_AFTER_ALL (g);
+  keep_inputs_of_fusable_pairs (b);
 }
 
 static void
@@ -428,8 +485,11 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
   }
   plan->calls = g_new0 (hy_call, n_calls);
   plan->call_nodes = g_new (guint, MAX (n_calls, 1));
-  for (guint c = 0; c < n_calls; c++)
+  plan->call_first_nodes = g_new (guint, MAX (n_calls, 1));
+  for (guint c = 0; c < n_calls; c++) {
     plan->call_nodes[c] = g_array_index (b->call_nodes, guint, c);
+    plan->call_first_nodes[c] = G_MAXUINT;
+  }
   plan->call_in = g_new0 (const hy_tensor *, n_in + 1);
   plan->call_out = g_new0 (hy_tensor *, n_out + 1);
   const hy_tensor **in = plan->call_in;
@@ -486,13 +546,16 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
   return TRUE;
 }
 
-/* Lets the backend set every call up (cuDNN algorithms, descriptors). */
+/* Lets the backend set every call up (cuDNN algorithms, descriptors),
+ * and run pairs of them as one where it can (plan-fuse.c). */
 static gboolean
 prepare_calls (hy_plan *plan, GError **error)
 {
   hy_backend *be = plan->backend;
   for (; be->iface->prepare_call && plan->n_prepared < plan->n_calls;
       plan->n_prepared++) {
+    if (hy_plan_fuse_next (plan, plan->n_prepared))
+      continue;
     if (!be->iface->prepare_call (be, &plan->calls[plan->n_prepared], error))
       return FALSE;
   }
@@ -542,6 +605,7 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
   plan->backend = backend;
   plan->owned = g_ptr_array_new_with_free_func (
       (GDestroyNotify) hy_tensor_free);
+  plan->fused_args = g_ptr_array_new_with_free_func (g_free);
   plan->graph = hy_graph_copy (hy_shapes_graph (shapes));
   if (!hy_passes_run (plan->graph, plan->owned, &plan->pass_stats, error)) {
     hy_plan_free (plan);
@@ -551,6 +615,7 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
   plan_builder b = {
     .model = model,
     .graph = plan->graph,
+    .backend = backend,
     .host_memory = backend->iface->host_memory,
     .storages = g_array_new (FALSE, TRUE, sizeof (storage)),
     .call_nodes = g_array_new (FALSE, FALSE, sizeof (guint)),
@@ -610,6 +675,9 @@ hy_plan_free (hy_plan *plan)
   g_free (plan->values);
   g_free (plan->calls);
   g_free (plan->call_nodes);
+  g_free (plan->call_first_nodes);
+  if (plan->fused_args)
+    g_ptr_array_unref (plan->fused_args);
   g_free (plan->profile);
   g_free (plan->call_in);
   g_free (plan->call_out);
@@ -717,12 +785,11 @@ describe_calls (hy_plan *plan)
   }
 }
 
-double
-hy_plan_call_flops (const hy_plan *plan, int c)
+/* The arithmetic of node i. */
+static double
+node_flops (const hy_plan *plan, guint i)
 {
-  if (plan->call_nodes[c] == G_MAXUINT)
-    return 0;
-  const hy_node *node = hy_graph_node (plan->graph, plan->call_nodes[c]);
+  const hy_node *node = hy_graph_node (plan->graph, i);
   if (!node->op->def->flops)
     return 0;
   hy_shape in[64];
@@ -733,6 +800,16 @@ hy_plan_call_flops (const hy_plan *plan, int c)
   }
   return node->op->def->flops (node->params, in, (int) n_in, node->shapes,
       (int) node->n_outputs);
+}
+
+double
+hy_plan_call_flops (const hy_plan *plan, int c)
+{
+  if (plan->call_nodes[c] == G_MAXUINT)
+    return 0;
+  return node_flops (plan, plan->call_nodes[c])
+      + (plan->call_first_nodes[c] == G_MAXUINT ? 0
+      : node_flops (plan, plan->call_first_nodes[c]));
 }
 
 gboolean

@@ -44,6 +44,15 @@ typedef struct hy_call {
   uint32_t const_inputs;
 } hy_call;
 
+/* What a call will be, before its tensors exist (hy_backend_iface's
+ * may_fuse): its op, params, data input shape and output shape. */
+typedef struct hy_call_shape {
+  hy_op_id op;
+  const void *params;
+  const hy_shape *in0;
+  const hy_shape *out0;
+} hy_call_shape;
+
 typedef struct hy_backend hy_backend;
 
 typedef struct hy_backend_iface {
@@ -64,6 +73,23 @@ typedef struct hy_backend_iface {
    * release_call frees. */
   gboolean (*prepare_call) (hy_backend *be, hy_call *call, GError **error);
   void (*release_call) (hy_backend *be, hy_call *call);
+  /* Optional: one call in place of two, where `second` reads `first`'s
+   * only output as its data (in[0]) and nothing else reads it (the core
+   * has checked), and neither is prepared: fills fused->fn and
+   * fused->params (prepared state, freed by release_call), the core
+   * having set fused->in (first's arguments, then second's but its
+   * data), fused->out (second's) and the rest.  The fused call never
+   * writes first's output.  Returns FALSE, having changed nothing, where
+   * the backend runs the two apart. */
+  gboolean (*fuse_calls) (hy_backend *be, const hy_call *first,
+      const hy_call *second, hy_call *fused);
+  /* Optional, with fuse_calls: whether fuse_calls may take such a pair,
+   * from its ops, params and shapes alone (first's data and output,
+   * second's output), asked while the memory is planned: the first's
+   * inputs then stay live until the second has run, since the fused call
+   * reads them while it writes the second's output. */
+  gboolean (*may_fuse) (hy_backend *be, const hy_call_shape *first,
+      const hy_call_shape *second);
   /* Optional: which implementation runs a (prepared) call, for profiles,
    * where the backend chooses between several; NULL otherwise. */
   const char *(*call_kernel_name) (hy_backend *be, const hy_call *call);

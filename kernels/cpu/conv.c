@@ -707,6 +707,33 @@ hy_conv_packed_free (hy_conv_packed *conv)
   g_free (conv);
 }
 
+bool
+hy_conv_packed_is_pointwise (const hy_conv_packed *conv)
+{
+  conv_geom g;
+  hy_shape x = conv->in_shape, y = conv->out_shape;
+  conv_geom_init (&g, &conv->p, &x, &y);
+  return is_pointwise (&g) && g.groups == 1 && !conv->p.fused.residual
+      && g.k[0] == 1 && g.in[0] == 1;
+}
+
+void
+hy_conv_packed_pointwise_cols (const hy_conv_packed *conv, const float *x,
+    int64_t ldx, int64_t cols, const float *bias, const float *bn,
+    float *y, int64_t ldy)
+{
+  const hy_conv_params *p = &conv->p;
+  const int64_t channels = conv->in_shape.dims[1];
+  const conv_epilogue e = {
+    &p->fused, y, NULL, ldy, { bias, bn, p->num_filter },
+  };
+  /* The same tiles and epilogue as conv_gemm's product: the same sums. */
+  const bool epilogue = hy_epilogue_is_set (&p->fused) || bias;
+  hy_packed_gemm (conv->layout, conv->weights, p->num_filter, channels, 0,
+      p->num_filter, x, ldx, cols, y, ldy, false, 0,
+      epilogue ? conv_epilogue_block : NULL, (void *) &e);
+}
+
 void
 hy_cpu_convolution_packed (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)

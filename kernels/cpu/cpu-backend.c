@@ -10,6 +10,7 @@
 #include "blas.h"
 #include "conv-few-channels.h"
 #include "conv-packed.h"
+#include "conv-pw-dw.h"
 #include "conv-winograd.h"
 #ifdef HY_HAVE_DNNL
 #include "kernels/cpu/conv-dnnl.h"
@@ -159,6 +160,38 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
   return TRUE;
 }
 
+/* A pointwise convolution and the depthwise one that reads it, band by
+ * band in a thread's cache (conv-pw-dw.h); oneDNN, when it is on, takes
+ * each alone. */
+static gboolean
+cpu_fuse_calls (hy_backend *be, const hy_call *first, const hy_call *second,
+    hy_call *fused)
+{
+#ifdef HY_HAVE_DNNL
+  if (hy_conv_dnnl_enabled ())
+    return FALSE;
+#endif
+  hy_conv_pw_dw *conv = hy_conv_pw_dw_new (first, second);
+  if (!conv)
+    return FALSE;
+  fused->fn = (hy_kernel_ptr) hy_cpu_convolution_pw_dw;
+  fused->params = conv;
+  return TRUE;
+}
+
+static gboolean
+cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
+    const hy_call_shape *second)
+{
+#ifdef HY_HAVE_DNNL
+  if (hy_conv_dnnl_enabled ())
+    return FALSE;
+#endif
+  return first->op == HY_OP_CONVOLUTION && second->op == HY_OP_CONVOLUTION
+      && hy_conv_pw_dw_may_fuse (first->params, first->in0, first->out0,
+          second->params, second->out0);
+}
+
 static void
 cpu_release_call (hy_backend *be, hy_call *call)
 {
@@ -172,6 +205,8 @@ cpu_release_call (hy_backend *be, hy_call *call)
     hy_conv_winograd_free ((hy_conv_winograd *) call->params);
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_few_channels)
     hy_conv_few_channels_free ((hy_conv_few_channels *) call->params);
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw)
+    hy_conv_pw_dw_free ((hy_conv_pw_dw *) call->params);
 }
 
 static const char *
@@ -188,6 +223,8 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
         call->params);
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_few_channels)
     return "few-channels";
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw)
+    return "pointwise+depthwise";
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
     return hy_conv_packed_kernel_name ((const hy_conv_packed *)
         call->params);
@@ -203,6 +240,8 @@ static const hy_backend_iface cpu_iface = {
   .kernel_for = cpu_kernel_for,
   .copy_kernel = (hy_kernel_ptr) cpu_copy,
   .prepare_call = cpu_prepare_call,
+  .fuse_calls = cpu_fuse_calls,
+  .may_fuse = cpu_may_fuse,
   .release_call = cpu_release_call,
   .call_kernel_name = cpu_call_kernel_name,
   .run = cpu_run,

@@ -1,0 +1,290 @@
+/*
+ * conv-pw-dw.c — see conv-pw-dw.h.
+ */
+#include "conv-pw-dw.h"
+
+#include <string.h>
+
+#include "conv-few-channels.h"
+#include "conv-packed.h"
+#include "sgemm-packed.h"
+#include "depthwise-avx512.h"
+#include "kernels/params/nn.h"
+
+struct hy_conv_pw_dw {
+  hy_conv_packed *pw;           /* first's weights, packed */
+  hy_fused_epilogue dw_fused;
+  /* Where each operand is in the fused call's `in`, or -1. */
+  int pw_bias, pw_bn, dw_weight, dw_bias, dw_bn, dw_res;
+  hy_depthwise geom;            /* second's, for whole planes */
+  int64_t channels;             /* first's input channels */
+  int64_t filters;              /* first's output channels: second's */
+  int64_t band_rows;            /* second's output rows per band */
+  int64_t buffer_rows;          /* expansion rows a band reads, at most */
+};
+
+/* The expansion's rows a band keeps in the thread's buffer, all its
+ * channels: small enough to stay in a core's L2 (1 MB on Zen 5, 2 MB on
+ * the Xeons here) beside the depthwise layer's output, and large enough
+ * for long products and whole 4-row depthwise blocks.  MobileNetV2 with
+ * every pair fused, one thread, Xeon (docs/PERFORMANCE.md, "Pointwise +
+ * depthwise"): 6.96 ms a forward with 128 KiB, 5.57 with 512 KiB, 5.61
+ * with 1 MiB. */
+#define BAND_BUFFER_BYTES (512 * 1024)
+
+static int
+pw_dw_wanted (void)
+{
+  static int wanted = -1;
+  if (g_atomic_int_get (&wanted) < 0) {
+    const char *env = g_getenv ("HYBRIDINFER_PW_DW");
+    g_atomic_int_set (&wanted, env && !strcmp (env, "0") ? 0
+        : env && !strcmp (env, "1") ? 1 : 2);
+  }
+  return g_atomic_int_get (&wanted);
+}
+
+/* Where in[k] of `call` holds the bias, BatchNorm and residual operands
+ * (nn.h's order: data, weight, bias unless no_bias, then BatchNorm's, then
+ * the residual), or -1. */
+static int
+bias_index (const hy_conv_params *p)
+{
+  return p->no_bias ? -1 : 2;
+}
+
+static int
+bn_index (const hy_conv_params *p)
+{
+  return p->fused.batch_norm ? (p->no_bias ? 2 : 3) : -1;
+}
+
+/* Whether conv.c would run p (x into y) with the AVX-512 depthwise
+ * kernel, epilogue in registers; fills *geom. */
+static bool
+runs_depthwise_kernel (const hy_conv_params *p, const hy_shape *x,
+    const hy_shape *y, hy_depthwise *geom)
+{
+  if (p->op != HY_OP_CONVOLUTION || p->n_spatial != 2 || x->ndim != 4
+      || y->ndim != 4
+      || p->num_group != x->dims[1] || p->num_filter != x->dims[1]
+      || p->kernel[0] != p->kernel[1] || p->dilate[0] != 1
+      || p->dilate[1] != 1 || p->pad[0] >= p->kernel[0]
+      || !hy_depthwise_fuses (&p->fused))
+    return false;
+  *geom = (hy_depthwise) {
+    .kernel = p->kernel[0], .in_h = x->dims[2], .in_w = x->dims[3],
+    .out_h = y->dims[2], .out_w = y->dims[3],
+    .stride_h = p->stride[0], .stride_w = p->stride[1],
+    .pad_h = p->pad[0], .pad_w = p->pad[1],
+  };
+  const hy_tensor xt = { .shape = *x }, yt = { .shape = *y };
+  return hy_cpu_convolution_is_depthwise (p, &xt, &yt)
+      && hy_depthwise_supported (geom);
+}
+
+/* A 1×1, stride-1, unpadded 2-D convolution of one group without a
+ * residual, of more input channels than the few-channels kernel takes. */
+static bool
+is_pointwise (const hy_conv_params *p, const hy_shape *x)
+{
+  return p->op == HY_OP_CONVOLUTION && p->n_spatial == 2 && x->ndim == 4
+      && x->dims[1] > 4 && p->num_group == 1 && !p->fused.residual
+      && p->kernel[0] == 1 && p->kernel[1] == 1 && p->stride[0] == 1
+      && p->stride[1] == 1 && p->pad[0] == 0 && p->pad[1] == 0
+      && p->dilate[0] == 1 && p->dilate[1] == 1;
+}
+
+bool
+hy_conv_pw_dw_may_fuse (const hy_conv_params *first, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *second, const hy_shape *y)
+{
+  const int wanted = pw_dw_wanted ();
+  hy_depthwise geom;
+  return wanted && hy_packed_gemm_supported () && is_pointwise (first, x)
+      && mid->ndim == 4 && mid->dims[0] > 0
+      && runs_depthwise_kernel (second, mid, y, &geom)
+      && (wanted == 1 || hy_shape_numel (mid) / mid->dims[0]
+          * (int64_t) sizeof (float) >= HY_PW_DW_MIN_BYTES);
+}
+
+hy_conv_pw_dw *
+hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
+{
+  if (first->op != HY_OP_CONVOLUTION || second->op != HY_OP_CONVOLUTION
+      || first->n_out != 1 || second->n_in < 2 || second->n_out != 1
+      || second->in[0] != first->out[0] || !(second->const_inputs & 2u))
+    return NULL;
+  const hy_conv_params *dp = second->params;
+  const hy_shape *mid = &first->out[0]->shape;
+  hy_depthwise geom;
+  if (!hy_conv_pw_dw_may_fuse (first->params, &first->in[0]->shape, mid, dp,
+          &second->out[0]->shape)
+      || !runs_depthwise_kernel (dp, mid, &second->out[0]->shape, &geom))
+    return NULL;
+  /* first as its own call would run: not on the few-channels kernel, and
+   * packed as a pointwise product. */
+  hy_conv_few_channels *few = hy_conv_few_channels_new (first->params,
+      first->in, first->n_in, first->out[0], first->const_inputs);
+  if (few) {
+    hy_conv_few_channels_free (few);
+    return NULL;
+  }
+  hy_conv_packed *pw = hy_conv_packed_new (first->params, first->in,
+      first->n_in, first->out[0], first->const_inputs);
+  if (!pw || !hy_conv_packed_is_pointwise (pw)) {
+    hy_conv_packed_free (pw);
+    return NULL;
+  }
+
+  const hy_conv_params *pp = first->params;
+  hy_conv_pw_dw *conv = g_new0 (hy_conv_pw_dw, 1);
+  conv->pw = pw;
+  conv->dw_fused = dp->fused;
+  conv->pw_bias = bias_index (pp);
+  conv->pw_bn = bn_index (pp);
+  /* second's in[k], k >= 1, follows first's arguments. */
+  const int at = first->n_in - 1;
+  conv->dw_weight = 1 + at;
+  conv->dw_bias = bias_index (dp) < 0 ? -1 : bias_index (dp) + at;
+  conv->dw_bn = bn_index (dp) < 0 ? -1 : bn_index (dp) + at;
+  conv->dw_res = dp->fused.residual ? second->n_in - 1 + at : -1;
+  conv->geom = geom;
+  conv->channels = first->in[0]->shape.dims[1];
+  conv->filters = mid->dims[1];
+
+  const int64_t k = geom.kernel, s = geom.stride_h;
+  const int64_t row_bytes = conv->filters * geom.in_w
+      * (int64_t) sizeof (float);
+  const int64_t rows = MAX (k, BAND_BUFFER_BYTES / MAX (row_bytes, 1));
+  conv->band_rows = MIN ((rows - k) / s + 1, geom.out_h);
+  conv->buffer_rows = (conv->band_rows - 1) * s + k;
+  return conv;
+}
+
+void
+hy_conv_pw_dw_free (hy_conv_pw_dw *conv)
+{
+  if (!conv)
+    return;
+  hy_conv_packed_free (conv->pw);
+  g_free (conv);
+}
+
+typedef struct pw_dw_job {
+  const hy_conv_pw_dw *conv;
+  const float *x, *pw_bias, *pw_bn, *dw_weight, *dw_bias, *dw_bn, *dw_res;
+  float *y;
+  int64_t runs;                 /* per image */
+  float *buffer;
+  size_t buffer_stride;         /* bytes between threads' buffers */
+} pw_dw_job;
+
+/* The depthwise layer's output rows [o0, o1) of one image from the
+ * expansion's rows [lo, hi), which the buffer holds from its row 0 on. */
+static void
+depthwise_band (const pw_dw_job *j, int64_t image, int64_t o0, int64_t o1,
+    int64_t lo, int64_t hi, const float *buffer)
+{
+  const hy_conv_pw_dw *conv = j->conv;
+  const int64_t n = conv->filters;
+  const int64_t out_plane = conv->geom.out_h * conv->geom.out_w;
+  const int64_t buffer_plane = conv->buffer_rows * conv->geom.in_w;
+  hy_depthwise band = conv->geom;
+  band.in_h = hi - lo;
+  band.out_h = o1 - o0;
+  /* Output row o0 reads from row o0·stride − pad on: lo itself, or above
+   * it in the padding. */
+  band.pad_h = lo - (o0 * conv->geom.stride_h - conv->geom.pad_h);
+  const hy_fused_epilogue *e = &conv->dw_fused;
+  const int64_t k2 = conv->geom.kernel * conv->geom.kernel;
+  for (int64_t f = 0; f < n; f++) {
+    const int64_t at = (image * n + f) * out_plane + o0 * conv->geom.out_w;
+    const hy_depthwise_epilogue de = {
+      e->act, e->alpha, e->beta, j->dw_bn != NULL,
+      j->dw_bn ? j->dw_bn[f] : 0.0f, j->dw_bn ? j->dw_bn[f + n] : 0.0f,
+      j->dw_bn ? j->dw_bn[f + 2 * n] : 0.0f,
+      j->dw_res ? j->dw_res + at : NULL,
+    };
+    hy_depthwise_plane (&band, j->y + at, buffer + f * buffer_plane,
+        j->dw_weight + f * k2, j->dw_bias ? j->dw_bias[f] : 0.0f, &de);
+  }
+}
+
+/* Output rows [begin, end) of one image, a band at a time; the rows two
+ * bands share are moved to the buffer's top rather than computed again. */
+static void
+run_rows (const pw_dw_job *j, int64_t image, int64_t begin, int64_t end,
+    float *buffer)
+{
+  const hy_conv_pw_dw *conv = j->conv;
+  const int64_t h = conv->geom.in_h, w = conv->geom.in_w;
+  const int64_t s = conv->geom.stride_h, pad = conv->geom.pad_h;
+  const int64_t k = conv->geom.kernel;
+  const int64_t buffer_plane = conv->buffer_rows * w;
+  const float *x = j->x + image * conv->channels * h * w;
+  int64_t have_lo = 0, have_hi = 0;     /* the buffer's rows */
+  for (int64_t o0 = begin; o0 < end; o0 += conv->band_rows) {
+    const int64_t o1 = MIN (o0 + conv->band_rows, end);
+    const int64_t lo = MAX (0, o0 * s - pad);
+    const int64_t hi = MIN (h, (o1 - 1) * s - pad + k);
+    int64_t from = lo;          /* the first row to compute */
+    if (lo >= have_lo && lo < have_hi) {
+      from = have_hi;
+      if (lo > have_lo)
+        for (int64_t f = 0; f < conv->filters; f++)
+          memmove (buffer + f * buffer_plane,
+              buffer + f * buffer_plane + (lo - have_lo) * w,
+              (size_t) ((have_hi - lo) * w) * sizeof (float));
+    }
+    if (hi > from)
+      hy_conv_packed_pointwise_cols (conv->pw, x + from * w, h * w,
+          (hi - from) * w, j->pw_bias, j->pw_bn, buffer + (from - lo) * w,
+          buffer_plane);
+    have_lo = lo;
+    have_hi = hi;
+    depthwise_band (j, image, o0, o1, lo, hi, buffer);
+  }
+}
+
+/* Items [begin, end) of (image, run of output rows). */
+static void
+pw_dw_items (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const pw_dw_job *j = arg;
+  const int64_t out_h = j->conv->geom.out_h;
+  float *buffer = (float *) ((char *) j->buffer
+      + (size_t) thread * j->buffer_stride);
+  for (int64_t i = begin; i < end; i++) {
+    const int64_t image = i / j->runs, run = i % j->runs;
+    run_rows (j, image, run * out_h / j->runs, (run + 1) * out_h / j->runs,
+        buffer);
+  }
+}
+
+void
+hy_cpu_convolution_pw_dw (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_conv_pw_dw *conv = params;
+#define OPERAND(index) ((index) < 0 ? NULL : in[index]->data)
+  pw_dw_job j = {
+    .conv = conv, .x = in[0]->data,
+    .pw_bias = OPERAND (conv->pw_bias), .pw_bn = OPERAND (conv->pw_bn),
+    .dw_weight = in[conv->dw_weight]->data,
+    .dw_bias = OPERAND (conv->dw_bias), .dw_bn = OPERAND (conv->dw_bn),
+    .dw_res = OPERAND (conv->dw_res), .y = out[0]->data,
+  };
+#undef OPERAND
+  const int64_t batch = out[0]->shape.dims[0];
+  const int threads = hy_cpu_n_threads (ctx);
+  /* An image per thread where the batch shares out; otherwise each image
+   * split into runs of rows, one per thread, each run computing the rows
+   * it shares with the run above once more. */
+  j.runs = batch >= 2 * threads ? 1 : MIN (threads, conv->geom.out_h);
+  j.runs = MAX (j.runs, 1);
+  j.buffer = hy_cpu_workspace_per_thread (ctx, (size_t) (conv->filters
+          * conv->buffer_rows * conv->geom.in_w) * sizeof (float),
+      &j.buffer_stride);
+  hy_cpu_parallel_each (ctx, batch * j.runs, pw_dw_items, &j);
+}
