@@ -69,6 +69,50 @@ typedef struct pool_job {
   const float *col_count;       /* pool_rows only */
 } pool_job;
 
+/* Global pooling reduces each plane with LANES running results, lane l
+ * over src[l], src[l + LANES], …, then combined lane by lane in order:
+ * one vector operation per LANES values instead of a chain of n
+ * dependent ones (a scalar sum of MobileNetV3's 14 × 14 planes waited on
+ * the adder's latency: its squeeze-and-excite pooling layers ran at
+ * 11 GB/s).  The sum's rounding differs from a sequential sum's in the
+ * last bits, as MXNet's own (oneDNN's) does; the max is the same. */
+#define LANES 16
+
+HY_CPU_VECTOR_CLONES static float
+plane_sum (const float *restrict src, int64_t n)
+{
+  float acc[LANES] = { 0 };
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int l = 0; l < LANES; l++)
+      acc[l] += src[i + l];
+  for (int l = 0; i < n; i++, l++)
+    acc[l] += src[i];
+  float r = acc[0];
+  for (int l = 1; l < LANES; l++)
+    r += acc[l];
+  return r;
+}
+
+/* NaN never wins, as in MXNet (and -FLT_MAX for an empty plane). */
+HY_CPU_VECTOR_CLONES static float
+plane_max (const float *restrict src, int64_t n)
+{
+  float acc[LANES];
+  for (int l = 0; l < LANES; l++)
+    acc[l] = -FLT_MAX;
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int l = 0; l < LANES; l++)
+      acc[l] = src[i + l] > acc[l] ? src[i + l] : acc[l];
+  for (int l = 0; i < n; i++, l++)
+    acc[l] = src[i] > acc[l] ? src[i] : acc[l];
+  float r = acc[0];
+  for (int l = 1; l < LANES; l++)
+    r = acc[l] > r ? acc[l] : r;
+  return r;
+}
+
 static void
 pool_global (void *arg, int64_t begin, int64_t end, int thread)
 {
@@ -81,18 +125,14 @@ pool_global (void *arg, int64_t begin, int64_t end, int thread)
     const float *restrict src = x + c * n;
     float r;
     if (p->pool_type == HY_POOL_MAX) {
-      r = -FLT_MAX;
-      for (int64_t i = 0; i < n; i++)
-        r = src[i] > r ? src[i] : r;
+      r = plane_max (src, n);
     } else if (p->pool_type == HY_POOL_LP) {
       r = 0.0f;
       for (int64_t i = 0; i < n; i++)
         r += pow_p (src[i], p->p_value);
       r = root_p (r, p->p_value);
     } else {
-      r = 0.0f;
-      for (int64_t i = 0; i < n; i++)
-        r += src[i];
+      r = plane_sum (src, n);
       if (p->pool_type == HY_POOL_AVG)
         r /= (float) n;
     }
