@@ -13,6 +13,7 @@
  * (the memory plan is made before calls are fused), but no call writes
  * it.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "plan-impl.h"
@@ -49,11 +50,14 @@ reads_only (const hy_plan *plan, int c)
       && readers_of (plan->graph, first) == 1;
 }
 
-/* Whether the bytes of a and b overlap. */
+/* Whether the bytes of a and b overlap.  A caller's input has no data
+ * until a forward binds it (NULL here), and never lies in the arena. */
 static gboolean
 overlap (const hy_tensor *a, const hy_tensor *b)
 {
-  const char *a0 = (const char *) a->data, *b0 = (const char *) b->data;
+  if (!a->data || !b->data)
+    return FALSE;
+  const uintptr_t a0 = (uintptr_t) a->data, b0 = (uintptr_t) b->data;
   return a0 < b0 + hy_tensor_nbytes (b) && b0 < a0 + hy_tensor_nbytes (a);
 }
 
