@@ -45,11 +45,8 @@ bool hy_conv_packed_set_implicit (hy_conv_packed *conv, bool on);
 /* "packed-implicit" or "packed", for profiles. */
 const char *hy_conv_packed_kernel_name (const hy_conv_packed *conv);
 
-/* Whether conv is a 1×1, stride-1, unpadded 2-D convolution of one group
- * without a residual: a product of its weights by the input's planes. */
-bool hy_conv_packed_is_pointwise (const hy_conv_packed *conv);
-
-/* Such a convolution on `cols` positions of one image only, on the
+/* A 1×1, stride-1, unpadded 2-D convolution of one group without a
+ * residual (the caller has checked) on `cols` positions of one image only, on the
  * calling thread: y (num_filter rows, ldy floats apart) from x (its
  * channels' rows, ldx floats apart), with the call's fused epilogue
  * (bias and bn as the call's own tensors hold them, or NULL).  Each

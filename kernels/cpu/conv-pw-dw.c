@@ -95,17 +95,26 @@ is_pointwise (const hy_conv_params *p, const hy_shape *x)
       && p->dilate[0] == 1 && p->dilate[1] == 1;
 }
 
+/* hy_conv_pw_dw_may_fuse, filling *geom with second's geometry. */
+static bool
+may_fuse (const hy_conv_params *first, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *second, const hy_shape *y,
+    hy_depthwise *geom)
+{
+  const int wanted = pw_dw_wanted ();
+  return wanted && hy_packed_gemm_supported () && is_pointwise (first, x)
+      && mid->ndim == 4 && mid->dims[0] > 0
+      && runs_depthwise_kernel (second, mid, y, geom)
+      && (wanted == 1 || hy_shape_numel (mid) / mid->dims[0]
+          * (int64_t) sizeof (float) >= HY_PW_DW_MIN_BYTES);
+}
+
 bool
 hy_conv_pw_dw_may_fuse (const hy_conv_params *first, const hy_shape *x,
     const hy_shape *mid, const hy_conv_params *second, const hy_shape *y)
 {
-  const int wanted = pw_dw_wanted ();
   hy_depthwise geom;
-  return wanted && hy_packed_gemm_supported () && is_pointwise (first, x)
-      && mid->ndim == 4 && mid->dims[0] > 0
-      && runs_depthwise_kernel (second, mid, y, &geom)
-      && (wanted == 1 || hy_shape_numel (mid) / mid->dims[0]
-          * (int64_t) sizeof (float) >= HY_PW_DW_MIN_BYTES);
+  return may_fuse (first, x, mid, second, y, &geom);
 }
 
 hy_conv_pw_dw *
@@ -118,12 +127,11 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   const hy_conv_params *dp = second->params;
   const hy_shape *mid = &first->out[0]->shape;
   hy_depthwise geom;
-  if (!hy_conv_pw_dw_may_fuse (first->params, &first->in[0]->shape, mid, dp,
-          &second->out[0]->shape)
-      || !runs_depthwise_kernel (dp, mid, &second->out[0]->shape, &geom))
+  if (!may_fuse (first->params, &first->in[0]->shape, mid, dp,
+          &second->out[0]->shape, &geom))
     return NULL;
-  /* first as its own call would run: not on the few-channels kernel, and
-   * packed as a pointwise product. */
+  /* first as its own call would run: not on the few-channels kernel, but
+   * packed (a pointwise product, may_fuse has checked). */
   hy_conv_few_channels *few = hy_conv_few_channels_new (first->params,
       first->in, first->n_in, first->out[0], first->const_inputs);
   if (few) {
@@ -132,10 +140,8 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   }
   hy_conv_packed *pw = hy_conv_packed_new (first->params, first->in,
       first->n_in, first->out[0], first->const_inputs);
-  if (!pw || !hy_conv_packed_is_pointwise (pw)) {
-    hy_conv_packed_free (pw);
+  if (!pw)
     return NULL;
-  }
 
   const hy_conv_params *pp = first->params;
   hy_conv_pw_dw *conv = g_new0 (hy_conv_pw_dw, 1);

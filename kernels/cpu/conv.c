@@ -707,16 +707,6 @@ hy_conv_packed_free (hy_conv_packed *conv)
   g_free (conv);
 }
 
-bool
-hy_conv_packed_is_pointwise (const hy_conv_packed *conv)
-{
-  conv_geom g;
-  hy_shape x = conv->in_shape, y = conv->out_shape;
-  conv_geom_init (&g, &conv->p, &x, &y);
-  return is_pointwise (&g) && g.groups == 1 && !conv->p.fused.residual
-      && g.k[0] == 1 && g.in[0] == 1;
-}
-
 void
 hy_conv_packed_pointwise_cols (const hy_conv_packed *conv, const float *x,
     int64_t ldx, int64_t cols, const float *bias, const float *bn,
