@@ -640,11 +640,23 @@ packed_pays (const conv_geom *g)
  * ran at 240-263 GFLOP/s where the wide ones computed 64 columns for 49
  * (176-198), on 14×14 3-6 % faster, on 28×28 and more 1-15 % slower. */
 #define NARROW_MAX_COLS 256
+/* ... but on 14×14 maps (more than NARROW_ALWAYS_COLS positions) only for
+ * large weights.  Measured on a Xeon, two threads, in whole forwards
+ * (docs/PERFORMANCE.md, "Issue 11 on a Xeon"): MobileNetV2's 14×14
+ * products (at most 96 × 576 weights) ran 10-25 % faster with the wide
+ * tiles and the forward 3 % faster, while ResNet-50's (256 × 1024)
+ * ran 10-20 % slower with them. */
+#define NARROW_ALWAYS_COLS 64
+#define NARROW_MIN_WEIGHTS (128 * 1024)
 
 static hy_packed_layout
 packed_layout_for (const conv_geom *g)
 {
-  return g->out_size <= NARROW_MAX_COLS ? HY_PACKED_NARROW : HY_PACKED_WIDE;
+  const int64_t weights = g->filters / g->groups * g->channels / g->groups
+      * g->k_size;
+  const bool narrow = g->out_size <= NARROW_ALWAYS_COLS
+      || (g->out_size <= NARROW_MAX_COLS && weights >= NARROW_MIN_WEIGHTS);
+  return narrow ? HY_PACKED_NARROW : HY_PACKED_WIDE;
 }
 
 hy_conv_packed *
