@@ -90,8 +90,11 @@ double hy_plan_call_flops (const hy_plan *plan, int c);
 
 /* plan-fuse.c: where the backend runs call c and call c + 1 as one
  * call, makes them one (calls from c + 2 on move down a place; neither
- * may be prepared yet, the fused call is); FALSE where it does not. */
-gboolean hy_plan_fuse_next (hy_plan *plan, int c);
+ * may be prepared yet, the fused call is); FALSE where it does not.
+ * fusable: per graph node, whether the planner kept the pair that ends
+ * at it fusable (the only reader of its first's output, the first's
+ * inputs live through it). */
+gboolean hy_plan_fuse_next (hy_plan *plan, int c, const gboolean *fusable);
 
 /* Hands back what the backend set up for calls [first, end), which are
  * never run again (host-memory backends: their fn becomes NULL). */

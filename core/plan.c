@@ -71,6 +71,9 @@ typedef struct plan_builder {
   guint *first_value;           /* per node: index of its output 0 */
   guint n_values;
   int *value_last;              /* per value: the last step that reads it */
+  gboolean *fusable;            /* per node: the second of a pair the
+                                 * backend may run as one call, its first's
+                                 * inputs kept live through it */
   int *value_storage;           /* per value: index into storages */
   GArray *storages;             /* storage */
   GArray *call_nodes;           /* guint per call: its node, or G_MAXUINT
@@ -185,6 +188,7 @@ keep_inputs_of_fusable_pairs (plan_builder *b)
     };
     if (!iface->may_fuse (b->backend, &a, &c))
       continue;
+    b->fusable[i] = TRUE;
     for (guint k = 0; k < first->n_inputs; k++) {
       const guint v = value_of (b, &first->inputs[k]);
       b->value_last[v] = MAX (b->value_last[v], (int) i);
@@ -205,6 +209,7 @@ compute_liveness (plan_builder *b)
     b->n_values += hy_graph_node (g, i)->n_outputs;
   }
   b->value_last = g_new (int, b->n_values);
+  b->fusable = g_new0 (gboolean, MAX (n, 1));
   b->value_storage = g_new (int, b->n_values);
   for (guint i = 0; i < n; i++)
     for (guint k = 0; k < hy_graph_node (g, i)->n_outputs; k++)
@@ -547,14 +552,15 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
 }
 
 /* Lets the backend set every call up (cuDNN algorithms, descriptors),
- * and run pairs of them as one where it can (plan-fuse.c). */
+ * and run pairs of them as one where it can (plan-fuse.c): those whose
+ * second node is marked in `fusable` (keep_inputs_of_fusable_pairs). */
 static gboolean
-prepare_calls (hy_plan *plan, GError **error)
+prepare_calls (hy_plan *plan, const gboolean *fusable, GError **error)
 {
   hy_backend *be = plan->backend;
   for (; be->iface->prepare_call && plan->n_prepared < plan->n_calls;
       plan->n_prepared++) {
-    if (hy_plan_fuse_next (plan, plan->n_prepared))
+    if (hy_plan_fuse_next (plan, plan->n_prepared, fusable))
       continue;
     if (!be->iface->prepare_call (be, &plan->calls[plan->n_prepared], error))
       return FALSE;
@@ -585,6 +591,7 @@ builder_clear (plan_builder *b)
 {
   g_free (b->first_value);
   g_free (b->value_last);
+  g_free (b->fusable);
   g_free (b->value_storage);
   g_array_unref (b->storages);
   g_array_unref (b->call_nodes);
@@ -635,7 +642,7 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
   ok = ok && (b.host_memory || upload_consts (plan, &b, error));
   if (ok) {
     bind_values (plan, &b);
-    ok = build_calls (plan, &b, error) && prepare_calls (plan, error);
+    ok = build_calls (plan, &b, error) && prepare_calls (plan, b.fusable, error);
   }
   builder_clear (&b);
   if (!ok || !make_host_outputs (plan, error)) {
