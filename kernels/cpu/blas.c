@@ -23,6 +23,17 @@
 _Static_assert (BLOCK_ALIGN % HY_PACKED_ROW_ALIGN == 0,
     "row blocks must start on the packed kernel's tiles");
 
+/* Columns of C up to which a product is split by rows even where it has
+ * fewer rows than columns, when C's rows are not whole cache lines:
+ * column blocks then share a line in most rows, which both threads
+ * write — once per K block and again in the epilogue.  On a 14×14 map
+ * (196 columns) that cost MobileNetV2's 384 → 64 product on two threads
+ * more than split rows' reading all of B: alone (pointwise-bench) 1.31×
+ * its one-thread speed split by columns, 1.73× by rows; in the forward's
+ * profile its 14×14 projections 10-14 % less time (docs/PERFORMANCE.md,
+ * "Issue 11 on a Xeon").  On wider rows the shared lines are few. */
+#define SHARED_LINE_MAX_COLS 256
+
 /* Matrix-vector products up to this size run in gemv.c; larger ones,
  * which stream from beyond the L2 cache, in OpenBLAS (level with ours
  * there, and tuned for it). */
@@ -208,7 +219,9 @@ hy_gemm_run (hy_cpu_ctx *ctx, const hy_gemm *g)
   const bool vector = g->m == 1 || g->n == 1;
   const int64_t macs = g->m * g->n * g->k;
   const int threads = hy_cpu_n_threads (ctx);
-  gemm_split s = { g, 0, g->m >= g->n };
+  const bool rows_share_lines = g->ldc % BLOCK_ALIGN != 0
+      && g->n <= SHARED_LINE_MAX_COLS && g->m >= threads * BLOCK_ALIGN;
+  gemm_split s = { g, 0, g->m >= g->n || rows_share_lines };
   const int64_t dim = s.by_rows ? g->m : g->n;
   int64_t n_blocks = 1;
   if (threads > 1 && macs >= (vector ? HY_PARALLEL_MIN_MACS
