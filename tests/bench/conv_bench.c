@@ -107,16 +107,21 @@ main (int argc, char **argv)
   /* Winograd, or the few-channel kernel, against the packed kernel, at a
    * batch. */
   int batch = 1;
-  const bool few = argc > 2 && !strcmp (argv[1], "--few-channels");
-  const bool winograd = argc > 2 && !strcmp (argv[1], "--winograd");
+  const bool few = argc > 1 && !strcmp (argv[1], "--few-channels");
+  const bool winograd = argc > 1 && !strcmp (argv[1], "--winograd");
   if (winograd || few) {
-    batch = atoi (argv[2]);
+    batch = argc > 2 ? atoi (argv[2]) : 0;
     argc -= 2;
     argv += 2;
   }
   const int rounds = argc > 1 ? atoi (argv[1]) : 10;
   const int per_round = 10;
   threads = argc > 2 ? atoi (argv[2]) : 1;
+  if (batch < 1 || rounds < 1 || threads < 1) {
+    fprintf (stderr, "usage: conv-bench [--winograd BATCH | --few-channels "
+        "BATCH] [ROUNDS [THREADS [LAYER]]], each at least 1\n");
+    return 2;
+  }
   hy_cpu_ctx ctx = { 0 };
   hy_cpu_ctx_set_threads (&ctx, threads);
   if (winograd)
