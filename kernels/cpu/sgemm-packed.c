@@ -63,6 +63,12 @@ _Static_assert (NR == HY_PACKED_PANEL_COLS
 #define A_BLOCK_FLOATS (64 * 1024)
 #endif
 
+/* Floats of A one row block of the narrow layout's given panels may hold
+ * (512 KiB: a quarter of a 2 MiB L2, half of a 1 MiB one). */
+#ifndef PANEL_A_BLOCK_FLOATS
+#define PANEL_A_BLOCK_FLOATS (128 * 1024)
+#endif
+
 static inline int64_t
 round_up (int64_t v, int64_t to)
 {
@@ -315,12 +321,18 @@ gemm_narrow (const float *packed, int64_t m, int64_t k, int64_t row0,
   if (mc < 48)
     mc = 48;
   /* Given panels are built per tile column and row block: one row block,
-   * so that each is built once per K block (the weights' block, up to
-   * 512 KiB, then fits in L2 all the same).  Measured on ResNet's 14×14
-   * and 7×7 maps (conv-bench, one thread): 1.06-1.15× im2col; with the
-   * row blocks above (240 rows and a remainder of 16 or 32) 0.98-1.08×. */
+   * so that each is built once per K block, where the weights' block
+   * then fits in L2 all the same (up to PANEL_A_BLOCK_FLOATS).  Measured
+   * on ResNet's 14×14 and 7×7 maps (conv-bench, one thread): 1.06-1.15×
+   * im2col; with the row blocks above (240 rows and a remainder of 16 or
+   * 32) 0.98-1.08×.  More rows than that (ResNet-50's 2048 filters of
+   * 1024 channels, a whole image's product on one thread at batch 8: a
+   * 2 MiB block) are cut into blocks of that size: one block of them all
+   * was read from L3 again for every tile column, and its stride-2 1×1
+   * layer ran at 58 % of its stride-1 neighbours' speed. */
   if (panel)
-    mc = rows;
+    mc = rows <= PANEL_A_BLOCK_FLOATS / KC_NARROW ? rows
+        : PANEL_A_BLOCK_FLOATS / KC_NARROW / 48 * 48;
   for (int64_t k0 = 0; k0 < k; k0 += KC_NARROW) {
     const int64_t kc = k - k0 < KC_NARROW ? k - k0 : KC_NARROW;
     const float *a_block = packed + k0 * mp;
