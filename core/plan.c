@@ -642,7 +642,8 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
   ok = ok && (b.host_memory || upload_consts (plan, &b, error));
   if (ok) {
     bind_values (plan, &b);
-    ok = build_calls (plan, &b, error) && prepare_calls (plan, b.fusable, error);
+    ok = build_calls (plan, &b, error)
+        && prepare_calls (plan, b.fusable, error);
   }
   builder_clear (&b);
   if (!ok || !make_host_outputs (plan, error)) {

@@ -31,7 +31,8 @@ _Static_assert (BLOCK_ALIGN % HY_PACKED_ROW_ALIGN == 0,
  * more than split rows' reading all of B: alone (pointwise-bench) 1.31×
  * its one-thread speed split by columns, 1.73× by rows; in the forward's
  * profile its 14×14 projections 10-14 % less time (docs/PERFORMANCE.md,
- * "Issue 11 on a Xeon").  On wider rows the shared lines are few. */
+ * "Issue 11 on the Xeon, continued").  On wider rows the shared lines
+ * are few. */
 #define SHARED_LINE_MAX_COLS 256
 
 /* Matrix-vector products up to this size run in gemv.c; larger ones,

@@ -557,10 +557,10 @@ winograd_wanted (void)
  * batch 1: 86 KB; 7×7 at batch 8: 128 KiB) — or where the last-level
  * cache holds U many times over (U2_LLC_SHARE), so that the forwards
  * read it from there rather than from memory.  On a Xeon with 480 MB of
- * L3 (docs/PERFORMANCE.md, "Issue 11 on a Xeon"), F(2×2) on the 7×7
- * maps at batch 1 ran those layers 14 % faster in the profile and
- * ResNet-18's forward 3 % faster (ResNet-50's 2 %); Zen 5's 32 MB of L3
- * per CCD keeps the rule above. */
+ * L3 (docs/PERFORMANCE.md, "Issue 11 on the Xeon, continued"), F(2×2)
+ * on the 7×7 maps at batch 1 ran those layers 14 % faster in the profile
+ * and ResNet-18's forward 3 % faster (ResNet-50's 2 %); Zen 5's 32 MB of
+ * L3 per CCD keeps the rule above. */
 #define U2_BYTES_PER_TILE (128 * 1024)
 #define U2_LLC_SHARE 16
 

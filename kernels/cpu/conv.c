@@ -642,9 +642,9 @@ packed_pays (const conv_geom *g)
 #define NARROW_MAX_COLS 256
 /* ... but on 14×14 maps (more than NARROW_ALWAYS_COLS positions) only for
  * large weights.  Measured on a Xeon, two threads, in whole forwards
- * (docs/PERFORMANCE.md, "Issue 11 on a Xeon"): MobileNetV2's 14×14
- * products (at most 96 × 576 weights) ran 10-25 % faster with the wide
- * tiles and the forward 3 % faster, while ResNet-50's (256 × 1024)
+ * (docs/PERFORMANCE.md, "Issue 11 on the Xeon, continued"): MobileNetV2's
+ * 14×14 products (at most 96 × 576 weights) ran 10-20 % faster with the
+ * wide tiles and the forward 3 % faster, while ResNet-50's (256 × 1024)
  * ran 10-20 % slower with them. */
 #define NARROW_ALWAYS_COLS 64
 #define NARROW_MIN_WEIGHTS (128 * 1024)

@@ -2,7 +2,7 @@
  * cross_core_bench.c — what reading a value another core has just written
  * costs next to reading one this core wrote: the price of a layer split
  * over threads differently from the layer before it (docs/PERFORMANCE.md,
- * "Issue 11 on a Xeon").
+ * "Issue 11 on the Xeon, continued").
  *
  * Two threads, pinned to the first two CPUs this process may use, share a
  * buffer.  Each round both write their own half, meet at a barrier, then
