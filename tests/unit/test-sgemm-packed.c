@@ -352,6 +352,10 @@ static const conv_case conv_cases[] = {
   { 1, 16, 30, 24, 3, 1, 0, 1, 2, true, false, false, true, 0, true },
   { 1, 32, 40, 16, 1, 2, 0, 1, 1, false, true, false, true, 0, true },
   { 1, 6, 41, 8, 5, 2, 2, 2, 1, true, false, false, false, 35, true },
+  /* the narrow tiles' panels for more filters than one row block holds
+   * (512 of 256 k a block): cut into blocks on one thread, over two K
+   * blocks */
+  { 1, 40, 7, 600, 3, 1, 1, 1, 1, true, false, true, true, 0, true },
 };
 
 /* The convolution, its epilogue after it, in double precision. */
