@@ -46,11 +46,12 @@ bool hy_conv_packed_set_implicit (hy_conv_packed *conv, bool on);
 const char *hy_conv_packed_kernel_name (const hy_conv_packed *conv);
 
 /* A 1×1, stride-1, unpadded 2-D convolution of one group without a
- * residual (the caller has checked) on `cols` positions of one image only, on the
- * calling thread: y (num_filter rows, ldy floats apart) from x (its
- * channels' rows, ldx floats apart), with the call's fused epilogue
- * (bias and bn as the call's own tensors hold them, or NULL).  Each
- * output is the same sum, bit for bit, as the whole call computes. */
+ * residual (the caller has checked) on `cols` positions of one image
+ * only, on the calling thread: y (num_filter rows, ldy floats apart)
+ * from x (its channels' rows, ldx floats apart), with the call's fused
+ * epilogue (bias and bn as the call's own tensors hold them, or NULL).
+ * Each output is the same sum, bit for bit, as the whole call
+ * computes. */
 void hy_conv_packed_pointwise_cols (const hy_conv_packed *conv,
     const float *x, int64_t ldx, int64_t cols, const float *bias,
     const float *bn, float *y, int64_t ldy);

@@ -652,8 +652,8 @@ packed_pays (const conv_geom *g)
 static hy_packed_layout
 packed_layout_for (const conv_geom *g)
 {
-  const int64_t weights = g->filters / g->groups * g->channels / g->groups
-      * g->k_size;
+  const int64_t weights = g->filters / g->groups
+      * (g->channels / g->groups) * g->k_size;
   const bool narrow = g->out_size <= NARROW_ALWAYS_COLS
       || (g->out_size <= NARROW_MAX_COLS && weights >= NARROW_MIN_WEIGHTS);
   return narrow ? HY_PACKED_NARROW : HY_PACKED_WIDE;
