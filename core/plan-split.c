@@ -37,6 +37,7 @@
 
 #include "plan-impl.h"
 #include "backend.h"
+#include "kernels/params/shape.h"
 
 /* Ops whose output for image b reads their batched inputs' image b only,
  * whatever their attributes.  (Reshape, Flatten and the other views are
@@ -88,10 +89,21 @@ is_weight (const hy_call *call, int k)
 
 /* Whether `call` reads image b of its batched inputs for image b of its
  * outputs only. */
+/* A slice that keeps the batch axis whole (a strided slice of the
+ * spatial axes, pass-early-stride.c). */
+static gboolean
+slice_keeps_batch (const hy_call *call, int64_t batch)
+{
+  int64_t first, step, count;
+  hy_slice_resolve (call->params, 0, batch, &first, &step, &count);
+  return first == 0 && step == 1 && count == batch;
+}
+
 static gboolean
 call_works_per_image (hy_backend *be, const hy_call *call, int64_t batch)
 {
-  if (!op_works_per_image (call->op))
+  if (!op_works_per_image (call->op) && !(call->op == HY_OP_SLICE
+          && slice_keeps_batch (call, batch)))
     return FALSE;
   /* oneDNN's convolutions are set up for the batch they were made for. */
   const char *kernel = be->iface->call_kernel_name

@@ -6,7 +6,9 @@
  * parameter computed by ops becomes a plain bound variable, which BatchNorm
  * folding needs.  BatchNorm folds before the epilogues fuse, since an
  * activation can only move into a convolution once nothing sits between
- * them.  Pruning last drops every node the rewiring left unread.
+ * them.  Strides move up once the epilogues are fused: a residual add
+ * already inside a convolution is read at the strided positions with it.
+ * Pruning last drops every node the rewiring left unread.
  */
 #include <string.h>
 
@@ -23,7 +25,8 @@ hy_passes_run (hy_graph *graph, GPtrArray *owned, hy_pass_stats *stats,
   if (!hy_pass_drop_identities (graph, stats, error)
       || !hy_pass_const_fold (graph, owned, stats, error)
       || !hy_pass_fold_batchnorm (graph, owned, stats, error)
-      || !hy_pass_fuse_epilogues (graph, stats, error))
+      || !hy_pass_fuse_epilogues (graph, stats, error)
+      || !hy_pass_early_stride (graph, stats, error))
     return FALSE;
   hy_graph_prune (graph);
   return TRUE;

@@ -19,6 +19,8 @@ typedef struct hy_pass_stats {
   int activations_fused;        /* act/clip/leaky fused into conv/FC */
   int adds_fused;               /* residual elemwise_add fused */
   int nodes_const_folded;       /* computed once at plan time */
+  int strides_taken;            /* 1×1 convs computing only what strided
+                                 * 1×1 readers read */
 } hy_pass_stats;
 
 /* A deep copy: nodes, attrs, params, shapes.  Bound parameter tensors are
@@ -41,6 +43,8 @@ gboolean hy_pass_fuse_epilogues (hy_graph *graph, hy_pass_stats *stats,
     GError **error);
 gboolean hy_pass_const_fold (hy_graph *graph, GPtrArray *owned,
     hy_pass_stats *stats, GError **error);
+gboolean hy_pass_early_stride (hy_graph *graph, hy_pass_stats *stats,
+    GError **error);
 
 /* Removes op nodes no head depends on, and renumbers (keeps order). */
 void hy_graph_prune (hy_graph *graph);

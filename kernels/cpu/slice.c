@@ -7,7 +7,10 @@
  * the one that moves whole feature maps (DenseNet, Inception), splits its
  * output into equal ranges over the context's threads.
  */
+#include <stdbool.h>
 #include <string.h>
+
+#include <glib.h>
 
 #include "cpu-kernel.h"
 #include "kernels/params/shape.h"
@@ -42,70 +45,156 @@ normalize_axis (int axis, int ndim)
 
 /* ---- slice -------------------------------------------------------------- */
 
+/* A slice seen as rows: the axes before `cut` (the last axis actually cut)
+ * are walked, and each position of them copies one row of count[cut]
+ * blocks of `inner` contiguous floats. */
+typedef struct slice_walk {
+  const float *src;
+  float *dst;
+  int cut;
+  int64_t inner;
+  int64_t first[HY_MAX_DIMS], step[HY_MAX_DIMS], count[HY_MAX_DIMS];
+  int64_t in_stride[HY_MAX_DIMS];
+} slice_walk;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#include "lane-mask.h"
+
+static bool
+have_avx512 (void)
+{
+  static int cpu = -1;
+  if (g_atomic_int_get (&cpu) < 0) {
+    __builtin_cpu_init ();
+    g_atomic_int_set (&cpu, __builtin_cpu_supports ("avx512f"));
+  }
+  return g_atomic_int_get (&cpu) == 1;
+}
+
+/* dst[t] = src[2t] for t < n: two vectors of the row in, their even
+ * lanes out.  Loads are masked to the 2n − 1 floats the row has. */
+__attribute__ ((target ("avx512f")))
+static void
+every_second (float *dst, const float *src, int64_t n)
+{
+  const __m512i even = _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+      20, 22, 24, 26, 28, 30);
+  const int64_t span = 2 * n - 1;
+  for (int64_t t = 0; t < n; t += 16) {
+    const __m512 lo = _mm512_maskz_loadu_ps (hy_lanes_within (2 * t, 0,
+            span), src + 2 * t);
+    const __m512 hi = _mm512_maskz_loadu_ps (hy_lanes_within (2 * t + 16, 0,
+            span), src + 2 * t + 16);
+    _mm512_mask_storeu_ps (dst + t, hy_lanes_within (t, 0, n),
+        _mm512_permutex2var_ps (lo, even, hi));
+  }
+}
+#else
+static bool
+have_avx512 (void)
+{
+  return false;
+}
+
+static void
+every_second (float *dst, const float *src, int64_t n)
+{
+  g_assert_not_reached ();
+}
+#endif
+
+/* dst[t] = src[t · step] for t < n. */
+static void
+gather_strided (float *dst, const float *src, int64_t step, int64_t n)
+{
+  if (step == 2 && have_avx512 ()) {
+    every_second (dst, src, n);
+    return;
+  }
+  for (int64_t t = 0; t < n; t++)
+    dst[t] = src[t * step];
+}
+
+/* Rows [begin, end) of the walk. */
+static void
+slice_rows (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const slice_walk *w = arg;
+  const int cut = w->cut;
+  const int64_t n = w->count[cut], inner = w->inner;
+  const int64_t cut_step = w->step[cut] * w->in_stride[cut];
+
+  /* Where row `begin` starts: its index on each walked axis. */
+  int64_t idx[HY_MAX_DIMS] = { 0 }, off = w->first[cut] * w->in_stride[cut];
+  for (int64_t k = cut - 1, rest = begin; k >= 0; k--) {
+    idx[k] = rest % w->count[k];
+    rest /= w->count[k];
+  }
+  for (int k = 0; k < cut; k++)
+    off += (w->first[k] + idx[k] * w->step[k]) * w->in_stride[k];
+
+  float *dst = w->dst + begin * n * inner;
+  for (int64_t o = begin; o < end; o++, dst += n * inner) {
+    const float *base = w->src + off;
+    if (w->step[cut] == 1)
+      memcpy (dst, base, (size_t) (n * inner) * sizeof (float));
+    else if (inner > 1)
+      for (int64_t t = 0; t < n; t++)
+        memcpy (dst + t * inner, base + t * cut_step,
+            (size_t) inner * sizeof (float));
+    else
+      gather_strided (dst, base, w->step[cut], n);
+    for (int k = cut - 1; k >= 0; k--) {
+      off += w->step[k] * w->in_stride[k];
+      if (++idx[k] < w->count[k])
+        break;
+      off -= w->count[k] * w->step[k] * w->in_stride[k];
+      idx[k] = 0;
+    }
+  }
+}
+
 void
 hy_cpu_slice (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_slice_params *p = params;
   const hy_shape *s = &in[0]->shape;
-  const float *src = in[0]->data;
-  float *dst = out[0]->data;
   int nd = s->ndim;
   if (hy_shape_numel (&out[0]->shape) == 0)
     return;
 
-  int64_t first[HY_MAX_DIMS], step[HY_MAX_DIMS], count[HY_MAX_DIMS];
-  int64_t in_stride[HY_MAX_DIMS], st = 1;
+  slice_walk w = { .src = in[0]->data, .dst = out[0]->data, .inner = 1 };
+  int64_t st = 1;
   for (int i = nd - 1; i >= 0; i--) {
-    hy_slice_resolve (p, i, s->dims[i], &first[i], &step[i], &count[i]);
-    in_stride[i] = st;
+    hy_slice_resolve (p, i, s->dims[i], &w.first[i], &w.step[i],
+        &w.count[i]);
+    w.in_stride[i] = st;
     st *= s->dims[i];
   }
 
   /* Trailing axes taken whole are one contiguous block per position of
    * the last axis that is actually cut. */
-  int cut = nd - 1;
-  int64_t inner = 1;
-  while (cut >= 0 && first[cut] == 0 && step[cut] == 1
-      && count[cut] == s->dims[cut]) {
-    inner *= s->dims[cut];
-    cut--;
+  w.cut = nd - 1;
+  while (w.cut >= 0 && w.first[w.cut] == 0 && w.step[w.cut] == 1
+      && w.count[w.cut] == s->dims[w.cut]) {
+    w.inner *= s->dims[w.cut];
+    w.cut--;
   }
-  if (cut < 0) {
-    memcpy (dst, src, (size_t) inner * sizeof (float));
+  if (w.cut < 0) {
+    memcpy (w.dst, w.src, (size_t) w.inner * sizeof (float));
     return;
   }
 
-  /* Odometer over the axes before `cut`, tracking the input offset. */
-  int64_t idx[HY_MAX_DIMS] = { 0 }, outer = 1, off = 0;
-  for (int k = 0; k < cut; k++) {
-    outer *= count[k];
-    off += first[k] * in_stride[k];
-  }
-  int64_t cut_first = first[cut] * in_stride[cut];
-  int64_t cut_step = step[cut] * in_stride[cut], n = count[cut];
-
-  for (int64_t o = 0; o < outer; o++) {
-    const float *base = src + off + cut_first;
-    if (step[cut] == 1) {
-      memcpy (dst, base, (size_t) (n * inner) * sizeof (float));
-      dst += n * inner;
-    } else if (inner > 1) {
-      for (int64_t t = 0; t < n; t++, dst += inner)
-        memcpy (dst, base + t * cut_step, (size_t) inner * sizeof (float));
-    } else {
-      for (int64_t t = 0; t < n; t++)
-        dst[t] = base[t * cut_step];
-      dst += n;
-    }
-    for (int k = cut - 1; k >= 0; k--) {
-      off += step[k] * in_stride[k];
-      if (++idx[k] < count[k])
-        break;
-      off -= count[k] * step[k] * in_stride[k];
-      idx[k] = 0;
-    }
-  }
+  int64_t rows = 1;
+  for (int k = 0; k < w.cut; k++)
+    rows *= w.count[k];
+  /* A strided slice of feature maps (pass-early-stride.c) moves
+   * megabytes: the threads share its rows. */
+  hy_cpu_parallel_for (ctx, rows, hy_cpu_grain (w.count[w.cut] * w.inner),
+      slice_rows, &w);
 }
 
 /* ---- slice_like --------------------------------------------------------- */

@@ -929,6 +929,100 @@ test_fuse_residual_refused (void)
   subject_free (s);
 }
 
+/* ---- strides moved up ----------------------------------------------------- */
+
+/* A 1×1 convolution reading `from`, stride s, pad p, 4 filters, no bias
+ * (its weight is the node before it). */
+#define POINTWISE(name, from, s, p) \
+  "{'op': 'null', 'name': '" name "_weight', 'attrs': {'__shape__': '(4, 4, 1, 1)'}, 'inputs': []}," \
+  "{'op': 'Convolution', 'name': '" name "', 'attrs': {'kernel': '(1, 1)', 'num_filter': '4'," \
+  "  'stride': '(" #s ", " #s ")', 'pad': '(" #p ", " #p ")', 'no_bias': 'True'}," \
+  "  'inputs': [[" #from ", 0, 0], [%u, 0, 0]]}"
+
+static int64_t
+stride_of (const hy_graph *g, const char *name)
+{
+  int i = hy_graph_find (g, name);
+  g_assert_cmpint (i, >=, 0);
+  return ((const hy_conv_params *) hy_graph_node (g, (guint) i)->params)->stride[1];
+}
+
+static void
+test_early_stride (void)
+{
+  /* c (1×1, + data, relu) read only by d and e, both 1×1 stride 2: c
+   * computes the 3×4 positions they read, its residual through a strided
+   * slice, and they run at stride 1.  6×7 maps: the odd width leaves a
+   * last column unread. */
+  g_autofree char *tail = g_strdup_printf (
+      "{'op': 'elemwise_add', 'name': 's', 'inputs': [[3, 0, 0], [0, 0, 0]]},"
+      "{'op': 'relu', 'name': 'a', 'inputs': [[4, 0, 0]]},"
+      POINTWISE ("d", 5, 2, 0) "," POINTWISE ("e", 5, 2, 0) ","
+      "{'op': 'elemwise_mul', 'name': 'm', 'inputs': [[7, 0, 0], [9, 0, 0]]}",
+      6, 8);
+  subject *s = conv_kind_then (CONV_POINTWISE, tail, "[[10, 0, 0]]", 4);
+  rewrite r = rewrite_with (s, NULL);
+  g_assert_cmpint (r.stats.strides_taken, ==, 1);
+  g_assert_cmpint (count_op (r.graph, HY_OP_SLICE), ==, 1);
+  g_assert_cmpint (stride_of (r.graph, "c"), ==, 2);
+  g_assert_cmpint (stride_of (r.graph, "d"), ==, 1);
+  g_assert_cmpint (stride_of (r.graph, "e"), ==, 1);
+  g_assert_true (epilogue_of (r.graph, "c")->residual);
+  assert_close (&r);
+  rewrite_clear (&r);
+  subject_free (s);
+
+  /* A chain: d takes e's stride, then c takes d's (no residual, so no
+   * slice); e, read by the head, keeps its own output. */
+  g_autofree char *chain = g_strdup_printf (POINTWISE ("d", 3, 1, 0) ","
+      POINTWISE ("e", 5, 2, 0), 4, 6);
+  s = conv_kind_then (CONV_POINTWISE, chain, "[[7, 0, 0]]", 4);
+  r = rewrite_with (s, NULL);
+  g_assert_cmpint (r.stats.strides_taken, ==, 2);
+  g_assert_cmpint (count_op (r.graph, HY_OP_SLICE), ==, 0);
+  g_assert_cmpint (stride_of (r.graph, "c"), ==, 2);
+  g_assert_cmpint (stride_of (r.graph, "d"), ==, 1);
+  g_assert_cmpint (stride_of (r.graph, "e"), ==, 1);
+  assert_close (&r);
+  rewrite_clear (&r);
+  subject_free (s);
+}
+
+static void
+test_early_stride_refused (void)
+{
+  /* c's output read by: a stride-2 1×1 and a 3×3; stride 2 and stride 1;
+   * a stride-2 1×1 with padding; a stride-2 1×1 and the graph's output. */
+  static const char *const readers[] = {
+    POINTWISE ("d", 3, 2, 0) ","
+    "{'op': 'null', 'name': 'e_weight', 'attrs': {'__shape__': '(4, 4, 3, 3)'}, 'inputs': []},"
+    "{'op': 'Convolution', 'name': 'e', 'attrs': {'kernel': '(3, 3)', 'num_filter': '4',"
+    "  'stride': '(2, 2)', 'pad': '(1, 1)', 'no_bias': 'True'}, 'inputs': [[3, 0, 0], [6, 0, 0]]}",
+    POINTWISE ("d", 3, 2, 0) "," POINTWISE ("e", 3, 1, 0),
+    POINTWISE ("d", 3, 2, 1) "," POINTWISE ("e", 3, 2, 1),
+  };
+  const char *heads[] = { "[[5, 0, 0], [7, 0, 0]]", "[[5, 0, 0], [7, 0, 0]]",
+    "[[5, 0, 0], [7, 0, 0]]" };
+  for (guint i = 0; i < G_N_ELEMENTS (readers); i++) {
+    g_autofree char *tail = g_strdup_printf (readers[i], 4, 6);
+    subject *s = conv_kind_then (CONV_POINTWISE, tail, heads[i], 4);
+    rewrite r = rewrite_with (s, NULL);
+    g_assert_cmpint (r.stats.strides_taken, ==, 0);
+    g_assert_cmpint (stride_of (r.graph, "c"), ==, 1);
+    assert_close (&r);
+    rewrite_clear (&r);
+    subject_free (s);
+  }
+  g_autofree char *tail = g_strdup_printf (POINTWISE ("d", 3, 2, 0), 4);
+  subject *s = conv_kind_then (CONV_POINTWISE, tail, "[[5, 0, 0], [3, 0, 0]]",
+      4);
+  rewrite r = rewrite_with (s, NULL);
+  g_assert_cmpint (r.stats.strides_taken, ==, 0);
+  assert_close (&r);
+  rewrite_clear (&r);
+  subject_free (s);
+}
+
 static void
 test_fuse_fc (void)
 {
@@ -1240,7 +1334,10 @@ test_all_fixtures (void)
  *  resnet18_v1  68 → 23: 20 BN folded; 17 relu and 8 residual adds fused
  *               (every block ends conv → BN → add → relu), leaving 20
  *               convolutions, 2 poolings and the classifier;
- *  resnet50_v1  174 → 56: likewise 53 BN, 49 relu, 16 adds;
+ *  resnet50_v1  174 → 59: likewise 53 BN, 49 relu, 16 adds; the last
+ *               1×1 of stages 1-3 takes the stride of the next stage's
+ *               two stride-2 1×1 readers, its residual read through a
+ *               strided slice (3 ops more);
  *  mobilenetv2  155 → 56: 53 BN, 36 relu6 (clip) and the 10 linear
  *               bottleneck adds, leaving 54 convolutions, pooling, Flatten;
  *  mobilenetv3_large  266 → 82: 46 BN, 48 activations — 19 relu, 21
@@ -1256,16 +1353,16 @@ test_all_fixtures (void)
 typedef struct zoo_expect {
   const char *name;
   int bn_folded, acts_fused, adds_fused, identities;
-  int ops_after;
+  int strides_taken, ops_after;
   gboolean exact;
 } zoo_expect;
 
 static const zoo_expect zoo[] = {
-  { "zoo_resnet18_v1_b1", 20, 17, 8, 0, 23, FALSE },
-  { "zoo_resnet50_v1_b1", 53, 49, 16, 0, 56, FALSE },
-  { "zoo_mobilenetv2_1.0_b1", 53, 36, 10, 0, 56, FALSE },
-  { "zoo_mobilenetv3_large_b1", 46, 48, 10, 1, 82, TRUE },
-  { "zoo_mobilenetv3_small_b1", 34, 42, 6, 1, 74, TRUE },
+  { "zoo_resnet18_v1_b1", 20, 17, 8, 0, 0, 23, FALSE },
+  { "zoo_resnet50_v1_b1", 53, 49, 16, 0, 3, 59, FALSE },
+  { "zoo_mobilenetv2_1.0_b1", 53, 36, 10, 0, 0, 56, FALSE },
+  { "zoo_mobilenetv3_large_b1", 46, 48, 10, 1, 0, 82, TRUE },
+  { "zoo_mobilenetv3_small_b1", 34, 42, 6, 1, 0, 74, TRUE },
 };
 
 /* The rewritten zoo model against the original and against MXNet. */
@@ -1309,15 +1406,16 @@ test_zoo (gconstpointer data)
     return;
   rewrite r = rewrite_with (s, NULL);
   g_test_message ("%s: %u nodes (%d ops) -> %u nodes (%d ops); BN folded "
-      "%d, activations fused %d, adds fused %d, identities dropped %d",
-      x->name, hy_graph_n_nodes (s->graph), count_ops (s->graph),
-      hy_graph_n_nodes (r.graph), count_ops (r.graph),
+      "%d, activations fused %d, adds fused %d, identities dropped %d, "
+      "strides taken %d", x->name, hy_graph_n_nodes (s->graph),
+      count_ops (s->graph), hy_graph_n_nodes (r.graph), count_ops (r.graph),
       r.stats.batchnorms_folded, r.stats.activations_fused,
-      r.stats.adds_fused, r.stats.identities_dropped);
+      r.stats.adds_fused, r.stats.identities_dropped, r.stats.strides_taken);
   g_assert_cmpint (r.stats.batchnorms_folded, ==, x->bn_folded);
   g_assert_cmpint (r.stats.activations_fused, ==, x->acts_fused);
   g_assert_cmpint (r.stats.adds_fused, ==, x->adds_fused);
   g_assert_cmpint (r.stats.identities_dropped, ==, x->identities);
+  g_assert_cmpint (r.stats.strides_taken, ==, x->strides_taken);
   g_assert_cmpint (count_ops (r.graph), ==, x->ops_after);
   if (x->exact)
     g_assert_cmpfloat (r.diff, ==, 0.0);
@@ -1382,6 +1480,9 @@ main (int argc, char **argv)
   g_test_add_func ("/passes/fuse/dead-branches", test_dead_branches);
   g_test_add_func ("/passes/fuse/residual", test_fuse_residual);
   g_test_add_func ("/passes/fuse/conv-paths", test_fuse_conv_paths);
+  g_test_add_func ("/passes/early-stride/taken", test_early_stride);
+  g_test_add_func ("/passes/early-stride/refused",
+      test_early_stride_refused);
   g_test_add_func ("/passes/fuse/residual-refused",
       test_fuse_residual_refused);
   g_test_add_func ("/passes/fuse/fc", test_fuse_fc);
