@@ -5,21 +5,15 @@
  * A 1×1 convolution with stride s and no padding reads every s-th row and
  * column of its input and nothing else.  When every reader of a value is
  * such a convolution, with one stride, the producer need not compute the
- * rest: if the producer is a convolution, it takes the stride over and its
- * readers become stride 1.  Output j of a convolution with stride a sums
- * the inputs from a·j − pad on; taking only every s-th output (j = s·i)
- * is the same convolution with stride a·s, same kernel, padding and
- * dilation, and its output size works out the same.
- *
- * ResNet v1's bottlenecks are the case: the last 1×1 of a stage, with its
- * residual add and relu fused, feeds only the next stage's two stride-2
- * 1×1 convolutions (the block's first and its shortcut), so three
- * quarters of what it computed were thrown away.  Having taken their
- * stride, it is itself a strided 1×1, the only reader of the 3×3 before
- * it, which then takes the stride in turn (walking the graph last to
- * first does the chain in one go).  The residual the producer adds is
- * read at the same positions, through a strided slice of it (its other
- * readers still want all of it).
+ * rest: if the producer is itself a 1×1 convolution without padding, it
+ * takes the stride over (a 1×1 with stride a then one with stride b is
+ * one with stride a·b) and its readers become stride 1.  ResNet v1's
+ * bottlenecks are the case: the last 1×1 of a stage, with its residual
+ * add and relu fused, feeds only the next stage's two stride-2 1×1
+ * convolutions (the block's first and its shortcut), so three quarters of
+ * what it computed were thrown away.  The residual the producer adds is
+ * then read at the same positions, through a strided slice of it (its
+ * other readers still want all of it).
  *
  * Every output keeps its value: the positions computed are the ones read,
  * each by the same sum.
@@ -28,22 +22,16 @@
 #include "graph-edit.h"
 #include "hybrid.h"
 
-/* A 2-D convolution (NCHW). */
-static gboolean
-is_conv_2d (const hy_node *node)
-{
-  return hy_node_is_op (node, HY_OP_CONVOLUTION)
-      && ((const hy_conv_params *) node->params)->n_spatial == 2;
-}
-
 /* A 2-D convolution with a 1×1 kernel and no padding: *stride set to its
  * stride.  (Dilation means nothing for a 1×1 kernel.) */
 static gboolean
 is_pointwise_conv (const hy_node *node, const int64_t **stride)
 {
-  if (!is_conv_2d (node))
+  if (!hy_node_is_op (node, HY_OP_CONVOLUTION))
     return FALSE;
   const hy_conv_params *p = node->params;
+  if (p->n_spatial != 2)
+    return FALSE;
   for (int a = 0; a < 2; a++)
     if (p->kernel[a] != 1 || p->pad[a] != 0)
       return FALSE;
@@ -168,8 +156,9 @@ hy_pass_early_stride (hy_graph *graph, hy_pass_stats *stats, GError **error)
    * on to its own producer, visited next (a chain of 1×1 convolutions).
    * A slice goes in at p, which moves only the nodes already visited. */
   for (guint p = hy_graph_n_nodes (graph); p-- > 0;) {
+    const int64_t *own;
     int64_t stride[2];
-    if (!live[p] || !is_conv_2d (hy_graph_node (graph, p))
+    if (!live[p] || !is_pointwise_conv (hy_graph_node (graph, p), &own)
         || !common_reader_stride (graph, live, p, stride))
       continue;
     if (!take_stride (graph, live, p, stride, error))
