@@ -1451,10 +1451,10 @@ test_zoo_others (void)
       continue;
     rewrite r = rewrite_with (s, NULL);
     g_test_message ("%s: %d ops -> %d; BN folded %d, activations fused %d, "
-        "adds fused %d, identities dropped %d", name, count_ops (s->graph),
-        count_ops (r.graph), r.stats.batchnorms_folded,
+        "adds fused %d, identities dropped %d, strides taken %d", name,
+        count_ops (s->graph), count_ops (r.graph), r.stats.batchnorms_folded,
         r.stats.activations_fused, r.stats.adds_fused,
-        r.stats.identities_dropped);
+        r.stats.identities_dropped, r.stats.strides_taken);
     check_zoo_model (name, &r, s);
     rewrite_clear (&r);
     subject_free (s);
