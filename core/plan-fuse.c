@@ -6,10 +6,11 @@
  * The graph passes fuse what any backend runs as one op (a convolution's
  * BatchNorm and activation); this is for pairs that only a backend's own
  * kernel can run together (on the CPU, MobileNet's expansion and the
- * depthwise layer that reads it, kernels/cpu/conv-pw-dw.h).  The fused
- * call keeps the second call's node (errors name it; the profile counts
- * both nodes' arithmetic there) and the first's node is remembered in
- * call_first_nodes.  The value between them keeps its place in the arena
+ * depthwise layer that reads it, kernels/cpu/conv-pw-dw.h).  A fused call
+ * may take the next call in too (the CPU's expansion, depthwise and
+ * projection): a chain.  The fused call keeps the last call's node
+ * (errors name it; the profile counts every node's arithmetic there) and
+ * the chain's first node is remembered in call_first_nodes.  The value between them keeps its place in the arena
  * (the memory plan is made before calls are fused), but no call writes
  * it.
  */
@@ -61,7 +62,9 @@ hy_plan_fuse_next (hy_plan *plan, int c, const gboolean *fusable)
   }
   g_ptr_array_add (plan->fused_args, in);
   plan->calls[c] = fused;
-  plan->call_first_nodes[c] = plan->call_nodes[c];
+  /* A chain keeps its first node. */
+  if (plan->call_first_nodes[c] == G_MAXUINT)
+    plan->call_first_nodes[c] = plan->call_nodes[c];
   plan->call_nodes[c] = plan->call_nodes[c + 1];
   const int rest = plan->n_calls - c - 2;
   memmove (&plan->calls[c + 1], &plan->calls[c + 2],

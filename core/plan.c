@@ -160,7 +160,9 @@ count_readers (const plan_builder *b)
 /* Where the backend may run an op node and the node that alone reads its
  * output as one call (plan-fuse.c), the first's inputs stay live until
  * the second has run: the fused call reads them while it writes the
- * second's output, which must not take their place. */
+ * second's output, which must not take their place.  So do the inputs of
+ * a chain's earlier calls, where the first is itself fusable with the
+ * call before it. */
 static void
 keep_inputs_of_fusable_pairs (plan_builder *b)
 {
@@ -182,16 +184,25 @@ keep_inputs_of_fusable_pairs (plan_builder *b)
     const hy_call_shape a = {
       first->op->id, first->params,
       &data->shapes[first->inputs[0].index], &first->shapes[0],
+      b->fusable[e->node],
     };
     const hy_call_shape c = {
       second->op->id, second->params, &first->shapes[0], &second->shapes[0],
+      FALSE,
     };
     if (!iface->may_fuse (b->backend, &a, &c))
       continue;
     b->fusable[i] = TRUE;
-    for (guint k = 0; k < first->n_inputs; k++) {
-      const guint v = value_of (b, &first->inputs[k]);
-      b->value_last[v] = MAX (b->value_last[v], (int) i);
+    /* Up the chain: a call fused with its own first reads that one's
+     * inputs too. */
+    for (guint f = e->node;; f = hy_graph_node (g, f)->inputs[0].node) {
+      const hy_node *node = hy_graph_node (g, f);
+      for (guint k = 0; k < node->n_inputs; k++) {
+        const guint v = value_of (b, &node->inputs[k]);
+        b->value_last[v] = MAX (b->value_last[v], (int) i);
+      }
+      if (!b->fusable[f])
+        break;
     }
   }
   g_free (readers);
@@ -560,8 +571,12 @@ prepare_calls (hy_plan *plan, const gboolean *fusable, GError **error)
   hy_backend *be = plan->backend;
   for (; be->iface->prepare_call && plan->n_prepared < plan->n_calls;
       plan->n_prepared++) {
-    if (hy_plan_fuse_next (plan, plan->n_prepared, fusable))
+    if (hy_plan_fuse_next (plan, plan->n_prepared, fusable)) {
+      /* The fused call may take the next one in as well. */
+      while (hy_plan_fuse_next (plan, plan->n_prepared, fusable))
+        ;
       continue;
+    }
     if (!be->iface->prepare_call (be, &plan->calls[plan->n_prepared], error))
       return FALSE;
   }
@@ -813,11 +828,18 @@ node_flops (const hy_plan *plan, guint i)
 double
 hy_plan_call_flops (const hy_plan *plan, int c)
 {
-  if (plan->call_nodes[c] == G_MAXUINT)
+  guint node = plan->call_nodes[c];
+  if (node == G_MAXUINT)
     return 0;
-  return node_flops (plan, plan->call_nodes[c])
-      + (plan->call_first_nodes[c] == G_MAXUINT ? 0
-      : node_flops (plan, plan->call_first_nodes[c]));
+  double flops = node_flops (plan, node);
+  /* A fused call's nodes, back to its first, each read the one before
+   * as its data. */
+  if (plan->call_first_nodes[c] != G_MAXUINT)
+    while (node != plan->call_first_nodes[c]) {
+      node = hy_graph_node (plan->graph, node)->inputs[0].node;
+      flops += node_flops (plan, node);
+    }
+  return flops;
 }
 
 gboolean

@@ -51,6 +51,9 @@ typedef struct hy_call_shape {
   const void *params;
   const hy_shape *in0;
   const hy_shape *out0;
+  /* This call may already run fused with the one before it (that pair
+   * was fusable): a chain of three is offered a pair at a time. */
+  gboolean fused_with_previous;
 } hy_call_shape;
 
 typedef struct hy_backend hy_backend;

@@ -45,16 +45,16 @@ bool hy_conv_packed_set_implicit (hy_conv_packed *conv, bool on);
 /* "packed-implicit" or "packed", for profiles. */
 const char *hy_conv_packed_kernel_name (const hy_conv_packed *conv);
 
-/* A 1×1, stride-1, unpadded 2-D convolution of one group without a
- * residual (the caller has checked) on `cols` positions of one image
- * only, on the calling thread: y (num_filter rows, ldy floats apart)
- * from x (its channels' rows, ldx floats apart), with the call's fused
- * epilogue (bias and bn as the call's own tensors hold them, or NULL).
- * Each output is the same sum, bit for bit, as the whole call
- * computes. */
+/* A 1×1, stride-1, unpadded 2-D convolution of one group (the caller
+ * has checked) on `cols` positions of one image only, on the calling
+ * thread: y (num_filter rows, ldy floats apart) from x (its channels'
+ * rows, ldx floats apart), with the call's fused epilogue (bias and bn as
+ * the call's own tensors hold them, or NULL; res, laid out as y, where
+ * the call adds a residual).  Each output is the same sum, bit for bit,
+ * as the whole call computes. */
 void hy_conv_packed_pointwise_cols (const hy_conv_packed *conv,
     const float *x, int64_t ldx, int64_t cols, const float *bias,
-    const float *bn, float *y, int64_t ldy);
+    const float *bn, const float *res, float *y, int64_t ldy);
 
 /* The kernel (hy_cpu_kernel_fn) for a call set up by hy_conv_packed_new:
  * params is the hy_conv_packed. */

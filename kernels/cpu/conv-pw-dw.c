@@ -21,6 +21,12 @@ struct hy_conv_pw_dw {
   int64_t filters;              /* first's output channels: second's */
   int64_t band_rows;            /* second's output rows per band */
   int64_t buffer_rows;          /* expansion rows a band reads, at most */
+  /* A third call taken in (hy_conv_pw_dw_take_projection), or NULL: the
+   * projection reading the depthwise layer's output, and where its
+   * operands are in `in`. */
+  hy_conv_packed *proj;
+  int proj_bias, proj_bn, proj_res;
+  int64_t proj_filters;
 };
 
 /* The expansion's rows a band keeps in the thread's buffer, all its
@@ -31,6 +37,25 @@ struct hy_conv_pw_dw {
  * depthwise"): 6.96 ms a forward with 128 KiB, 5.57 with 512 KiB, 5.61
  * with 1 MiB. */
 #define BAND_BUFFER_BYTES (512 * 1024)
+
+/* The least columns a band's projection product is given
+ * (hy_conv_pw_dw_take_projection): MobileNetV2's first four blocks, two
+ * threads, the pair and its projection apart against all three as one
+ * (docs/PERFORMANCE.md, "Expansion, depthwise and projection as one"):
+ * bands of 3808, 784 and 280 columns 20-25, 20-25 and 8 % faster, of 196
+ * columns 15 % slower (a product that thin is mostly tile edges). */
+#define PROJ_MIN_BAND_COLS 256
+
+/* The depthwise layer's output rows per band: as many as the expansion
+ * rows they read, all `filters` channels, fit in BAND_BUFFER_BYTES. */
+static int64_t
+band_rows_of (const hy_depthwise *g, int64_t filters)
+{
+  const int64_t k = g->kernel, s = g->stride_h;
+  const int64_t row_bytes = filters * g->in_w * (int64_t) sizeof (float);
+  const int64_t rows = MAX (k, BAND_BUFFER_BYTES / MAX (row_bytes, 1));
+  return MIN ((rows - k) / s + 1, g->out_h);
+}
 
 static int
 pw_dw_wanted (void)
@@ -158,14 +183,77 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   conv->geom = geom;
   conv->channels = first->in[0]->shape.dims[1];
   conv->filters = mid->dims[1];
+  conv->proj_bias = conv->proj_bn = conv->proj_res = -1;
 
-  const int64_t k = geom.kernel, s = geom.stride_h;
-  const int64_t row_bytes = conv->filters * geom.in_w
-      * (int64_t) sizeof (float);
-  const int64_t rows = MAX (k, BAND_BUFFER_BYTES / MAX (row_bytes, 1));
-  conv->band_rows = MIN ((rows - k) / s + 1, geom.out_h);
-  conv->buffer_rows = (conv->band_rows - 1) * s + k;
+  conv->band_rows = band_rows_of (&geom, conv->filters);
+  conv->buffer_rows = (conv->band_rows - 1) * geom.stride_h + geom.kernel;
   return conv;
+}
+
+/* A pointwise convolution the packed kernel runs on the columns it is
+ * given: like is_pointwise, a residual allowed. */
+static bool
+is_projection (const hy_conv_params *p, const hy_shape *x)
+{
+  hy_conv_params plain = *p;
+  plain.fused.residual = false;
+  return is_pointwise (&plain, x);
+}
+
+/* Whether the band's product is wide enough (PROJ_MIN_BAND_COLS), or
+ * the projection is wanted anyway (HYBRIDINFER_PW_DW=1, for tests). */
+static bool
+projection_pays (const hy_depthwise *g, int64_t filters)
+{
+  return pw_dw_wanted () == 1
+      || band_rows_of (g, filters) * g->out_w >= PROJ_MIN_BAND_COLS;
+}
+
+bool
+hy_conv_pw_dw_may_take (const hy_conv_params *dw, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *proj)
+{
+  /* dw is the second of a fusable pair (the caller knows): the depthwise
+   * layer the pair ends with, which this tells apart from a pair's
+   * first. */
+  hy_depthwise geom;
+  return pw_dw_wanted () && hy_packed_gemm_supported ()
+      && runs_depthwise_kernel (dw, x, mid, &geom)
+      && projection_pays (&geom, mid->dims[1]) && is_projection (proj, mid);
+}
+
+bool
+hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv, const hy_call *first,
+    const hy_call *second)
+{
+  if (conv->proj || second->op != HY_OP_CONVOLUTION || second->n_in < 2
+      || second->n_out != 1 || second->in[0] != first->out[0]
+      || !(second->const_inputs & 2u))
+    return false;
+  const hy_conv_params *pp = second->params;
+  if (!pw_dw_wanted () || !projection_pays (&conv->geom, conv->filters)
+      || !is_projection (pp, &first->out[0]->shape))
+    return false;
+  /* As its own call it would run packed, not on the few-channels kernel
+   * (more than four input channels, is_pointwise has checked). */
+  conv->proj = hy_conv_packed_new (pp, second->in, second->n_in,
+      second->out[0], second->const_inputs);
+  if (!conv->proj)
+    return false;
+  /* second's in[k], k >= 1, follows first's (the pair's) arguments. */
+  const int at = first->n_in - 1;
+  conv->proj_bias = bias_index (pp) < 0 ? -1 : bias_index (pp) + at;
+  conv->proj_bn = bn_index (pp) < 0 ? -1 : bn_index (pp) + at;
+  conv->proj_res = pp->fused.residual ? second->n_in - 1 + at : -1;
+  conv->proj_filters = pp->num_filter;
+  return true;
+}
+
+const char *
+hy_conv_pw_dw_kernel_name (const hy_conv_pw_dw *conv)
+{
+  return conv->proj ? "pointwise+depthwise+pointwise"
+      : "pointwise+depthwise";
 }
 
 void
@@ -174,12 +262,14 @@ hy_conv_pw_dw_free (hy_conv_pw_dw *conv)
   if (!conv)
     return;
   hy_conv_packed_free (conv->pw);
+  hy_conv_packed_free (conv->proj);
   g_free (conv);
 }
 
 typedef struct pw_dw_job {
   const hy_conv_pw_dw *conv;
   const float *x, *pw_bias, *pw_bn, *dw_weight, *dw_bias, *dw_bn, *dw_res;
+  const float *proj_bias, *proj_bn, *proj_res;
   float *y;
   int64_t runs;                 /* per image */
   float *buffer;
@@ -187,10 +277,12 @@ typedef struct pw_dw_job {
 } pw_dw_job;
 
 /* The depthwise layer's output rows [o0, o1) of one image from the
- * expansion's rows [lo, hi), which the buffer holds from its row 0 on. */
+ * expansion's rows [lo, hi), which the buffer holds from its row 0 on,
+ * into dst: its planes dst_plane floats apart, each from row o0 on. */
 static void
 depthwise_band (const pw_dw_job *j, int64_t image, int64_t o0, int64_t o1,
-    int64_t lo, int64_t hi, const float *buffer)
+    int64_t lo, int64_t hi, const float *buffer, float *dst,
+    int64_t dst_plane)
 {
   const hy_conv_pw_dw *conv = j->conv;
   const int64_t n = conv->filters;
@@ -212,16 +304,41 @@ depthwise_band (const pw_dw_job *j, int64_t image, int64_t o0, int64_t o1,
       j->dw_bn ? j->dw_bn[f + 2 * n] : 0.0f,
       j->dw_res ? j->dw_res + at : NULL,
     };
-    hy_depthwise_plane (&band, j->y + at, buffer + f * buffer_plane,
-        j->dw_weight + f * k2, j->dw_bias ? j->dw_bias[f] : 0.0f, &de);
+    hy_depthwise_plane (&band, dst + f * dst_plane, buffer
+        + f * buffer_plane, j->dw_weight + f * k2,
+        j->dw_bias ? j->dw_bias[f] : 0.0f, &de);
   }
+}
+
+/* The depthwise layer's output rows [o0, o1) of one image, as its call
+ * would write them, or, with a projection, that projection's output rows
+ * from them: the band's depthwise output goes to the thread's buffer
+ * (`band`), which the product reads from its cache. */
+static void
+finish_band (const pw_dw_job *j, int64_t image, int64_t o0, int64_t o1,
+    int64_t lo, int64_t hi, const float *buffer, float *band)
+{
+  const hy_conv_pw_dw *conv = j->conv;
+  const int64_t out_w = conv->geom.out_w;
+  const int64_t out_plane = conv->geom.out_h * out_w;
+  if (!conv->proj) {
+    depthwise_band (j, image, o0, o1, lo, hi, buffer,
+        j->y + image * conv->filters * out_plane + o0 * out_w, out_plane);
+    return;
+  }
+  const int64_t cols = (o1 - o0) * out_w;
+  depthwise_band (j, image, o0, o1, lo, hi, buffer, band, cols);
+  const int64_t at = image * conv->proj_filters * out_plane + o0 * out_w;
+  hy_conv_packed_pointwise_cols (conv->proj, band, cols, cols, j->proj_bias,
+      j->proj_bn, j->proj_res ? j->proj_res + at : NULL, j->y + at,
+      out_plane);
 }
 
 /* Output rows [begin, end) of one image, a band at a time; the rows two
  * bands share are moved to the buffer's top rather than computed again. */
 static void
 run_rows (const pw_dw_job *j, int64_t image, int64_t begin, int64_t end,
-    float *buffer)
+    float *buffer, float *band)
 {
   const hy_conv_pw_dw *conv = j->conv;
   const int64_t h = conv->geom.in_h, w = conv->geom.in_w;
@@ -245,12 +362,27 @@ run_rows (const pw_dw_job *j, int64_t image, int64_t begin, int64_t end,
     }
     if (hi > from)
       hy_conv_packed_pointwise_cols (conv->pw, x + from * w, h * w,
-          (hi - from) * w, j->pw_bias, j->pw_bn, buffer + (from - lo) * w,
-          buffer_plane);
+          (hi - from) * w, j->pw_bias, j->pw_bn, NULL,
+          buffer + (from - lo) * w, buffer_plane);
     have_lo = lo;
     have_hi = hi;
-    depthwise_band (j, image, o0, o1, lo, hi, buffer);
+    finish_band (j, image, o0, o1, lo, hi, buffer, band);
   }
+}
+
+/* A thread's buffer: the expansion's rows a band reads, then, with a
+ * projection, the band's depthwise output. */
+static int64_t
+expansion_floats (const hy_conv_pw_dw *conv)
+{
+  return conv->filters * conv->buffer_rows * conv->geom.in_w;
+}
+
+static int64_t
+band_floats (const hy_conv_pw_dw *conv)
+{
+  return conv->proj ? conv->filters * conv->band_rows * conv->geom.out_w
+      : 0;
 }
 
 /* Items [begin, end) of (image, run of output rows). */
@@ -261,10 +393,11 @@ pw_dw_items (void *arg, int64_t begin, int64_t end, int thread)
   const int64_t out_h = j->conv->geom.out_h;
   float *buffer = (float *) ((char *) j->buffer
       + (size_t) thread * j->buffer_stride);
+  float *band = buffer + expansion_floats (j->conv);
   for (int64_t i = begin; i < end; i++) {
     const int64_t image = i / j->runs, run = i % j->runs;
     run_rows (j, image, run * out_h / j->runs, (run + 1) * out_h / j->runs,
-        buffer);
+        buffer, band);
   }
 }
 
@@ -279,7 +412,10 @@ hy_cpu_convolution_pw_dw (hy_cpu_ctx *ctx, const void *params,
     .pw_bias = OPERAND (conv->pw_bias), .pw_bn = OPERAND (conv->pw_bn),
     .dw_weight = in[conv->dw_weight]->data,
     .dw_bias = OPERAND (conv->dw_bias), .dw_bn = OPERAND (conv->dw_bn),
-    .dw_res = OPERAND (conv->dw_res), .y = out[0]->data,
+    .dw_res = OPERAND (conv->dw_res),
+    .proj_bias = OPERAND (conv->proj_bias),
+    .proj_bn = OPERAND (conv->proj_bn), .proj_res = OPERAND (conv->proj_res),
+    .y = out[0]->data,
   };
 #undef OPERAND
   const int64_t batch = out[0]->shape.dims[0];
@@ -289,8 +425,7 @@ hy_cpu_convolution_pw_dw (hy_cpu_ctx *ctx, const void *params,
    * it shares with the run above once more. */
   j.runs = batch >= 2 * threads ? 1 : MIN (threads, conv->geom.out_h);
   j.runs = MAX (j.runs, 1);
-  j.buffer = hy_cpu_workspace_per_thread (ctx, (size_t) (conv->filters
-          * conv->buffer_rows * conv->geom.in_w) * sizeof (float),
-      &j.buffer_stride);
+  j.buffer = hy_cpu_workspace_per_thread (ctx, (size_t) (expansion_floats
+          (conv) + band_floats (conv)) * sizeof (float), &j.buffer_stride);
   hy_cpu_parallel_each (ctx, batch * j.runs, pw_dw_items, &j);
 }

@@ -52,6 +52,28 @@ bool hy_conv_pw_dw_may_fuse (const hy_conv_params *first, const hy_shape *x,
     const hy_shape *mid, const hy_conv_params *second, const hy_shape *y);
 void hy_conv_pw_dw_free (hy_conv_pw_dw *conv);
 
+/* The pair's call (`first`, made by hy_conv_pw_dw_new) takes the next
+ * call in too: `second`, a pointwise convolution (as `first` of the pair,
+ * but a residual allowed) reading the depthwise layer's output, the
+ * block's projection.  Each band's depthwise output then goes to a
+ * buffer of the thread's instead of memory, and the projection's product
+ * reads it from there and writes those columns of its output; the fused
+ * call's `in` is first's, then second's less its data.  Returns false,
+ * changing nothing, where it cannot; the pair still runs as it was. */
+bool hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv,
+    const hy_call *first, const hy_call *second);
+
+/* Whether hy_conv_pw_dw_take_projection may take `proj` after the
+ * depthwise layer `dw` of a fusable pair, x its data and mid its output
+ * (the planner's question, before the tensors exist): where the band's
+ * product has PROJ_MIN_BAND_COLS columns or more (conv-pw-dw.c). */
+bool hy_conv_pw_dw_may_take (const hy_conv_params *dw, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *proj);
+
+/* "pointwise+depthwise", or "pointwise+depthwise+pointwise" with a
+ * projection, for profiles. */
+const char *hy_conv_pw_dw_kernel_name (const hy_conv_pw_dw *conv);
+
 /* Measured pair by pair on MobileNetV2's profile (docs/PERFORMANCE.md,
  * "Pointwise + depthwise"; Xeon): fused, the expansions of 1.6 and 4.8 MB
  * an image ran 1.07-1.17× (one thread) and 1.32-1.33× (two) faster than

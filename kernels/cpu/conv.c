@@ -722,12 +722,12 @@ hy_conv_packed_free (hy_conv_packed *conv)
 void
 hy_conv_packed_pointwise_cols (const hy_conv_packed *conv, const float *x,
     int64_t ldx, int64_t cols, const float *bias, const float *bn,
-    float *y, int64_t ldy)
+    const float *res, float *y, int64_t ldy)
 {
   const hy_conv_params *p = &conv->p;
   const int64_t channels = conv->in_shape.dims[1];
   const conv_epilogue e = {
-    &p->fused, y, NULL, ldy, { bias, bn, p->num_filter },
+    &p->fused, y, res, ldy, { bias, bn, p->num_filter },
   };
   /* The same tiles and epilogue as conv_gemm's product: the same sums. */
   const bool epilogue = hy_epilogue_is_set (&p->fused) || bias;

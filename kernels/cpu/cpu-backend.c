@@ -171,6 +171,15 @@ cpu_fuse_calls (hy_backend *be, const hy_call *first, const hy_call *second,
   if (hy_conv_dnnl_enabled ())
     return FALSE;
 #endif
+  if (first->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw) {
+    /* The call is fused already: it may take the projection in too. */
+    hy_conv_pw_dw *pair = (hy_conv_pw_dw *) first->params;
+    if (!hy_conv_pw_dw_take_projection (pair, first, second))
+      return FALSE;
+    fused->fn = first->fn;
+    fused->params = pair;
+    return TRUE;
+  }
   hy_conv_pw_dw *conv = hy_conv_pw_dw_new (first, second);
   if (!conv)
     return FALSE;
@@ -187,9 +196,13 @@ cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
   if (hy_conv_dnnl_enabled ())
     return FALSE;
 #endif
-  return first->op == HY_OP_CONVOLUTION && second->op == HY_OP_CONVOLUTION
-      && hy_conv_pw_dw_may_fuse (first->params, first->in0, first->out0,
-          second->params, second->out0);
+  if (first->op != HY_OP_CONVOLUTION || second->op != HY_OP_CONVOLUTION)
+    return FALSE;
+  if (first->fused_with_previous && hy_conv_pw_dw_may_take (first->params,
+          first->in0, first->out0, second->params))
+    return TRUE;
+  return hy_conv_pw_dw_may_fuse (first->params, first->in0, first->out0,
+      second->params, second->out0);
 }
 
 static void
@@ -224,7 +237,7 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_few_channels)
     return "few-channels";
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw)
-    return "pointwise+depthwise";
+    return hy_conv_pw_dw_kernel_name (call->params);
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
     return hy_conv_packed_kernel_name ((const hy_conv_packed *)
         call->params);

@@ -4,6 +4,9 @@
  * give one after the other, bit for bit, on 1 and 2 threads: band edges,
  * maps whose rows are not whole vectors, strides 1 and 2, 3×3 and 5×5,
  * padding that leaves rows out, each epilogue; and the pairs it refuses.
+ * Then the same with the projection that reads the depthwise output
+ * taken in as well (hy_conv_pw_dw_take_projection): the three calls
+ * against the one.
  */
 #include <math.h>
 #include <string.h>
@@ -139,7 +142,7 @@ test_pair (gconstpointer data)
   /* As one: first's arguments, then second's but its data. */
   hy_conv_pw_dw *fused = hy_conv_pw_dw_new (&first.call, &second.call);
   g_assert_nonnull (fused);
-  const hy_tensor *in[12];
+  const hy_tensor *in[18];
   int n_in = 0;
   for (int k = 0; k < first.n_in; k++)
     in[n_in++] = first.in[k];
@@ -154,16 +157,58 @@ test_pair (gconstpointer data)
             "calls give %.9g", run % 2 + 1, i, got->data[i], want->data[i]);
   }
 
+  /* A projection to 16 channels (BatchNorm, a residual) after it: apart,
+   * on the depthwise output just checked, and taken into the call. */
+  const hy_conv_params qp = conv_params (1, 1, 0, 16, 1, true, true, true,
+      HY_FUSED_ACT_NONE);
+  hy_shape zs = { 4, { q->batch, 16, oh, ow } };
+  hy_shape proj_w = { 4, { 16, q->expanded, 1, 1 } };
+  hy_tensor *want_z = hy_tensor_new (&zs), *got_z = hy_tensor_new (&zs);
+  call_args third;
+  call_args_init (&third, want, &proj_w, &qp, &want_z, 6);
+  hy_conv_packed *proj = hy_conv_packed_new (&qp, third.call.in,
+      third.n_in, want_z, third.call.const_inputs);
+  g_assert_nonnull (proj);
+  hy_cpu_convolution_packed (&ctx[0], proj, third.call.in, third.n_in,
+      &want_z, 1);
+
+  hy_tensor *dw_out = want;
+  const hy_call pair = {
+    .params = fused, .in = in, .out = &dw_out, .n_in = n_in, .n_out = 1,
+    .op = dp.op, .const_inputs = ~1u,
+  };
+  g_assert_true (hy_conv_pw_dw_take_projection (fused, &pair, &third.call));
+  g_assert_cmpstr (hy_conv_pw_dw_kernel_name (fused), ==,
+      "pointwise+depthwise+pointwise");
+  /* Taken once only. */
+  g_assert_false (hy_conv_pw_dw_take_projection (fused, &pair,
+          &third.call));
+  for (int k = 1; k < third.n_in; k++)
+    in[n_in++] = third.in[k];
+  for (int run = 0; run < 4; run++) {
+    memset (got_z->data, 0xff, hy_tensor_nbytes (got_z));     /* NaN */
+    hy_cpu_convolution_pw_dw (&ctx[run % 2], fused, in, n_in, &got_z, 1);
+    for (int64_t i = 0; i < hy_shape_numel (&zs); i++)
+      if (memcmp (&got_z->data[i], &want_z->data[i], sizeof (float)))
+        g_error ("%d thread(s), with the projection: output %"
+            G_GINT64_FORMAT ": %.9g, the three calls give %.9g", run % 2 + 1,
+            i, got_z->data[i], want_z->data[i]);
+  }
+
   hy_conv_pw_dw_free (fused);
   hy_conv_packed_free (packed);
+  hy_conv_packed_free (proj);
   hy_cpu_ctx_clear (&ctx[0]);
   hy_cpu_ctx_clear (&ctx[1]);
   call_args_clear (&first);
   call_args_clear (&second);
+  call_args_clear (&third);
   hy_tensor_free (x);
   hy_tensor_free (mid);
   hy_tensor_free (want);
   hy_tensor_free (got);
+  hy_tensor_free (want_z);
+  hy_tensor_free (got_z);
 }
 
 /* Pairs the kernel does not run as one. */
