@@ -131,30 +131,52 @@ works_per_image (const hy_plan *plan, int64_t batch)
   return TRUE;
 }
 
-/* Whether running image by image pays: where the batch's activations
- * (every value's bytes, as if none shared memory) outweigh the weights
- * the calls read several times over.  Measured at batch 8 on the
- * hybridinfer bench models (docs/PERFORMANCE.md, "Image by image"):
- * MobileNetV2, activations 15 times its weights, 1.42-1.47× faster;
- * MobileNetV3-Large, 7 times, 1.08×; ResNet-50, 3.2 times, 0.97-1.05×;
- * ResNet-18, 1.7 times, 0.87×. */
-#define SPLIT_MIN_ACTIVATIONS_PER_WEIGHT 4
+/* Whether running image by image pays: where the activations the
+ * batch's calls write (a fused chain's inner values are never written)
+ * outweigh the weights they read several times over.  Measured at batch
+ * 8 on the hybridinfer bench models, two threads (docs/PERFORMANCE.md,
+ * "Image by image", and "Expansion, depthwise and projection as one"):
+ * before MobileNet's blocks ran as one call, MobileNetV2 (activations 15
+ * times its weights, as every value's bytes) was 1.42-1.47× faster so,
+ * MobileNetV3-Large (7 times) 1.08×, ResNet-50 (3.2) 0.97-1.05×,
+ * ResNet-18 (1.7) 0.87×.  With the blocks as one call, MobileNetV2 writes
+ * 3.3 times its weights and MobileNetV3-Large 4.5 times, and both run
+ * faster as a batch: 26.1-27.0 against 28.9-29.7 ms, and 21.6 against
+ * 25.1. */
+#define SPLIT_MIN_ACTIVATIONS_PER_WEIGHT 5
 
 /* Nor where the batch's activations fit the caches anyway. */
 #define SPLIT_MIN_ACTIVATION_BYTES (4 << 20)
 
+static gint64
+call_weight_bytes (const hy_call *call)
+{
+  gint64 bytes = 0;
+  for (int k = 0; k < call->n_in; k++)
+    if (call->in[k] && is_weight (call, k))
+      bytes += (gint64) hy_tensor_nbytes (call->in[k]);
+  return bytes;
+}
+
+static gint64
+call_output_bytes (const hy_call *call)
+{
+  gint64 bytes = 0;
+  for (int k = 0; k < call->n_out; k++)
+    bytes += (gint64) hy_tensor_nbytes (call->out[k]);
+  return bytes;
+}
+
 static gboolean
 split_pays (const hy_plan *plan)
 {
-  gint64 weights = 0;
+  gint64 weights = 0, written = 0;
   for (int c = 0; c < plan->n_calls; c++) {
-    const hy_call *call = &plan->calls[c];
-    for (int k = 0; k < call->n_in && k < 32; k++)
-      if (call->in[k] && (call->const_inputs >> k & 1u))
-        weights += (gint64) hy_tensor_nbytes (call->in[k]);
+    weights += call_weight_bytes (&plan->calls[c]);
+    written += call_output_bytes (&plan->calls[c]);
   }
-  return plan->memory.naive_bytes >= SPLIT_MIN_ACTIVATION_BYTES
-      && plan->memory.naive_bytes > SPLIT_MIN_ACTIVATIONS_PER_WEIGHT * weights;
+  return written >= SPLIT_MIN_ACTIVATION_BYTES
+      && written > SPLIT_MIN_ACTIVATIONS_PER_WEIGHT * weights;
 }
 
 /* Inputs beyond this many cannot be split (the structs live on the
@@ -250,25 +272,6 @@ split_whole (hy_plan *whole, const hy_shapes *shapes, int64_t batch)
 
 /* At most this many values cross a cut. */
 #define MAX_CUT_VALUES 8
-
-static gint64
-call_weight_bytes (const hy_call *call)
-{
-  gint64 bytes = 0;
-  for (int k = 0; k < call->n_in; k++)
-    if (call->in[k] && is_weight (call, k))
-      bytes += (gint64) hy_tensor_nbytes (call->in[k]);
-  return bytes;
-}
-
-static gint64
-call_output_bytes (const hy_call *call)
-{
-  gint64 bytes = 0;
-  for (int k = 0; k < call->n_out; k++)
-    bytes += (gint64) hy_tensor_nbytes (call->out[k]);
-  return bytes;
-}
 
 static gboolean
 is_bound_input (const hy_plan *plan, const hy_tensor *t)

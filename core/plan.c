@@ -157,6 +157,25 @@ count_readers (const plan_builder *b)
   return readers;
 }
 
+/* The op node that reads node i's only output, and reads it once, as its
+ * data (input 0); -1 if there is none. */
+static int
+sole_data_reader (const plan_builder *b, const int *readers, guint i)
+{
+  const hy_graph *g = b->graph;
+  const hy_node *node = hy_graph_node (g, i);
+  const hy_entry out = { i, 0 };
+  if (node->n_outputs != 1 || readers[value_of (b, &out)] != 1)
+    return -1;
+  for (guint j = i + 1; j < hy_graph_n_nodes (g); j++) {
+    const hy_node *r = hy_graph_node (g, j);
+    for (guint k = 0; k < r->n_inputs; k++)
+      if (r->inputs[k].node == i)
+        return r->op && k == 0 ? (int) j : -1;
+  }
+  return -1;
+}
+
 /* Where the backend may run an op node and the node that alone reads its
  * output as one call (plan-fuse.c), the first's inputs stay live until
  * the second has run: the fused call reads them while it writes the
@@ -184,11 +203,17 @@ keep_inputs_of_fusable_pairs (plan_builder *b)
     const hy_call_shape a = {
       first->op->id, first->params,
       &data->shapes[first->inputs[0].index], &first->shapes[0],
-      b->fusable[e->node],
+      b->fusable[e->node], NULL,
+    };
+    const int n = sole_data_reader (b, readers, i);
+    const hy_node *third = n < 0 ? NULL : hy_graph_node (g, (guint) n);
+    const hy_call_shape next = {
+      third ? third->op->id : 0, third ? third->params : NULL,
+      &second->shapes[0], third ? &third->shapes[0] : NULL, TRUE, NULL,
     };
     const hy_call_shape c = {
       second->op->id, second->params, &first->shapes[0], &second->shapes[0],
-      FALSE,
+      FALSE, third ? &next : NULL,
     };
     if (!iface->may_fuse (b->backend, &a, &c))
       continue;

@@ -54,6 +54,10 @@ typedef struct hy_call_shape {
   /* This call may already run fused with the one before it (that pair
    * was fusable): a chain of three is offered a pair at a time. */
   gboolean fused_with_previous;
+  /* A pair's second only: the op node that alone reads its output, as
+   * its data (the chain's possible next link), or NULL — so that a pair
+   * may be fused for what the three would gain. */
+  const struct hy_call_shape *next;
 } hy_call_shape;
 
 typedef struct hy_backend hy_backend;

@@ -38,13 +38,14 @@ struct hy_conv_pw_dw {
  * with 1 MiB. */
 #define BAND_BUFFER_BYTES (512 * 1024)
 
-/* The least columns a band's projection product is given
- * (hy_conv_pw_dw_take_projection): MobileNetV2's first four blocks, two
- * threads, the pair and its projection apart against all three as one
- * (docs/PERFORMANCE.md, "Expansion, depthwise and projection as one"):
- * bands of 3808, 784 and 280 columns 20-25, 20-25 and 8 % faster, of 196
- * columns 15 % slower (a product that thin is mostly tile edges). */
-#define PROJ_MIN_BAND_COLS 256
+/* The least columns a thread's band gives the projection's product for
+ * the three to run as one.  MobileNetV2 b1, two threads, every block's
+ * three calls as one against apart (docs/PERFORMANCE.md, "Expansion,
+ * depthwise and projection as one"): blocks on 56×56 and 28×28 maps and
+ * those on 14×14 (bands of 98 columns a thread) 5-26 % faster, those of
+ * 576 channels on 14×14 level, those on 7×7 maps (bands of 21-28
+ * columns, mostly tile edges) 19-34 % slower. */
+#define PROJ_MIN_BAND_COLS 64
 
 /* The depthwise layer's output rows per band: as many as the expansion
  * rows they read, all `filters` channels, fit in BAND_BUFFER_BYTES. */
@@ -120,26 +121,52 @@ is_pointwise (const hy_conv_params *p, const hy_shape *x)
       && p->dilate[0] == 1 && p->dilate[1] == 1;
 }
 
-/* hy_conv_pw_dw_may_fuse, filling *geom with second's geometry. */
+/* Whether the kernel can run the pair at all (whether it pays is
+ * hy_conv_pw_dw_may_fuse's question), filling *geom with second's
+ * geometry. */
 static bool
-may_fuse (const hy_conv_params *first, const hy_shape *x,
+can_fuse (const hy_conv_params *first, const hy_shape *x,
     const hy_shape *mid, const hy_conv_params *second, const hy_shape *y,
     hy_depthwise *geom)
 {
-  const int wanted = pw_dw_wanted ();
-  return wanted && hy_packed_gemm_supported () && is_pointwise (first, x)
-      && mid->ndim == 4 && mid->dims[0] > 0
-      && runs_depthwise_kernel (second, mid, y, geom)
-      && (wanted == 1 || hy_shape_numel (mid) / mid->dims[0]
-          * (int64_t) sizeof (float) >= HY_PW_DW_MIN_BYTES);
+  return pw_dw_wanted () && hy_packed_gemm_supported ()
+      && is_pointwise (first, x) && mid->ndim == 4 && mid->dims[0] > 0
+      && runs_depthwise_kernel (second, mid, y, geom);
+}
+
+/* A pointwise convolution the packed kernel runs on the columns it is
+ * given: like is_pointwise, a residual allowed. */
+static bool
+is_projection (const hy_conv_params *p, const hy_shape *x)
+{
+  hy_conv_params plain = *p;
+  plain.fused.residual = false;
+  return is_pointwise (&plain, x);
+}
+
+/* Whether the projection after the pair pays taken in: a thread's band
+ * gives its product PROJ_MIN_BAND_COLS columns or more (at batch 1 each
+ * of two threads takes half the rows), or it is wanted anyway
+ * (HYBRIDINFER_PW_DW=1, for tests). */
+static bool
+projection_pays (const hy_depthwise *g, int64_t filters)
+{
+  const int64_t rows = MIN (band_rows_of (g, filters), (g->out_h + 1) / 2);
+  return pw_dw_wanted () == 1 || rows * g->out_w >= PROJ_MIN_BAND_COLS;
 }
 
 bool
 hy_conv_pw_dw_may_fuse (const hy_conv_params *first, const hy_shape *x,
-    const hy_shape *mid, const hy_conv_params *second, const hy_shape *y)
+    const hy_shape *mid, const hy_conv_params *second, const hy_shape *y,
+    const hy_conv_params *next)
 {
   hy_depthwise geom;
-  return may_fuse (first, x, mid, second, y, &geom);
+  if (!can_fuse (first, x, mid, second, y, &geom))
+    return false;
+  return pw_dw_wanted () == 1 || hy_shape_numel (mid) / mid->dims[0]
+      * (int64_t) sizeof (float) >= HY_PW_DW_MIN_BYTES
+      || (next && is_projection (next, y)
+          && projection_pays (&geom, mid->dims[1]));
 }
 
 hy_conv_pw_dw *
@@ -152,7 +179,7 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   const hy_conv_params *dp = second->params;
   const hy_shape *mid = &first->out[0]->shape;
   hy_depthwise geom;
-  if (!may_fuse (first->params, &first->in[0]->shape, mid, dp,
+  if (!can_fuse (first->params, &first->in[0]->shape, mid, dp,
           &second->out[0]->shape, &geom))
     return NULL;
   /* first as its own call would run: not on the few-channels kernel, but
@@ -188,25 +215,6 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   conv->band_rows = band_rows_of (&geom, conv->filters);
   conv->buffer_rows = (conv->band_rows - 1) * geom.stride_h + geom.kernel;
   return conv;
-}
-
-/* A pointwise convolution the packed kernel runs on the columns it is
- * given: like is_pointwise, a residual allowed. */
-static bool
-is_projection (const hy_conv_params *p, const hy_shape *x)
-{
-  hy_conv_params plain = *p;
-  plain.fused.residual = false;
-  return is_pointwise (&plain, x);
-}
-
-/* Whether the band's product is wide enough (PROJ_MIN_BAND_COLS), or
- * the projection is wanted anyway (HYBRIDINFER_PW_DW=1, for tests). */
-static bool
-projection_pays (const hy_depthwise *g, int64_t filters)
-{
-  return pw_dw_wanted () == 1
-      || band_rows_of (g, filters) * g->out_w >= PROJ_MIN_BAND_COLS;
 }
 
 bool

@@ -28,28 +28,34 @@
 
 typedef struct hy_conv_pw_dw hy_conv_pw_dw;
 
-/* The two calls as one, or NULL where they do not run so: `first` a
+/* The two calls as one, or NULL where they cannot run so: `first` a
  * Convolution the packed kernel runs as a pointwise product (1×1, stride
  * 1, no padding, one group, no residual, constant weights, on an AVX-512
  * CPU), `second` a depthwise Convolution the AVX-512 depthwise kernel
  * runs with its epilogue in registers, reading first's output as its
- * data, and the rule below: first's output at least
- * HY_PW_DW_MIN_BYTES an image, the size from which its planes no longer
- * stay in a core's cache between the two calls.  The planner keeps
- * first's inputs live through second for such pairs (the backend's
- * may_fuse): MobileNetV2's arena grows from 5.74 to 6.51 MiB.  `in` is the fused
- * call's argument list: first's, then second's less its data; the kernel
- * reads only that and writes second's output.  HYBRIDINFER_PW_DW=0 never
- * fuses (for comparisons), =1 fuses wherever it can, whatever the rule
- * says (for tests). */
+ * data.  Whether it pays is hy_conv_pw_dw_may_fuse's question, which the
+ * planner asks first (only pairs it said yes to are offered).  `in` is
+ * the fused call's argument list: first's, then second's less its data;
+ * the kernel reads only that and writes second's output.
+ * HYBRIDINFER_PW_DW=0 never fuses (for comparisons), =1 fuses wherever
+ * it can, whatever the rules say (for tests). */
 hy_conv_pw_dw *hy_conv_pw_dw_new (const hy_call *first,
     const hy_call *second);
 
-/* The same rule from the two calls' params and shapes alone (x first's
- * data, mid its output, y second's output), before their tensors exist;
- * where it says no, hy_conv_pw_dw_new does too. */
+/* Whether such a pair pays fused, from the calls' params and shapes alone
+ * (x first's data, mid its output, y second's output; `next` the
+ * convolution that alone reads y as its data, or NULL), before their
+ * tensors exist: where first's output is at least HY_PW_DW_MIN_BYTES an
+ * image, the size from which its planes no longer stay in a core's cache
+ * between the two calls, or where `next` is a projection that the pair
+ * would take in as well and that pays (hy_conv_pw_dw_take_projection).
+ * The planner keeps first's inputs live through second for such pairs
+ * (the backend's may_fuse): MobileNetV2's arena grew from 5.74 to 6.51
+ * MiB with the pairs alone. */
 bool hy_conv_pw_dw_may_fuse (const hy_conv_params *first, const hy_shape *x,
-    const hy_shape *mid, const hy_conv_params *second, const hy_shape *y);
+    const hy_shape *mid, const hy_conv_params *second, const hy_shape *y,
+    const hy_conv_params *next);
+
 void hy_conv_pw_dw_free (hy_conv_pw_dw *conv);
 
 /* The pair's call (`first`, made by hy_conv_pw_dw_new) takes the next

@@ -201,8 +201,10 @@ cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
   if (first->fused_with_previous && hy_conv_pw_dw_may_take (first->params,
           first->in0, first->out0, second->params))
     return TRUE;
+  const hy_call_shape *next = second->next;
   return hy_conv_pw_dw_may_fuse (first->params, first->in0, first->out0,
-      second->params, second->out0);
+      second->params, second->out0, next && next->op == HY_OP_CONVOLUTION
+      ? next->params : NULL);
 }
 
 static void
