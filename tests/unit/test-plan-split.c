@@ -17,8 +17,8 @@
  *    outputs are MXNet's forward after forward, the profile lists the
  *    same calls with the same arithmetic; on the model with the mixing
  *    op, never past it.
- * The conformance suites run the zoo's batched MobileNets, which the rule
- * does split, against MXNet.
+ * The zoo conformance suite runs every batched zoo model that can be split
+ * split (conformance-zoo-split, HYBRIDINFER_BATCH_SPLIT=1) against MXNet.
  */
 #include <math.h>
 #include <string.h>
