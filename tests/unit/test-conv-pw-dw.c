@@ -103,6 +103,23 @@ call_args_clear (call_args *a)
     hy_tensor_free (a->in[k]);
 }
 
+/* The fused call, twice on one thread and twice on two, into `got`
+ * (NaN-filled before each run): bit for bit `want`, what `apart` give. */
+static void
+run_fused (hy_cpu_ctx ctx[2], const hy_conv_pw_dw *fused,
+    const hy_tensor *const *in, int n_in, hy_tensor *got,
+    const hy_tensor *want, const char *apart)
+{
+  for (int run = 0; run < 4; run++) {
+    memset (got->data, 0xff, hy_tensor_nbytes (got));
+    hy_cpu_convolution_pw_dw (&ctx[run % 2], fused, in, n_in, &got, 1);
+    for (int64_t i = 0; i < hy_shape_numel (&want->shape); i++)
+      if (memcmp (&got->data[i], &want->data[i], sizeof (float)))
+        g_error ("%d thread(s): output %" G_GINT64_FORMAT ": %.9g, %s give "
+            "%.9g", run % 2 + 1, i, got->data[i], apart, want->data[i]);
+  }
+}
+
 static void
 test_pair (gconstpointer data)
 {
@@ -148,14 +165,7 @@ test_pair (gconstpointer data)
     in[n_in++] = first.in[k];
   for (int k = 1; k < second.n_in; k++)
     in[n_in++] = second.in[k];
-  for (int run = 0; run < 4; run++) {
-    memset (got->data, 0xff, hy_tensor_nbytes (got));     /* NaN */
-    hy_cpu_convolution_pw_dw (&ctx[run % 2], fused, in, n_in, &got, 1);
-    for (int64_t i = 0; i < hy_shape_numel (&ys); i++)
-      if (memcmp (&got->data[i], &want->data[i], sizeof (float)))
-        g_error ("%d thread(s): output %" G_GINT64_FORMAT ": %.9g, the two "
-            "calls give %.9g", run % 2 + 1, i, got->data[i], want->data[i]);
-  }
+  run_fused (ctx, fused, in, n_in, got, want, "the two calls");
 
   /* A projection to 16 channels (BatchNorm, a residual) after it: apart,
    * on the depthwise output just checked, and taken into the call. */
@@ -185,15 +195,7 @@ test_pair (gconstpointer data)
           &third.call));
   for (int k = 1; k < third.n_in; k++)
     in[n_in++] = third.in[k];
-  for (int run = 0; run < 4; run++) {
-    memset (got_z->data, 0xff, hy_tensor_nbytes (got_z));     /* NaN */
-    hy_cpu_convolution_pw_dw (&ctx[run % 2], fused, in, n_in, &got_z, 1);
-    for (int64_t i = 0; i < hy_shape_numel (&zs); i++)
-      if (memcmp (&got_z->data[i], &want_z->data[i], sizeof (float)))
-        g_error ("%d thread(s), with the projection: output %"
-            G_GINT64_FORMAT ": %.9g, the three calls give %.9g", run % 2 + 1,
-            i, got_z->data[i], want_z->data[i]);
-  }
+  run_fused (ctx, fused, in, n_in, got_z, want_z, "the three calls");
 
   hy_conv_pw_dw_free (fused);
   hy_conv_packed_free (packed);
