@@ -10,9 +10,9 @@
  * may take the next call in too (the CPU's expansion, depthwise and
  * projection): a chain.  The fused call keeps the last call's node
  * (errors name it; the profile counts every node's arithmetic there) and
- * the chain's first node is remembered in call_first_nodes.  The value between them keeps its place in the arena
- * (the memory plan is made before calls are fused), but no call writes
- * it.
+ * the chain's first node is remembered in call_first_nodes.  The values
+ * between them keep their places in the arena (the memory plan is made
+ * before calls are fused), but no call writes them.
  */
 #include <string.h>
 

@@ -87,8 +87,6 @@ is_weight (const hy_call *call, int k)
   return k < 32 && (call->const_inputs >> k & 1u);
 }
 
-/* Whether `call` reads image b of its batched inputs for image b of its
- * outputs only. */
 /* A slice that keeps the batch axis whole (a strided slice of the
  * spatial axes, pass-early-stride.c). */
 static gboolean
@@ -99,6 +97,8 @@ slice_keeps_batch (const hy_call *call, int64_t batch)
   return first == 0 && step == 1 && count == batch;
 }
 
+/* Whether `call` reads image b of its batched inputs for image b of its
+ * outputs only. */
 static gboolean
 call_works_per_image (hy_backend *be, const hy_call *call, int64_t batch)
 {
