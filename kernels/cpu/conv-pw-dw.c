@@ -85,6 +85,17 @@ bn_index (const hy_conv_params *p)
   return p->fused.batch_norm ? (p->no_bias ? 2 : 3) : -1;
 }
 
+/* A later call's operands in the fused call's `in`, where its arguments
+ * but its data follow `at` + 1 of the calls before it. */
+static void
+operands_after (const hy_call *call, int at, int *bias, int *bn, int *res)
+{
+  const hy_conv_params *p = call->params;
+  *bias = bias_index (p) < 0 ? -1 : bias_index (p) + at;
+  *bn = bn_index (p) < 0 ? -1 : bn_index (p) + at;
+  *res = p->fused.residual ? call->n_in - 1 + at : -1;
+}
+
 /* Whether conv.c would run p (x into y) with the AVX-512 depthwise
  * kernel, epilogue in registers; fills *geom. */
 static bool
@@ -204,9 +215,7 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   /* second's in[k], k >= 1, follows first's arguments. */
   const int at = first->n_in - 1;
   conv->dw_weight = 1 + at;
-  conv->dw_bias = bias_index (dp) < 0 ? -1 : bias_index (dp) + at;
-  conv->dw_bn = bn_index (dp) < 0 ? -1 : bn_index (dp) + at;
-  conv->dw_res = dp->fused.residual ? second->n_in - 1 + at : -1;
+  operands_after (second, at, &conv->dw_bias, &conv->dw_bn, &conv->dw_res);
   conv->geom = geom;
   conv->channels = first->in[0]->shape.dims[1];
   conv->filters = mid->dims[1];
@@ -250,9 +259,8 @@ hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv, const hy_call *first,
     return false;
   /* second's in[k], k >= 1, follows first's (the pair's) arguments. */
   const int at = first->n_in - 1;
-  conv->proj_bias = bias_index (pp) < 0 ? -1 : bias_index (pp) + at;
-  conv->proj_bn = bn_index (pp) < 0 ? -1 : bn_index (pp) + at;
-  conv->proj_res = pp->fused.residual ? second->n_in - 1 + at : -1;
+  operands_after (second, at, &conv->proj_bias, &conv->proj_bn,
+      &conv->proj_res);
   conv->proj_filters = pp->num_filter;
   return true;
 }
