@@ -12,13 +12,16 @@
 #include "kernels/params/nn.h"
 
 struct hy_conv_pw_dw {
-  hy_conv_packed *pw;           /* first's weights, packed */
+  /* The expansion's weights, packed; NULL where the chain starts at the
+   * depthwise layer (hy_conv_pw_dw_new), which then reads its data from
+   * the call's input rows themselves. */
+  hy_conv_packed *pw;
   hy_fused_epilogue dw_fused;
   /* Where each operand is in the fused call's `in`, or -1. */
   int pw_bias, pw_bn, dw_weight, dw_bias, dw_bn, dw_res;
   hy_depthwise geom;            /* second's, for whole planes */
-  int64_t channels;             /* first's input channels */
-  int64_t filters;              /* first's output channels: second's */
+  int64_t channels;             /* the call's input channels */
+  int64_t filters;              /* the depthwise layer's channels */
   int64_t band_rows;            /* second's output rows per band */
   int64_t buffer_rows;          /* expansion rows a band reads, at most */
   /* A third call taken in (hy_conv_pw_dw_take_projection), or NULL: the
@@ -155,6 +158,18 @@ is_projection (const hy_conv_params *p, const hy_shape *x)
   return is_pointwise (&plain, x);
 }
 
+/* Whether the kernel can run a depthwise layer (`first`, x its data, mid
+ * its output) and the projection reading it (`second`) as one, a chain
+ * without an expansion; fills *geom with first's geometry. */
+static bool
+can_fuse_from_depthwise (const hy_conv_params *first, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *second, hy_depthwise *geom)
+{
+  return pw_dw_wanted () && hy_packed_gemm_supported () && x->ndim == 4
+      && x->dims[0] > 0 && runs_depthwise_kernel (first, x, mid, geom)
+      && is_projection (second, mid);
+}
+
 /* Whether the projection after the pair pays taken in: a thread's band
  * gives its product PROJ_MIN_BAND_COLS columns or more (at batch 1 each
  * of two threads takes half the rows), or it is wanted anyway
@@ -172,12 +187,38 @@ hy_conv_pw_dw_may_fuse (const hy_conv_params *first, const hy_shape *x,
     const hy_conv_params *next)
 {
   hy_depthwise geom;
+  /* A depthwise layer and its projection: for what the projection gains,
+   * as in a chain of three. */
+  if (can_fuse_from_depthwise (first, x, mid, second, &geom))
+    return projection_pays (&geom, mid->dims[1]);
   if (!can_fuse (first, x, mid, second, y, &geom))
     return false;
   return pw_dw_wanted () == 1 || hy_shape_numel (mid) / mid->dims[0]
       * (int64_t) sizeof (float) >= HY_PW_DW_MIN_BYTES
       || (next && is_projection (next, y)
           && projection_pays (&geom, mid->dims[1]));
+}
+
+/* A depthwise layer (`first`, geometry *geom) and the projection reading
+ * it (`second`) as one call. */
+static hy_conv_pw_dw *
+new_from_depthwise (const hy_call *first, const hy_call *second,
+    const hy_depthwise *geom)
+{
+  hy_conv_pw_dw *conv = g_new0 (hy_conv_pw_dw, 1);
+  conv->dw_fused = ((const hy_conv_params *) first->params)->fused;
+  conv->pw_bias = conv->pw_bn = -1;
+  conv->dw_weight = 1;
+  operands_after (first, 0, &conv->dw_bias, &conv->dw_bn, &conv->dw_res);
+  conv->geom = *geom;
+  conv->channels = conv->filters = first->in[0]->shape.dims[1];
+  conv->proj_bias = conv->proj_bn = conv->proj_res = -1;
+  conv->band_rows = band_rows_of (geom, conv->filters);
+  if (!hy_conv_pw_dw_take_projection (conv, first, second)) {
+    g_free (conv);
+    return NULL;
+  }
+  return conv;
 }
 
 hy_conv_pw_dw *
@@ -190,6 +231,9 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   const hy_conv_params *dp = second->params;
   const hy_shape *mid = &first->out[0]->shape;
   hy_depthwise geom;
+  if (can_fuse_from_depthwise (first->params, &first->in[0]->shape, mid, dp,
+          &geom))
+    return new_from_depthwise (first, second, &geom);
   if (!can_fuse (first->params, &first->in[0]->shape, mid, dp,
           &second->out[0]->shape, &geom))
     return NULL;
@@ -268,6 +312,8 @@ hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv, const hy_call *first,
 const char *
 hy_conv_pw_dw_kernel_name (const hy_conv_pw_dw *conv)
 {
+  if (!conv->pw)
+    return "depthwise+pointwise";
   return conv->proj ? "pointwise+depthwise+pointwise"
       : "pointwise+depthwise";
 }
@@ -292,18 +338,24 @@ typedef struct pw_dw_job {
   size_t buffer_stride;         /* bytes between threads' buffers */
 } pw_dw_job;
 
-/* The depthwise layer's output rows [o0, o1) of one image from the
- * expansion's rows [lo, hi), which the buffer holds from its row 0 on,
- * into dst: its planes dst_plane floats apart, each from row o0 on. */
+/* The depthwise layer's input rows [lo, hi) of one image: where `src`
+ * holds them, from row lo on, planes src_plane floats apart (the thread's
+ * buffer of the expansion's rows, or the call's input itself). */
+typedef struct band_source {
+  const float *src;
+  int64_t src_plane;
+} band_source;
+
+/* The depthwise layer's output rows [o0, o1) of one image from its input
+ * rows [lo, hi) into dst: its planes dst_plane floats apart, each from
+ * row o0 on. */
 static void
 depthwise_band (const pw_dw_job *j, int64_t image, int64_t o0, int64_t o1,
-    int64_t lo, int64_t hi, const float *buffer, float *dst,
-    int64_t dst_plane)
+    int64_t lo, int64_t hi, band_source in, float *dst, int64_t dst_plane)
 {
   const hy_conv_pw_dw *conv = j->conv;
   const int64_t n = conv->filters;
   const int64_t out_plane = conv->geom.out_h * conv->geom.out_w;
-  const int64_t buffer_plane = conv->buffer_rows * conv->geom.in_w;
   hy_depthwise band = conv->geom;
   band.in_h = hi - lo;
   band.out_h = o1 - o0;
@@ -320,8 +372,8 @@ depthwise_band (const pw_dw_job *j, int64_t image, int64_t o0, int64_t o1,
       j->dw_bn ? j->dw_bn[f + 2 * n] : 0.0f,
       j->dw_res ? j->dw_res + at : NULL,
     };
-    hy_depthwise_plane (&band, dst + f * dst_plane, buffer
-        + f * buffer_plane, j->dw_weight + f * k2,
+    hy_depthwise_plane (&band, dst + f * dst_plane, in.src
+        + f * in.src_plane, j->dw_weight + f * k2,
         j->dw_bias ? j->dw_bias[f] : 0.0f, &de);
   }
 }
@@ -332,18 +384,18 @@ depthwise_band (const pw_dw_job *j, int64_t image, int64_t o0, int64_t o1,
  * (`band`), which the product reads from its cache. */
 static void
 finish_band (const pw_dw_job *j, int64_t image, int64_t o0, int64_t o1,
-    int64_t lo, int64_t hi, const float *buffer, float *band)
+    int64_t lo, int64_t hi, band_source in, float *band)
 {
   const hy_conv_pw_dw *conv = j->conv;
   const int64_t out_w = conv->geom.out_w;
   const int64_t out_plane = conv->geom.out_h * out_w;
   if (!conv->proj) {
-    depthwise_band (j, image, o0, o1, lo, hi, buffer,
+    depthwise_band (j, image, o0, o1, lo, hi, in,
         j->y + image * conv->filters * out_plane + o0 * out_w, out_plane);
     return;
   }
   const int64_t cols = (o1 - o0) * out_w;
-  depthwise_band (j, image, o0, o1, lo, hi, buffer, band, cols);
+  depthwise_band (j, image, o0, o1, lo, hi, in, band, cols);
   const int64_t at = image * conv->proj_filters * out_plane + o0 * out_w;
   hy_conv_packed_pointwise_cols (conv->proj, band, cols, cols, j->proj_bias,
       j->proj_bn, j->proj_res ? j->proj_res + at : NULL, j->y + at,
@@ -367,6 +419,12 @@ run_rows (const pw_dw_job *j, int64_t image, int64_t begin, int64_t end,
     const int64_t o1 = MIN (o0 + conv->band_rows, end);
     const int64_t lo = MAX (0, o0 * s - pad);
     const int64_t hi = MIN (h, (o1 - 1) * s - pad + k);
+    if (!conv->pw) {
+      /* No expansion: the depthwise layer reads the input's rows. */
+      finish_band (j, image, o0, o1, lo, hi,
+          (band_source) { x + lo * w, h * w }, band);
+      continue;
+    }
     int64_t from = lo;          /* the first row to compute */
     if (lo >= have_lo && lo < have_hi) {
       from = have_hi;
@@ -382,7 +440,8 @@ run_rows (const pw_dw_job *j, int64_t image, int64_t begin, int64_t end,
           buffer + (from - lo) * w, buffer_plane);
     have_lo = lo;
     have_hi = hi;
-    finish_band (j, image, o0, o1, lo, hi, buffer, band);
+    finish_band (j, image, o0, o1, lo, hi,
+        (band_source) { buffer, buffer_plane }, band);
   }
 }
 
@@ -391,7 +450,7 @@ run_rows (const pw_dw_job *j, int64_t image, int64_t begin, int64_t end,
 static int64_t
 expansion_floats (const hy_conv_pw_dw *conv)
 {
-  return conv->filters * conv->buffer_rows * conv->geom.in_w;
+  return conv->pw ? conv->filters * conv->buffer_rows * conv->geom.in_w : 0;
 }
 
 static int64_t

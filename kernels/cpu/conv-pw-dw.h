@@ -15,6 +15,10 @@
  * two bands share (K − stride of them) are kept, not computed again; only
  * where a thread's run starts are they computed twice.
  *
+ * The same bands run a depthwise layer and the pointwise one after it
+ * (MobileNetV1's pairs, MobileNetV3's first block): the depthwise layer
+ * then reads the call's input rows where they lie.
+ *
  * Each output is the sum the two calls compute, bit for bit: the product
  * sums every output over the input channels in order whatever columns it
  * is given, and the depthwise kernel sums each output alone.
@@ -33,10 +37,13 @@ typedef struct hy_conv_pw_dw hy_conv_pw_dw;
  * 1, no padding, one group, no residual, constant weights, on an AVX-512
  * CPU), `second` a depthwise Convolution the AVX-512 depthwise kernel
  * runs with its epilogue in registers, reading first's output as its
- * data.  Whether it pays is hy_conv_pw_dw_may_fuse's question, which the
- * planner asks first (only pairs it said yes to are offered).  `in` is
- * the fused call's argument list: first's, then second's less its data;
- * the kernel reads only that and writes second's output.
+ * data.  Or `first` such a depthwise Convolution and `second` a
+ * pointwise one reading its output, as hy_conv_pw_dw_take_projection
+ * takes one (a chain without an expansion).  Whether it pays is
+ * hy_conv_pw_dw_may_fuse's question, which the planner asks first (only
+ * pairs it said yes to are offered).  `in` is the fused call's argument
+ * list: first's, then second's less its data; the kernel reads only that
+ * and writes second's output.
  * HYBRIDINFER_PW_DW=0 never fuses (for comparisons), =1 fuses wherever
  * it can, whatever the rules say (for tests). */
 hy_conv_pw_dw *hy_conv_pw_dw_new (const hy_call *first,
@@ -49,6 +56,7 @@ hy_conv_pw_dw *hy_conv_pw_dw_new (const hy_call *first,
  * image, the size from which its planes no longer stay in a core's cache
  * between the two calls, or where `next` is a projection that the pair
  * would take in as well and that pays (hy_conv_pw_dw_take_projection).
+ * A depthwise layer and its projection pay where that projection would.
  * The planner keeps first's inputs live through second for such pairs
  * (the backend's may_fuse): MobileNetV2's arena grew from 5.74 to 6.51
  * MiB with the pairs alone. */
@@ -76,8 +84,8 @@ bool hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv,
 bool hy_conv_pw_dw_may_take (const hy_conv_params *dw, const hy_shape *x,
     const hy_shape *mid, const hy_conv_params *proj);
 
-/* "pointwise+depthwise", or "pointwise+depthwise+pointwise" with a
- * projection, for profiles. */
+/* "pointwise+depthwise", "pointwise+depthwise+pointwise" with a
+ * projection, or "depthwise+pointwise", for profiles. */
 const char *hy_conv_pw_dw_kernel_name (const hy_conv_pw_dw *conv);
 
 /* Measured pair by pair on MobileNetV2's profile (docs/PERFORMANCE.md,

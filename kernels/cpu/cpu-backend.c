@@ -160,9 +160,10 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
   return TRUE;
 }
 
-/* A pointwise convolution and the depthwise one that reads it, band by
- * band in a thread's cache (conv-pw-dw.h); oneDNN, when it is on, takes
- * each alone. */
+/* A pointwise convolution and the depthwise one that reads it, or a
+ * depthwise convolution and the pointwise one that reads it, band by band
+ * in a thread's cache (conv-pw-dw.h); oneDNN, when it is on, takes each
+ * alone. */
 static gboolean
 cpu_fuse_calls (hy_backend *be, const hy_call *first, const hy_call *second,
     hy_call *fused)
@@ -198,9 +199,11 @@ cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
 #endif
   if (first->op != HY_OP_CONVOLUTION || second->op != HY_OP_CONVOLUTION)
     return FALSE;
-  if (first->fused_with_previous && hy_conv_pw_dw_may_take (first->params,
-          first->in0, first->out0, second->params))
-    return TRUE;
+  /* A call already in a chain can only take the next call in: a pair's
+   * depthwise layer its projection. */
+  if (first->fused_with_previous)
+    return hy_conv_pw_dw_may_take (first->params, first->in0, first->out0,
+        second->params);
   const hy_call_shape *next = second->next;
   return hy_conv_pw_dw_may_fuse (first->params, first->in0, first->out0,
       second->params, second->out0, next && next->op == HY_OP_CONVOLUTION

@@ -13,8 +13,8 @@ model with PERF_COUNT on, the same settings as compare.py (LATENCY, f32, --threa
 executed node's median real time over the iterations.  The convolutions are paired in
 execution order, which holds for a chain (MobileNet) but not always across a ResNet's
 branches (OpenVINO may run the shortcut's convolution first), and one of our fused calls
-(pointwise+depthwise) is paired with two of its nodes; the per-kind totals at the end hold
-either way.  Reorders and the pooling OpenVINO inserts for a strided 1x1 convolution
+(pointwise+depthwise and the like) is paired with one of its nodes per part; the per-kind
+totals at the end hold either way.  Reorders and the pooling OpenVINO inserts for a strided 1x1 convolution
 count under "other".
 """
 import argparse
@@ -105,8 +105,10 @@ def main():
           "  OpenVINO kernel           its ms  ours/its")
     j = 0
     for i, a in enumerate(our_convs):
-        # A fused call of ours (conv-pw-dw) is two of OpenVINO's nodes.
-        span = 2 if a[1] == "pointwise+depthwise" else 1
+        # A fused call of ours (conv-pw-dw: "pointwise+depthwise",
+        # "pointwise+depthwise+pointwise", "depthwise+pointwise") is paired with one
+        # of OpenVINO's nodes per part.
+        span = a[1].count("+") + 1
         b = ov_convs[j:j + span]
         j += span
         its = sum(x[3] for x in b) if b else float("nan")

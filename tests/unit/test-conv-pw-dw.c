@@ -6,7 +6,8 @@
  * padding that leaves rows out, each epilogue; and the pairs it refuses.
  * Then the same with the projection that reads the depthwise output
  * taken in as well (hy_conv_pw_dw_take_projection): the three calls
- * against the one.
+ * against the one; and the depthwise layer and that projection alone as
+ * one (a chain without an expansion, MobileNetV1's).
  */
 #include <math.h>
 #include <string.h>
@@ -197,6 +198,23 @@ test_pair (gconstpointer data)
     in[n_in++] = third.in[k];
   run_fused (ctx, fused, in, n_in, got_z, want_z, "the three calls");
 
+  /* The depthwise layer and the projection, without the expansion: its
+   * arguments (data: the expansion's output), then the projection's. */
+  hy_conv_pw_dw *from_dw = hy_conv_pw_dw_new (&second.call, &third.call);
+  g_assert_nonnull (from_dw);
+  g_assert_cmpstr (hy_conv_pw_dw_kernel_name (from_dw), ==,
+      "depthwise+pointwise");
+  g_assert_false (hy_conv_pw_dw_take_projection (from_dw, &second.call,
+          &third.call));
+  n_in = 0;
+  for (int k = 0; k < second.n_in; k++)
+    in[n_in++] = second.in[k];
+  for (int k = 1; k < third.n_in; k++)
+    in[n_in++] = third.in[k];
+  run_fused (ctx, from_dw, in, n_in, got_z, want_z,
+      "the depthwise and pointwise calls");
+
+  hy_conv_pw_dw_free (from_dw);
   hy_conv_pw_dw_free (fused);
   hy_conv_packed_free (packed);
   hy_conv_packed_free (proj);
@@ -260,12 +278,35 @@ test_refuses (void)
   tanh_dw.fused.act = HY_FUSED_ACT_TANH;
   second.call.params = &tanh_dw;
   g_assert_null (hy_conv_pw_dw_new (&first.call, &second.call));
+  second.call.params = &dp;
+
+  /* The depthwise layer and a pointwise one after it: taken, but not
+   * with weights that may change, nor a 3×3 after it. */
+  hy_shape zs = { 4, { 1, 16, 20, 20 } }, proj_w = { 4, { 16, 32, 1, 1 } };
+  hy_tensor *z = hy_tensor_new (&zs);
+  hy_conv_params qp = conv_params (1, 1, 0, 16, 1, true, false, false,
+      HY_FUSED_ACT_NONE);
+  call_args third;
+  call_args_init (&third, y, &proj_w, &qp, &z, 6);
+  ok = hy_conv_pw_dw_new (&second.call, &third.call);
+  g_assert_nonnull (ok);
+  hy_conv_pw_dw_free (ok);
+  third.call.const_inputs = 1u;
+  g_assert_null (hy_conv_pw_dw_new (&second.call, &third.call));
+  third.call.const_inputs = ~1u;
+  hy_conv_params q3 = qp;
+  q3.kernel[0] = q3.kernel[1] = 3;
+  q3.pad[0] = q3.pad[1] = 1;
+  third.call.params = &q3;
+  g_assert_null (hy_conv_pw_dw_new (&second.call, &third.call));
 
   call_args_clear (&first);
   call_args_clear (&second);
+  call_args_clear (&third);
   hy_tensor_free (x);
   hy_tensor_free (mid);
   hy_tensor_free (y);
+  hy_tensor_free (z);
 }
 
 int
