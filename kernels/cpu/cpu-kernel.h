@@ -79,15 +79,16 @@ void hy_cpu_ctx_set_threads (hy_cpu_ctx *ctx, int n_threads);
 int hy_cpu_n_threads (const hy_cpu_ctx *ctx);
 
 /* Runs fn over items [0, n) on ctx's threads, in up to four contiguous
- * chunks per thread of at least `grain` items each, taken by whichever
- * thread is free: a loop of fewer than 2·grain items runs serially on the
+ * chunks per thread of at least `grain` items each: each thread its own
+ * share of them first (the t-th fraction, threadpool.h), then any another
+ * has not begun.  A loop of fewer than 2·grain items runs serially on the
  * caller.  grain is the least work worth handing to a thread (e.g. 16K
  * floats of a cheap elementwise loop). */
 void hy_cpu_parallel_for (hy_cpu_ctx *ctx, int64_t n, int64_t grain,
     hy_parallel_fn fn, void *arg);
 
-/* The same with one chunk per item, claimed by whichever thread is free:
- * for a few heavy items of uneven cost (GEMM blocks). */
+/* The same with one chunk per item, shared out the same way: for a few
+ * heavy items of uneven cost (GEMM blocks). */
 void hy_cpu_parallel_each (hy_cpu_ctx *ctx, int64_t n, hy_parallel_fn fn,
     void *arg);
 

@@ -1,13 +1,25 @@
 /*
  * threadpool.c — the CPU kernels' worker threads (see threadpool.h).
  *
- * One 64-bit word describes the loop in progress: its generation (bumped
- * per loop), its chunk count and the next unclaimed chunk.  A thread claims
- * a chunk with a compare-and-swap on the whole word, so a late worker still
- * looking at a finished loop can never claim from it; once a claim
- * succeeds the loop cannot finish before that chunk is done, so the
- * function and its argument, written before the loop was published, stay
- * valid while the chunk runs.
+ * One 64-bit word publishes the loop in progress: its generation (bumped
+ * per loop) and its chunk count.  Each thread has a share of the chunks,
+ * a word of its own (generation, next chunk, end): the t-th of T threads
+ * owns the t-th fraction of the loop, in order.  A thread claims its own
+ * chunks from the front of its share, then the chunks nobody has taken
+ * yet from the back of the others', each with a compare-and-swap on the
+ * whole word, so a late worker still looking at a finished loop can never
+ * claim from it; once a claim succeeds the loop cannot finish before that
+ * chunk is done, so the function, its argument and the loop's sizes,
+ * written before the loop was published, stay valid while the chunk runs.
+ *
+ * Why shares: a thread then runs the same part of every loop, so where
+ * one layer's loop and the next split their data alike (planes, rows,
+ * columns), each thread reads what it wrote itself, from its own cache.
+ * Where two vCPUs do not share an L3 (this project's 2-vCPU machines, at
+ * times), a line written by the other core costs several times a local
+ * one: taken in turn by whichever thread was free, MobileNetV3-Large's
+ * forward on two threads ran 1.13× slower (docs/PERFORMANCE.md, "Shares
+ * of a loop").
  *
  * Sleeping uses a Linux futex on a separate wake counter; a loop is
  * published first and the counter bumped after, and a worker registers as
@@ -68,7 +80,8 @@
 #define STALL_WINDOW_NS 10000000
 #define SOLO_NS 250000000
 
-/* The loop word: generation | chunk count | next chunk. */
+/* The loop word: generation | chunk count; a share's: generation | next
+ * chunk | end. */
 #define CHUNK_BITS 16
 #define MAX_CHUNKS HY_THREADPOOL_MAX_CHUNKS
 _Static_assert (MAX_CHUNKS < 1 << CHUNK_BITS, "chunk fields overflow");
@@ -77,9 +90,15 @@ _Static_assert (MAX_CHUNKS < 1 << CHUNK_BITS, "chunk fields overflow");
 #define CACHE_LINE 64
 
 static inline uint64_t
-loop_word (uint32_t gen, uint32_t n_chunks, uint32_t next)
+loop_word (uint32_t gen, uint32_t n_chunks)
 {
-  return (uint64_t) gen << 32 | (uint64_t) n_chunks << CHUNK_BITS | next;
+  return (uint64_t) gen << 32 | n_chunks;
+}
+
+static inline uint64_t
+share_word (uint32_t gen, uint32_t next, uint32_t end)
+{
+  return (uint64_t) gen << 32 | (uint64_t) next << CHUNK_BITS | end;
 }
 
 static inline uint32_t
@@ -91,14 +110,25 @@ word_gen (uint64_t w)
 static inline uint32_t
 word_chunks (uint64_t w)
 {
+  return w & MAX_CHUNKS;
+}
+
+static inline uint32_t
+share_next (uint64_t w)
+{
   return (w >> CHUNK_BITS) & MAX_CHUNKS;
 }
 
 static inline uint32_t
-word_next (uint64_t w)
+share_end (uint64_t w)
 {
   return w & MAX_CHUNKS;
 }
+
+/* A thread's share of the loop in progress, on a cache line of its own. */
+typedef struct share {
+  _Alignas (CACHE_LINE) _Atomic uint64_t word;
+} share;
 
 typedef struct worker {
   pthread_t thread;
@@ -111,8 +141,10 @@ struct hy_threadpool {
   hy_parallel_fn fn;
   void *arg;
   int64_t n, chunk;
+  uint32_t n_chunks;
   int n_threads;
   worker *workers;              /* n_threads − 1 */
+  share *shares;                /* n_threads */
 
   /* The caller's own bookkeeping of stalls (see STALL_NS). */
   int64_t solo_until;           /* now_ns () before which loops run alone */
@@ -163,30 +195,57 @@ futex_wake (_Atomic uint32_t *addr, int count)
   syscall (SYS_futex, addr, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
 }
 
-/* Claims and runs chunks of loop `gen` until none is left; returns how
- * many it ran. */
+#define CLAIM_EMPTY (-1)         /* the share has no chunk left */
+#define CLAIM_STALE (-2)         /* loop `gen` is over */
+
+/* Claims a chunk of loop `gen` from share sh: its first (the owner) or
+ * its last (another thread); returns the chunk's index. */
+static int64_t
+claim (share *sh, uint32_t gen, bool first)
+{
+  uint64_t w = atomic_load_explicit (&sh->word, memory_order_acquire);
+  for (;;) {
+    if (word_gen (w) != gen)
+      return CLAIM_STALE;
+    const uint32_t next = share_next (w), end = share_end (w);
+    if (next >= end)
+      return CLAIM_EMPTY;
+    const uint64_t claimed = first ? w + ((uint64_t) 1 << CHUNK_BITS)
+        : w - 1;
+    if (atomic_compare_exchange_weak_explicit (&sh->word, &w, claimed,
+            memory_order_acquire, memory_order_acquire))
+      return first ? next : end - 1;
+    /* w now holds the current word */
+  }
+}
+
+/* Claims and runs chunks of loop `gen` until none is left: its own
+ * share's in order, then the others' from their ends.  Returns how many
+ * it ran. */
 static int
 run_chunks (hy_threadpool *pool, uint32_t gen, int thread)
 {
   int ran = 0;
-  uint64_t w = atomic_load_explicit (&pool->loop, memory_order_acquire);
-  for (;;) {
-    if (word_gen (w) != gen || word_next (w) >= word_chunks (w))
-      return ran;
-    if (!atomic_compare_exchange_weak_explicit (&pool->loop, &w, w + 1,
-            memory_order_acquire, memory_order_acquire))
-      continue;                 /* w now holds the current word */
-    const uint32_t n_chunks = word_chunks (w);
-    const int64_t begin = (int64_t) word_next (w) * pool->chunk;
-    const int64_t end = begin + pool->chunk < pool->n
-        ? begin + pool->chunk : pool->n;
-    pool->fn (pool->arg, begin, end, thread);
-    ran++;
-    if (atomic_fetch_add (&pool->done, 1) + 1 == n_chunks
-        && atomic_load (&pool->caller_asleep))
-      futex_wake (&pool->done, 1);
-    w = atomic_load_explicit (&pool->loop, memory_order_acquire);
+  const int n_threads = pool->n_threads;
+  for (int v = 0; v < n_threads; v++) {
+    share *sh = &pool->shares[(thread + v) % n_threads];
+    for (;;) {
+      const int64_t c = claim (sh, gen, v == 0);
+      if (c == CLAIM_STALE)
+        return ran;
+      if (c == CLAIM_EMPTY)
+        break;
+      const int64_t begin = c * pool->chunk;
+      const int64_t end = begin + pool->chunk < pool->n
+          ? begin + pool->chunk : pool->n;
+      pool->fn (pool->arg, begin, end, thread);
+      ran++;
+      if (atomic_fetch_add (&pool->done, 1) + 1 == pool->n_chunks
+          && atomic_load (&pool->caller_asleep))
+        futex_wake (&pool->done, 1);
+    }
   }
+  return ran;
 }
 
 /* Waits until a loop other than `gen` (of n_chunks chunks) is published,
@@ -230,7 +289,10 @@ worker_main (void *data)
 {
   worker *self = data;
   hy_threadpool *pool = self->pool;
-  uint64_t w = atomic_load (&pool->loop);
+  /* The word the pool starts with, not the current one: a loop published
+   * before this thread first ran is still one to join (its share waits
+   * for it, or for another thread to take it). */
+  uint64_t w = loop_word (0, 0);
   current_thread = self->index;
   for (;;) {
     w = wait_for_loop (pool, word_gen (w), word_chunks (w));
@@ -267,13 +329,19 @@ hy_threadpool_new (int n_threads)
   hy_threadpool *pool = aligned_alloc (CACHE_LINE,
       (sizeof *pool + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE);
   worker *workers = calloc ((size_t) n_threads - 1, sizeof *workers);
-  if (!pool || !workers) {
+  share *shares = aligned_alloc (CACHE_LINE, (size_t) n_threads
+      * sizeof *shares);
+  if (!pool || !workers || !shares) {
     free (pool);
     free (workers);
+    free (shares);
     return NULL;
   }
   memset (pool, 0, sizeof *pool);
   pool->workers = workers;
+  pool->shares = shares;
+  for (int t = 0; t < n_threads; t++)
+    atomic_init (&shares[t].word, 0);
   atomic_init (&pool->loop, 0);
   atomic_init (&pool->done, 0);
   atomic_init (&pool->caller_asleep, 0);
@@ -292,6 +360,7 @@ hy_threadpool_new (int n_threads)
   }
   if (started == 0) {
     free (workers);
+    free (shares);
     free (pool);
     return NULL;
   }
@@ -306,6 +375,7 @@ hy_threadpool_free (hy_threadpool *pool)
     return;
   stop_workers (pool, pool->n_threads - 1);
   free (pool->workers);
+  free (pool->shares);
   free (pool);
 }
 
@@ -408,10 +478,21 @@ hy_threadpool_run (hy_threadpool *pool, int64_t n, int64_t chunk,
   pool->arg = arg;
   pool->n = n;
   pool->chunk = chunk;
+  pool->n_chunks = n_chunks;
   atomic_store_explicit (&pool->done, 0, memory_order_relaxed);
   const uint32_t gen = word_gen (atomic_load_explicit (&pool->loop,
           memory_order_relaxed)) + 1;
-  atomic_store (&pool->loop, loop_word (gen, n_chunks, 0));
+  /* Thread t's share: chunks [⌈t·n/T⌉, ⌈(t + 1)·n/T⌉), the caller's first
+   * where there are fewer chunks than threads. */
+  const int64_t threads = pool->n_threads;
+  for (int64_t t = 0; t < threads; t++)
+    atomic_store_explicit (&pool->shares[t].word, share_word (gen,
+            (uint32_t) ((t * n_chunks + threads - 1) / threads),
+            (uint32_t) (((t + 1) * n_chunks + threads - 1) / threads)),
+        memory_order_relaxed);
+  /* Published after the shares: a worker that sees the new generation
+   * here sees its share. */
+  atomic_store (&pool->loop, loop_word (gen, n_chunks));
   wake_workers (pool);
 
   const int ran = run_chunks (pool, gen, 0);

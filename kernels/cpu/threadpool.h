@@ -2,10 +2,14 @@
  * threadpool.h — a persistent pool of worker threads for the CPU kernels'
  * parallel loops (in the spirit of XNNPACK's pthreadpool).
  *
- * A parallel loop splits its items [0, n) into contiguous chunks.  Threads
- * claim chunks one at a time, the calling thread too, so a worker that is
- * slow to start (asleep, or descheduled on a busy machine) never holds the
- * caller up: the caller runs the chunks nobody has taken yet.
+ * A parallel loop splits its items [0, n) into contiguous chunks, and the
+ * chunks into one share per thread: the t-th of T threads (0: the caller)
+ * owns the t-th fraction of them, in order, so that a thread runs the
+ * same part of every loop and reads, where successive loops split their
+ * data alike, what it wrote itself.  Threads claim chunks one at a time,
+ * their own first, then those nobody has taken yet from the others'
+ * shares, so a worker that is slow to start (asleep, or descheduled on a
+ * busy machine) never holds the caller up.
  *
  * A worker that keeps the caller waiting — its CPU taken by another
  * process while it holds a chunk — sends the loops to the caller alone for

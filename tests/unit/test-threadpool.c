@@ -116,6 +116,66 @@ test_back_to_back (void)
   hy_threadpool_free (pool);
 }
 
+/* ---- shares ------------------------------------------------------------ */
+
+typedef struct shares_job {
+  gint started;                 /* chunks begun */
+  gint met;                     /* chunks that saw every chunk begun */
+  int n_chunks;
+  int thread_of[8];             /* per chunk */
+} shares_job;
+
+/* Each chunk waits until every chunk has begun (or 0.2 s), so that no
+ * thread can finish its own and take another's: each then runs exactly
+ * one.  The wait gives up where a thread never comes: descheduled on a
+ * loaded machine, or the pool sent its loops to the caller alone after
+ * such waits (threadpool.c, STALL_NS). */
+static void
+meet_all (void *arg, int64_t begin, int64_t end, int thread)
+{
+  shares_job *j = arg;
+  j->thread_of[begin] = thread;
+  g_atomic_int_inc (&j->started);
+  const gint64 give_up = g_get_monotonic_time () + 200000;
+  /* Yielding: the pool may have more threads than the machine CPUs. */
+  while (g_atomic_int_get (&j->started) < j->n_chunks)
+    if (g_get_monotonic_time () > give_up)
+      return;
+    else
+      g_thread_yield ();
+  g_atomic_int_inc (&j->met);
+}
+
+/* A loop of one chunk per thread: where every thread came, thread t ran
+ * chunk t, its share (what lets successive loops read their own
+ * writes).  Most loops must be such; every chunk runs once in all. */
+static void
+test_shares (void)
+{
+  for (int threads = 2; threads <= 3; threads++) {
+    hy_threadpool *pool = hy_threadpool_new (threads);
+    g_assert_cmpint (hy_threadpool_n_threads (pool), ==, threads);
+    int met = 0;
+    for (int r = 0; r < 50; r++) {
+      shares_job j = { 0, 0, threads, { 0 } };
+      for (int c = 0; c < threads; c++)
+        j.thread_of[c] = -1;
+      hy_threadpool_run (pool, threads, 1, meet_all, &j);
+      g_assert_cmpint (j.started, ==, threads);
+      /* Each chunk saw all begun: all were in flight at once, each on a
+       * thread of its own. */
+      if (j.met < threads)
+        continue;
+      met++;
+      for (int c = 0; c < threads; c++)
+        g_assert_cmpint (j.thread_of[c], ==, c);
+    }
+    g_test_message ("%d threads: all came in %d loops of 50", threads, met);
+    g_assert_cmpint (met, >=, 10);
+    hy_threadpool_free (pool);
+  }
+}
+
 /* ---- nesting ----------------------------------------------------------- */
 
 typedef struct nested {
@@ -625,6 +685,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/threadpool/coverage", test_coverage);
   g_test_add_func ("/threadpool/back-to-back", test_back_to_back);
+  g_test_add_func ("/threadpool/shares", test_shares);
   g_test_add_func ("/threadpool/nesting", test_nesting);
   g_test_add_func ("/threadpool/grain", test_grain);
   g_test_add_func ("/threadpool/create-destroy", test_create_destroy);
