@@ -15,11 +15,13 @@
  * Why shares: a thread then runs the same part of every loop, so where
  * one layer's loop and the next split their data alike (planes, rows,
  * columns), each thread reads what it wrote itself, from its own cache.
- * Where two vCPUs do not share an L3 (this project's 2-vCPU machines, at
- * times), a line written by the other core costs several times a local
- * one: taken in turn by whichever thread was free, MobileNetV3-Large's
- * forward on two threads ran 1.13× slower (docs/PERFORMANCE.md, "Shares
- * of a loop").
+ * A line the other core wrote costs 2.5× a local one here, and at times
+ * far more: this project's 2-vCPU machines have spells in which
+ * two-thread forwards run 1.4-1.5× slower while one thread's do not.  In
+ * those, with chunks taken in turn by whichever thread was free,
+ * MobileNetV3-Large's forward on two threads ran 1.13× slower than with
+ * shares; at other times level to 1.02× (docs/PERFORMANCE.md, "Shares of
+ * a loop").
  *
  * Sleeping uses a Linux futex on a separate wake counter; a loop is
  * published first and the counter bumped after, and a worker registers as
