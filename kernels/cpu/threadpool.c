@@ -19,9 +19,9 @@
  * far more: this project's 2-vCPU machines have spells in which
  * two-thread forwards run 1.4-1.5× slower while one thread's do not.  In
  * those, with chunks taken in turn by whichever thread was free,
- * MobileNetV3-Large's forward on two threads ran 1.13× slower than with
- * shares; at other times level to 1.02× (docs/PERFORMANCE.md, "Shares of
- * a loop").
+ * MobileNetV3-Large's forward on two threads ran 1.09-1.13× slower than
+ * with shares; at other times level to 1.03× (docs/PERFORMANCE.md,
+ * "Shares of a loop").
  *
  * Sleeping uses a Linux futex on a separate wake counter; a loop is
  * published first and the counter bumped after, and a worker registers as
