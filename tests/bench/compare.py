@@ -10,10 +10,12 @@ Run it with the MXNet reference venv's Python (~/.cache/hybridinfer/venv/bin/pyt
 and the script says, once, how to install it.
 
 Workloads: the seeds' 512-256-128-2 MLP at batch 1, and ResNet-18 v1, ResNet-50 v1 and
-MobileNetV2 1.0 from the Gluon model zoo (pretrained=False, Xavier init, seeded) at batch 1
-and 8 on 224x224 inputs.  Each is exported once into the cache ($HYBRIDINFER_CACHE/bench or
-~/.cache/hybridinfer/bench; never into the repository) as Gluon export files, Gluon
-parameters and ONNX (mx.onnx.export_model).
+MobileNetV2 1.0 from the Gluon model zoo and GluonCV's MobileNetV3-Large (pretrained=False,
+Xavier init, seeded) at batch 1 and 8 on 224x224 inputs.  Only when --only names them:
+GluonCV's SSD-300 VGG16 and YOLOv3 Darknet-53 at batch 1, and the Gluon zoo's MobileNetV1
+1.0 ("mobilenet1.0 b1", "... b8").  Each is exported once into the cache
+($HYBRIDINFER_CACHE/bench or ~/.cache/hybridinfer/bench; never into the repository) as Gluon
+export files, Gluon parameters and ONNX (mx.onnx.export_model).
 
 Engines, each timed in its own subprocess so that thread settings apply cleanly:
   ours-hybrid, ours-imperative  `hybridinfer bench --json` on the export files
@@ -77,6 +79,8 @@ MODELS = {
     "mobilenetv2_1.0": ("zoo", (3, 224, 224)),
     # GluonCV's classifier (hard-swish, squeeze-excitation), pretrained=False
     "mobilenetv3_large": ("gluoncv-classifier", (3, 224, 224)),
+    # MobileNetV1: thirteen depthwise + pointwise pairs (our "depthwise+pointwise" chain)
+    "mobilenet1.0": ("zoo", (3, 224, 224)),
     # GluonCV detectors at their usual sizes (issue 12), pretrained=False: whole graphs,
     # NMS included, which MXNet's ONNX exporter does not take (their peer columns say so)
     "ssd_300_vgg16_atrous_voc": ("gluoncv", (3, 300, 300)),
@@ -86,8 +90,10 @@ WORKLOADS = [("mlp", 1), ("resnet18_v1", 1), ("resnet18_v1", 8),
              ("resnet50_v1", 1), ("resnet50_v1", 8),
              ("mobilenetv2_1.0", 1), ("mobilenetv2_1.0", 8),
              ("mobilenetv3_large", 1), ("mobilenetv3_large", 8)]
-# Only when --only names them: a forward takes a good part of a second.
+# Only when --only names them: the detectors (a forward takes a good part of a second) and
+# MobileNetV1 (not in issue 11's table).
 DETECTOR_WORKLOADS = [("ssd_300_vgg16_atrous_voc", 1), ("yolo3_darknet53_voc", 1)]
+NAMED_ONLY_WORKLOADS = DETECTOR_WORKLOADS + [("mobilenet1.0", 1), ("mobilenet1.0", 8)]
 ENGINES = ["ours-hybrid", "ours-imperative", "mxnet-hybrid", "mxnet-imperative",
            "onnxruntime", "openvino"]
 # The peer table (issue 11): engine, column title; the peers are everything after ours.
@@ -724,7 +730,7 @@ def main():
     load_at_start = loadavg3()
 
     revision = git_revision()   # now: the tree may move on during a long run
-    workloads = [(m, b) for m, b in WORKLOADS + (DETECTOR_WORKLOADS if a.only else [])
+    workloads = [(m, b) for m, b in WORKLOADS + (NAMED_ONLY_WORKLOADS if a.only else [])
                  if not a.only or any(o and o in "%s b%d" % (m, b) for o in a.only.split(","))]
     batches = {}
     for m, b in workloads:
