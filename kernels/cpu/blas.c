@@ -134,13 +134,13 @@ gemm_block (const hy_gemm *g, int64_t r0, int64_t rows, int64_t c0,
   if (g->packed_a && g->b_panel) {
     hy_packed_gemm_panels (g->packed_layout, g->packed_a, g->m, g->k, r0, rows, g->b_panel,
         g->b_panel_arg, thread, cols, c, g->ldc, g->beta != 0.0f, c0, g->then,
-        g->then_arg);
+        g->then_arg, g->packed_epi);
     return;
   }
   if (g->packed_a) {
     /* It runs `then` itself, on blocks still in cache. */
     hy_packed_gemm (g->packed_layout, g->packed_a, g->m, g->k, r0, rows, b, ldb, cols, c,
-        g->ldc, g->beta != 0.0f, c0, g->then, g->then_arg);
+        g->ldc, g->beta != 0.0f, c0, g->then, g->then_arg, g->packed_epi);
     return;
   }
 

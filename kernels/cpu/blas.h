@@ -60,6 +60,10 @@ typedef struct hy_gemm {
    * 0 when it is not split. */
   hy_packed_b_panel_fn b_panel;
   void *b_panel_arg;
+  /* Optional, with packed_a: `then`'s epilogue, for the packed kernel's
+   * tiles to apply in registers where they can (sgemm-packed.h); `then`
+   * must still be given. */
+  const hy_packed_epilogue *packed_epi;
 } hy_gemm;
 
 /* Runs the product on ctx's threads when it is big enough to pay for

@@ -460,7 +460,7 @@ products (void *arg, int64_t begin, int64_t end, int thread)
     hy_packed_gemm (LAYOUT, w->u + xi * w->u_floats, w->filters,
         w->channels, 0, w->filters, j->v + xi * w->channels * j->tiles,
         j->tiles, j->cols, j->m + xi * w->filters * j->tiles, j->tiles,
-        false, 0, NULL, NULL);
+        false, 0, NULL, NULL, NULL);
 }
 
 /* The fused epilogue on filter f's outputs of the block, image by image:

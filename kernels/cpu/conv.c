@@ -201,6 +201,20 @@ typedef struct conv_epilogue {
   hy_epilogue_channels ch;
 } conv_epilogue;
 
+/* e for the packed kernel's tiles to apply in registers, in *pe, or NULL
+ * where they cannot (another activation: conv_epilogue_block runs it). */
+static const hy_packed_epilogue *
+packed_epilogue_of (const conv_epilogue *e, hy_packed_epilogue *pe)
+{
+  if (!hy_packed_epilogue_fits (e->fused->act))
+    return NULL;
+  *pe = (hy_packed_epilogue) {
+    e->fused->act, e->fused->alpha, e->fused->beta, e->ch.bias, e->ch.bn,
+    e->ch.bn_stride, e->res,
+  };
+  return pe;
+}
+
 static void
 conv_epilogue_block (void *arg, int64_t row0, int64_t rows, int64_t col0,
     int64_t cols)
@@ -276,6 +290,7 @@ conv_item (const conv_job *j, int64_t item, float *col)
     j->fused, c, j->res ? j->res + (c - j->y) : NULL, j->n,
     { bg, j->bn ? j->bn + grp * j->fg : NULL, g->filters },
   };
+  hy_packed_epilogue pe;
   const hy_gemm gm = {
     .m = j->fg, .n = cols, .k = j->k, .a = j->w + grp * j->fg * j->k,
     .b = lowered, .beta = bg && !j->epilogue ? 1.0f : 0.0f, .c = c,
@@ -285,6 +300,8 @@ conv_item (const conv_job *j, int64_t item, float *col)
     .packed_layout = j->packed_layout,
     .b_panel = j->implicit ? hy_im2col_panel_get : NULL,
     .b_panel_arg = (void *) &panels,
+    .packed_epi = j->epilogue && j->packed ? packed_epilogue_of (&e, &pe)
+        : NULL,
   };
   hy_gemm_run (j->ctx, &gm);
 }
@@ -731,9 +748,11 @@ hy_conv_packed_pointwise_cols (const hy_conv_packed *conv, const float *x,
   };
   /* The same tiles and epilogue as conv_gemm's product: the same sums. */
   const bool epilogue = hy_epilogue_is_set (&p->fused) || bias;
+  hy_packed_epilogue pe;
   hy_packed_gemm (conv->layout, conv->weights, p->num_filter, channels, 0,
       p->num_filter, x, ldx, cols, y, ldy, false, 0,
-      epilogue ? conv_epilogue_block : NULL, (void *) &e);
+      epilogue ? conv_epilogue_block : NULL, (void *) &e,
+      epilogue ? packed_epilogue_of (&e, &pe) : NULL);
 }
 
 void

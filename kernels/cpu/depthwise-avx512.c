@@ -27,6 +27,8 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "epilogue-avx512.h"
+
 #define AVX512 __attribute__ ((target ("avx512f")))
 #define DW_INLINE static inline __attribute__ ((always_inline)) AVX512
 
@@ -103,18 +105,6 @@ regs_of (__m512 *wv, const float *w, const int K, float bias,
   return p;
 }
 
-/* clip (v + 3, 0, 6) / 6, hy_epilogue_hard_sigmoid's steps: the clip as
- * CLIP's below, then a true division (vdivps rounds as divss does). */
-DW_INLINE __m512
-hard_sigmoid (__m512 v)
-{
-  const __m512 six = _mm512_set1_ps (6.0f);
-  const __m512 t = _mm512_add_ps (v, _mm512_set1_ps (3.0f));
-  const __m512 c = _mm512_mask_mov_ps (_mm512_max_ps (_mm512_setzero_ps (),
-          t), _mm512_cmp_ps_mask (t, six, _CMP_GT_OQ), six);
-  return _mm512_div_ps (c, six);
-}
-
 /* The epilogue on 16 outputs, those of lanes m at offset `at` of the
  * plane; epilogue.h's order and comparisons (NaN passes ReLU and clip). */
 DW_INLINE __m512
@@ -125,28 +115,7 @@ finish (const plane_regs *p, __m512 v, int64_t at, __mmask16 m)
         p->shift);
   if (p->res)
     v = _mm512_add_ps (v, _mm512_maskz_loadu_ps (m, p->res + at));
-  const __m512 zero = _mm512_setzero_ps ();
-  switch (p->act) {
-    case HY_FUSED_ACT_RELU:
-      v = _mm512_mask_mov_ps (v, _mm512_cmp_ps_mask (v, zero, _CMP_LE_OQ),
-          zero);
-      break;
-    case HY_FUSED_ACT_CLIP:
-      /* v > beta ? beta : v < alpha ? alpha : v.  maxps (alpha, v) is
-       * alpha > v ? alpha : v, v itself when v is NaN. */
-      v = _mm512_mask_mov_ps (_mm512_max_ps (p->alpha, v),
-          _mm512_cmp_ps_mask (v, p->beta, _CMP_GT_OQ), p->beta);
-      break;
-    case HY_FUSED_ACT_HARD_SIGMOID:
-      v = hard_sigmoid (v);
-      break;
-    case HY_FUSED_ACT_HARD_SWISH:
-      v = _mm512_mul_ps (v, hard_sigmoid (v));
-      break;
-    default:
-      break;
-  }
-  return v;
+  return hy_avx512_act (p->act, v, p->alpha, p->beta);
 }
 
 /* The load masks of one chunk of 16 outputs from o0 on, those of the two

@@ -117,6 +117,8 @@ hy_packed_a_pack (hy_packed_layout layout, float *dst, int64_t m, int64_t k,
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "epilogue-avx512.h"
+
 #define AVX512 __attribute__ ((target ("avx512f,fma")))
 /* The tile's loops must unroll fully: only then do its accumulators live
  * in registers. */
@@ -136,12 +138,67 @@ hy_packed_gemm_supported (void)
   return g_atomic_int_get (&supported) == 1;
 }
 
+bool
+hy_packed_epilogue_fits (hy_fused_act act)
+{
+  return hy_avx512_act_fits (act);
+}
+
+/* The epilogue on one row of a tile, v[0 … nv) (the last vector's lanes
+ * `last`), row `row` of the whole C: epilogue.h's y = act (bn (y + bias)
+ * + res), step by step (never fused: a multiply then an add, as the
+ * scalar pass rounds them).  Its tests are made once per row, not per
+ * vector. */
+static inline __attribute__ ((always_inline)) AVX512 void
+finish_row (const hy_packed_epilogue *e, int nv, __m512 v[], int64_t row,
+    const float *res, __mmask16 last)
+{
+  const __m512 bias = _mm512_set1_ps (e->bias ? e->bias[row] : 0.0f);
+  UNROLL for (int j = 0; j < nv; j++)
+    v[j] = _mm512_add_ps (v[j], bias);
+  if (e->bn) {
+    const float *bn = e->bn + row;
+    const __m512 mean = _mm512_set1_ps (bn[0]);
+    const __m512 scale = _mm512_set1_ps (bn[e->bn_stride]);
+    const __m512 shift = _mm512_set1_ps (bn[2 * e->bn_stride]);
+    UNROLL for (int j = 0; j < nv; j++)
+      v[j] = _mm512_add_ps (_mm512_mul_ps (_mm512_sub_ps (v[j], mean),
+              scale), shift);
+  }
+  if (res)
+    UNROLL for (int j = 0; j < nv; j++)
+      v[j] = _mm512_add_ps (v[j], _mm512_maskz_loadu_ps (j == nv - 1 ? last
+              : (__mmask16) 0xffff, res + 16 * j));
+  if (e->act == HY_FUSED_ACT_NONE)
+    return;
+  const __m512 alpha = _mm512_set1_ps (e->alpha);
+  const __m512 beta = _mm512_set1_ps (e->beta);
+  switch (e->act) {
+#define ACT_CASE(act) \
+    case act: \
+      UNROLL for (int j = 0; j < nv; j++) \
+        v[j] = hy_avx512_act (act, v[j], alpha, beta); \
+      break
+    ACT_CASE (HY_FUSED_ACT_RELU);
+    ACT_CASE (HY_FUSED_ACT_CLIP);
+    ACT_CASE (HY_FUSED_ACT_HARD_SIGMOID);
+    ACT_CASE (HY_FUSED_ACT_HARD_SWISH);
+#undef ACT_CASE
+    default:
+      break;
+  }
+}
+
 /* One MR × (16·nv) tile of C over kc steps of k; `last` masks the columns
- * of the tile's last vector, `rows` the rows stored. */
+ * of the tile's last vector, `rows` the rows stored.  With `epi` (the
+ * last K block), the epilogue runs on the sums before they are stored:
+ * `row` is the tile's first row in the whole C, `res` the residual at the
+ * tile's first value (or NULL). */
 static inline __attribute__ ((always_inline)) AVX512 void
 tile_as (int nv, int64_t kc, const float *restrict a,
     const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
-    int rows, __mmask16 last, bool accumulate)
+    int rows, __mmask16 last, bool accumulate,
+    const hy_packed_epilogue *epi, int64_t row, const float *res)
 {
   __m512 acc[MR][3];
   UNROLL for (int i = 0; i < MR; i++)
@@ -162,26 +219,35 @@ tile_as (int nv, int64_t kc, const float *restrict a,
     if (i >= rows)
       break;
     float *ci = c + i * ldc;
+    __m512 v[3];
     UNROLL for (int j = 0; j < nv; j++) {
       const __mmask16 mask = j == nv - 1 ? last : (__mmask16) 0xffff;
-      __m512 v = acc[i][j];
+      v[j] = acc[i][j];
       if (accumulate)
-        v = _mm512_add_ps (_mm512_maskz_loadu_ps (mask, ci + 16 * j), v);
-      _mm512_mask_storeu_ps (ci + 16 * j, mask, v);
+        v[j] = _mm512_add_ps (_mm512_maskz_loadu_ps (mask, ci + 16 * j),
+            v[j]);
     }
+    if (epi)
+      finish_row (epi, nv, v, row + i, res ? res + i * ldc : NULL, last);
+    UNROLL for (int j = 0; j < nv; j++)
+      _mm512_mask_storeu_ps (ci + 16 * j, j == nv - 1 ? last
+          : (__mmask16) 0xffff, v[j]);
   }
 }
 
 typedef void (*tile_fn) (int64_t kc, const float *a, const float *b,
     int64_t ldb, float *c, int64_t ldc, int rows, __mmask16 last,
-    bool accumulate);
+    bool accumulate, const hy_packed_epilogue *epi, int64_t row,
+    const float *res);
 
 #define TILE(nv) \
   static AVX512 void \
   tile_##nv (int64_t kc, const float *a, const float *b, int64_t ldb, \
-      float *c, int64_t ldc, int rows, __mmask16 last, bool accumulate) \
+      float *c, int64_t ldc, int rows, __mmask16 last, bool accumulate, \
+      const hy_packed_epilogue *epi, int64_t row, const float *res) \
   { \
-    tile_as (nv, kc, a, b, ldb, c, ldc, rows, last, accumulate); \
+    tile_as (nv, kc, a, b, ldb, c, ldc, rows, last, accumulate, epi, row, \
+        res); \
   }
 TILE (1)
 TILE (2)
@@ -380,12 +446,15 @@ gemm_narrow (const float *packed, int64_t m, int64_t k, int64_t row0,
 }
 
 /* The wide layout's product, B stored (panel NULL) or given a panel at a
- * time (hy_packed_gemm_panels): the loops are the same, so are the sums. */
+ * time (hy_packed_gemm_panels): the loops are the same, so are the sums.
+ * With `epi`, the tiles of the last K block apply it, and `then` is not
+ * called. */
 static inline __attribute__ ((always_inline)) AVX512 void
 gemm_wide (const float *packed, int64_t m, int64_t k, int64_t row0,
     int64_t rows, const float *b, int64_t ldb, hy_packed_b_panel_fn panel,
     void *panel_arg, int thread, int64_t cols, float *c, int64_t ldc,
-    bool accumulate, int64_t col0, hy_packed_then_fn then, void *then_arg)
+    bool accumulate, int64_t col0, hy_packed_then_fn then, void *then_arg,
+    const hy_packed_epilogue *epi)
 {
   const int64_t mp = round_up (m, MR);
   int64_t nc = C_BLOCK_FLOATS / (rows > 0 ? rows : 1) / NR * NR;
@@ -397,6 +466,7 @@ gemm_wide (const float *packed, int64_t m, int64_t k, int64_t row0,
       const int64_t kc = k - k0 < KC ? k - k0 : KC;
       const float *a_block = packed + k0 * mp;
       const bool add = accumulate || k0 > 0;
+      const hy_packed_epilogue *tile_epi = k0 + kc >= k ? epi : NULL;
       int64_t mc = A_BLOCK_FLOATS / kc / MR * MR;
       if (mc < MR)
         mc = MR;
@@ -416,14 +486,18 @@ gemm_wide (const float *packed, int64_t m, int64_t k, int64_t row0,
               : b + k0 * ldb + j0 + jt;
           float *c_tile = c + j0 + jt;
           const tile_fn tile = tiles[nv];
+          /* The residual is laid out as the whole C: this tile column's
+           * first value is at (row0, col0 + j0 + jt). */
+          const float *res = tile_epi && tile_epi->res ? tile_epi->res
+              + row0 * ldc + col0 + j0 + jt : NULL;
           for (int64_t mt = m0; mt < m1; mt += MR)
             tile (kc, a_block + (row0 + mt) * kc, b_tile, ldb_tile,
                 c_tile + mt * ldc, ldc, (int) (rows - mt < MR ? rows - mt : MR),
-                last, add);
+                last, add, tile_epi, row0 + mt, res ? res + mt * ldc : NULL);
         }
       }
     }
-    if (then)
+    if (then && !epi)
       then (then_arg, row0, rows, col0 + j0, jn);
   }
 }
@@ -432,7 +506,7 @@ AVX512 void
 hy_packed_gemm (hy_packed_layout layout, const float *packed, int64_t m,
     int64_t k, int64_t row0, int64_t rows, const float *b, int64_t ldb,
     int64_t cols, float *c, int64_t ldc, bool accumulate, int64_t col0,
-    hy_packed_then_fn then, void *then_arg)
+    hy_packed_then_fn then, void *then_arg, const hy_packed_epilogue *epi)
 {
   if (layout == HY_PACKED_NARROW) {
     gemm_narrow (packed, m, k, row0, rows, b, ldb, NULL, NULL, 0, cols, c,
@@ -442,7 +516,7 @@ hy_packed_gemm (hy_packed_layout layout, const float *packed, int64_t m,
     return;
   }
   gemm_wide (packed, m, k, row0, rows, b, ldb, NULL, NULL, 0, cols, c, ldc,
-      accumulate, col0, then, then_arg);
+      accumulate, col0, then, then_arg, epi);
 }
 
 AVX512 void
@@ -450,7 +524,7 @@ hy_packed_gemm_panels (hy_packed_layout layout, const float *packed,
     int64_t m, int64_t k, int64_t row0, int64_t rows,
     hy_packed_b_panel_fn panel, void *panel_arg, int thread, int64_t cols,
     float *c, int64_t ldc, bool accumulate, int64_t col0,
-    hy_packed_then_fn then, void *then_arg)
+    hy_packed_then_fn then, void *then_arg, const hy_packed_epilogue *epi)
 {
   if (layout == HY_PACKED_NARROW) {
     gemm_narrow (packed, m, k, row0, rows, NULL, 0, panel, panel_arg, thread,
@@ -460,7 +534,7 @@ hy_packed_gemm_panels (hy_packed_layout layout, const float *packed,
     return;
   }
   gemm_wide (packed, m, k, row0, rows, NULL, 0, panel, panel_arg, thread,
-      cols, c, ldc, accumulate, col0, then, then_arg);
+      cols, c, ldc, accumulate, col0, then, then_arg, epi);
 }
 
 #else /* not x86-64: never chosen, but correct */
@@ -471,11 +545,17 @@ hy_packed_gemm_supported (void)
   return false;
 }
 
+bool
+hy_packed_epilogue_fits (hy_fused_act act)
+{
+  return false;
+}
+
 void
 hy_packed_gemm (hy_packed_layout layout, const float *packed, int64_t m,
     int64_t k, int64_t row0, int64_t rows, const float *b, int64_t ldb,
     int64_t cols, float *c, int64_t ldc, bool accumulate, int64_t col0,
-    hy_packed_then_fn then, void *then_arg)
+    hy_packed_then_fn then, void *then_arg, const hy_packed_epilogue *epi)
 {
   const int64_t pr = panel_rows (layout), kb = k_block (layout);
   const int64_t mp = round_up (m, pr);
@@ -503,7 +583,7 @@ hy_packed_gemm_panels (hy_packed_layout layout, const float *packed,
     int64_t m, int64_t k, int64_t row0, int64_t rows,
     hy_packed_b_panel_fn panel, void *panel_arg, int thread, int64_t cols,
     float *c, int64_t ldc, bool accumulate, int64_t col0,
-    hy_packed_then_fn then, void *then_arg)
+    hy_packed_then_fn then, void *then_arg, const hy_packed_epilogue *epi)
 {
   const int64_t pr = panel_rows (layout), kb = k_block (layout);
   const int64_t mp = round_up (m, pr), nr = layout == HY_PACKED_NARROW ? 8

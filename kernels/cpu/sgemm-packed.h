@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/params/nn.h"
+
 /* Whether this CPU runs the packed kernel (AVX-512F), and this process
  * wants it (HYBRIDINFER_PACKED_GEMM=0 turns it off, for comparisons).
  * Read once. */
@@ -58,17 +60,42 @@ void hy_packed_a_pack (hy_packed_layout layout, float *dst, int64_t m,
 typedef void (*hy_packed_then_fn) (void *arg, int64_t row0, int64_t rows,
     int64_t col0, int64_t cols);
 
+/* A convolution's fused epilogue (epilogue.h: y = act (bn (y + bias) +
+ * res), one output channel per row of C), which the wide tiles apply in
+ * registers before their last store instead of `then` reading each block
+ * back: on MobileNetV2, whose expansions sum over 16 to 160 channels,
+ * that pass was 7 % of the forward (docs/PERFORMANCE.md, "The epilogue
+ * in registers").  The same arithmetic in the same order: the same
+ * results bit for bit.  Operands of row r of the whole C: bias[r], BN's
+ * mean, scale and shift bn[r], bn[r + bn_stride], bn[r + 2·bn_stride];
+ * res laid out as the whole C (ldc).  Each may be NULL. */
+typedef struct hy_packed_epilogue {
+  hy_fused_act act;
+  float alpha, beta;
+  const float *bias;
+  const float *bn;
+  int64_t bn_stride;
+  const float *res;
+} hy_packed_epilogue;
+
+/* Whether the tiles can apply activation `act` themselves (the rest run
+ * through `then`). */
+bool hy_packed_epilogue_fits (hy_fused_act act);
+
 /* C = A[row0 : row0 + rows] · B (+ C when accumulate), with A packed from
  * an (m, k) matrix, B (k, cols) rows ldb floats apart, C (rows, cols)
  * rows ldc floats apart (c points at row row0's first column).  row0 is
  * a multiple of HY_PACKED_ROW_ALIGN; layout is the one A was packed in.  Each output's sum runs over k in order,
  * whatever the block: results do not depend on how a caller splits C.
  * `then` (may be NULL) gets C's blocks as they are finished, in C's own
- * coordinates offset by (row0, col0). */
+ * coordinates offset by (row0, col0).  `epi` (may be NULL; its act one
+ * that hy_packed_epilogue_fits) is the same epilogue for the wide
+ * layout's tiles to apply themselves: where they do, `then` is not
+ * called. */
 void hy_packed_gemm (hy_packed_layout layout, const float *packed, int64_t m,
     int64_t k, int64_t row0, int64_t rows, const float *b, int64_t ldb,
     int64_t cols, float *c, int64_t ldc, bool accumulate, int64_t col0,
-    hy_packed_then_fn then, void *then_arg);
+    hy_packed_then_fn then, void *then_arg, const hy_packed_epilogue *epi);
 
 /* B given a panel at a time instead of as a stored matrix (a convolution's
  * column matrix built from its input as the product asks for it: an
@@ -88,7 +115,7 @@ void hy_packed_gemm_panels (hy_packed_layout layout, const float *packed,
     int64_t m, int64_t k, int64_t row0, int64_t rows,
     hy_packed_b_panel_fn panel, void *panel_arg, int thread, int64_t cols,
     float *c, int64_t ldc, bool accumulate, int64_t col0,
-    hy_packed_then_fn then, void *then_arg);
+    hy_packed_then_fn then, void *then_arg, const hy_packed_epilogue *epi);
 
 /* The most columns a panel is asked for, and the floats a panel buffer
  * needs (128 × 48 wide, 256 × 16 narrow). */

@@ -9,7 +9,7 @@
  * than the L3 cache, as a network's weights arrive in a forward.
  * Standalone, built by hand (not by meson):
  *
- *   gcc -O2 -std=gnu11 -I kernels/cpu $(pkg-config --cflags glib-2.0) \
+ *   gcc -O2 -std=gnu11 -I kernels/cpu -I . $(pkg-config --cflags glib-2.0) \
  *     tests/bench/sgemm_bench.c kernels/cpu/sgemm-packed.c \
  *     $(pkg-config --libs glib-2.0) -lopenblas -lm -o /tmp/sgemm_bench
  *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 /tmp/sgemm_bench [--cold]
@@ -110,7 +110,7 @@ main (int argc, char **argv)
                 1.0f, a, k, b, n, 0.0f, c, n);
           else
             hy_packed_gemm (layout, p[i % copies], m, k, 0, m, b, n, n, c2, n,
-                false, 0, NULL, NULL);
+                false, 0, NULL, NULL, NULL);
         }
         t = (cpu_s () - t) / iters;
         best[l] = t < best[l] ? t : best[l];

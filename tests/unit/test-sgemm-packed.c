@@ -9,6 +9,10 @@
  *    product, nothing outside the block is written, and the `then`
  *    callback sees every element of the block exactly once;
  *  - both layouts (wide tiles, narrow tiles);
+ *  - the wide tiles' epilogue in registers (hy_packed_epilogue): bit for
+ *    bit what epilogue.h's pass after the product computes, for each
+ *    activation it takes, with and without bias, BatchNorm and residual,
+ *    over several K blocks and partial tiles;
  *  - convolutions (3×3, 1×1, strided, padded, dilated, grouped, batch 2,
  *    maps that take either layout) with bias, BatchNorm, residual and
  *    relu fused, on two threads;
@@ -31,6 +35,7 @@
 #include "core/op.h"
 #include "kernels/cpu/conv-packed.h"
 #include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/im2col-panel.h"
 #include "kernels/cpu/sgemm-packed.h"
 #include "kernels/params/nn.h"
@@ -84,7 +89,7 @@ check_gemm (hy_packed_layout layout, int64_t m, int64_t k, int64_t n,
   memcpy (c, c0, (size_t) (m * ldc) * sizeof *c);
   coverage cv = { g_new0 (int, m * ldc), ldc };
   hy_packed_gemm (layout, p, m, k, 0, m, b, ldb, n, c, ldc, accumulate, 0,
-      count_block, &cv);
+      count_block, &cv, NULL);
   for (int64_t i = 0; i < m; i++) {
     for (int64_t j = 0; j < ldc; j++) {
       const float got = c[i * ldc + j];
@@ -166,16 +171,16 @@ test_blocks_match_whole (void)
     const hy_packed_layout lt = layouts[l];
     float *p = packed_of (lt, a, m, k);
     hy_packed_gemm (lt, p, m, k, 0, m, b, n, n, whole, n, false, 0, NULL,
-        NULL);
+        NULL, NULL);
     /* Row blocks (at multiples of the alignment, not of a whole tile),
      * then column blocks of them. */
     const int64_t r_cut = 2 * HY_PACKED_ROW_ALIGN, c_cut = 37;
     hy_packed_gemm (lt, p, m, k, 0, r_cut, b, n, n, parts, n, false, 0,
-        NULL, NULL);
+        NULL, NULL, NULL);
     hy_packed_gemm (lt, p, m, k, r_cut, m - r_cut, b, n, c_cut,
-        parts + r_cut * n, n, false, 0, NULL, NULL);
+        parts + r_cut * n, n, false, 0, NULL, NULL, NULL);
     hy_packed_gemm (lt, p, m, k, r_cut, m - r_cut, b + c_cut, n, n - c_cut,
-        parts + r_cut * n + c_cut, n, false, c_cut, NULL, NULL);
+        parts + r_cut * n + c_cut, n, false, c_cut, NULL, NULL, NULL);
     g_assert_cmpmem (whole, m * n * sizeof (float), parts,
         m * n * sizeof (float));
     free (p);
@@ -358,6 +363,105 @@ static const conv_case conv_cases[] = {
   { 1, 40, 7, 600, 3, 1, 1, 1, 1, true, false, true, true, 0, true },
 };
 
+/* ---- the epilogue in registers ------------------------------------- */
+
+typedef struct then_epilogue {
+  const hy_fused_epilogue *fused;
+  float *c;
+  const float *res;
+  int64_t ldc;
+  hy_epilogue_channels ch;
+} then_epilogue;
+
+/* epilogue.h's pass on a finished block, as conv.c runs it. */
+static void
+epilogue_pass (void *arg, int64_t row0, int64_t rows, int64_t col0,
+    int64_t cols)
+{
+  const then_epilogue *e = arg;
+  const int64_t off = row0 * e->ldc + col0;
+  const hy_epilogue_channels ch = hy_epilogue_channels_from (&e->ch, row0);
+  hy_epilogue_rows (e->fused, e->c + off, e->res ? e->res + off : NULL,
+      rows, cols, e->ldc, &ch);
+}
+
+static void
+must_not_run (void *arg, int64_t row0, int64_t rows, int64_t col0,
+    int64_t cols)
+{
+  g_error ("`then` ran where the tiles applied the epilogue");
+}
+
+static void
+test_epilogue_in_registers (void)
+{
+  if (skip_without_kernel ())
+    return;
+  /* 21 rows (a partial row tile), k over three K blocks, 100 columns (a
+   * partial vector and a partial tile column), C rows padded. */
+  const int64_t m = 21, k = 300, n = 100, ldc = n + 7;
+  float *a = g_new (float, m * k), *b = g_new (float, k * n);
+  float *res = g_new (float, m * ldc), *bias = g_new (float, m);
+  float *bn = g_new (float, 3 * m);
+  float *want = g_new (float, m * ldc), *got = g_new (float, m * ldc);
+  conv_fill (a, m * k, 11);
+  conv_fill (b, k * n, 12);
+  conv_fill (res, m * ldc, 13);
+  conv_fill (bias, m, 14);
+  conv_fill (bn, 3 * m, 15);
+  /* Values either side of the activations' edges: relu's 0, clip's
+   * [-1, 0.5], hard sigmoid's [-3, 3]. */
+  for (int64_t i = 0; i < 3 * m; i++)
+    bn[i] *= 4.0f;
+  float *p = packed_of (HY_PACKED_WIDE, a, m, k);
+  const hy_fused_act acts[] = {
+    HY_FUSED_ACT_NONE, HY_FUSED_ACT_RELU, HY_FUSED_ACT_CLIP,
+    HY_FUSED_ACT_HARD_SIGMOID, HY_FUSED_ACT_HARD_SWISH,
+  };
+  for (guint t = 0; t < G_N_ELEMENTS (acts); t++)
+    for (int with = 0; with < 8; with++) {
+      const bool has_bias = with & 1, has_bn = with & 2, has_res = with & 4;
+      const hy_fused_epilogue fused = {
+        .act = acts[t], .alpha = -1.0f, .beta = 0.5f,
+        .batch_norm = has_bn, .residual = has_res,
+      };
+      g_assert_true (hy_packed_epilogue_fits (acts[t]));
+      then_epilogue e = {
+        &fused, want, has_res ? res : NULL, ldc,
+        { has_bias ? bias : NULL, has_bn ? bn : NULL, m },
+      };
+      const hy_packed_epilogue pe = {
+        acts[t], fused.alpha, fused.beta, e.ch.bias, e.ch.bn, m, e.res,
+      };
+      for (int64_t i = 0; i < m * ldc; i++)
+        want[i] = got[i] = GUARD;
+      hy_packed_gemm (HY_PACKED_WIDE, p, m, k, 0, m, b, n, n, want, ldc,
+          false, 0, epilogue_pass, &e, NULL);
+      /* The tiles' own; `then` must not run on top of it. */
+      hy_packed_gemm (HY_PACKED_WIDE, p, m, k, 0, m, b, n, n, got, ldc,
+          false, 0, must_not_run, NULL, &pe);
+      if (memcmp (want, got, (size_t) (m * ldc) * sizeof (float)))
+        for (int64_t i = 0; i < m * ldc; i++)
+          if (memcmp (&want[i], &got[i], sizeof (float)))
+            g_error ("act %d, bias %d, bn %d, res %d: C[%" G_GINT64_FORMAT
+                "][%" G_GINT64_FORMAT "] %.9g, the pass after gives %.9g",
+                acts[t], has_bias, has_bn, has_res, i / ldc, i % ldc, got[i],
+                want[i]);
+    }
+  /* The activations it leaves to `then`. */
+  g_assert_false (hy_packed_epilogue_fits (HY_FUSED_ACT_TANH));
+  g_assert_false (hy_packed_epilogue_fits (HY_FUSED_ACT_SIGMOID));
+  g_assert_false (hy_packed_epilogue_fits (HY_FUSED_ACT_LEAKY));
+  free (p);
+  g_free (a);
+  g_free (b);
+  g_free (res);
+  g_free (bias);
+  g_free (bn);
+  g_free (want);
+  g_free (got);
+}
+
 /* The convolution, its epilogue after it, in double precision. */
 static void
 reference_conv (const conv_case *q, int out_h, int out, const float *x,
@@ -462,6 +566,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sgemm-packed/shapes", test_shapes);
   g_test_add_func ("/sgemm-packed/large", test_large);
+  g_test_add_func ("/sgemm-packed/epilogue-in-registers",
+      test_epilogue_in_registers);
   g_test_add_func ("/sgemm-packed/blocks-match-whole",
       test_blocks_match_whole);
   for (guint i = 0; i < G_N_ELEMENTS (panel_cases); i++) {
