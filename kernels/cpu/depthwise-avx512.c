@@ -22,12 +22,11 @@
 
 #include <glib.h>
 
+#include "epilogue-avx512.h"
 #include "lane-mask.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-
-#include "epilogue-avx512.h"
 
 #define AVX512 __attribute__ ((target ("avx512f")))
 #define DW_INLINE static inline __attribute__ ((always_inline)) AVX512
@@ -63,9 +62,7 @@ hy_depthwise_supported (const hy_depthwise *g)
 bool
 hy_depthwise_fuses (const hy_fused_epilogue *e)
 {
-  return e->act == HY_FUSED_ACT_NONE || e->act == HY_FUSED_ACT_RELU
-      || e->act == HY_FUSED_ACT_CLIP || e->act == HY_FUSED_ACT_HARD_SIGMOID
-      || e->act == HY_FUSED_ACT_HARD_SWISH;
+  return hy_avx512_act_fits (e->act);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

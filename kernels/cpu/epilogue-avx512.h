@@ -4,14 +4,28 @@
  * their store (depthwise-avx512.c, sgemm-packed.c).  The same comparisons
  * and operations as the scalar ones, so the results are the same bit for
  * bit: NaN passes ReLU and clip, and hard sigmoid divides by 6 (vdivps
- * rounds as divss does).  Include only where x86-64 intrinsics build.
+ * rounds as divss does).  Which activations they take is known on any
+ * machine; the vector code only where x86-64 intrinsics build.
  */
 #ifndef HY_CPU_EPILOGUE_AVX512_H
 #define HY_CPU_EPILOGUE_AVX512_H
 
-#include <immintrin.h>
+#include <stdbool.h>
 
 #include "kernels/params/nn.h"
+
+/* Whether hy_avx512_act applies `act` (the others stay with epilogue.h's
+ * pass after the kernel). */
+static inline bool
+hy_avx512_act_fits (hy_fused_act act)
+{
+  return act == HY_FUSED_ACT_NONE || act == HY_FUSED_ACT_RELU
+      || act == HY_FUSED_ACT_CLIP || act == HY_FUSED_ACT_HARD_SIGMOID
+      || act == HY_FUSED_ACT_HARD_SWISH;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
 
 #define HY_AVX512_INLINE \
   static inline __attribute__ ((always_inline, target ("avx512f")))
@@ -25,16 +39,6 @@ hy_avx512_hard_sigmoid (__m512 v)
   const __m512 c = _mm512_mask_mov_ps (_mm512_max_ps (_mm512_setzero_ps (),
           t), _mm512_cmp_ps_mask (t, six, _CMP_GT_OQ), six);
   return _mm512_div_ps (c, six);
-}
-
-/* Whether hy_avx512_act applies `act` (the others stay with epilogue.h's
- * pass after the kernel). */
-static inline int
-hy_avx512_act_fits (hy_fused_act act)
-{
-  return act == HY_FUSED_ACT_NONE || act == HY_FUSED_ACT_RELU
-      || act == HY_FUSED_ACT_CLIP || act == HY_FUSED_ACT_HARD_SIGMOID
-      || act == HY_FUSED_ACT_HARD_SWISH;
 }
 
 /* hy_epilogue_act on 16 values, for an act that hy_avx512_act_fits;
@@ -60,5 +64,7 @@ hy_avx512_act (hy_fused_act act, __m512 v, __m512 alpha, __m512 beta)
       return v;
   }
 }
+
+#endif /* x86-64 */
 
 #endif /* HY_CPU_EPILOGUE_AVX512_H */
