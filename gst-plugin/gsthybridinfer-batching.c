@@ -11,11 +11,19 @@
 
 #include "gsthybridinfer-private.h"
 
-void
-gst_hybrid_infer_drop_pending (GstHybridInfer * self)
+static void
+drop_pending_locked (GstHybridInfer * self)
 {
   if (self->batch)
     gst_hybrid_batch_drop (self->batch);
+}
+
+void
+gst_hybrid_infer_drop_pending (GstHybridInfer * self)
+{
+  g_mutex_lock (&self->model_lock);
+  drop_pending_locked (self);
+  g_mutex_unlock (&self->model_lock);
 }
 
 /* Runs the batch (full, or partial when draining) and moves every pending
@@ -123,43 +131,79 @@ gst_hybrid_infer_generate_batched (GstHybridInfer * self, GstBuffer ** outbuf)
     self->flush_ret = GST_FLOW_OK;
     return ret;
   }
+  GstFlowReturn ret = GST_FLOW_OK;
+  g_mutex_lock (&self->model_lock);
   if (trans->queued_buf) {
     GstBuffer *buf = trans->queued_buf;
     trans->queued_buf = NULL;
-    GstFlowReturn ret = queue_frame (self, buf);
-    if (ret != GST_FLOW_OK)
-      return ret;
+    ret = queue_frame (self, buf);
   }
-  *outbuf = gst_hybrid_batch_pop_ready (self->batch);
-  return GST_FLOW_OK;
+  if (ret == GST_FLOW_OK)
+    *outbuf = gst_hybrid_batch_pop_ready (self->batch);
+  g_mutex_unlock (&self->model_lock);
+  return ret;
 }
 
 /* Runs a partial batch and pushes what waited, so that a serialized event
- * (caps, segment, EOS…) stays behind the frames that came before it. */
+ * (caps, segment, EOS…) stays behind the frames that came before it; also
+ * what a reload ran before it took over (gst_hybrid_infer_run_held).
+ * Stream lock held; model_lock is taken here, and let go for each push:
+ * a sink prerolling on one must not keep a reload waiting. */
 GstFlowReturn
 gst_hybrid_infer_drain (GstHybridInfer * self)
 {
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   GstBuffer *buf;
   GstFlowReturn ret = GST_FLOW_OK;
-  if (!self->batch || !gst_hybrid_batch_has_pending (self->batch))
+  if (!self->batch)
     return GST_FLOW_OK;
-  if (!complete_batch (self)) {
-    gst_hybrid_infer_drop_pending (self);
+  g_mutex_lock (&self->model_lock);
+  if (gst_hybrid_batch_has_pending (self->batch) && !complete_batch (self)) {
+    drop_pending_locked (self);
     ret = GST_FLOW_ERROR;
     goto done;
   }
   while ((buf = gst_hybrid_batch_pop_ready (self->batch))) {
+    g_mutex_unlock (&self->model_lock);
     ret = gst_pad_push (trans->srcpad, buf);
+    g_mutex_lock (&self->model_lock);
     if (ret != GST_FLOW_OK) {
       GST_DEBUG_OBJECT (self, "drain push: %s", gst_flow_get_name (ret));
-      gst_hybrid_infer_drop_pending (self);
+      drop_pending_locked (self);
       break;
     }
   }
 done:
   gst_hybrid_infer_update_flush_deadline (self);
+  g_mutex_unlock (&self->model_lock);
   return ret;
+}
+
+/* A reload about to take over: the frames held for a batch run now, on
+ * the model they were converted for, and wait in the ready queue.  TRUE
+ * when some do: gst_hybrid_infer_flush_now sends them on.  model_lock
+ * held. */
+gboolean
+gst_hybrid_infer_run_held (GstHybridInfer * self)
+{
+  if (!self->batch || !gst_hybrid_batch_has_pending (self->batch))
+    return FALSE;
+  if (!complete_batch (self))
+    drop_pending_locked (self);       /* the forward posted its error */
+  return gst_hybrid_batch_has_ready (self->batch);
+}
+
+/* The flush thread pushes what is ready as soon as it has the stream
+ * lock, whatever batch-timeout says: the loader cannot push itself (a
+ * push from outside the streaming thread would overtake frames and
+ * events), and with batch-timeout=0 no timer would. */
+void
+gst_hybrid_infer_flush_now (GstHybridInfer * self)
+{
+  g_mutex_lock (&self->flush_lock);
+  self->flush_deadline = g_get_monotonic_time ();
+  g_cond_signal (&self->flush_cond);
+  g_mutex_unlock (&self->flush_lock);
 }
 
 /* Runs a partial batch whose oldest frame waited batch-timeout.  It takes

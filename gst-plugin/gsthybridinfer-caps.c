@@ -70,6 +70,8 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     .kb = (gfloat) kb,
     .full_range = info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255,
   };
+  /* a reload takes over before these caps or after them, with them */
+  g_mutex_lock (&self->model_lock);
   if (!(self->client
           ? gst_hybrid_engine_client_set_frame (self->client, format.layout,
               format.width, format.height, format.kr, format.kb,
@@ -91,6 +93,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   self->frame_known = TRUE;
   self->frame_serial++;
   GST_OBJECT_UNLOCK (self);
+  g_mutex_unlock (&self->model_lock);
   GST_DEBUG_OBJECT (self, "frames %" GST_PTR_FORMAT, incaps);
   return TRUE;
 
@@ -103,6 +106,7 @@ invalid_caps:
   }
 plan_failed:
   {
+    g_mutex_unlock (&self->model_lock);
     gchar *what = g_strdup_printf ("frames of %dx%d",
         GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info));
     post_error (self, error, what);

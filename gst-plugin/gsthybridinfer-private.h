@@ -88,7 +88,17 @@ struct _GstHybridInfer
   gdouble last_latency_us;
   gint64 arena_bytes;
 
-  /* runtime state: start() to stop(), streaming thread */
+  /* The model and what is made from it (session, roi, last, the frames
+   * held for a batch and the ready queue) change hands under
+   * model_lock: the streaming thread and the flush thread hold it while
+   * they convert, run and read frames, never while they push downstream;
+   * the loader holds it while it swaps sessions.  So a reload can take
+   * over while a prerolled sink holds the streaming thread (and the sink
+   * pad's stream lock) in a push.  Order: the stream lock, model_lock,
+   * the object lock. */
+  GMutex model_lock;
+
+  /* runtime state: start() to stop(), streaming thread, model_lock */
   GstHybridSession *session;    /* the element's own model, or NULL */
   GstHybridEngineClient *client;        /* or an engine's (infer-engine.h) */
   gboolean skip_when_busy;      /* with client: frames do not wait */
@@ -141,16 +151,17 @@ struct _GstHybridInfer
   /* Hot reload.  model, params and labels set while started are a
    * request: a loader thread (started at the first one, joined in stop())
    * loads and plans the new session off the streaming thread, then swaps
-   * it in under the sink pad's stream lock, between two frames.  The
-   * settings keep the model actually running until then.  Object lock:
-   * all of these but the thread's own locals. */
+   * it in under model_lock, between two frames.  The settings keep the
+   * model actually running until then.  Object lock: all of these but the
+   * thread's own locals. */
   gboolean started;
   gboolean on_engine;           /* client is set */
   gchar *want_model, *want_params, *want_labels;
   guint want_mask;              /* GstHybridSetFlags set while started */
   guint64 reload_serial;        /* requests made since start */
   guint64 reload_done;          /* the last one the loader finished */
-  gboolean reload_quit;
+  /* The loader of this start; a loader that is not (stop() let it go)
+   * leaves at its next look. */
   GThread *reload_thread;
   GCond reload_cond;            /* with the object lock */
   /* The frame format of the current caps, so that the loader plans the
@@ -234,6 +245,10 @@ G_GNUC_INTERNAL
 GstFlowReturn gst_hybrid_infer_drain (GstHybridInfer * self);
 G_GNUC_INTERNAL
 void gst_hybrid_infer_drop_pending (GstHybridInfer * self);
+G_GNUC_INTERNAL
+gboolean gst_hybrid_infer_run_held (GstHybridInfer * self);
+G_GNUC_INTERNAL
+void gst_hybrid_infer_flush_now (GstHybridInfer * self);
 G_GNUC_INTERNAL
 void gst_hybrid_infer_update_flush_deadline (GstHybridInfer * self);
 G_GNUC_INTERNAL

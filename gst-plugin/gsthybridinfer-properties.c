@@ -30,6 +30,10 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
   const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
   const GParamFlags ready = rw | GST_PARAM_MUTABLE_READY;
   const GParamFlags playing = rw | GST_PARAM_MUTABLE_PLAYING;
+  /* model, params and labels notify when their value runs: set while
+   * stopped, at once; while playing, when the reload takes over
+   * (gsthybridinfer-reload.c), never for one that fails */
+  const GParamFlags reloads = playing | G_PARAM_EXPLICIT_NOTIFY;
   const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   g_object_class_install_property (gobject_class, PROP_MODEL,
@@ -37,15 +41,15 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
           "The Gluon export's symbol file (prefix-symbol.json); set while "
           "playing, the new model loads in the background and takes over "
           "at a frame boundary", NULL,
-          playing));
+          reloads));
   g_object_class_install_property (gobject_class, PROP_PARAMS,
       g_param_spec_string ("params", "Parameters",
           "The parameters file (default: the newest prefix-NNNN.params "
-          "beside the model)", NULL, playing));
+          "beside the model)", NULL, reloads));
   g_object_class_install_property (gobject_class, PROP_LABELS,
       g_param_spec_string ("labels", "Labels",
           "Text file with one class label per line (line N is class N)",
-          NULL, playing));
+          NULL, reloads));
   g_object_class_install_property (gobject_class, PROP_DEVICE,
       g_param_spec_string ("device", "Device",
           "Where to run: auto (the GPU when one works, else the CPU), "
@@ -426,6 +430,8 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
       break;
   }
   GST_OBJECT_UNLOCK (self);
+  if (pspec->flags & G_PARAM_EXPLICIT_NOTIFY)
+    g_object_notify_by_pspec (object, pspec);
 }
 
 void

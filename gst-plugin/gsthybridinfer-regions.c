@@ -29,6 +29,7 @@ gst_hybrid_infer_start_regions (GstHybridInfer * self,
   for (gchar ** c = classes; c && *c; c++)
     g_strstrip (*c);
   self->roi = gst_hybrid_roi_new ((const gchar * const *) classes);
+  gst_hybrid_roi_set_session (self->roi, self->session);
   g_strfreev (classes);
   return TRUE;
 }

@@ -137,7 +137,6 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   self->want_labels = g_strdup (self->settings.labels);
   self->want_mask = 0;
   self->reload_serial = self->reload_done = 0;
-  self->reload_quit = FALSE;
   self->started = TRUE;
   GST_OBJECT_UNLOCK (self);
   return TRUE;

@@ -135,6 +135,7 @@ gst_hybrid_infer_init (GstHybridInfer * self)
 {
   gst_hybrid_infer_settings_init (&self->settings);
   g_mutex_init (&self->flush_lock);
+  g_mutex_init (&self->model_lock);
   g_cond_init (&self->flush_cond);
   g_cond_init (&self->reload_cond);
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
@@ -147,6 +148,7 @@ gst_hybrid_infer_finalize (GObject * object)
   gst_hybrid_infer_settings_clear (&GST_HYBRID_INFER (object)->settings);
   g_free (GST_HYBRID_INFER (object)->dump_failed_dir);
   g_mutex_clear (&GST_HYBRID_INFER (object)->flush_lock);
+  g_mutex_clear (&GST_HYBRID_INFER (object)->model_lock);
   g_cond_clear (&GST_HYBRID_INFER (object)->flush_cond);
   g_cond_clear (&GST_HYBRID_INFER (object)->reload_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -154,15 +156,11 @@ gst_hybrid_infer_finalize (GObject * object)
 
 /* ---- per frame ---------------------------------------------------------- */
 
+/* A frame on the element's own model (or on its regions); model_lock
+ * held, so that a reload takes over before or after, never during. */
 static GstFlowReturn
-gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+transform_own (GstHybridInfer * self, GstBuffer * buf, guint64 frame)
 {
-  GstHybridInfer *self = GST_HYBRID_INFER (trans);
-  guint64 frame = self->frame_count++;
-
-  if (self->client)
-    return gst_hybrid_infer_on_engine (self, buf, frame,
-        gst_hybrid_infer_wants_inference (self, frame));
   if (self->roi)
     return gst_hybrid_infer_wants_inference (self, frame)
         ? gst_hybrid_infer_on_regions (self, buf, frame) : GST_FLOW_OK;
@@ -176,6 +174,21 @@ gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     return GST_FLOW_ERROR;
   gst_hybrid_infer_finish_frame (self, buf, frame, 0, start);
   return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+{
+  GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  guint64 frame = self->frame_count++;
+
+  if (self->client)
+    return gst_hybrid_infer_on_engine (self, buf, frame,
+        gst_hybrid_infer_wants_inference (self, frame));
+  g_mutex_lock (&self->model_lock);
+  GstFlowReturn ret = transform_own (self, buf, frame);
+  g_mutex_unlock (&self->model_lock);
+  return ret;
 }
 
 /* Batch size 1 is the plain in-place path (transform_ip); above 1 frames

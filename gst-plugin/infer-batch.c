@@ -111,6 +111,12 @@ gst_hybrid_batch_pop_ready (GstHybridBatch * b)
 }
 
 gboolean
+gst_hybrid_batch_has_ready (const GstHybridBatch * b)
+{
+  return !gst_queue_array_is_empty (b->ready);
+}
+
+gboolean
 gst_hybrid_batch_has_pending (const GstHybridBatch * b)
 {
   return !gst_queue_array_is_empty (b->pending);

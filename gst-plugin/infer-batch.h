@@ -47,6 +47,7 @@ gboolean gst_hybrid_batch_pop_pending (GstHybridBatch * batch,
 void gst_hybrid_batch_push_ready (GstHybridBatch * batch, GstBuffer * buf);
 /* The next frame to send on, or NULL. */
 GstBuffer *gst_hybrid_batch_pop_ready (GstHybridBatch * batch);
+gboolean gst_hybrid_batch_has_ready (const GstHybridBatch * batch);
 gboolean gst_hybrid_batch_has_pending (const GstHybridBatch * batch);
 /* Frames waiting for their batch (inferred or not): buffers held. */
 guint gst_hybrid_batch_n_pending (const GstHybridBatch * batch);

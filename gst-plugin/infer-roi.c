@@ -15,9 +15,11 @@ struct _GstHybridRoi {
   hy_pixel_layout layout;
   float yuv_kr, yuv_kb;
   bool yuv_full_range;
-  roi_plan plans[GST_HYBRID_ROI_PLANS];
+  roi_plan plans[GST_HYBRID_ROI_PLANS];   /* for `session` */
   guint64 clock;
-  /* the regions of the forward being gathered, by slot */
+  const GstHybridSession *session;      /* what the plans and slots fit */
+  /* the regions of the forward being gathered, by slot: one per entry of
+   * the session's batch */
   GstVideoRegionOfInterestMeta **slots;
   const hy_frame_plan **slot_plans;
   int *slot_xy;                 /* the crops' corners in the frame */
@@ -55,6 +57,22 @@ gst_hybrid_roi_free (GstHybridRoi *roi)
   g_free (roi->slot_plans);
   g_free (roi->slot_xy);
   g_free (roi);
+}
+
+void
+gst_hybrid_roi_set_session (GstHybridRoi *roi,
+    const GstHybridSession *session)
+{
+  int batch = gst_hybrid_session_batch (session);
+  forget_plans (roi);
+  roi->session = session;
+  g_free (roi->slots);
+  g_free (roi->slot_plans);
+  g_free (roi->slot_xy);
+  roi->slots = g_new0 (GstVideoRegionOfInterestMeta *, batch);
+  roi->slot_plans = g_new0 (const hy_frame_plan *, batch);
+  roi->slot_xy = g_new0 (int, 2 * batch);
+  roi->n_slots = 0;
 }
 
 void
@@ -110,7 +128,7 @@ plan_for (GstHybridRoi *roi, const GstHybridSession *session, int width,
 
 /* The region clamped to the frame, its corner on even pixels for 4:2:0
  * chroma (the crop grows by the pixel it loses); FALSE when nothing of it
- * is in the frame. */
+ * is in the frame, in every format. */
 static gboolean
 crop_of (const GstHybridRoi *roi, const GstVideoRegionOfInterestMeta *m,
     int fw, int fh, int *x, int *y, int *w, int *h)
@@ -118,12 +136,14 @@ crop_of (const GstHybridRoi *roi, const GstVideoRegionOfInterestMeta *m,
   gint64 x0 = MIN ((gint64) m->x, fw), y0 = MIN ((gint64) m->y, fh);
   gint64 x1 = MIN ((gint64) m->x + m->w, fw);
   gint64 y1 = MIN ((gint64) m->y + m->h, fh);
+  /* empty in the frame: skipped before the corner is rounded, which would
+   * give an empty region at an odd corner a pixel of its neighbour's */
+  if (x1 <= x0 || y1 <= y0)
+    return FALSE;
   if (roi->layout == HY_PIXEL_NV12 || roi->layout == HY_PIXEL_I420) {
     x0 &= ~(gint64) 1;
     y0 &= ~(gint64) 1;
   }
-  if (x1 <= x0 || y1 <= y0)
-    return FALSE;
   *x = (int) x0;
   *y = (int) y0;
   *w = (int) (x1 - x0);
@@ -187,11 +207,9 @@ gst_hybrid_roi_infer (GstHybridRoi *roi, GstHybridSession *session,
   gpointer state = NULL;
   GstMeta *meta;
   *n_done = 0;
-  if (!roi->slots) {
-    roi->slots = g_new0 (GstVideoRegionOfInterestMeta *, batch);
-    roi->slot_plans = g_new0 (const hy_frame_plan *, batch);
-    roi->slot_xy = g_new0 (int, 2 * batch);
-  }
+  /* plans and slots made for another session would overrun this one's
+   * input (a reload that did not say so is the element's bug) */
+  g_return_val_if_fail (session == roi->session, FALSE);
   roi->n_slots = 0;
   while ((meta = gst_buffer_iterate_meta_filtered (buf, &state,
               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {

@@ -30,6 +30,13 @@ typedef struct _GstHybridRoi GstHybridRoi;
 GstHybridRoi *gst_hybrid_roi_new (const gchar * const *classes);
 void gst_hybrid_roi_free (GstHybridRoi * roi);
 
+/* The session the regions run through: at start, and again whenever a
+ * reload swaps it.  The crops' plans (made for a session's input size and
+ * pre-processing) and the slots (one per batch entry) are of one session:
+ * this forgets the old ones. */
+void gst_hybrid_roi_set_session (GstHybridRoi * roi,
+    const GstHybridSession * session);
+
 /* The frame format of the caps: crops are cut from frames of it. */
 void gst_hybrid_roi_set_frame (GstHybridRoi * roi, hy_pixel_layout layout,
     float yuv_kr, float yuv_kb, bool yuv_full_range);
@@ -47,8 +54,8 @@ typedef struct {
   hy_mode mode;
 } GstHybridRoiFrame;
 
-/* Runs every region of `buf` that roi's classes take through the session
- * (batch-size at a time) and adds each one's result to its meta.  *n_done:
+/* Runs every region of `buf` that roi's classes take through `session`
+ * (the one given to gst_hybrid_roi_set_session; batch-size at a time) and adds each one's result to its meta.  *n_done:
  * regions inferred.  FALSE + error when a forward or a crop's plan
  * failed. */
 gboolean gst_hybrid_roi_infer (GstHybridRoi * roi, GstHybridSession * session,

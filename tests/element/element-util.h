@@ -224,4 +224,34 @@ count_messages (GstBus * bus, GstMessageType type)
   return n;
 }
 
+/* The reload's outcome: the "hybridinfer-model-reloaded" message (TRUE,
+ * its model in *model) or a warning (FALSE, its text in *text). */
+static inline gboolean
+wait_reload (GstBus * bus, gchar ** model, gchar ** text)
+{
+  for (;;) {
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_ELEMENT | GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL, "no reload message nor warning in 60 s");
+    fail_if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR, "error posted");
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING) {
+      GError *err = NULL;
+      gchar *debug = NULL;
+      gst_message_parse_warning (msg, &err, &debug);
+      *text = g_strdup_printf ("%s (%s)", err->message, debug);
+      g_error_free (err);
+      g_free (debug);
+      gst_message_unref (msg);
+      return FALSE;
+    }
+    if (gst_message_has_name (msg, "hybridinfer-model-reloaded")) {
+      *model = g_strdup (gst_structure_get_string
+          (gst_message_get_structure (msg), "model"));
+      gst_message_unref (msg);
+      return TRUE;
+    }
+    gst_message_unref (msg);
+  }
+}
+
 #endif /* HY_ELEMENT_UTIL_H */

@@ -222,6 +222,83 @@ GST_START_TEST (test_roi_behind_detector)
 
 GST_END_TEST;
 
+/* A reload swaps the model under the regions: their crop plans and slots
+ * are made again for the new input.  The colors model runs at 224x224
+ * (no input-size, no __shape__), colors-shaped at its own 32x32: crops
+ * planned for the larger input wrote past the smaller one's (heap
+ * corruption), and the other way round gave wrong results.  Each region
+ * must keep its colour through swaps both ways, batched and not. */
+GST_START_TEST (test_roi_reload_other_input_size)
+{
+  static const guint batches[] = { 1, 3 };
+  gchar *big = model_path ("colors"), *small = model_path ("colors-shaped");
+  for (guint b = 0; b < G_N_ELEMENTS (batches); b++) {
+    GstElement *e = infer_new ("colors");
+    g_object_set (e, "batch-size", batches[b], NULL);
+    gst_util_set_object_arg (G_OBJECT (e), "inference-region", "roi");
+    GstBus *bus;
+    GstHarness *hn = harness_for (e, &bus);
+    set_caps (hn, "I420", 96, 70);
+    for (guint swap = 0; swap < 5; swap++) {
+      for (int frame = 0; frame < 2; frame++) {
+        GstBuffer *in = any_frame_new ("I420", 96, 70, pick_quadrants);
+        add_quadrant_rois (in, 96, 70);
+        GstBuffer *out = gst_harness_push_and_pull (hn, in);
+        for (int q = 0; q < 4; q++) {
+          gchar *type = g_strdup_printf ("q%d", q);
+          const gchar *label = roi_label (out, type);
+          fail_unless (label != NULL, "batch %u swap %u: %s has no result",
+              batches[b], swap, type);
+          fail_unless_equals_string (label, quadrant_colour[q]);
+          g_free (type);
+        }
+        gst_buffer_unref (out);
+      }
+      if (swap == 4)
+        break;
+      const gchar *next = swap % 2 ? big : small;
+      g_object_set (hn->element, "model", next, NULL);
+      gchar *model = NULL, *text = NULL;
+      fail_unless (wait_reload (bus, &model, &text), "%s", text);
+      fail_unless_equals_string (model, next);
+      g_free (model);
+      /* the per-frame result messages are not looked at here */
+      count_messages (bus, GST_MESSAGE_ELEMENT);
+    }
+    teardown_with_bus (hn, bus);
+  }
+  g_free (big);
+  g_free (small);
+}
+
+GST_END_TEST;
+
+/* A region of no width or no height is skipped in every format: in 4:2:0
+ * its corner used to be rounded down first, which gave it a pixel of its
+ * neighbour's and a result. */
+GST_START_TEST (test_roi_empty_regions_skipped)
+{
+  static const gchar *formats[] = { "RGB", "I420", "NV12" };
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++) {
+    GstHarness *hn = roi_harness (formats[f], 64, 48, 1, NULL);
+    GstBuffer *in = any_frame_new (formats[f], 64, 48, pick_quadrants);
+    gst_buffer_add_video_region_of_interest_meta (in, "no-width", 33, 5, 0,
+        10);
+    gst_buffer_add_video_region_of_interest_meta (in, "no-height", 5, 27,
+        10, 0);
+    GstBuffer *out = gst_harness_push_and_pull (hn, in);
+    fail_unless (roi_label (out, "no-width") == NULL, "%s", formats[f]);
+    fail_unless (roi_label (out, "no-height") == NULL, "%s", formats[f]);
+    gst_buffer_unref (out);
+    guint64 inferred;
+    g_object_get (hn->element, "frames-inferred", &inferred, NULL);
+    fail_unless_equals_uint64 (inferred, 0);
+    gst_harness_teardown (hn);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 roi_suite (void)
 {
@@ -233,6 +310,8 @@ roi_suite (void)
   tcase_add_test (tc, test_roi_object_class);
   tcase_add_test (tc, test_roi_outside_frame);
   tcase_add_test (tc, test_roi_behind_detector);
+  tcase_add_test (tc, test_roi_reload_other_input_size);
+  tcase_add_test (tc, test_roi_empty_regions_skipped);
   return s;
 }
 
