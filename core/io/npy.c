@@ -14,6 +14,8 @@
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
+/* Magic, version and header length: 10 bytes in version 1, 12 after. */
+#define NPY_PREFIX_MAX 12
 /* numpy aligns the data to this many bytes (format.ARRAY_ALIGN). */
 #define NPY_ALIGN 64
 /* Longer descr strings are garbage, not dtypes; keep messages short. */
@@ -282,52 +284,62 @@ copy_le_floats (float *dst, const guint8 *src, gsize count)
 #endif
 }
 
-hy_tensor *
-hy_npy_parse (const guint8 *data, gsize size, const char *source,
-    GError **error)
+/* The magic, the version and the header's length, from the first
+ * MIN (size, NPY_PREFIX_MAX) of a file's `size` bytes: *prefix gets where
+ * the header dict starts, *header_len its length, which the file holds. */
+static gboolean
+read_prefix (const guint8 *data, gsize size, const char *source,
+    gsize *prefix, gsize *header_len, GError **error)
 {
   if (size < NPY_MAGIC_LEN + 2 || memcmp (data, NPY_MAGIC, NPY_MAGIC_LEN)) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
         "%s: not a .npy file (no \\x93NUMPY magic)", source);
-    return NULL;
+    return FALSE;
   }
   guint major = data[6], minor = data[7];
-  gsize prefix = major == 1 ? 10 : 12;
+  *prefix = major == 1 ? 10 : NPY_PREFIX_MAX;
   if ((major < 1 || major > 3) || minor != 0) {
     g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
         "%s: .npy format version %u.%u is not 1.0, 2.0 or 3.0", source,
         major, minor);
-    return NULL;
+    return FALSE;
   }
-  if (size < prefix) {
+  if (size < *prefix) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
         "%s: truncated .npy header", source);
-    return NULL;
+    return FALSE;
   }
-  guint64 header_len = major == 1
+  guint64 len = major == 1
       ? (guint64) data[8] | (guint64) data[9] << 8
       : (guint64) data[8] | (guint64) data[9] << 8
       | (guint64) data[10] << 16 | (guint64) data[11] << 24;
-  if (header_len > size - prefix) {
+  if (len > size - *prefix) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
         "%s: truncated .npy header: it declares %" G_GUINT64_FORMAT
-        " bytes, %" G_GSIZE_FORMAT " are left", source, header_len,
-        size - prefix);
-    return NULL;
+        " bytes, %" G_GSIZE_FORMAT " are left", source, len, size - *prefix);
+    return FALSE;
   }
+  *header_len = (gsize) len;
+  return TRUE;
+}
 
+/* The header dict, `header_len` bytes that end at `offset` in a file of
+ * `size` bytes; *shape gets the shape, whose data must fill the rest. */
+static gboolean
+read_header (const char *dict, gsize header_len, gsize offset, gsize size,
+    const char *source, hy_shape *shape, GError **error)
+{
   npy_header h = { .seen = 0 };
-  if (!parse_header_dict ((const char *) data + prefix, (gsize) header_len,
-          source, &h, error) || !check_header (&h, source, error))
-    return NULL;
+  if (!parse_header_dict (dict, header_len, source, &h, error)
+      || !check_header (&h, source, error))
+    return FALSE;
 
   guint64 need;
-  gsize offset = prefix + (gsize) header_len;
   gsize have = size - offset;
   if (!shape_nbytes (&h.shape, &need)) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
         "%s: the shape's size overflows", source);
-    return NULL;
+    return FALSE;
   }
   if (need != have) {
     char buf[HY_SHAPE_STRLEN];
@@ -337,11 +349,57 @@ hy_npy_parse (const guint8 *data, gsize size, const char *source,
         : "%s: shape %s needs %" G_GUINT64_FORMAT " bytes of data, but the "
         "file holds %" G_GSIZE_FORMAT, source,
         hy_shape_format (&h.shape, buf, sizeof buf), need, have);
+    return FALSE;
+  }
+  *shape = h.shape;
+  return TRUE;
+}
+
+hy_tensor *
+hy_npy_parse (const guint8 *data, gsize size, const char *source,
+    GError **error)
+{
+  gsize prefix, header_len;
+  hy_shape shape;
+  if (!read_prefix (data, size, source, &prefix, &header_len, error)
+      || !read_header ((const char *) data + prefix, header_len,
+          prefix + header_len, size, source, &shape, error))
+    return NULL;
+  hy_tensor *t = hy_tensor_new (&shape);
+  copy_le_floats (t->data, data + prefix + header_len,
+      (gsize) hy_shape_numel (&shape));
+  return t;
+}
+
+/* Reads the file with pread into memory of its own, never mapped: a
+ * mapping of a file cut while it is read raises SIGBUS.  The header goes
+ * through a small buffer, the data straight into the tensor. */
+static hy_tensor *
+load_npy (hy_file *file, GError **error)
+{
+  const char *path = hy_file_path (file);
+  gsize size = hy_file_size (file);
+  guint8 head[NPY_PREFIX_MAX];
+  gsize prefix, header_len;
+  if (!hy_file_read_at (file, head, MIN (size, sizeof head), 0, error)
+      || !read_prefix (head, size, path, &prefix, &header_len, error))
+    return NULL;
+  g_autofree char *dict = g_malloc (MAX (header_len, 1));
+  hy_shape shape;
+  if (!hy_file_read_at (file, dict, header_len, prefix, error)
+      || !read_header (dict, header_len, prefix + header_len, size, path,
+          &shape, error))
+    return NULL;
+  hy_tensor *t = hy_tensor_new (&shape);
+  gsize n = (gsize) hy_shape_numel (&shape);
+  if (!hy_file_read_at (file, t->data, n * sizeof (float),
+          prefix + header_len, error)) {
+    hy_tensor_free (t);
     return NULL;
   }
-
-  hy_tensor *t = hy_tensor_new (&h.shape);
-  copy_le_floats (t->data, data + offset, (gsize) need / sizeof (float));
+#if G_BYTE_ORDER != G_LITTLE_ENDIAN
+  copy_le_floats (t->data, (const guint8 *) t->data, n);
+#endif
   return t;
 }
 
@@ -350,13 +408,15 @@ hy_npy_load (const char *path, GError **error)
 {
   /* A directory, FIFO or device is refused by name (GLib would block on
    * a FIFO, and say "mmap() failed: No such device" for a directory). */
-  GMappedFile *file = hy_file_map_regular (path, ".npy file", error);
+  g_autoptr (hy_file) file = hy_file_open (path, ".npy file", error);
   if (!file)
     return NULL;
-  hy_tensor *t = hy_npy_parse (
-      (const guint8 *) g_mapped_file_get_contents (file),
-      g_mapped_file_get_length (file), path, error);
-  g_mapped_file_unref (file);
+  GError *load_error = NULL;
+  hy_tensor *t = load_npy (file, &load_error);
+  /* Keep no tensor read from a file that changed meanwhile: it may hold
+   * old values and new. */
+  if (!hy_file_end_read (file, load_error, error))
+    g_clear_pointer (&t, hy_tensor_free);
   return t;
 }
 

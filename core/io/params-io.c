@@ -7,6 +7,14 @@
  * layout (names included) is known to be sound.  Array names sit at the end
  * of the file, so a problem that does not stop the walk — sparse storage,
  * too many dims — is reported after it, naming the array.
+ *
+ * A file is read with pread, never mapped: deployments copy new weights
+ * over a model in place, and a mapping of a file cut under it raises
+ * SIGBUS.  The first pass reads the headers through a small window (it
+ * skips the data by arithmetic); the second reads each array's data
+ * straight into its tensor (float32) or through the window (the dtypes
+ * that convert), so loading takes the tensors' memory and no copy of the
+ * file.
  */
 #include <string.h>
 
@@ -23,6 +31,8 @@
 /* Far beyond any model; stops a header from making us track 2^28
  * four-byte arrays. */
 #define MAX_ARRAYS (1u << 20)
+/* Bytes read at a time from a file for headers and converted data. */
+#define WINDOW_BYTES (64 * 1024)
 
 enum { STORAGE_DENSE = 0, STORAGE_ROW_SPARSE = 1, STORAGE_CSR = 2 };
 
@@ -48,13 +58,20 @@ le64 (const guint8 *p)
   return (guint64) le32 (p + 4) << 32 | le32 (p);
 }
 
+/* Reads either bytes in memory (`file` NULL: `data` holds all `size` of
+ * them) or a file, through `window`: `data` then holds the file's bytes
+ * [base, base + avail). */
 typedef struct cursor {
   const guint8 *data;
+  gsize base, avail;
   gsize size;
   gsize pos;
   const char *source;
   guint array;                  /* the array being read */
   char where[48];               /* "in array 3", for truncation messages */
+  hy_file *file;
+  guint8 *window;
+  gsize window_size;
 } cursor;
 
 static gboolean
@@ -70,12 +87,63 @@ need (cursor *c, guint64 n, GError **error)
   return TRUE;
 }
 
+/* Room for at least `n` bytes in the window. */
+static void
+grow_window (cursor *c, gsize n)
+{
+  if (c->window_size < n) {
+    c->window_size = MAX (n, WINDOW_BYTES);
+    g_free (c->window);
+    c->window = g_malloc (c->window_size);
+  }
+}
+
+/* Reads `n` bytes of the file at `offset` into the window. */
+static gboolean
+fill_window (cursor *c, gsize offset, gsize n, GError **error)
+{
+  grow_window (c, n);
+  c->data = c->window;
+  c->base = offset;
+  c->avail = 0;
+  if (!hy_file_read_at (c->file, c->window, n, offset, error))
+    return FALSE;
+  c->avail = n;
+  return TRUE;
+}
+
+static gboolean
+in_window (const cursor *c, gsize n)
+{
+  return c->pos >= c->base && c->pos - c->base <= c->avail
+      && n <= c->avail - (c->pos - c->base);
+}
+
+/* *out: the `n` bytes at the cursor, which need() has admitted. */
+static gboolean
+peek (cursor *c, gsize n, const guint8 **out, GError **error)
+{
+  if (n == 0) {
+    *out = (const guint8 *) "";
+    return TRUE;
+  }
+  if (!in_window (c, n)) {
+    g_assert (c->file);         /* in memory, `data` holds everything */
+    gsize want = MAX (n, MIN ((gsize) WINDOW_BYTES, c->size - c->pos));
+    if (!fill_window (c, c->pos, want, error))
+      return FALSE;
+  }
+  *out = c->data + (c->pos - c->base);
+  return TRUE;
+}
+
 static gboolean
 read_u32 (cursor *c, guint32 *out, GError **error)
 {
-  if (!need (c, 4, error))
+  const guint8 *p;
+  if (!need (c, 4, error) || !peek (c, 4, &p, error))
     return FALSE;
-  *out = le32 (c->data + c->pos);
+  *out = le32 (p);
   c->pos += 4;
   return TRUE;
 }
@@ -93,9 +161,10 @@ read_i32 (cursor *c, gint32 *out, GError **error)
 static gboolean
 read_u64 (cursor *c, guint64 *out, GError **error)
 {
-  if (!need (c, 8, error))
+  const guint8 *p;
+  if (!need (c, 8, error) || !peek (c, 8, &p, error))
     return FALSE;
-  *out = le64 (c->data + c->pos);
+  *out = le64 (p);
   c->pos += 8;
   return TRUE;
 }
@@ -508,9 +577,11 @@ read_names (cursor *c, guint64 n_arrays, GPtrArray *names, GError **error)
   for (guint64 i = 0; i < n; i++) {
     g_snprintf (c->where, sizeof c->where, "in name %" G_GUINT64_FORMAT, i);
     guint64 len;
-    if (!read_u64 (c, &len, error) || !need (c, len, error))
+    const guint8 *p;
+    if (!read_u64 (c, &len, error) || !need (c, len, error)
+        || !peek (c, (gsize) len, &p, error))
       return FALSE;
-    const char *start = (const char *) c->data + c->pos;
+    const char *start = (const char *) p;
     if (memchr (start, '\0', (gsize) len)) {
       g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
           "%s: name %" G_GUINT64_FORMAT " contains a NUL byte", c->source, i);
@@ -574,17 +645,48 @@ free_infos (array_info *infos, guint n)
   g_free (infos);
 }
 
-hy_param_list *
-hy_params_parse (const guint8 *data, gsize size, const char *source,
+/* The data of a dense array, converted to float32 into `dst`. */
+static gboolean
+read_array_data (cursor *c, const array_info *info, float *dst,
     GError **error)
 {
-  if (!source)
-    source = "<params>";
-  if (!reject_foreign (data, size, source, error))
+  gsize n = (gsize) hy_shape_numel (&info->shape);
+  gsize elem = hy_dtype_size (info->dtype);
+  if (!c->file) {
+    convert_to_float (dst, c->data + info->data_offset, n, info->dtype);
+    return TRUE;
+  }
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  /* No conversion: straight into the tensor, no copy in between. */
+  if (info->dtype == HY_DTYPE_FLOAT32)
+    return hy_file_read_at (c->file, dst, n * sizeof (float),
+        info->data_offset, error);
+#endif
+  gsize per_window = WINDOW_BYTES / elem;
+  for (gsize done = 0; done < n;) {
+    gsize count = MIN (per_window, n - done);
+    if (!fill_window (c, info->data_offset + done * elem, count * elem,
+            error))
+      return FALSE;
+    convert_to_float (dst + done, c->window, count, info->dtype);
+    done += count;
+  }
+  return TRUE;
+}
+
+/* The first pass over every header and the names, then, once all is
+ * known to be sound, the second over the data. */
+static hy_param_list *
+parse_list (cursor *c, GError **error)
+{
+  const char *source = c->source;
+  gsize size = c->size;
+  const guint8 *head;
+  if (!peek (c, MIN (size, (gsize) 8), &head, error)
+      || !reject_foreign (head, size, source, error))
     return NULL;
-  cursor c = { data, size, 0, source, 0, "in the file header" };
   guint64 magic, reserved, count;
-  if (!read_u64 (&c, &magic, error))
+  if (!read_u64 (c, &magic, error))
     return NULL;
   if (magic != LIST_MAGIC) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
@@ -592,14 +694,14 @@ hy_params_parse (const guint8 *data, gsize size, const char *source,
         "x, expected 0x112)", source, magic);
     return NULL;
   }
-  if (!read_u64 (&c, &reserved, error) || !read_u64 (&c, &count, error))
+  if (!read_u64 (c, &reserved, error) || !read_u64 (c, &count, error))
     return NULL;
   /* The smallest array (pre-V1, empty) takes 4 bytes. */
-  if (count > MAX_ARRAYS || count > (size - c.pos) / 4) {
+  if (count > MAX_ARRAYS || count > (size - c->pos) / 4) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
         "%s: truncated or corrupt: claims %" G_GUINT64_FORMAT " arrays, "
         "which the %" G_GSIZE_FORMAT " bytes left cannot hold", source, count,
-        size - c.pos);
+        size - c->pos);
     return NULL;
   }
 
@@ -608,12 +710,12 @@ hy_params_parse (const guint8 *data, gsize size, const char *source,
   g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   hy_param_list *list = NULL;
   for (guint i = 0; i < n; i++) {
-    c.array = i;
-    g_snprintf (c.where, sizeof c.where, "in array %u", i);
-    if (!read_array_header (&c, &infos[i], error))
+    c->array = i;
+    g_snprintf (c->where, sizeof c->where, "in array %u", i);
+    if (!read_array_header (c, &infos[i], error))
       goto out;
   }
-  if (!read_names (&c, count, names, error))
+  if (!read_names (c, count, names, error))
     goto out;
   /* Trailing bytes after the names are ignored, as MXNet ignores them. */
 
@@ -638,9 +740,11 @@ hy_params_parse (const guint8 *data, gsize size, const char *source,
     split_name (names->len ? g_ptr_array_index (names, i) : "", p);
     p->stored_dtype = infos[i].dtype;
     p->tensor = hy_tensor_new (&infos[i].shape);
-    if (infos[i].dtype >= 0)
-      convert_to_float (p->tensor->data, data + infos[i].data_offset,
-          (gsize) hy_shape_numel (&infos[i].shape), infos[i].dtype);
+    if (infos[i].dtype >= 0
+        && !read_array_data (c, &infos[i], p->tensor->data, error)) {
+      g_clear_pointer (&list, hy_param_list_free);
+      goto out;
+    }
   }
   if (names->len && !check_unique (list, names, source, error))
     g_clear_pointer (&list, hy_param_list_free);
@@ -651,17 +755,35 @@ out:
 }
 
 hy_param_list *
+hy_params_parse (const guint8 *data, gsize size, const char *source,
+    GError **error)
+{
+  cursor c = {
+    .data = data, .avail = size, .size = size,
+    .source = source ? source : "<params>", .where = "in the file header",
+  };
+  return parse_list (&c, error);
+}
+
+hy_param_list *
 hy_params_load (const char *path, GError **error)
 {
   /* A directory, FIFO or device is refused by name (GLib would block on
    * a FIFO, and say "mmap() failed: No such device" for a directory). */
-  GMappedFile *file = hy_file_map_regular (path, "params file", error);
+  g_autoptr (hy_file) file = hy_file_open (path, "params file", error);
   if (!file)
     return NULL;
-  hy_param_list *list = hy_params_parse (
-      (const guint8 *) g_mapped_file_get_contents (file),
-      g_mapped_file_get_length (file), path, error);
-  g_mapped_file_unref (file);
+  cursor c = {
+    .size = hy_file_size (file), .source = path,
+    .where = "in the file header", .file = file,
+  };
+  GError *parse_error = NULL;
+  hy_param_list *list = parse_list (&c, &parse_error);
+  g_free (c.window);
+  /* Keep no list read from a file that changed meanwhile: it may hold old
+   * values and new. */
+  if (!hy_file_end_read (file, parse_error, error))
+    g_clear_pointer (&list, hy_param_list_free);
   return list;
 }
 

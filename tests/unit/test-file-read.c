@@ -2,10 +2,14 @@
  * test-file-read.c — reading user-given paths (core/io/file-read.c):
  * hy_file_read_bounded reads regular files up to a limit and refuses the
  * rest at once, naming the path, what it is, its size and the limit;
- * hy_file_map_regular refuses what is not a regular file likewise.
+ * hy_file_open refuses what is not a regular file likewise, and its
+ * reads at offsets fail, saying so, when the file is cut or rewritten
+ * after the open.
  */
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -116,7 +120,7 @@ test_not_regular (fixture *f, gconstpointer data)
     g_assert_nonnull (strstr (error->message, cases[i].says));
     g_clear_error (&error);
 
-    g_assert_null (hy_file_map_regular (cases[i].path, "test file", &error));
+    g_assert_null (hy_file_open (cases[i].path, "test file", &error));
     g_assert_error (error, HY_ERROR, HY_ERROR_IO);
     g_assert_nonnull (strstr (error->message, cases[i].says));
     g_clear_error (&error);
@@ -124,15 +128,72 @@ test_not_regular (fixture *f, gconstpointer data)
 }
 
 static void
-test_map (fixture *f, gconstpointer data)
+test_read_at (fixture *f, gconstpointer data)
 {
   GError *error = NULL;
-  GMappedFile *m = hy_file_map_regular (f->file, "test file", &error);
+  g_autoptr (hy_file) file = hy_file_open (f->file, "test file", &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (g_mapped_file_get_length (m), ==, 10);
-  g_assert_cmpint (memcmp (g_mapped_file_get_contents (m), "0123456789", 10),
-      ==, 0);
-  g_mapped_file_unref (m);
+  g_assert_cmpuint (hy_file_size (file), ==, 10);
+  g_assert_cmpstr (hy_file_path (file), ==, f->file);
+  char buf[11] = "";
+  g_assert_true (hy_file_read_at (file, buf, 4, 3, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (buf, ==, "3456");
+  g_assert_true (hy_file_read_at (file, buf, 10, 0, &error));
+  g_assert_cmpstr (buf, ==, "0123456789");
+  g_assert_true (hy_file_check_unchanged (file, &error));
+  g_assert_no_error (error);
+}
+
+/* Cut after the open, as `cp` cuts a file before writing it anew: a read
+ * past the new end is a short read, reported, not a signal. */
+static void
+test_cut_after_open (fixture *f, gconstpointer data)
+{
+  GError *error = NULL;
+  g_autoptr (hy_file) file = hy_file_open (f->file, "test file", &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (truncate (f->file, 6), ==, 0);
+  char buf[10];
+  g_assert_false (hy_file_read_at (file, buf, 8, 2, &error));
+  g_assert_error (error, HY_ERROR, HY_ERROR_IO);
+  g_autofree char *want = g_strdup_printf ("%s: the test file changed while "
+      "it was read: 8 bytes expected at byte 2, 4 read", f->file);
+  g_assert_cmpstr (error->message, ==, want);
+  g_clear_error (&error);
+
+  g_assert_false (hy_file_check_unchanged (file, &error));
+  g_assert_error (error, HY_ERROR, HY_ERROR_IO);
+  g_free (want);
+  want = g_strdup_printf ("%s: the test file changed while it was read: it "
+      "was 10 bytes, it is now 6", f->file);
+  g_assert_cmpstr (error->message, ==, want);
+  g_clear_error (&error);
+}
+
+/* Rewritten in place to the same size: reads succeed, the check after
+ * them does not. */
+static void
+test_rewritten_after_open (fixture *f, gconstpointer data)
+{
+  GError *error = NULL;
+  g_autoptr (hy_file) file = hy_file_open (f->file, "test file", &error);
+  g_assert_no_error (error);
+  /* Past the timestamp granularity of kernels without fine-grained
+   * timestamps (a jiffy: at most 10 ms), so the write moves the mtime. */
+  g_usleep (20 * 1000);
+  FILE *w = fopen (f->file, "r+");
+  g_assert_nonnull (w);
+  g_assert_cmpint (fputs ("ABCDEFGHIJ", w), >=, 0);
+  g_assert_cmpint (fclose (w), ==, 0);
+  char buf[10];
+  g_assert_true (hy_file_read_at (file, buf, 10, 0, &error));
+  g_assert_false (hy_file_check_unchanged (file, &error));
+  g_assert_error (error, HY_ERROR, HY_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, f->file));
+  g_assert_nonnull (strstr (error->message, "the test file changed while it "
+          "was read (it was modified; its size is still 10 bytes)"));
+  g_clear_error (&error);
 }
 
 int
@@ -145,7 +206,11 @@ main (int argc, char **argv)
       test_size_is_a_hint, fixture_tear_down);
   g_test_add ("/file-read/not-regular", fixture, NULL, fixture_set_up,
       test_not_regular, fixture_tear_down);
-  g_test_add ("/file-read/map", fixture, NULL, fixture_set_up, test_map,
-      fixture_tear_down);
+  g_test_add ("/file-read/read-at", fixture, NULL, fixture_set_up,
+      test_read_at, fixture_tear_down);
+  g_test_add ("/file-read/cut-after-open", fixture, NULL, fixture_set_up,
+      test_cut_after_open, fixture_tear_down);
+  g_test_add ("/file-read/rewritten-after-open", fixture, NULL,
+      fixture_set_up, test_rewritten_after_open, fixture_tear_down);
   return g_test_run ();
 }

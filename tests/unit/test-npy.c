@@ -4,17 +4,22 @@
  * Files numpy wrote (tests/fixtures/params/expected/) read back and are
  * rewritten byte for byte; headers in every legal spelling parse; every
  * malformed or non-float32 file is refused with a message saying why.
+ * Files are read, not mapped: one cut or rewritten while it is read gives
+ * an error saying so, never SIGBUS or a tensor of old values and new.
  *
  * Run with `--write-roundtrip DIR` it writes DIR/ours.npy (shape (2, 3, 4),
  * values i * 0.5 - 3) for tests/conformance/check_params_roundtrip.py to
  * load with numpy.
  */
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
 #include "hybrid.h"
 #include "hybrid-npy.h"
+#include "core/io/file-read.h"
 
 static const char *
 source_dir (void)
@@ -385,6 +390,114 @@ test_save_and_load (void)
   g_rmdir (dir);
 }
 
+/* Every cut of a file on disk is refused, naming the file: the reader
+ * asks for no byte the file does not hold. */
+static void
+test_load_every_cut (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hy-npy-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "cut.npy", NULL);
+  g_autoptr (GBytes) bytes = make_npy (2, "{'descr': '<f4', 'fortran_order': "
+      "False, 'shape': (4,), }\n", 4);
+  gsize size;
+  const char *data = g_bytes_get_data (bytes, &size);
+  for (gsize cut = 0; cut < size; cut++) {
+    g_assert_true (g_file_set_contents (path, data, (gssize) cut, NULL));
+    GError *error = NULL;
+    g_assert_null (hy_npy_load (path, &error));
+    g_assert_error (error, HY_ERROR, HY_ERROR_FORMAT);
+    g_assert_true (g_str_has_prefix (error->message, path));
+    g_clear_error (&error);
+  }
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+typedef struct {
+  const char *path;
+  gboolean cut;                 /* or rewrite to the same size */
+  guint at;
+  guint reads;
+  GBytes *other;
+  guint64 offset;
+  gsize length;
+} change_plan;
+
+static void
+change_at_read (const char *path, guint64 offset, gsize length,
+    gpointer user_data)
+{
+  change_plan *plan = user_data;
+  if (strcmp (path, plan->path) || plan->reads++ != plan->at)
+    return;
+  plan->offset = offset;
+  plan->length = length;
+  if (plan->cut) {
+    g_assert_cmpint (truncate (path, (off_t) (offset + length / 2)), ==, 0);
+    return;
+  }
+  /* Past the timestamp granularity of kernels without fine-grained
+   * timestamps (a jiffy: at most 10 ms), so the write moves the mtime. */
+  g_usleep (20 * 1000);
+  FILE *f = fopen (path, "r+");
+  g_assert_nonnull (f);
+  gsize len;
+  const void *data = g_bytes_get_data (plan->other, &len);
+  g_assert_cmpuint (fwrite (data, 1, len, f), ==, len);
+  g_assert_cmpint (fclose (f), ==, 0);
+}
+
+/* Cut or rewritten at each of the reads of a load (the prefix, the
+ * header, the data): an error naming the file, saying that it changed. */
+static void
+test_changed_while_read (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hy-npy-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "c.npy", NULL);
+  int64_t dims[] = { 100, 10 };
+  hy_tensor *t = make_tensor (2, dims);
+  g_autoptr (GBytes) original = hy_npy_write (t);
+  t->data[500] = 1e6f;
+  g_autoptr (GBytes) other = hy_npy_write (t);
+  gsize size = g_bytes_get_size (original);
+  GError *error = NULL;
+
+  change_plan count = { .path = path, .at = G_MAXUINT };
+  g_assert_true (g_file_set_contents (path, g_bytes_get_data (original,
+              NULL), (gssize) size, NULL));
+  hy_file_set_read_hook (change_at_read, &count);
+  hy_tensor *back = hy_npy_load (path, &error);
+  g_assert_no_error (error);
+  hy_tensor_free (back);
+  g_assert_cmpuint (count.reads, ==, 3);
+
+  for (int cut = 0; cut < 2; cut++) {
+    for (guint at = 0; at < count.reads; at++) {
+      g_assert_true (g_file_set_contents (path, g_bytes_get_data (original,
+                  NULL), (gssize) size, NULL));
+      change_plan plan = { .path = path, .cut = cut, .at = at,
+        .other = other };
+      hy_file_set_read_hook (change_at_read, &plan);
+      g_assert_null (hy_npy_load (path, &error));
+      g_assert_error (error, HY_ERROR, HY_ERROR_IO);
+      g_autofree char *want = cut
+          ? g_strdup_printf ("%s: the .npy file changed while it was read: %"
+          G_GSIZE_FORMAT " bytes expected at byte %" G_GUINT64_FORMAT ", %"
+          G_GSIZE_FORMAT " read", path, plan.length, plan.offset,
+          plan.length / 2)
+          : g_strdup_printf ("%s: the .npy file changed while it was read "
+          "(it was modified; its size is still %" G_GSIZE_FORMAT " bytes)",
+          path, size);
+      g_assert_cmpstr (error->message, ==, want);
+      g_clear_error (&error);
+    }
+  }
+  hy_file_set_read_hook (NULL, NULL);
+  hy_tensor_free (t);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 static int
 write_roundtrip (const char *dir)
 {
@@ -416,5 +529,7 @@ main (int argc, char **argv)
   g_test_add_func ("/npy/write-and-read-back", test_write_and_read_back);
   g_test_add_func ("/npy/numpy-files", test_numpy_files);
   g_test_add_func ("/npy/save-and-load", test_save_and_load);
+  g_test_add_func ("/npy/load-every-cut", test_load_every_cut);
+  g_test_add_func ("/npy/changed-while-read", test_changed_while_read);
   return g_test_run ();
 }

@@ -7,17 +7,26 @@
  * were saved beside them as .npy by MXNet/numpy.  Malformed files are made
  * here by cutting and patching valid ones.
  *
+ * Files are read with pread, never mapped, so that one cut or rewritten
+ * while it is read (`cp` over a model) gives an error, not SIGBUS: the
+ * read hook of file-read.h changes a file at each read in turn, and a
+ * thread rewrites one while it is loaded again and again.
+ *
  * Run with `--write-roundtrip DIR` it instead reads dtypes.params and
  * writes it back with our writer as DIR/ours.params, for
  * tests/conformance/check_params_roundtrip.py to load with real MXNet.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
 #include "hybrid.h"
 #include "hybrid-npy.h"
+#include "core/io/file-read.h"
 #include "core/io/params-io.h"
 
 static char *
@@ -601,6 +610,395 @@ test_save_and_load_files (void)
   g_rmdir (dir);
 }
 
+/* ---- files that change while they are read ------------------------------ */
+
+/* A V2 dense 1-D array header of `n` elements of dtype `dtype`; its data
+ * follows. */
+static void
+put_v2_header (GByteArray *b, guint64 n, int dtype)
+{
+  put32 (b, 0xF993FAC9);
+  put32 (b, 0);                 /* dense */
+  put32 (b, 1);
+  put64 (b, n);
+  put32 (b, 1);                 /* cpu(0) */
+  put32 (b, 0);
+  put32 (b, (guint32) dtype);
+}
+
+/* Four halves and the floats they are: 1, -2, 0.5 and the largest. */
+static const guint16 halves[4] = { 0x3C00, 0xC000, 0x3800, 0x7BFF };
+static const float halves_as_float[4] = { 1.0f, -2.0f, 0.5f, 65504.0f };
+
+#define BIG16_N 40000           /* 80000 bytes: two windows' worth */
+#define BIG64_N 10000           /* 80000 bytes */
+
+/* The value the test writes at element i of each array; `salt` makes a
+ * second version with other values. */
+static float
+small_value (guint i, guint salt)
+{
+  return (float) i + 0.25f * (float) salt;
+}
+
+static float
+big32_value (guint i, guint salt)
+{
+  return (float) i - 0.5f * (float) salt;     /* exact below 2^23 */
+}
+
+static double
+big64_value (guint i, guint salt)
+{
+  return -(double) i - (double) salt;
+}
+
+/* float16 BIG16_N elements, float32 `n_big32`, then `n_small` float32
+ * scalars-as-(1,), then float64 BIG64_N elements, then names: headers that
+ * cross the reader's 64 KiB windows and data of each kind of read
+ * (converted through the window, read straight into the tensor). */
+static GBytes *
+windows_file (guint n_big32, guint n_small, guint salt)
+{
+  GByteArray *b = list_start (n_small + 3);
+  put_v2_header (b, BIG16_N, HY_DTYPE_FLOAT16);
+  for (guint i = 0; i < BIG16_N; i++) {
+    guint8 x[2] = { halves[(i + salt) % 4] & 0xff,
+      halves[(i + salt) % 4] >> 8 };
+    g_byte_array_append (b, x, 2);
+  }
+  put_v2_header (b, n_big32, HY_DTYPE_FLOAT32);
+  for (guint i = 0; i < n_big32; i++) {
+    float f = big32_value (i, salt);
+    guint32 bits;
+    memcpy (&bits, &f, 4);
+    put32 (b, bits);
+  }
+  for (guint i = 0; i < n_small; i++) {
+    put_v2_header (b, 1, HY_DTYPE_FLOAT32);
+    float f = small_value (i, salt);
+    guint32 bits;
+    memcpy (&bits, &f, 4);
+    put32 (b, bits);
+  }
+  put_v2_header (b, BIG64_N, HY_DTYPE_FLOAT64);
+  for (guint i = 0; i < BIG64_N; i++) {
+    double d = big64_value (i, salt);
+    guint64 bits;
+    memcpy (&bits, &d, 8);
+    put64 (b, bits);
+  }
+  put64 (b, n_small + 3);
+  put_name (b, "arg:big16");
+  put_name (b, "arg:big32");
+  for (guint i = 0; i < n_small; i++) {
+    g_autofree char *name = g_strdup_printf ("arg:s%u", i);
+    put_name (b, name);
+  }
+  put_name (b, "aux:big64");
+  return finish (b);
+}
+
+/* Every value as windows_file (n_big32, n_small, salt) wrote it; FALSE
+ * (with why in *why) at the first that differs. */
+static gboolean
+is_windows_file (const hy_param_list *list, guint n_big32, guint n_small,
+    guint salt, char **why)
+{
+  if (list->n != n_small + 3) {
+    *why = g_strdup_printf ("%u arrays, expected %u", list->n, n_small + 3);
+    return FALSE;
+  }
+  const hy_tensor *t = list->items[0].tensor;
+  if (strcmp (list->items[0].name, "big16") || t->shape.ndim != 1
+      || t->shape.dims[0] != BIG16_N) {
+    *why = g_strdup ("array 0 is not big16 of (40000)");
+    return FALSE;
+  }
+  for (guint i = 0; i < BIG16_N; i++)
+    if (t->data[i] != halves_as_float[(i + salt) % 4]) {
+      *why = g_strdup_printf ("big16[%u] = %g", i, t->data[i]);
+      return FALSE;
+    }
+  t = list->items[1].tensor;
+  if (strcmp (list->items[1].name, "big32") || t->shape.ndim != 1
+      || t->shape.dims[0] != n_big32) {
+    *why = g_strdup ("array 1 is not big32 of its length");
+    return FALSE;
+  }
+  for (guint i = 0; i < n_big32; i++)
+    if (t->data[i] != big32_value (i, salt)) {
+      *why = g_strdup_printf ("big32[%u] = %g", i, t->data[i]);
+      return FALSE;
+    }
+  for (guint i = 0; i < n_small; i++) {
+    const hy_param *p = &list->items[2 + i];
+    g_autofree char *name = g_strdup_printf ("s%u", i);
+    if (strcmp (p->name, name) || p->tensor->shape.dims[0] != 1
+        || p->tensor->data[0] != small_value (i, salt)) {
+      *why = g_strdup_printf ("array %u: %s = %g", 2 + i, p->name,
+          p->tensor->data[0]);
+      return FALSE;
+    }
+  }
+  t = list->items[n_small + 2].tensor;
+  if (strcmp (list->items[n_small + 2].name, "big64")
+      || list->items[n_small + 2].kind != HY_PARAM_AUX
+      || t->shape.dims[0] != BIG64_N) {
+    *why = g_strdup ("the last array is not aux:big64 of (10000)");
+    return FALSE;
+  }
+  for (guint i = 0; i < BIG64_N; i++)
+    if (t->data[i] != (float) big64_value (i, salt)) {
+      *why = g_strdup_printf ("big64[%u] = %g", i, t->data[i]);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+write_bytes (const char *path, GBytes *bytes)
+{
+  gsize len;
+  const char *data = g_bytes_get_data (bytes, &len);
+  GError *error = NULL;
+  if (!g_file_set_contents (path, data, (gssize) len, &error))
+    g_error ("%s", error->message);
+}
+
+/* As `cp` writes a file that exists: cut to nothing, then written in
+ * chunks, in place. */
+static void
+rewrite_in_place (const char *path, GBytes *bytes)
+{
+  gsize len;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+  int fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0)
+    g_error ("%s: %s", path, g_strerror (errno));
+  for (gsize done = 0; done < len;) {
+    ssize_t n = write (fd, data + done, MIN (len - done, 128 * 1024));
+    if (n < 0 && errno != EINTR)
+      g_error ("%s: %s", path, g_strerror (errno));
+    done += n > 0 ? (gsize) n : 0;
+  }
+  close (fd);
+}
+
+/* Headers across window edges, every kind of data read: a file loads as
+ * it was written. */
+static void
+test_file_reads_in_windows (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hy-params-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "w-0000.params", NULL);
+  /* 3000 one-element arrays of 36 bytes (header and data) after 160 KB of
+   * big16 and big32: headers across two window edges. */
+  g_autoptr (GBytes) bytes = windows_file (20000, 3000, 0);
+  write_bytes (path, bytes);
+  GError *error = NULL;
+  hy_param_list *list = hy_params_load (path, &error);
+  g_assert_no_error (error);
+  g_autofree char *why = NULL;
+  if (!is_windows_file (list, 20000, 3000, 0, &why))
+    g_error ("%s", why);
+  hy_param_list_free (list);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+typedef enum {
+  CUT,                          /* to the middle of the read asked for */
+  REWRITE_SAME_SIZE,            /* other values, the same layout */
+  REWRITE_LONGER,               /* another layout, longer */
+} file_change;
+
+typedef struct {
+  const char *path;
+  file_change change;
+  guint at;                     /* the read that changes the file */
+  guint reads;                  /* reads so far */
+  GBytes *other;                /* what a rewrite writes */
+  guint64 offset;               /* the read that found the change */
+  gsize length;
+} change_plan;
+
+static void
+change_at_read (const char *path, guint64 offset, gsize length,
+    gpointer user_data)
+{
+  change_plan *plan = user_data;
+  if (strcmp (path, plan->path) || plan->reads++ != plan->at)
+    return;
+  plan->offset = offset;
+  plan->length = length;
+  if (plan->change == CUT) {
+    g_assert_cmpint (truncate (path, (off_t) (offset + length / 2)), ==, 0);
+  } else {
+    /* Past the timestamp granularity of kernels without fine-grained
+     * timestamps (a jiffy: at most 10 ms), so the write moves the mtime
+     * even there. */
+    g_usleep (20 * 1000);
+    rewrite_in_place (path, plan->other);
+  }
+}
+
+/* The file changes at each of the reads of a load in turn — the header
+ * window, the names past the first array's data, each array's data: the
+ * load fails naming the file and saying that it changed, never a signal,
+ * never a list of old values and new.  (Through the mapping the reader
+ * used before, a cut gave SIGBUS, or zeros where the cut bytes had been,
+ * loaded as an unnamed list.) */
+static void
+test_changed_at_each_read (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hy-params-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "c-0000.params", NULL);
+  g_autoptr (GBytes) original = windows_file (100, 3, 0);
+  g_autoptr (GBytes) same_size = windows_file (100, 3, 1);
+  g_autoptr (GBytes) longer = windows_file (100, 5, 1);
+  g_assert_cmpuint (g_bytes_get_size (same_size), ==,
+      g_bytes_get_size (original));
+  GError *error = NULL;
+
+  /* How many reads a load takes. */
+  change_plan count = { .path = path, .at = G_MAXUINT };
+  write_bytes (path, original);
+  hy_file_set_read_hook (change_at_read, &count);
+  hy_param_list *list = hy_params_load (path, &error);
+  g_assert_no_error (error);
+  hy_param_list_free (list);
+  /* The header window, the names, big16 in two windows, big32, three
+   * scalars, big64 in two windows. */
+  g_assert_cmpuint (count.reads, >=, 9);
+
+  static const char *const change_names[] = {
+    "cut", "rewritten to the same size", "rewritten longer",
+  };
+  for (file_change change = CUT; change <= REWRITE_LONGER; change++) {
+    for (guint at = 0; at < count.reads; at++) {
+      write_bytes (path, original);
+      change_plan plan = { .path = path, .change = change, .at = at,
+        .other = change == REWRITE_LONGER ? longer : same_size,
+      };
+      hy_file_set_read_hook (change_at_read, &plan);
+      list = hy_params_load (path, &error);
+      if (list || !error)
+        g_error ("%s at read %u: loaded", change_names[change], at);
+      g_assert_error (error, HY_ERROR, HY_ERROR_IO);
+      g_autofree char *want = NULL;
+      if (change == CUT)
+        want = g_strdup_printf ("%s: the params file changed while it was "
+            "read: %" G_GSIZE_FORMAT " bytes expected at byte %"
+            G_GUINT64_FORMAT ", %" G_GSIZE_FORMAT " read", path,
+            plan.length, plan.offset, plan.length / 2);
+      else if (change == REWRITE_SAME_SIZE)
+        want = g_strdup_printf ("%s: the params file changed while it was "
+            "read (it was modified; its size is still %" G_GSIZE_FORMAT
+            " bytes)", path, g_bytes_get_size (original));
+      else
+        want = g_strdup_printf ("%s: the params file changed while it was "
+            "read: it was %" G_GSIZE_FORMAT " bytes, it is now %"
+            G_GSIZE_FORMAT, path, g_bytes_get_size (original),
+            g_bytes_get_size (longer));
+      if (strcmp (error->message, want))
+        g_error ("%s at read %u (byte %" G_GUINT64_FORMAT "): \"%s\", "
+            "expected \"%s\"", change_names[change], at, plan.offset,
+            error->message, want);
+      g_clear_error (&error);
+    }
+  }
+  hy_file_set_read_hook (NULL, NULL);
+
+  /* Unchanged again, it loads. */
+  write_bytes (path, original);
+  list = hy_params_load (path, &error);
+  g_assert_no_error (error);
+  g_autofree char *why = NULL;
+  if (!is_windows_file (list, 100, 3, 0, &why))
+    g_error ("%s", why);
+  hy_param_list_free (list);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+typedef struct {
+  const char *path;
+  GBytes *versions[2];
+  gint stop;
+  guint rewrites;
+} rewriter;
+
+static gpointer
+rewrite_loop (gpointer data)
+{
+  rewriter *r = data;
+  while (!g_atomic_int_get (&r->stop)) {
+    rewrite_in_place (r->path, r->versions[r->rewrites++ % 2]);
+    /* About as long as a load: some find the file whole, some not. */
+    g_usleep (2000);
+  }
+  return NULL;
+}
+
+/* `cp` over a params file, again and again, while it is loaded 200
+ * times: each load gives one version or the other, value for value, or an
+ * error naming the file.  Before the file was read rather than mapped,
+ * this died of SIGBUS within a few loads, or loaded a mix of the two. */
+static void
+test_rewritten_while_loading (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hy-params-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "r-0000.params", NULL);
+  /* About 4 MB, so that loads and rewrites overlap; the two versions
+   * differ in size and in every value. */
+  static const guint n_small[2] = { 10, 11 };
+  rewriter r = { .path = path };
+  for (int v = 0; v < 2; v++)
+    r.versions[v] = windows_file (1 << 20, n_small[v], v);
+  write_bytes (path, r.versions[0]);
+  GThread *thread = g_thread_new ("rewriter", rewrite_loop, &r);
+
+  guint loaded[2] = { 0, 0 }, changed = 0, other_errors = 0;
+  for (int i = 0; i < 200; i++) {
+    GError *error = NULL;
+    hy_param_list *list = hy_params_load (path, &error);
+    if (list) {
+      g_autofree char *why0 = NULL, *why1 = NULL;
+      if (is_windows_file (list, 1 << 20, n_small[0], 0, &why0))
+        loaded[0]++;
+      else if (is_windows_file (list, 1 << 20, n_small[1], 1, &why1))
+        loaded[1]++;
+      else
+        g_error ("load %d gave neither version: %s; %s", i, why0, why1);
+      hy_param_list_free (list);
+      continue;
+    }
+    /* Read just after `cp` cut it, the file may be a clean but short one:
+     * any error will do as long as it names the file. */
+    g_assert_nonnull (error);
+    if (error->domain != HY_ERROR || !g_str_has_prefix (error->message, path))
+      g_error ("load %d: %s", i, error->message);
+    if (strstr (error->message, "changed while it was read"))
+      changed++;
+    else if (other_errors++ == 0)
+      g_test_message ("for example: %s", error->message);
+    g_error_free (error);
+    /* A failed load takes microseconds: without a pause, most would see
+     * the same cut. */
+    g_usleep (500 + 1000 * (i % 3));
+  }
+  g_atomic_int_set (&r.stop, 1);
+  g_thread_join (thread);
+  g_test_message ("200 loads during %u rewrites: %u of the first version, "
+      "%u of the second, %u saw the file change, %u found it cut short",
+      r.rewrites, loaded[0], loaded[1], changed, other_errors);
+  for (int v = 0; v < 2; v++)
+    g_bytes_unref (r.versions[v]);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 static int
 write_roundtrip (const char *dir)
 {
@@ -640,5 +1038,11 @@ main (int argc, char **argv)
   g_test_add_func ("/params-io/every-truncation", test_every_truncation);
   g_test_add_func ("/params-io/save-and-load-files",
       test_save_and_load_files);
+  g_test_add_func ("/params-io/file-reads-in-windows",
+      test_file_reads_in_windows);
+  g_test_add_func ("/params-io/changed-at-each-read",
+      test_changed_at_each_read);
+  g_test_add_func ("/params-io/rewritten-while-loading",
+      test_rewritten_while_loading);
   return g_test_run ();
 }
