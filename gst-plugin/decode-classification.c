@@ -85,7 +85,6 @@ void
 gst_hybrid_decode_classification (GstHybridResult *r,
     const GstHybridResultSpec *spec)
 {
-  const GstHybridResultPool *pool = r->pool;
   GstStructure *s = r->results;
   const GstHybridTensor *head = &r->tensors[0];
   const gfloat *scores = head->data;
@@ -99,8 +98,8 @@ gst_hybrid_decode_classification (GstHybridResult *r,
   hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING),
       hyg_names.classification);
   if (k > 0) {
-    hyg_set_interned (hyg_field (s, hyg_names.label, G_TYPE_STRING),
-        gst_hybrid_result_pool_label (pool, taken[0]));
+    hyg_set_pooled (hyg_field (s, hyg_names.label, G_TYPE_STRING),
+        gst_hybrid_result_label (r, 0, taken[0]));
     g_value_set_int (hyg_field (s, hyg_names.class_id, G_TYPE_INT), taken[0]);
     g_value_set_float (hyg_field (s, hyg_names.score, G_TYPE_FLOAT),
         score_map_apply (&map, scores[taken[0]]));
@@ -122,8 +121,8 @@ gst_hybrid_decode_classification (GstHybridResult *r,
   GValue *ids = hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY);
   GValue *values = hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY);
   for (gint j = 0; j < k; j++) {
-    hyg_set_interned (hyg_array_item (labels, j),
-        gst_hybrid_result_pool_label (pool, taken[j]));
+    hyg_set_pooled (hyg_array_item (labels, j),
+        gst_hybrid_result_label (r, (guint) j, taken[j]));
     g_value_set_int (hyg_array_item (ids, j), taken[j]);
     g_value_set_float (hyg_array_item (values, j),
         score_map_apply (&map, scores[taken[j]]));

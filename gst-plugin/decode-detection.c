@@ -4,7 +4,15 @@
  * the frame (layouts: decode.c).  A MultiBoxDetection head gives its
  * corners as fractions of the model input (its anchors are
  * MultiBoxPrior's): they are scaled to input pixels first.
+ *
+ * A row is a detection only when its class id is a whole number in
+ * [0, 2^31) (GluonCV pads with -1) and its score and corners are finite:
+ * anything else (NaN, infinities, an id past what a gint holds, a
+ * fractional id) is not something the model detected, and is dropped
+ * rather than reported as class -2147483648 or a box at NaN.  Masks
+ * (decode-masks.c) follow the rows kept here.
  */
+#include <math.h>
 #include <string.h>
 
 #include "decode.h"
@@ -22,6 +30,21 @@ gst_hybrid_detection_boxes_normalized (const hy_model *model)
       return !strcmp (d.op, "_contrib_MultiBoxDetection");
   }
   return FALSE;
+}
+
+/* 2^31: the first float past a gint */
+#define CLASS_ID_END 2147483648.0f
+
+static gboolean
+row_is_detection (gfloat id, gfloat score, const gfloat *box)
+{
+  if (!(id >= 0.0f && id < CLASS_ID_END) || id != floorf (id)
+      || !isfinite (score))
+    return FALSE;
+  for (int i = 0; i < 4; i++)
+    if (!isfinite (box[i]))
+      return FALSE;
+  return TRUE;
 }
 
 void
@@ -57,9 +80,9 @@ gst_hybrid_decode_detection (GstHybridResult *r,
   for (guint k = 0; k < k_rows; k++) {
     gfloat id = ids[k * stride], score = scores[k * stride];
     const gfloat *b = boxes + k * box_stride;
-    if (!(id >= 0.0f))
+    if (!row_is_detection (id, score, b))
       continue;
-    gint class_id = (gint) (id + 0.5f);
+    gint class_id = (gint) id;
     if (!(score >= hyg_class_threshold (spec->class_thresholds, class_id,
                 spec->threshold)))
       continue;
@@ -70,7 +93,8 @@ gst_hybrid_decode_detection (GstHybridResult *r,
     x2 = CLAMP (x2, x1, fw);
     y1 = CLAMP (y1, 0.0f, fh);
     y2 = CLAMP (y2, y1, fh);
-    GstHybridDetection *d = &r->detections[r->n_detections++];
+    guint slot = r->n_detections++;
+    GstHybridDetection *d = &r->detections[slot];
     d->class_id = class_id;
     d->score = score;
     /* clamped to the picture, then placed in the buffer's frame */
@@ -78,7 +102,7 @@ gst_hybrid_decode_detection (GstHybridResult *r,
     d->y = y1 + spec->origin_y;
     d->w = x2 - x1;
     d->h = y2 - y1;
-    d->label = gst_hybrid_result_pool_label (pool, d->class_id);
+    d->label = gst_hybrid_result_label (r, slot, d->class_id);
     d->row = k;
     d->mask_w = d->mask_h = 0;
   }
@@ -106,7 +130,7 @@ gst_hybrid_decode_detection (GstHybridResult *r,
     g_value_set_float (hyg_array_item (rect, 1), d->y);
     g_value_set_float (hyg_array_item (rect, 2), d->w);
     g_value_set_float (hyg_array_item (rect, 3), d->h);
-    hyg_set_interned (hyg_array_item (labels, i), d->label);
+    hyg_set_pooled (hyg_array_item (labels, i), d->label);
     g_value_set_int (hyg_array_item (class_ids, i), d->class_id);
     g_value_set_float (hyg_array_item (values, i), d->score);
   }

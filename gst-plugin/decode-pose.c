@@ -71,8 +71,8 @@ gst_hybrid_decode_pose (GstHybridResult *r, const GstHybridResultSpec *spec)
     g_value_set_float (hyg_array_item (points, 3 * j), fx);
     g_value_set_float (hyg_array_item (points, 3 * j + 1), fy);
     g_value_set_float (hyg_array_item (points, 3 * j + 2), max);
-    hyg_set_interned (hyg_array_item (labels, j),
-        gst_hybrid_result_pool_label (r->pool, (gint) j));
+    hyg_set_pooled (hyg_array_item (labels, j),
+        gst_hybrid_result_label (r, j, (gint) j));
   }
   for (guint e = 0; e < n_edges; e++) {
     g_value_set_int (hyg_array_item (edges, 2 * e), coco_skeleton[e][0]);

@@ -16,5 +16,5 @@ gst_hybrid_decode_raw (GstHybridResult *r)
   GValue *outputs = hyg_field (s, hyg_names.outputs, GST_TYPE_ARRAY);
   hyg_array_fit (outputs, r->n_tensors, G_TYPE_STRING, r->n_tensors);
   for (guint i = 0; i < r->n_tensors; i++)
-    hyg_set_interned (hyg_array_item (outputs, i), pool->outputs[i]);
+    hyg_set_pooled (hyg_array_item (outputs, i), pool->outputs[i]);
 }

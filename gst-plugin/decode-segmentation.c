@@ -107,8 +107,8 @@ gst_hybrid_decode_segmentation (GstHybridResult *r,
   GValue *ids = hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY);
   GValue *coverage = hyg_field (s, hyg_names.coverage, GST_TYPE_ARRAY);
   for (guint j = 0; j < k; j++) {
-    hyg_set_interned (hyg_array_item (labels, j),
-        gst_hybrid_result_pool_label (pool, best[j]));
+    hyg_set_pooled (hyg_array_item (labels, j),
+        gst_hybrid_result_label (r, j, best[j]));
     g_value_set_int (hyg_array_item (ids, j), best[j]);
     g_value_set_float (hyg_array_item (coverage, j),
         (gfloat) r->class_pixels[best[j]] / (gfloat) map->n_elements);

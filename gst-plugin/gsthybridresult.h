@@ -23,7 +23,8 @@ typedef struct _GstHybridDetection {
   gint class_id;
   gfloat score;
   gfloat x, y, w, h;
-  const gchar *label;           /* interned: lives as long as the process */
+  const gchar *label;           /* the pool's or the block's: lives as long
+                                 * as the result (copy it to keep it) */
   guint row;                    /* the model's row it came from */
   /* Instance segmentation (decode-masks.c): the object's mask pasted into
    * the frame, mask_w x mask_h bytes (1 inside, 0 outside) at
@@ -35,6 +36,9 @@ typedef struct _GstHybridDetection {
 
 typedef struct _GstHybridResultPool GstHybridResultPool;
 
+/* "class-" and a gint, and the NUL */
+#define GST_HYBRID_LABEL_SLOT 24
+
 struct _GstHybridResult {
   guint64 frame_number;
   guint n_tensors;
@@ -43,6 +47,7 @@ struct _GstHybridResult {
   guint n_detections;
   GstHybridDetection *detections;
   guint32 *class_pixels;        /* segmentation: pixels per class */
+  gchar (*label_slots)[GST_HYBRID_LABEL_SLOT];  /* result-pool.h */
   guint8 *masks;                /* instance masks' bytes (GstHybridDetection) */
   gsize masks_size, masks_capacity;     /* grown, never shrunk: a refill
                                          * allocates nothing once big enough */

@@ -73,7 +73,7 @@ gst_hybrid_infer_settings_clear (GstHybridInferSettings * copy)
   g_free (copy->class_thresholds);
   g_array_unref (copy->mean);
   g_array_unref (copy->std);
-  g_strfreev (copy->labels_inline);
+  g_free (copy->labels_inline); /* packed: hyg_strv_pack */
 }
 
 void
@@ -154,7 +154,8 @@ gst_hybrid_infer_settings_apply_sidecar (GstHybridInferSettings * c,
   if (FROM_SIDECAR (HY_SIDECAR_LABELS, GST_HYBRID_SET_LABELS)) {
     g_clear_pointer (&c->labels, g_free);
     if (sc->labels)
-      c->labels_inline = g_strdupv (sc->labels);
+      c->labels_inline = hyg_strv_pack ((const char *const *) sc->labels,
+          -1);
     else
       c->labels = g_strdup (sc->labels_file);
   }

@@ -89,7 +89,7 @@ typedef struct {
   guint set_mask;               /* GstHybridSetFlags: set by the user */
   /* The snapshot only: inline labels from the sidecar (labels NULL), and
    * what the sidecar says the model's last layer applies (AUTO: it does
-   * not say). */
+   * not say).  labels_inline is packed (hyg_strv_pack): one block. */
   gchar **labels_inline;
   GstHybridActivation model_activation;
 } GstHybridInferSettings;

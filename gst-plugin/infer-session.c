@@ -329,7 +329,7 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
     if (!s->labels)
       goto fail;
   } else if (c->labels) {
-    s->labels = g_strdupv ((gchar **) c->labels);
+    s->labels = hyg_strv_pack (c->labels, -1);
     s->n_labels = g_strv_length (s->labels);
   }
   if (!hy_device_resolve_auto (c->device ? c->device : "auto", &s->device,
@@ -374,7 +374,7 @@ gst_hybrid_session_free (GstHybridSession *s)
   hy_tensor_free (s->input);
   hy_executor_free (s->exec);
   hy_model_free (s->model);
-  g_strfreev (s->labels);
+  g_free (s->labels);           /* packed: hyg_strv_pack */
   g_free (s->input_name);
   g_free (s);
 }

@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "hybrid.h"
+#include "hybrid-sidecar.h"
 #include "property-parse.h"
 
-#define MAX_SIDE 16384
+/* the bound a sidecar's input_size checks too */
+#define MAX_SIDE HY_MAX_INPUT_SIDE
 
 static gboolean
 parse_side (const char *s, char **end, int *out)
@@ -148,6 +150,51 @@ hyg_frame_set_free (hyg_frame_set *set)
 }
 
 char **
+hyg_strv_pack (const char *const *strv, gssize n)
+{
+  gsize count = n >= 0 ? (gsize) n : g_strv_length ((gchar **) strv);
+  gsize text = 0;
+  for (gsize i = 0; i < count; i++)
+    text += strlen (strv[i]) + 1;
+  gsize table = (count + 1) * sizeof (char *);
+  char **out = g_malloc (table + MAX (text, 1));
+  char *at = (char *) out + table;
+  for (gsize i = 0; i < count; i++) {
+    gsize len = strlen (strv[i]) + 1;
+    memcpy (at, strv[i], len);
+    out[i] = at;
+    at += len;
+  }
+  out[count] = NULL;
+  return out;
+}
+
+/* Lines of `text` (len bytes, NUL after them) as a packed string vector
+ * made from the text's own buffer (taken): the table of pointers is put
+ * in front of the text, so a labels file costs its size plus a pointer
+ * per line, and one allocation. */
+static char **
+lines_pack (char *text, gsize len, guint *n_lines)
+{
+  gsize n = len ? 1 : 0;
+  for (gsize i = 0; i < len; i++)
+    n += text[i] == '\n';
+  gsize table = (n + 1) * sizeof (char *);
+  char **lines = g_realloc (text, table + len + 1);
+  char *at = memmove ((char *) lines + table, lines, len + 1);
+  for (gsize i = 0; i < n; i++) {
+    char *end = strchr (at, '\n');
+    if (end)
+      *end = '\0';
+    lines[i] = g_strchomp (at);   /* also drops the \r of CRLF files */
+    at = end ? end + 1 : at;
+  }
+  lines[n] = NULL;
+  *n_lines = (guint) n;
+  return lines;
+}
+
+char **
 hyg_labels_load (const char *path, guint *n_labels, GError **error)
 {
   char *text = NULL;
@@ -166,13 +213,7 @@ hyg_labels_load (const char *path, guint *n_labels, GError **error)
   /* A final newline ends the last label rather than starting one more. */
   if (len && text[len - 1] == '\n')
     text[--len] = '\0';
-  char **lines = len ? g_strsplit (text, "\n", -1) : g_new0 (char *, 1);
-  g_free (text);
-  guint n = 0;
-  for (; lines[n]; n++)
-    g_strchomp (lines[n]);      /* also drops the \r of CRLF files */
-  *n_labels = n;
-  return lines;
+  return lines_pack (text, len, n_labels);
 }
 
 /* The class an entry's key names: the label it equals (the first, as

@@ -30,8 +30,14 @@ void hyg_frame_set_free (hyg_frame_set *set);
 
 /* One label per line (trailing blanks and a final newline ignored; empty
  * lines count, so line N is class N).  NULL + error when unreadable, not a
- * regular file or larger than HYG_LABELS_MAX_BYTES. */
+ * regular file or larger than HYG_LABELS_MAX_BYTES.  Packed
+ * (hyg_strv_pack): free with g_free, not g_strfreev. */
 char **hyg_labels_load (const char *path, guint *n_labels, GError **error);
+
+/* A copy of the first n strings of `strv` (n < 0: all of it) as one
+ * allocation, NULL-terminated: the pointers, then the text.  Free with
+ * g_free.  A million labels are then one block, not a million. */
+char **hyg_strv_pack (const char *const *strv, gssize n);
 
 /* class-thresholds: per class, the lowest score reported, overriding
  * `threshold`.  The text is "CLASS=SCORE,…" where CLASS is one of the

@@ -59,9 +59,8 @@ hyg_names_init (void)
 
 /* A block's structure is built by its first result and refilled by every
  * later one: setting a field that exists overwrites its value where it
- * is, and strings are interned (a GValue holding an interned string is
- * copied by pointer), so a refill allocates nothing.  Fields first set in
- * the order of docs/ELEMENT.md keep that order. */
+ * is, and strings are set by pointer, so a refill allocates nothing.
+ * Fields first set in the order of docs/ELEMENT.md keep that order. */
 
 GValue *
 hyg_field (GstStructure *s, GQuark name, GType type)
@@ -80,6 +79,17 @@ void
 hyg_set_interned (GValue *v, const gchar *interned)
 {
   g_value_set_interned_string (v, interned);
+}
+
+/* GLib copies a static (G_VALUE_NOCOPY_CONTENTS) string with g_strdup and
+ * an interned one by pointer: labels are static, not interned, since
+ * interning them would keep every label of every labels file ever loaded
+ * for the life of the process (GLib's quark table never shrinks, and
+ * grows by copying). */
+void
+hyg_set_pooled (GValue *v, const gchar *pooled)
+{
+  g_value_set_static_string (v, pooled);
 }
 
 /* Makes `array` hold n values of `type` (arrays: of 4 floats), keeping

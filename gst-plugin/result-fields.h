@@ -1,7 +1,7 @@
 /*
  * result-fields.h — the "hybridinfer" structure's field names and the
- * way results set them: in place, with interned strings, so that a block
- * refilled by a later frame allocates nothing (result-pool.h).
+ * way results set them: in place, with strings set by pointer, so that a
+ * block refilled by a later frame allocates nothing (result-pool.h).
  */
 #ifndef GST_HYBRID_RESULT_FIELDS_H
 #define GST_HYBRID_RESULT_FIELDS_H
@@ -29,7 +29,14 @@ void hyg_names_init (void);
 
 /* The value of field `name` of `s`, made of `type` if it is not. */
 GValue *hyg_field (GstStructure * s, GQuark name, GType type);
+/* A fixed string (hyg_names, interned for the process): copies of the
+ * value share it. */
 void hyg_set_interned (GValue * v, const gchar * interned);
+/* A string the result pool owns (a label, a raw head's name): set by
+ * pointer, and a copy of the value (g_value_copy, gst_structure_copy: a
+ * bus message, a region's results, an application's copy) gets a string
+ * of its own, so that no copy points into a pool that may be gone. */
+void hyg_set_pooled (GValue * v, const gchar * pooled);
 /* Makes `array` hold n values of `type` (arrays: of 4 floats), keeping
  * the ones it has; a longer one is replaced, with room for `room`. */
 void hyg_array_fit (GValue * array, guint n, GType type, guint room);

@@ -9,6 +9,36 @@
 
 /* ---- blocks -------------------------------------------------------------- */
 
+/* How many labels a result may need to write ("class-N" past the pool's
+ * labels): one per box; one per class reported (at most the classes, at
+ * most GST_HYBRID_MAX_TOP_K); one per keypoint.  None when the labels
+ * name every class there can be.  A box's class id is any the model
+ * writes, so a detection always has one per box. */
+static guint
+label_slots (const GstHybridResultPool *pool)
+{
+  const GstHybridTensor *head = &pool->layout[0];
+  guint64 classes;
+  switch (pool->output) {
+    case GST_HYBRID_OUTPUT_DETECTION:
+      return pool->max_detections;
+    case GST_HYBRID_OUTPUT_CLASSIFICATION:
+      classes = pool->n_heads ? head->n_elements : 0;
+      break;
+    case GST_HYBRID_OUTPUT_SEGMENTATION:
+      classes = MAX (pool->n_classes, 2);
+      break;
+    case GST_HYBRID_OUTPUT_POSE:
+      /* every keypoint is labelled */
+      return head->ndim >= 2 && (guint64) head->dims[1] > pool->n_labels
+          ? (guint) head->dims[1] : 0;
+    default:
+      return 0;
+  }
+  return classes > pool->n_labels
+      ? (guint) MIN (classes, GST_HYBRID_MAX_TOP_K) : 0;
+}
+
 static GstHybridResultPool *
 pool_ref (GstHybridResultPool *pool)
 {
@@ -26,7 +56,7 @@ pool_unref (GstHybridResultPool *pool)
   g_free (pool->shapes);
   g_free (pool->layout);
   g_free (pool->labels);
-  g_free (pool->outputs);
+  g_strfreev (pool->outputs);
   gst_structure_free (pool->detection_param);
   g_free (pool);
 }
@@ -48,7 +78,7 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   pool->shapes = g_new0 (hy_shape, MAX (n, 1));
   pool->layout = g_new0 (GstHybridTensor, MAX (pool->n_tensors, 1));
   pool->names = g_new0 (gchar *, n + 1);
-  pool->outputs = g_new0 (const gchar *, MAX (n, 1));
+  pool->outputs = g_new0 (gchar *, n + 1);
   for (guint i = 0; i < n; i++) {
     const hy_tensor *t = hy_executor_output (exec, (int) i);
     GstHybridTensor *out = &pool->layout[i];
@@ -71,10 +101,8 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
       hy_shape s = { .ndim = out->ndim };
       char buf[HY_SHAPE_STRLEN];
       memcpy (s.dims, out->dims, sizeof s.dims);
-      gchar *text = g_strdup_printf ("%s %s", out->name,
+      pool->outputs[i] = g_strdup_printf ("%s %s", out->name,
           hy_shape_format (&s, buf, sizeof buf));
-      pool->outputs[i] = g_intern_string (text);
-      g_free (text);
     }
   }
   if (spec->output == GST_HYBRID_OUTPUT_DETECTION && n >= 1
@@ -99,9 +127,8 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   }
 
   pool->n_labels = spec->labels ? spec->n_labels : 0;
-  pool->labels = g_new0 (const gchar *, MAX (pool->n_labels, 1));
-  for (guint i = 0; i < pool->n_labels; i++)
-    pool->labels[i] = g_intern_string (spec->labels[i]);
+  pool->labels = hyg_strv_pack (spec->labels, pool->n_labels);
+  pool->n_label_slots = label_slots (pool);
 
   GstStructure *p = gst_structure_new_id_empty (hyg_names.detection);
   hyg_set_interned (hyg_field (p, hyg_names.label, G_TYPE_STRING),
@@ -117,8 +144,10 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   pool->counts_at = GST_ROUND_UP_N (pool->detections_at
       + MAX (pool->max_detections, 1) * sizeof (GstHybridDetection), 16);
   /* a binary map (C = 1) has two classes: below and above the threshold */
-  pool->data_at = GST_ROUND_UP_N (pool->counts_at
+  pool->slots_at = GST_ROUND_UP_N (pool->counts_at
       + MAX (pool->n_classes, 2) * sizeof (guint32), 16);
+  pool->data_at = GST_ROUND_UP_N (pool->slots_at
+      + pool->n_label_slots * (gsize) GST_HYBRID_LABEL_SLOT, 16);
   pool->block_size = pool->data_at + MAX (pool->n_floats, 1)
       * sizeof (gfloat);
   return pool;
@@ -157,6 +186,7 @@ block_new (GstHybridResultPool *pool)
   r->tensors = (GstHybridTensor *) (mem + pool->tensors_at);
   r->detections = (GstHybridDetection *) (mem + pool->detections_at);
   r->class_pixels = (guint32 *) (mem + pool->counts_at);
+  r->label_slots = (gchar (*)[GST_HYBRID_LABEL_SLOT]) (mem + pool->slots_at);
   for (guint i = 0; i < pool->n_tensors; i++) {
     r->tensors[i] = pool->layout[i];
     r->tensors[i].data = data;
@@ -248,20 +278,22 @@ gst_hybrid_result_detection_param (const GstHybridResult *result, guint i)
 {
   const GstHybridDetection *d = &result->detections[i];
   GstStructure *p = gst_structure_copy (result->pool->detection_param);
-  hyg_set_interned (hyg_field (p, hyg_names.label, G_TYPE_STRING), d->label);
+  /* The region meta may outlive the result (copied to another buffer, or
+   * the tensor meta removed): its label is its own. */
+  g_value_set_string (hyg_field (p, hyg_names.label, G_TYPE_STRING), d->label);
   g_value_set_int (hyg_field (p, hyg_names.class_id, G_TYPE_INT), d->class_id);
   g_value_set_double (hyg_field (p, hyg_names.confidence, G_TYPE_DOUBLE),
       (gdouble) d->score);
   return p;
 }
 
-/* Interned: lives as long as the process. */
 const gchar *
-gst_hybrid_result_pool_label (const GstHybridResultPool *pool, gint id)
+gst_hybrid_result_label (GstHybridResult *r, guint slot, gint id)
 {
+  const GstHybridResultPool *pool = r->pool;
   if (id >= 0 && (guint) id < pool->n_labels)
     return pool->labels[id];
-  gchar name[32];
-  g_snprintf (name, sizeof name, "class-%d", id);
-  return g_intern_string (name);
+  g_return_val_if_fail (slot < pool->n_label_slots, hyg_names.empty);
+  g_snprintf (r->label_slots[slot], GST_HYBRID_LABEL_SLOT, "class-%d", id);
+  return r->label_slots[slot];
 }

@@ -36,17 +36,26 @@ struct _GstHybridResultPool {
                                  * input (MultiBoxDetection), not pixels */
   guint n_classes;              /* segmentation: C, counted per result */
   gint mask_head;               /* detection: the (1, K, M, M) masks head, or -1 */
-  gsize block_size, tensors_at, detections_at, counts_at, data_at;
+  gsize block_size, tensors_at, detections_at, counts_at, slots_at, data_at;
 
-  const gchar **labels;         /* interned */
+  /* The pool's own strings, freed with it (so with the last result that
+   * holds it): set in the results by pointer (hyg_set_pooled), copied by
+   * whatever copies a result's structure. */
+  gchar **labels;               /* packed (hyg_strv_pack) */
   guint n_labels;
-  const gchar **outputs;        /* raw: "name (shape)" per head, interned */
+  gchar **outputs;              /* raw: "name (shape)" per head */
+  /* "class-N" for a class past the labels: written into each block's
+   * slots, one per label a result can hold (its boxes, top classes or
+   * keypoints), so that no class id, however large, costs memory that
+   * lasts */
+  guint n_label_slots;
   GstStructure *detection_param;        /* the ROI parameter's template */
 };
 
 /* A pool of result blocks for the executor's current output shapes (batch
- * `batch`) read as `spec->output`, labelled with `spec->labels` (copied:
- * interned).  The caller owns it until gst_hybrid_result_pool_close(). */
+ * `batch`) read as `spec->output`, labelled with `spec->labels` (copied
+ * into one block of the pool's).  The caller owns it until
+ * gst_hybrid_result_pool_close(). */
 GstHybridResultPool *gst_hybrid_result_pool_new (const hy_executor * exec,
     const hy_model * model, gint64 batch, const GstHybridResultSpec * spec);
 
@@ -64,9 +73,11 @@ void gst_hybrid_result_pool_close (GstHybridResultPool * pool);
 
 /* A free block (a new one only when none is free), with one reference. */
 GstHybridResult *gst_hybrid_result_pool_acquire (GstHybridResultPool * pool);
-/* Class `id`'s label ("class-N" past the labels), interned: it lives as
- * long as the process. */
-const gchar *gst_hybrid_result_pool_label (const GstHybridResultPool * pool,
+/* Class `id`'s label as the `slot`-th label of result `r` (slot < the
+ * pool's n_label_slots: the box, top class or keypoint it labels): the
+ * pool's label, or "class-N" past the labels, written into the slot.  It
+ * lives as long as the result is not refilled (while it is held). */
+const gchar *gst_hybrid_result_label (GstHybridResult * r, guint slot,
     gint id);
 
 G_END_DECLS

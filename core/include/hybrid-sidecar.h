@@ -10,8 +10,12 @@
  * file leaves out is not "set" (hy_sidecar.set) and the reader's own
  * default applies.  The schema, with the values each key takes, is in
  * docs/ELEMENT.md ("The model's sidecar").  Reading is bounded
- * (hy_file_read_bounded, hy_json_check_nesting); a wrong type or value is
- * an HY_ERROR_FORMAT error naming the file, the key and the value; a key
+ * (hy_file_read_bounded, hy_json_check_nesting); the file holds exactly
+ * one JSON object, each key once (a second value or a repeated key is an
+ * HY_ERROR_FORMAT error naming the file, and the key); a wrong type or
+ * value (mean and std must be floats: FLT_MAX at most, std FLT_MIN at
+ * least) is an HY_ERROR_FORMAT error naming the file, the key and the
+ * value; a key
  * the schema does not have is not an error: it is listed in
  * hy_sidecar.unknown_keys for the caller to warn about, and dropped.
  */
@@ -66,6 +70,9 @@ typedef enum hy_sidecar_activation {
 } hy_sidecar_activation;
 
 #define HY_SIDECAR_MAX_CHANNELS 3
+/* The largest side input_size takes: the element's input-size bound too
+ * (property-parse.c), so that a sidecar that loads also starts. */
+#define HY_MAX_INPUT_SIDE 16384
 /* input_width/height for "input_size": "frame" (follow the frame). */
 #define HY_SIDECAR_SIZE_FRAME (-1)
 

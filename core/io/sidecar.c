@@ -9,6 +9,8 @@
  * reader).
  */
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
@@ -23,7 +25,6 @@
 #define LABELS_MAX_BYTES ((gsize) 16 << 20)
 #define SIDECAR_SUFFIX "-model.json"
 #define SYMBOL_SUFFIX "-symbol.json"
-#define MAX_INPUT_SIDE 65536
 
 static const char *const notes_keys[] = { "description", "validation",
   "training", NULL
@@ -132,8 +133,8 @@ get_number (JsonNode *node, double *out)
 static gboolean
 get_size (JsonNode *node, const char *path, hy_sidecar *s, GError **error)
 {
-  const char *expected = "[width, height] (whole numbers 1..65536) "
-      "or \"frame\"";
+  const char *expected = "[width, height] (whole numbers 1.."
+      G_STRINGIFY (HY_MAX_INPUT_SIDE) ") or \"frame\"";
   if (JSON_NODE_HOLDS_VALUE (node)
       && json_node_get_value_type (node) == G_TYPE_STRING) {
     if (strcmp (json_node_get_string (node), "frame"))
@@ -151,7 +152,7 @@ get_size (JsonNode *node, const char *path, hy_sidecar *s, GError **error)
     if (!JSON_NODE_HOLDS_VALUE (item)
         || json_node_get_value_type (item) != G_TYPE_INT64
         || json_node_get_int (item) < 1
-        || json_node_get_int (item) > MAX_INPUT_SIDE)
+        || json_node_get_int (item) > HY_MAX_INPUT_SIDE)
       return bad_value (error, path, "input_size", node, expected);
     side[i] = (int) json_node_get_int (item);
   }
@@ -160,14 +161,26 @@ get_size (JsonNode *node, const char *path, hy_sidecar *s, GError **error)
   return TRUE;
 }
 
-/* mean/std: 1 or 3 numbers (std > 0). */
+/* Whether a mean or std value is one the frame conversion can use: it
+ * computes in float, where a mean past FLT_MAX is infinite and a std
+ * below FLT_MIN divides a pixel into infinity. */
+static gboolean
+channel_value_fits (double v, gboolean positive)
+{
+  if (positive)
+    return v >= FLT_MIN && v <= FLT_MAX;
+  return fabs (v) <= FLT_MAX;
+}
+
+/* mean/std: 1 or 3 numbers (std > 0), each a float. */
 static gboolean
 get_channels (JsonNode *node, const char *path, const char *key,
     gboolean positive, double *values, int *n, GError **error)
 {
   const char *expected = positive
-      ? "an array of 1 or 3 numbers greater than 0"
-      : "an array of 1 or 3 numbers";
+      ? "an array of 1 or 3 numbers greater than 0 (floats: 1.2e-38 to "
+      "3.4e38)"
+      : "an array of 1 or 3 numbers (floats: -3.4e38 to 3.4e38)";
   if (!JSON_NODE_HOLDS_ARRAY (node))
     return bad_value (error, path, key, node, expected);
   JsonArray *a = json_node_get_array (node);
@@ -176,7 +189,7 @@ get_channels (JsonNode *node, const char *path, const char *key,
     return bad_value (error, path, key, node, expected);
   for (guint i = 0; i < len; i++)
     if (!get_number (json_array_get_element (a, i), &values[i])
-        || (positive && !(values[i] > 0)))
+        || !channel_value_fits (values[i], positive))
       return bad_value (error, path, key, node, expected);
   *n = (int) len;
   return TRUE;
@@ -326,6 +339,100 @@ read_key (hy_sidecar *s, const char *path, const char *key, JsonNode *node,
   return TRUE;
 }
 
+/* What json-glib lets through and a sidecar must not have: a second
+ * top-level value ("{…}{…}": json-glib keeps the first and drops the
+ * rest) and a key given twice in one object (json-glib keeps the last).
+ * Either way the file would not say what it reads as.  Watched through
+ * the parser's signals, as it parses. */
+typedef struct {
+  int depth;
+  guint roots;                  /* top-level values begun */
+  GArray *members;              /* guint per open object: members read */
+  char *duplicate;              /* the first key given twice */
+} parse_watch;
+
+static void
+watch_value_start (parse_watch *w)
+{
+  if (w->depth++ == 0)
+    w->roots++;
+}
+
+static void
+watch_object_start (JsonParser *parser, gpointer data)
+{
+  parse_watch *w = data;
+  guint none = 0;
+  watch_value_start (w);
+  g_array_append_val (w->members, none);
+}
+
+/* Emitted once the member is in the object: a duplicate replaced one, so
+ * the object has fewer members than were read. */
+static void
+watch_object_member (JsonParser *parser, JsonObject *object,
+    const char *name, gpointer data)
+{
+  parse_watch *w = data;
+  guint *read = &g_array_index (w->members, guint, w->members->len - 1);
+  if (++*read > json_object_get_size (object) && !w->duplicate)
+    w->duplicate = g_strdup (name);
+}
+
+static void
+watch_object_end (JsonParser *parser, JsonObject *object, gpointer data)
+{
+  parse_watch *w = data;
+  w->depth--;
+  g_array_set_size (w->members, w->members->len - 1);
+}
+
+static void
+watch_array_start (JsonParser *parser, gpointer data)
+{
+  watch_value_start (data);
+}
+
+static void
+watch_array_end (JsonParser *parser, JsonArray *array, gpointer data)
+{
+  ((parse_watch *) data)->depth--;
+}
+
+static void
+parse_watch_connect (JsonParser *parser, parse_watch *w)
+{
+  w->members = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_signal_connect (parser, "object-start", G_CALLBACK (watch_object_start),
+      w);
+  g_signal_connect (parser, "object-member",
+      G_CALLBACK (watch_object_member), w);
+  g_signal_connect (parser, "object-end", G_CALLBACK (watch_object_end), w);
+  g_signal_connect (parser, "array-start", G_CALLBACK (watch_array_start), w);
+  g_signal_connect (parser, "array-end", G_CALLBACK (watch_array_end), w);
+}
+
+/* FALSE + error when the watch saw either; frees what it holds. */
+static gboolean
+parse_watch_finish (parse_watch *w, const char *path, GError **error)
+{
+  gboolean ok = TRUE;
+  if (w->roots > 1) {
+    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+        "sidecar %s: more than one JSON value: the file must hold one "
+        "JSON object", path);
+    ok = FALSE;
+  } else if (w->duplicate) {
+    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+        "sidecar %s: key \"%s\" is given more than once in an object",
+        path, w->duplicate);
+    ok = FALSE;
+  }
+  g_array_unref (w->members);
+  g_free (w->duplicate);
+  return ok;
+}
+
 static char *
 object_text (JsonObject *object)
 {
@@ -348,12 +455,22 @@ hy_sidecar_load (const char *path, GError **error)
     return NULL;
   g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   GError *local = NULL;
-  if (!json_parser_load_from_data (parser, text, (gssize) len, &local)) {
+  parse_watch watch = { 0 };
+  parse_watch_connect (parser, &watch);
+  gboolean parsed = json_parser_load_from_data (parser, text, (gssize) len,
+      &local);
+  g_signal_handlers_disconnect_by_data (parser, &watch);
+  /* (a syntax error is the one to tell) */
+  gboolean one_value = parse_watch_finish (&watch, path,
+      parsed ? error : NULL);
+  if (!parsed) {
     g_autofree char *source = g_strdup_printf ("sidecar %s", path);
     hy_json_set_parse_error (error, source, local);
     g_error_free (local);
     return NULL;
   }
+  if (!one_value)
+    return NULL;
   JsonNode *root = json_parser_get_root (parser);
   if (!root || !JSON_NODE_HOLDS_OBJECT (root)) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,

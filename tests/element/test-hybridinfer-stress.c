@@ -33,12 +33,15 @@
  * the element reuses.
  *  - the GstHybridTensorMeta's place in the buffer (gst_buffer_add_meta);
  *  - per detection box: its GstVideoRegionOfInterestMeta, its "detection"
- *    parameter structure and the list node that holds it;
+ *    parameter structure, the list node that holds it, and its copy of
+ *    the label (the meta may outlive the labels, which the pool owns);
  *  - posting: the message, as priced by message_price(), and its own copy
- *    of the structure's arrays (the structure itself is in that price). */
+ *    of the structure's arrays and of its labels (the structure itself is
+ *    in that price). */
 #define META_ALLOCATIONS 1
-#define BOX_ALLOCATIONS 3
+#define BOX_ALLOCATIONS 4
 #define CLASSIFICATION_ARRAYS 3 /* labels, class-ids, scores */
+#define CLASSIFICATION_LABELS 2 /* top-k 1: label, labels[0] */
 #define QUADRANT_BOXES 3        /* pick_quadrants: red, green, blue */
 
 static gint64
@@ -335,8 +338,8 @@ GST_START_TEST (test_allocations_per_frame)
       + QUADRANT_BOXES * BOX_ALLOCATIONS, "%.2f", quadrants);
   fail_unless (quadrants3 == META_ALLOCATIONS
       + QUADRANT_BOXES * BOX_ALLOCATIONS, "%.2f", quadrants3);
-  fail_unless (messages == META_ALLOCATIONS + price + CLASSIFICATION_ARRAYS,
-      "%.2f (a message costs %d)", messages, price);
+  fail_unless (messages == META_ALLOCATIONS + price + CLASSIFICATION_ARRAYS
+      + CLASSIFICATION_LABELS, "%.2f (a message costs %d)", messages, price);
   /* imperative mode allocates every layer's output: the counting sees it */
   fail_unless (imperative > colors + 5, "%.2f vs %.2f", imperative, colors);
 }

@@ -110,6 +110,29 @@ write_temp (const char *contents, gssize len)
   return path;
 }
 
+/* A packed copy is one block holding its strings: the first n, or all. */
+static void
+test_strv_pack (void)
+{
+  const char *const strv[] = { "red", "", "traffic light", NULL };
+  char **all = hyg_strv_pack (strv, -1);
+  g_assert_cmpuint (g_strv_length (all), ==, 3);
+  for (int i = 0; i < 3; i++) {
+    g_assert_cmpstr (all[i], ==, strv[i]);
+    g_assert_true (all[i] != strv[i]);
+    g_assert_true ((char *) all[i] > (char *) all
+        && all[i] < (char *) all + 4 * sizeof (char *) + 20);
+  }
+  g_free (all);
+  char **two = hyg_strv_pack (strv, 2);
+  g_assert_cmpuint (g_strv_length (two), ==, 2);
+  g_assert_cmpstr (two[1], ==, "");
+  g_free (two);
+  char **none = hyg_strv_pack (NULL, 0);
+  g_assert_null (none[0]);
+  g_free (none);
+}
+
 static void
 test_labels (void)
 {
@@ -123,7 +146,21 @@ test_labels (void)
   g_assert_cmpstr (labels[1], ==, "dog");
   g_assert_cmpstr (labels[2], ==, "");
   g_assert_cmpstr (labels[3], ==, "bird");
-  g_strfreev (labels);
+  g_assert_null (labels[4]);
+  g_free (labels);              /* one block */
+  g_unlink (path);
+  g_free (path);
+
+  /* without a final newline, and a line of blanks */
+  path = write_temp ("a\n  \nb", -1);
+  labels = hyg_labels_load (path, &n, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (n, ==, 3);
+  g_assert_cmpstr (labels[0], ==, "a");
+  g_assert_cmpstr (labels[1], ==, "");
+  g_assert_cmpstr (labels[2], ==, "b");
+  g_assert_null (labels[3]);
+  g_free (labels);
   g_unlink (path);
   g_free (path);
 
@@ -131,7 +168,8 @@ test_labels (void)
   labels = hyg_labels_load (path, &n, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (n, ==, 0);
-  g_strfreev (labels);
+  g_assert_null (labels[0]);
+  g_free (labels);
   g_unlink (path);
   g_free (path);
 
@@ -303,6 +341,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/property-parse/size", test_size);
   g_test_add_func ("/property-parse/frame-set", test_frame_set);
+  g_test_add_func ("/property-parse/strv-pack", test_strv_pack);
   g_test_add_func ("/property-parse/labels", test_labels);
   g_test_add_func ("/property-parse/class-thresholds",
       test_class_thresholds);

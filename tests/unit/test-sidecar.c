@@ -136,6 +136,88 @@ test_errors (void)
   g_unlink (path);
 }
 
+/* Loads `text` as a sidecar: the error (NULL when it loaded). */
+static GError *
+load_error (const char *text)
+{
+  g_autofree char *path = write_file ("check-model.json", text);
+  GError *error = NULL;
+  hy_sidecar *s = hy_sidecar_load (path, &error);
+  hy_sidecar_free (s);
+  g_unlink (path);
+  g_assert_true ((s == NULL) == (error != NULL));
+  if (error) {
+    g_assert_error (error, HY_ERROR, HY_ERROR_FORMAT);
+    g_assert_nonnull (strstr (error->message, path));
+  }
+  return error;
+}
+
+static void
+assert_refused (const char *text, const char *fragment)
+{
+  GError *error = load_error (text);
+  if (!error)
+    g_error ("loaded: %s", text);
+  if (!strstr (error->message, fragment))
+    g_error ("\"%s\" not in: %s (for %s)", fragment, error->message, text);
+  g_error_free (error);
+}
+
+static void
+assert_loads (const char *text)
+{
+  GError *error = load_error (text);
+  g_assert_no_error (error);
+}
+
+/* json-glib reads "{…}{…}" as the first object and drops the rest: a
+ * second value is refused, naming the file. */
+static void
+test_one_value (void)
+{
+  assert_refused ("{\"scale\": \"0-1\"}{\"scale\": \"0-255\"}",
+      "more than one JSON value");
+  assert_refused ("{\"scale\": \"0-1\"}\n[1]\n", "more than one JSON value");
+  assert_loads ("{\"scale\": \"0-1\"}\n");
+}
+
+/* json-glib keeps a repeated key's last value: refused, naming the key,
+ * at the top and in a nested object; the same key in two objects is no
+ * repeat. */
+static void
+test_duplicate_keys (void)
+{
+  assert_refused ("{\"scale\": \"0-1\", \"mean\": [0], \"scale\": \"0-255\"}",
+      "key \"scale\"");
+  assert_refused ("{\"validation\": {\"top1\": 0.7, \"top1\": 0.9}}",
+      "key \"top1\"");
+  assert_loads ("{\"scale\": \"0-1\", \"validation\": {\"scale\": 1, "
+      "\"x\": {\"scale\": 2}}, \"training\": [{\"a\": 1}, {\"a\": 2}]}");
+}
+
+/* The frame conversion computes in float: mean and std must be floats
+ * (std one it can divide by), or the sidecar fails at load, naming itself
+ * and the key, not at caps time. */
+static void
+test_float_channels (void)
+{
+  assert_refused ("{\"mean\": [1e39]}", "\"mean\"");
+  assert_refused ("{\"mean\": [0, -3.5e38, 0]}", "\"mean\"");
+  assert_refused ("{\"std\": [1e39]}", "\"std\"");
+  assert_refused ("{\"std\": [1, 1e-39, 1]}", "\"std\"");
+  assert_loads ("{\"mean\": [-3.4e38, 0, 3.4e38], \"std\": [1.2e-38]}");
+}
+
+/* input_size takes what the element's input-size takes: 16384 at most. */
+static void
+test_input_size_bound (void)
+{
+  assert_refused ("{\"input_size\": [16385, 16]}", "1..16384");
+  assert_refused ("{\"input_size\": [16, 65536]}", "\"input_size\"");
+  assert_loads ("{\"input_size\": [16384, 16384]}");
+}
+
 static void
 test_find (void)
 {
@@ -206,6 +288,10 @@ main (int argc, char **argv)
   g_test_add_func ("/sidecar/read-all", test_read_all);
   g_test_add_func ("/sidecar/empty-and-inline", test_empty_and_inline);
   g_test_add_func ("/sidecar/errors", test_errors);
+  g_test_add_func ("/sidecar/one-value", test_one_value);
+  g_test_add_func ("/sidecar/duplicate-keys", test_duplicate_keys);
+  g_test_add_func ("/sidecar/float-channels", test_float_channels);
+  g_test_add_func ("/sidecar/input-size-bound", test_input_size_bound);
   g_test_add_func ("/sidecar/find", test_find);
   g_test_add_func ("/sidecar/write-read", test_write_read);
   int status = g_test_run ();
