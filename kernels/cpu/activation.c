@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu-kernel.h"
-#include "blas.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/conv/blas.h"
 #include "kernels/params/nn.h"
 
 void hy_cpu_activation (hy_cpu_ctx *ctx, const void *params,

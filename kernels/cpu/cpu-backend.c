@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu-kernel.h"
-#include "blas.h"
-#include "conv-few-channels.h"
-#include "conv-packed.h"
-#include "conv-pw-dw.h"
-#include "conv-winograd.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/conv/conv-few-channels.h"
+#include "kernels/cpu/conv/conv-packed.h"
+#include "kernels/cpu/conv/conv-pw-dw.h"
+#include "kernels/cpu/conv/conv-winograd.h"
 #ifdef HY_HAVE_DNNL
-#include "kernels/cpu/conv-dnnl.h"
+#include "kernels/cpu/conv/conv-dnnl.h"
 #endif
 #include "kernels/backend-impl.h"
 

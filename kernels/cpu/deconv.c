@@ -17,8 +17,8 @@
  */
 #include <string.h>
 
-#include "blas.h"
-#include "cpu-kernel.h"
+#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/nn.h"
 
 void hy_cpu_deconvolution (hy_cpu_ctx *ctx, const void *params,

@@ -6,9 +6,9 @@
  * pass as the BatchNorm, residual and activation, on each block of the
  * output right after the GEMM wrote it.
  */
-#include "cpu-kernel.h"
-#include "blas.h"
-#include "epilogue.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/epilogue.h"
 #include "kernels/params/nn.h"
 
 void hy_cpu_fully_connected (hy_cpu_ctx *ctx, const void *params,

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "blas.h"
+#include "kernels/cpu/conv/blas.h"
 #include "kernels/params/nn.h"
 
 #ifndef HY_CPU_VECTOR_CLONES

@@ -15,10 +15,10 @@
 #include <float.h>
 #include <math.h>
 
-#include "cpu-kernel.h"
-#include "blas.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/conv/blas.h"
 #include "kernels/params/nn.h"
-#include "window.h"
+#include "kernels/cpu/window.h"
 
 void hy_cpu_pooling (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

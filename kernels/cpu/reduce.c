@@ -16,8 +16,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu-kernel.h"
-#include "blas.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/conv/blas.h"
 #include "kernels/params/elementwise.h"
 #include "kernels/elementwise-common.h"
 

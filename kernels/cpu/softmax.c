@@ -15,8 +15,8 @@
  */
 #include <math.h>
 
-#include "cpu-kernel.h"
-#include "blas.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/conv/blas.h"
 #include "kernels/params/elementwise.h"
 
 void hy_cpu_softmax (hy_cpu_ctx *ctx, const void *params,

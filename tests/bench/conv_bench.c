@@ -31,9 +31,9 @@
 
 #include "hybrid.h"
 #include "core/op.h"
-#include "kernels/cpu/conv-few-channels.h"
-#include "kernels/cpu/conv-packed.h"
-#include "kernels/cpu/conv-winograd.h"
+#include "kernels/cpu/conv/conv-few-channels.h"
+#include "kernels/cpu/conv/conv-packed.h"
+#include "kernels/cpu/conv/conv-winograd.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/nn.h"
 

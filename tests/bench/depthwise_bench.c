@@ -1,6 +1,6 @@
 /*
  * depthwise_bench.c — the AVX-512 depthwise kernel
- * (kernels/cpu/depthwise-avx512.c) on MobileNetV2's seventeen 3×3 and
+ * (kernels/cpu/conv/depthwise-avx512.c) on MobileNetV2's seventeen 3×3 and
  * MobileNetV3-Large's six 5×5 depthwise layers at batch 1 (ReLU6 fused, as the plan runs them), one thread, in
  * µs and GFLOP/s of thread CPU time (steady on a busy machine), beside
  * the same layers on conv.c's portable row loop as it ran before
@@ -10,8 +10,8 @@
  * (-O3, as the project's release build: at -O2 gcc 12 leaves conv.c's
  * loop scalar.)
  *
- *   gcc -O3 -std=c11 -I . -I kernels/cpu $(pkg-config --cflags glib-2.0) \
- *     tests/bench/depthwise_bench.c kernels/cpu/depthwise-avx512.c \
+ *   gcc -O3 -std=c11 -I . $(pkg-config --cflags glib-2.0) \
+ *     tests/bench/depthwise_bench.c kernels/cpu/conv/depthwise-avx512.c \
  *     $(pkg-config --libs glib-2.0) -lm -o /tmp/depthwise_bench
  *   taskset -c 1 /tmp/depthwise_bench
  */
@@ -24,7 +24,7 @@
 
 #include <immintrin.h>
 
-#include "depthwise-avx512.h"
+#include "kernels/cpu/conv/depthwise-avx512.h"
 
 /* As blas.h builds conv.c's loops: an AVX-512 clone beside the baseline. */
 #define HY_CPU_VECTOR_CLONES \

@@ -16,7 +16,7 @@
 
 #include "hybrid.h"
 #include "core/op.h"
-#include "kernels/cpu/conv-packed.h"
+#include "kernels/cpu/conv/conv-packed.h"
 #include "kernels/cpu/cpu-kernel.h"
 
 /* Input channels, filters, map side. */

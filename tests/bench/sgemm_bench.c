@@ -1,5 +1,5 @@
 /*
- * sgemm_bench.c — the packed-weight GEMM (kernels/cpu/sgemm-packed.c),
+ * sgemm_bench.c — the packed-weight GEMM (kernels/cpu/conv/sgemm-packed.c),
  * both tile layouts, against single-threaded OpenBLAS sgemm on the
  * products of ResNet-50's and MobileNetV2's convolutions at batch 1
  * (M filters, K = channels × taps, N output positions), one thread, in
@@ -9,8 +9,8 @@
  * than the L3 cache, as a network's weights arrive in a forward.
  * Standalone, built by hand (not by meson):
  *
- *   gcc -O2 -std=gnu11 -I kernels/cpu -I . $(pkg-config --cflags glib-2.0) \
- *     tests/bench/sgemm_bench.c kernels/cpu/sgemm-packed.c \
+ *   gcc -O2 -std=gnu11 -I . $(pkg-config --cflags glib-2.0) \
+ *     tests/bench/sgemm_bench.c kernels/cpu/conv/sgemm-packed.c \
  *     $(pkg-config --libs glib-2.0) -lopenblas -lm -o /tmp/sgemm_bench
  *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 /tmp/sgemm_bench [--cold]
  */
@@ -22,7 +22,7 @@
 
 #include <cblas.h>
 
-#include "sgemm-packed.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 
 extern void openblas_set_num_threads (int n);
 

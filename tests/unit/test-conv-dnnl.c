@@ -1,5 +1,5 @@
 /*
- * test-conv-dnnl.c — oneDNN's convolutions (kernels/cpu/conv-dnnl.h)
+ * test-conv-dnnl.c — oneDNN's convolutions (kernels/cpu/conv/conv-dnnl.h)
  * against conv.c's, on the shapes the zoo models have and the corners
  * around them: every layout the rule may pick (16-channel blocks, nhwc,
  * a plain input of few channels), filter counts that are and are not
@@ -15,7 +15,7 @@
 
 #include "hybrid.h"
 #include "core/op.h"
-#include "kernels/cpu/conv-dnnl.h"
+#include "kernels/cpu/conv/conv-dnnl.h"
 #include "kernels/params/nn.h"
 
 #define TOL 1e-5                /* of the output's largest magnitude */

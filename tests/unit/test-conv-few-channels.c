@@ -1,6 +1,6 @@
 /*
  * test-conv-few-channels.c — the direct kernel for inputs of few channels
- * (kernels/cpu/conv-few-channels.h) against sums taken in double
+ * (kernels/cpu/conv/conv-few-channels.h) against sums taken in double
  * precision here (conv-reference.h):
  *  - the first layers it is for: 7×7 stride 2 pad 3 (ResNet), 3×3
  *    stride 2 pad 1 (MobileNet), small;
@@ -27,7 +27,7 @@
 #include "hybrid.h"
 #include "conv-reference.h"
 #include "core/op.h"
-#include "kernels/cpu/conv-few-channels.h"
+#include "kernels/cpu/conv/conv-few-channels.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/nn.h"
 

@@ -1,6 +1,6 @@
 /*
  * test-conv-pw-dw.c — a pointwise convolution and the depthwise one after
- * it run as one kernel (kernels/cpu/conv-pw-dw.h) give what the two calls
+ * it run as one kernel (kernels/cpu/conv/conv-pw-dw.h) give what the two calls
  * give one after the other, bit for bit, on 1 and 2 threads: band edges,
  * maps whose rows are not whole vectors, strides 1 and 2, 3×3 and 5×5,
  * padding that leaves rows out, each epilogue; and the pairs it refuses.
@@ -14,8 +14,8 @@
 
 #include "hybrid.h"
 #include "conv-reference.h"
-#include "kernels/cpu/conv-packed.h"
-#include "kernels/cpu/conv-pw-dw.h"
+#include "kernels/cpu/conv/conv-packed.h"
+#include "kernels/cpu/conv/conv-pw-dw.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "core/op.h"
 

@@ -1,6 +1,6 @@
 /*
  * test-conv-winograd.c — the F(4×4, 3×3) Winograd convolution
- * (kernels/cpu/conv-winograd.h) against sums taken in double precision
+ * (kernels/cpu/conv/conv-winograd.h) against sums taken in double precision
  * here (conv-reference.h):
  *  - maps whose sides are not multiples of 4 (tiles cut by the map's
  *    edge), rows of more than 16 tiles (a tile row in two vectors), down
@@ -28,9 +28,9 @@
 #include "hybrid.h"
 #include "conv-reference.h"
 #include "core/op.h"
-#include "kernels/cpu/conv-winograd.h"
+#include "kernels/cpu/conv/conv-winograd.h"
 #include "kernels/cpu/cpu-kernel.h"
-#include "kernels/cpu/sgemm-packed.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 #include "kernels/params/nn.h"
 
 typedef struct wino_case {

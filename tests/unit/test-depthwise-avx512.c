@@ -1,6 +1,6 @@
 /*
  * test-depthwise-avx512.c — the AVX-512 depthwise K×K kernel (3×3, 5×5
- * and 7×7; kernels/cpu/depthwise-avx512.h) against sums taken in double
+ * and 7×7; kernels/cpu/conv/depthwise-avx512.h) against sums taken in double
  * precision here:
  *  - planes one at a time, on every geometry whose edges the masks
  *    handle: MobileNet's widths (7 to 112), odd widths, widths around the
@@ -32,9 +32,9 @@
 #include "hybrid.h"
 #include "conv-reference.h"
 #include "core/op.h"
-#include "kernels/cpu/conv-packed.h"
+#include "kernels/cpu/conv/conv-packed.h"
 #include "kernels/cpu/cpu-kernel.h"
-#include "kernels/cpu/depthwise-avx512.h"
+#include "kernels/cpu/conv/depthwise-avx512.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/params/nn.h"
 

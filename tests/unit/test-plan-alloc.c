@@ -192,7 +192,7 @@ stop_counting (int *blas)
 }
 
 /* Whether convolutions run through oneDNN (HYBRIDINFER_DNNL=1), whose
- * execute allocates on every call (kernels/cpu/conv-dnnl.h): then the
+ * execute allocates on every call (kernels/cpu/conv/conv-dnnl.h): then the
  * steady-state count is reported, not failed, and the other counts are
  * not taken; everything else is still checked. */
 #ifdef HY_COUNT_ALLOCATIONS

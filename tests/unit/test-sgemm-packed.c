@@ -1,6 +1,6 @@
 /*
- * test-sgemm-packed.c — the packed-A GEMM (kernels/cpu/sgemm-packed.h)
- * and the convolutions that run on it (kernels/cpu/conv-packed.h),
+ * test-sgemm-packed.c — the packed-A GEMM (kernels/cpu/conv/sgemm-packed.h)
+ * and the convolutions that run on it (kernels/cpu/conv/conv-packed.h),
  * against sums taken in double precision here:
  *  - shapes around every tile edge (rows around MR, columns around the
  *    16-float vectors and the 48-column tiles, k around the 128-step
@@ -16,7 +16,7 @@
  *  - convolutions (3×3, 1×1, strided, padded, dilated, grouped, batch 2,
  *    maps that take either layout) with bias, BatchNorm, residual and
  *    relu fused, on two threads;
- *  - the implicit im2col (kernels/cpu/im2col-panel.h): every panel the
+ *  - the implicit im2col (kernels/cpu/conv/im2col-panel.h): every panel the
  *    GEMM could ask for, value for value against the lowered matrix, on
  *    output rows of 8 to 112 (odd ones too), padding 0-3, dilation,
  *    strides 1 and 2, square and oblong kernels, with the input in a
@@ -33,11 +33,11 @@
 #include "hybrid.h"
 #include "conv-reference.h"
 #include "core/op.h"
-#include "kernels/cpu/conv-packed.h"
+#include "kernels/cpu/conv/conv-packed.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/cpu/epilogue.h"
-#include "kernels/cpu/im2col-panel.h"
-#include "kernels/cpu/sgemm-packed.h"
+#include "kernels/cpu/conv/im2col-panel.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 #include "kernels/params/nn.h"
 
 static const hy_packed_layout layouts[] = {

@@ -7,9 +7,9 @@
  * touched, so a load that starts before the row or ends past the plane
  * is safe.
  */
-#include "im2col-avx512.h"
-#include "lane-mask.h"
-#include "sgemm-packed.h"
+#include "kernels/cpu/conv/im2col-avx512.h"
+#include "kernels/cpu/lane-mask.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

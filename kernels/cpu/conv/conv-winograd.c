@@ -23,7 +23,7 @@
  * are masked off: masked-off lanes are never read, so loads that start
  * before a row or end past the plane are safe, and read as 0.
  */
-#include "conv-winograd.h"
+#include "kernels/cpu/conv/conv-winograd.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +31,9 @@
 
 #include <glib.h>
 
-#include "epilogue.h"
-#include "lane-mask.h"
-#include "sgemm-packed.h"
+#include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/lane-mask.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 
 /* Tile and transform sizes of the two forms. */
 #define TILE4 4

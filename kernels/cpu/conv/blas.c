@@ -13,8 +13,8 @@
 #include <cblas.h>
 #include <glib.h>
 
-#include "blas.h"
-#include "sgemm-packed.h"
+#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 
 /* Blocks of C start at multiples of this many rows or columns: whole
  * cache lines, and whole tiles of OpenBLAS's micro-kernels and of the

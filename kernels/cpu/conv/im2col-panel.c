@@ -17,8 +17,8 @@
 
 #include <glib.h>
 
-#include "im2col-panel.h"
-#include "sgemm-packed.h"
+#include "kernels/cpu/conv/im2col-panel.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 
 #define NR HY_PACKED_PANEL_COLS
 #define VECTORS (NR / 16)

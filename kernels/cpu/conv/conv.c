@@ -35,15 +35,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu-kernel.h"
-#include "blas.h"
-#include "conv-packed.h"
-#include "depthwise-avx512.h"
-#include "epilogue.h"
-#include "im2col-avx512.h"
-#include "im2col-panel.h"
-#include "sgemm-packed.h"
-#include "window.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/conv/conv-packed.h"
+#include "kernels/cpu/conv/depthwise-avx512.h"
+#include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/conv/im2col-avx512.h"
+#include "kernels/cpu/conv/im2col-panel.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
+#include "kernels/cpu/window.h"
 #include "kernels/params/nn.h"
 
 void hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,

@@ -1,14 +1,14 @@
 /*
  * conv-pw-dw.c — see conv-pw-dw.h.
  */
-#include "conv-pw-dw.h"
+#include "kernels/cpu/conv/conv-pw-dw.h"
 
 #include <string.h>
 
-#include "conv-few-channels.h"
-#include "conv-packed.h"
-#include "sgemm-packed.h"
-#include "depthwise-avx512.h"
+#include "kernels/cpu/conv/conv-few-channels.h"
+#include "kernels/cpu/conv/conv-packed.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
+#include "kernels/cpu/conv/depthwise-avx512.h"
 #include "kernels/params/nn.h"
 
 struct hy_conv_pw_dw {

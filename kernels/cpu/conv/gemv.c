@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "blas.h"
+#include "kernels/cpu/conv/blas.h"
 
 #define LANES 8
 typedef float vec __attribute__ ((vector_size (LANES * sizeof (float))));

@@ -11,7 +11,7 @@
  * whose kilobyte strides land every access of a tile in the same few
  * cache sets.)
  */
-#include "kernels/cpu/layout-blocked.h"
+#include "kernels/cpu/conv/layout-blocked.h"
 
 #define TILE_C 16
 

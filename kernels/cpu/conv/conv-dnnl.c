@@ -25,9 +25,9 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "hybrid.h"
-#include "kernels/cpu/conv-dnnl.h"
+#include "kernels/cpu/conv/conv-dnnl.h"
 #include "kernels/cpu/epilogue.h"
-#include "kernels/cpu/layout-blocked.h"
+#include "kernels/cpu/conv/layout-blocked.h"
 
 /* Channels per block of oneDNN's nChw16c. */
 #define B 16

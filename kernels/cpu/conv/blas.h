@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu-kernel.h"
-#include "sgemm-packed.h"
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 
 /* Hot loops that gcc vectorises get AVX-512 (x86-64-v4) and AVX2 + FMA
  * (x86-64-v3) builds beside the baseline one, picked once at load time:

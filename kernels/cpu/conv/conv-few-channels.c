@@ -19,15 +19,15 @@
  * row masked; a tile is 6 consecutive slots, which may span two rows,
  * and runs every group of 4 filters over its slots.
  */
-#include "conv-few-channels.h"
+#include "kernels/cpu/conv/conv-few-channels.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <glib.h>
 
-#include "epilogue.h"
-#include "lane-mask.h"
+#include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/lane-mask.h"
 
 /* The register tile: FILTERS_T filters × SLOTS_T vectors of outputs, 24
  * accumulators, the 4 broadcast weights and an input vector: 29 of the

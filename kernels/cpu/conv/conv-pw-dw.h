@@ -26,7 +26,7 @@
 #ifndef HY_CPU_CONV_PW_DW_H
 #define HY_CPU_CONV_PW_DW_H
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/backend-impl.h"
 #include "kernels/params/nn.h"
 

@@ -21,7 +21,7 @@
 
 #include <glib.h>
 
-#include "sgemm-packed.h"
+#include "kernels/cpu/conv/sgemm-packed.h"
 
 #define MR 8                    /* rows of a wide tile */
 #define NR 48                   /* three zmm vectors */
@@ -117,7 +117,7 @@ hy_packed_a_pack (hy_packed_layout layout, float *dst, int64_t m, int64_t k,
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#include "epilogue-avx512.h"
+#include "kernels/cpu/conv/epilogue-avx512.h"
 
 #define AVX512 __attribute__ ((target ("avx512f,fma")))
 /* The tile's loops must unroll fully: only then do its accumulators live

@@ -15,15 +15,15 @@
  * is ISO C, -ffp-contract=off, as batch-norm.c's own), so a graph with the
  * epilogue fused computes what the unfused one does.
  */
-#include "depthwise-avx512.h"
+#include "kernels/cpu/conv/depthwise-avx512.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <glib.h>
 
-#include "epilogue-avx512.h"
-#include "lane-mask.h"
+#include "kernels/cpu/conv/epilogue-avx512.h"
+#include "kernels/cpu/lane-mask.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
