@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu-kernel.h"
-#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/params/nn.h"
 
 void hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,

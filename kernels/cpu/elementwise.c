@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu-kernel.h"
-#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/params/elementwise.h"
 #include "kernels/elementwise-common.h"
 

@@ -16,14 +16,11 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/params/nn.h"
-
-#ifndef HY_CPU_VECTOR_CLONES
-#define HY_CPU_VECTOR_CLONES
-#endif
 
 #define HY_EPILOGUE_INLINE static inline __attribute__ ((always_inline))
 /* Each kernel file uses one of the two layouts. */

@@ -16,7 +16,7 @@
 #include <math.h>
 
 #include "kernels/cpu/cpu-kernel.h"
-#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/params/nn.h"
 #include "kernels/cpu/window.h"
 

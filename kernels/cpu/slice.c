@@ -13,6 +13,7 @@
 #include <glib.h>
 
 #include "cpu-kernel.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/params/shape.h"
 
 /* Referenced weakly by cpu-backend.c through ops.def; declared here so the
@@ -65,12 +66,7 @@ typedef struct slice_walk {
 static bool
 have_avx512 (void)
 {
-  static int cpu = -1;
-  if (g_atomic_int_get (&cpu) < 0) {
-    __builtin_cpu_init ();
-    g_atomic_int_set (&cpu, __builtin_cpu_supports ("avx512f"));
-  }
-  return g_atomic_int_get (&cpu) == 1;
+  return hy_cpu_features_get ()->avx512f;
 }
 
 /* dst[t] = src[2t] for t < n: two vectors of the row in, their even

@@ -16,7 +16,7 @@
 #include <math.h>
 
 #include "kernels/cpu/cpu-kernel.h"
-#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/params/elementwise.h"
 
 void hy_cpu_softmax (hy_cpu_ctx *ctx, const void *params,

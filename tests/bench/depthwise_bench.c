@@ -12,6 +12,7 @@
  *
  *   gcc -O3 -std=c11 -I . $(pkg-config --cflags glib-2.0) \
  *     tests/bench/depthwise_bench.c kernels/cpu/conv/depthwise-avx512.c \
+ *     kernels/cpu/cpu-features.c \
  *     $(pkg-config --libs glib-2.0) -lm -o /tmp/depthwise_bench
  *   taskset -c 1 /tmp/depthwise_bench
  */
@@ -26,7 +27,7 @@
 
 #include "kernels/cpu/conv/depthwise-avx512.h"
 
-/* As blas.h builds conv.c's loops: an AVX-512 clone beside the baseline. */
+/* As cpu-features.h builds conv.c's loops: an AVX-512 clone beside the baseline. */
 #define HY_CPU_VECTOR_CLONES \
   __attribute__ ((target_clones ("arch=x86-64-v4", "arch=x86-64-v3", \
           "default")))

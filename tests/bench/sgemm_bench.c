@@ -11,6 +11,7 @@
  *
  *   gcc -O2 -std=gnu11 -I . $(pkg-config --cflags glib-2.0) \
  *     tests/bench/sgemm_bench.c kernels/cpu/conv/sgemm-packed.c \
+ *     kernels/cpu/cpu-features.c \
  *     $(pkg-config --libs glib-2.0) -lopenblas -lm -o /tmp/sgemm_bench
  *   OPENBLAS_CORETYPE=SkylakeX taskset -c 1 /tmp/sgemm_bench [--cold]
  */

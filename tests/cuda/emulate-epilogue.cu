@@ -25,7 +25,7 @@
 
 /* The CPU header is C: restrict, and no vector clones in this C++ file. */
 #define restrict __restrict__
-#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/cpu-features.h"
 #undef HY_CPU_VECTOR_CLONES
 #define HY_CPU_VECTOR_CLONES
 #include "kernels/cpu/epilogue.h"

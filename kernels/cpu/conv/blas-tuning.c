@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "hybrid.h"
+#include "kernels/cpu/cpu-features.h"
 
 /* From OpenBLAS (declared in its cblas.h). */
 extern char *openblas_get_corename (void);
@@ -33,11 +34,10 @@ hy_blas_suggested_coretype (void)
       || !g_ascii_strcasecmp (core, "cooperlake")
       || !g_ascii_strcasecmp (core, "sapphirerapids"))
     return NULL;
-  __builtin_cpu_init ();
   /* OpenBLAS 0.3.21 predates Zen 4/5 and files them under Haswell (AVX2),
    * although they run its AVX-512 kernels about twice as fast. */
-  if (__builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
-      && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq"))
+  const hy_cpu_features *cpu = hy_cpu_features_get ();
+  if (cpu->avx512f && cpu->avx512bw && cpu->avx512vl && cpu->avx512dq)
     return "SkylakeX";
   return NULL;
 }

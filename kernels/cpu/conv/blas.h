@@ -11,19 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/cpu/conv/sgemm-packed.h"
-
-/* Hot loops that gcc vectorises get AVX-512 (x86-64-v4) and AVX2 + FMA
- * (x86-64-v3) builds beside the baseline one, picked once at load time:
- * the library is built for generic x86-64 but runs on wider machines. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define HY_CPU_VECTOR_CLONES \
-  __attribute__ ((target_clones ("arch=x86-64-v4", "arch=x86-64-v3", \
-          "default")))
-#else
-#define HY_CPU_VECTOR_CLONES
-#endif
 
 /* The least multiply-adds worth handing to a thread of their own (a
  * spinning worker takes a loop in about a microsecond). */

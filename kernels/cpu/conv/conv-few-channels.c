@@ -26,6 +26,7 @@
 
 #include <glib.h>
 
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/lane-mask.h"
 
@@ -75,12 +76,7 @@ struct hy_conv_few_channels {
 static bool
 few_channels_cpu (void)
 {
-  static int cpu = -1;
-  if (g_atomic_int_get (&cpu) < 0) {
-    __builtin_cpu_init ();
-    g_atomic_int_set (&cpu, __builtin_cpu_supports ("avx512f") ? 1 : 0);
-  }
-  return g_atomic_int_get (&cpu) == 1;
+  return hy_cpu_features_get ()->avx512f;
 }
 
 /* epilogue.h's activations on a vector, operation for operation (the

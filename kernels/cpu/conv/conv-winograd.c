@@ -27,10 +27,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <glib.h>
 
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/lane-mask.h"
 #include "kernels/cpu/conv/sgemm-packed.h"
@@ -123,12 +123,7 @@ filter_transform (const double (*G)[3], int alpha, const float *g, float *u,
 static bool
 winograd_cpu (void)
 {
-  static int cpu = -1;
-  if (g_atomic_int_get (&cpu) < 0) {
-    __builtin_cpu_init ();
-    g_atomic_int_set (&cpu, __builtin_cpu_supports ("avx512f") ? 1 : 0);
-  }
-  return g_atomic_int_get (&cpu) == 1;
+  return hy_cpu_features_get ()->avx512f;
 }
 
 /* F(4×4, 3×3)'s Bᵀ on six vectors (a column of six rows, or a row of six
@@ -564,21 +559,6 @@ winograd_wanted (void)
 #define U2_BYTES_PER_TILE (128 * 1024)
 #define U2_LLC_SHARE 16
 
-/* The last-level (L3) cache's size as the C library reads it, 0 where it
- * does not say. */
-static int64_t
-llc_bytes (void)
-{
-  static gsize once = 0;
-  static int64_t bytes;
-  if (g_once_init_enter (&once)) {
-    const long v = sysconf (_SC_LEVEL3_CACHE_SIZE);
-    bytes = v > 0 ? v : 0;
-    g_once_init_leave (&once, 1);
-  }
-  return bytes;
-}
-
 static int
 winograd_tile_that_pays (int64_t batch, int64_t channels, int64_t filters,
     int64_t out_h, int64_t out_w)
@@ -592,7 +572,7 @@ winograd_tile_that_pays (int64_t batch, int64_t channels, int64_t filters,
   const int64_t u2_bytes = (int64_t) ALPHA2 * ALPHA2 * channels * filters
       * (int64_t) sizeof (float);
   return tiles2 >= 16 && (u2_bytes <= U2_BYTES_PER_TILE * tiles2
-      || u2_bytes <= llc_bytes () / U2_LLC_SHARE) ? TILE2 : 0;
+      || u2_bytes <= hy_cpu_features_get ()->l3_bytes / U2_LLC_SHARE) ? TILE2 : 0;
 }
 
 hy_conv_winograd *

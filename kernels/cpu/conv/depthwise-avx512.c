@@ -23,6 +23,7 @@
 #include <glib.h>
 
 #include "kernels/cpu/conv/epilogue-avx512.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/lane-mask.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -36,9 +37,8 @@ hy_depthwise_supported (const hy_depthwise *g)
 {
   static int cpu = -1;
   if (g_atomic_int_get (&cpu) < 0) {
-    __builtin_cpu_init ();
     const char *env = g_getenv ("HYBRIDINFER_DEPTHWISE");
-    g_atomic_int_set (&cpu, __builtin_cpu_supports ("avx512f")
+    g_atomic_int_set (&cpu, hy_cpu_features_get ()->avx512f
         && !(env && !strcmp (env, "0")));
   }
   return g_atomic_int_get (&cpu) == 1

@@ -118,6 +118,7 @@ hy_packed_a_pack (hy_packed_layout layout, float *dst, int64_t m, int64_t k,
 #include <immintrin.h>
 
 #include "kernels/cpu/conv/epilogue-avx512.h"
+#include "kernels/cpu/cpu-features.h"
 
 #define AVX512 __attribute__ ((target ("avx512f,fma")))
 /* The tile's loops must unroll fully: only then do its accumulators live
@@ -129,9 +130,8 @@ hy_packed_gemm_supported (void)
 {
   static int supported = -1;
   if (g_atomic_int_get (&supported) < 0) {
-    __builtin_cpu_init ();
     const char *env = g_getenv ("HYBRIDINFER_PACKED_GEMM");
-    int on = __builtin_cpu_supports ("avx512f") && !(env && !strcmp (env,
+    int on = hy_cpu_features_get ()->avx512f && !(env && !strcmp (env,
             "0"));
     g_atomic_int_set (&supported, on);
   }
