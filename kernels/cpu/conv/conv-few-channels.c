@@ -28,6 +28,7 @@
 
 #include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/conv/epilogue-avx512.h"
 #include "kernels/cpu/lane-mask.h"
 
 /* The register tile: FILTERS_T filters × SLOTS_T vectors of outputs, 24
@@ -79,52 +80,6 @@ few_channels_cpu (void)
   return hy_cpu_features_get ()->avx512f;
 }
 
-/* epilogue.h's activations on a vector, operation for operation (the
- * same comparisons, NaNs passing the same way; hard sigmoid's true
- * division), so that each lane is what hy_epilogue_act gives. */
-FC_INLINE __m512
-hard_sigmoid_vec (__m512 v)
-{
-  const __m512 t = _mm512_add_ps (v, _mm512_set1_ps (3.0f));
-  const __m512 six = _mm512_set1_ps (6.0f);
-  __m512 c = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (t, _mm512_setzero_ps
-          (), _CMP_LT_OQ), t, _mm512_setzero_ps ());
-  c = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (t, six, _CMP_GT_OQ), c, six);
-  return _mm512_div_ps (c, six);
-}
-
-FC_INLINE __m512
-act_vec (hy_fused_act act, __m512 v, __m512 alpha, __m512 beta)
-{
-  switch (act) {
-    case HY_FUSED_ACT_RELU:    /* !(v <= 0) ? v : 0 */
-      return _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, _mm512_setzero_ps
-              (), _CMP_LE_OQ), v, _mm512_setzero_ps ());
-    case HY_FUSED_ACT_CLIP: {  /* v > beta ? beta : v < alpha ? alpha : v */
-      const __m512 c = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, alpha,
-              _CMP_LT_OQ), v, alpha);
-      return _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, beta, _CMP_GT_OQ),
-          c, beta);
-    }
-    case HY_FUSED_ACT_LEAKY:   /* v > 0 ? v : v · alpha */
-      return _mm512_mask_blend_ps (_mm512_cmp_ps_mask (v, _mm512_setzero_ps
-              (), _CMP_GT_OQ), _mm512_mul_ps (v, alpha), v);
-    case HY_FUSED_ACT_HARD_SIGMOID:
-      return hard_sigmoid_vec (v);
-    case HY_FUSED_ACT_HARD_SWISH:
-      return _mm512_mul_ps (v, hard_sigmoid_vec (v));
-    default:                   /* NONE; sigmoid and tanh go by epilogue.h */
-      return v;
-  }
-}
-
-/* Sigmoid and tanh have no vector form here: their outputs are stored
- * as summed, and epilogue.h's loop runs the whole epilogue on them. */
-static bool
-act_in_registers (hy_fused_act act)
-{
-  return act != HY_FUSED_ACT_SIGMOID && act != HY_FUSED_ACT_TANH;
-}
 
 /* The phase rows of a band whose first output row is oy0 and which
  * reads `rows` padded input rows, from image x into buf. */
@@ -229,7 +184,7 @@ store_filter (const tile_job *j, int64_t f, const __m512 acc[SLOTS_T],
       v = _mm512_add_ps (v, _mm512_maskz_loadu_ps (store[s], j->res + plane
               + out_off[s]));
     _mm512_mask_storeu_ps (y + out_off[s], store[s],
-        act_vec (e->act, v, alpha, beta));
+        hy_avx512_act (e->act, v, alpha, beta));
   }
 }
 
@@ -515,7 +470,9 @@ hy_cpu_convolution_few_channels (hy_cpu_ctx *ctx, const void *params,
   tile_job j = {
     .conv = w, .x = in[0]->data, .y = out[0]->data, .res = res,
     .bias = bias, .bn = bn,
-    .late_epilogue = !act_in_registers (p->fused.act),
+    /* Sigmoid and tanh have no vector form: their outputs are stored as
+     * summed, and epilogue.h's loop runs the whole epilogue on them. */
+    .late_epilogue = !hy_avx512_act_computes (p->fused.act),
     .epilogue = bias || hy_epilogue_is_set (&p->fused),
   };
   /* A band's phase rows: every slot's loads end inside them. */
