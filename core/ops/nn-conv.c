@@ -115,7 +115,7 @@ static int
 conv_num_inputs (const void *params)
 {
   const hy_conv_params *p = params;
-  return (p->no_bias ? 2 : 3) + p->fused.batch_norm + p->fused.residual;
+  return hy_fused_inputs_of (p->no_bias, &p->fused).n;
 }
 
 static gboolean
@@ -173,14 +173,15 @@ conv_infer_shape (const void *params, const hy_shape *in, int n_in,
       return FALSE;
     o.dims[2 + i] = (size + 2 * p->pad[i] - extent) / p->stride[i] + 1;
   }
-  if (p->fused.batch_norm) {
+  const hy_fused_inputs f = hy_fused_inputs_of (p->no_bias, &p->fused);
+  if (f.bn >= 0) {
     hy_shape bn = { .ndim = 2, .dims = { 3, p->num_filter } };
-    if (!hy_nn_expect_shape (&in[p->no_bias ? 2 : 3], &bn,
+    if (!hy_nn_expect_shape (&in[f.bn], &bn,
             "fused batch_norm (mean, scale, shift)", error))
       return FALSE;
   }
-  if (p->fused.residual
-      && !hy_nn_expect_shape (&in[n_in - 1], &o, "residual", error))
+  if (f.residual >= 0
+      && !hy_nn_expect_shape (&in[f.residual], &o, "residual", error))
     return FALSE;
   out[0] = o;
   return TRUE;

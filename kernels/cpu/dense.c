@@ -54,15 +54,15 @@ hy_cpu_fully_connected (hy_cpu_ctx *ctx, const void *params,
   const int64_t rows = k > 0 ? numel / k
       : hy_shape_numel (&out[0]->shape) / hidden;
   float *y = out[0]->data;
-  const float *bias = p->no_bias ? NULL : in[2]->data;
+  const hy_epilogue_operands o = hy_epilogue_operands_of (p->no_bias,
+      &p->fused, in);
+  const float *bias = o.bias;
   const bool epilogue = hy_epilogue_is_set (&p->fused);
 
   if (bias && !epilogue)
     hy_fill_cols (y, bias, rows, hidden);
   const fc_epilogue f = {
-    &p->fused, y, p->fused.residual ? in[n_in - 1]->data : NULL, hidden,
-    { bias, p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data : NULL,
-      hidden },
+    &p->fused, y, o.res, hidden, { bias, o.bn, hidden },
   };
   const hy_gemm g = {
     .trans_b = true, .m = rows, .n = hidden, .k = k,

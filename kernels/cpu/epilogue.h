@@ -19,12 +19,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hybrid-tensor.h"
 #include "kernels/cpu/cpu-features.h"
 #include "kernels/params/nn.h"
 
 #define HY_EPILOGUE_INLINE static inline __attribute__ ((always_inline))
 /* Each kernel file uses one of the two layouts. */
 #define HY_EPILOGUE_ENTRY static __attribute__ ((unused))
+
+/* The epilogue's operands of a Convolution or FullyConnected call, read
+ * from its inputs where nn.h's hy_fused_inputs_of puts them; NULL for
+ * each the call does not have. */
+typedef struct hy_epilogue_operands {
+  const float *bias, *bn, *res;
+} hy_epilogue_operands;
+
+static inline hy_epilogue_operands
+hy_epilogue_operands_of (bool no_bias, const hy_fused_epilogue *e,
+    const hy_tensor *const *in)
+{
+  const hy_fused_inputs f = hy_fused_inputs_of (no_bias, e);
+  hy_epilogue_operands o;
+  o.bias = f.bias < 0 ? NULL : in[f.bias]->data;
+  o.bn = f.bn < 0 ? NULL : in[f.bn]->data;
+  o.res = f.residual < 0 ? NULL : in[f.residual]->data;
+  return o;
+}
 
 /* Per-channel operands: channel c's bias is bias[c] (bias may be NULL),
  * its BatchNorm mean, scale and shift bn[c], bn[c + bn_stride] and

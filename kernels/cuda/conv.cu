@@ -336,7 +336,8 @@ hy_cuda_convolution (hy_cuda_ctx *ctx, const void *params,
     return;
   /* alpha and beta are floats for fp16 data too (fp32 compute). */
   const float one = 1.0f, zero = 0.0f;
-  const float *bias = p->no_bias ? NULL : in[2]->data;
+  const hy_fused_inputs f = hy_fused_inputs_of (p->no_bias, &p->fused);
+  const float *bias = f.bias < 0 ? NULL : in[f.bias]->data;
   float *y = out[0]->data;
 
   if (s->fp16) {

@@ -126,18 +126,19 @@ hy_cuda_epilogue_run (hy_cuda_ctx *ctx, const hy_cuda_epilogue *e,
   HY_CUDA_CHECK_LAUNCH (ctx);
 }
 
-/* The epilogue `fused` of a Convolution or FullyConnected (in: data,
- * weight, the bias unless no_bias, then the fused inputs as nn.h orders
- * them) over its n outputs.  Element i is channel (i / spatial) %
- * channels. */
+/* The epilogue `fused` of a Convolution or FullyConnected (its inputs
+ * where nn.h's hy_fused_inputs_of puts them) over its n outputs.
+ * Element i is channel (i / spatial) % channels. */
 static inline hy_cuda_epilogue
 hy_cuda_epilogue_of (const hy_fused_epilogue *fused, bool no_bias,
     const hy_tensor *const *in, int n_in, int64_t channels, int64_t spatial)
 {
+  const hy_fused_inputs f = hy_fused_inputs_of (no_bias, fused);
   const hy_cuda_epilogue e = {
-    fused->act, fused->alpha, fused->beta, no_bias ? NULL : in[2]->data,
-    fused->batch_norm ? in[no_bias ? 2 : 3]->data : NULL,
-    fused->residual ? in[n_in - 1]->data : NULL,
+    fused->act, fused->alpha, fused->beta,
+    f.bias < 0 ? NULL : in[f.bias]->data,
+    f.bn < 0 ? NULL : in[f.bn]->data,
+    f.residual < 0 ? NULL : in[f.residual]->data,
     channels, spatial,
   };
   return e;

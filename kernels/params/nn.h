@@ -48,6 +48,26 @@ typedef struct hy_fused_epilogue {
   bool residual;
 } hy_fused_epilogue;
 
+/* Where a Convolution's or FullyConnected's inputs are, in the order
+ * above: data 0, weight 1, then the bias unless no_bias, the BatchNorm's
+ * rows and the residual where fused; -1 for one the call does not have.
+ * n: how many inputs it takes. */
+typedef struct hy_fused_inputs {
+  int bias, bn, residual;
+  int n;
+} hy_fused_inputs;
+
+static inline hy_fused_inputs
+hy_fused_inputs_of (bool no_bias, const hy_fused_epilogue *e)
+{
+  hy_fused_inputs f;
+  f.n = 2;
+  f.bias = no_bias ? -1 : f.n++;
+  f.bn = e->batch_norm ? f.n++ : -1;
+  f.residual = e->residual ? f.n++ : -1;
+  return f;
+}
+
 typedef struct hy_conv_params {
   hy_op_id op;
   int n_spatial;                /* 1 (NCW), 2 (NCHW) or 3 (NCDHW) */

@@ -515,11 +515,11 @@ hy_cpu_convolution_dnnl (hy_cpu_ctx *ctx, const void *params,
   const int threads = MIN (hy_cpu_n_threads (ctx), c->n_threads);
   char *ws = hy_cpu_workspace (ctx, ((c->src_bytes + 63) & ~(size_t) 63)
       + (size_t) threads * c->thread_stride);
+  const hy_epilogue_operands o = hy_epilogue_operands_of (!c->has_bias, e,
+      in);
   conv_job j = {
     .c = c, .x = in[0]->data, .y = out[0]->data,
-    .bias = c->has_bias ? in[2]->data : NULL,
-    .bn = e->batch_norm ? in[c->has_bias ? 3 : 2]->data : NULL,
-    .res = e->residual ? in[n_in - 1]->data : NULL,
+    .bias = o.bias, .bn = o.bn, .res = o.res,
     .src = ws,
     .per_thread = ws + ((c->src_bytes + 63) & ~(size_t) 63),
     .failed = dnnl_success,

@@ -462,18 +462,16 @@ hy_cpu_convolution_few_channels (hy_cpu_ctx *ctx, const void *params,
 #if defined(__x86_64__) && defined(__GNUC__)
   const hy_conv_few_channels *w = params;
   const hy_conv_params *p = &w->p;
-  const float *bias = p->no_bias ? NULL : in[2]->data;
-  const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
-      : NULL;
-  const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
+  const hy_epilogue_operands o = hy_epilogue_operands_of (p->no_bias,
+      &p->fused, in);
   const int64_t batch = in[0]->shape.dims[0];
   tile_job j = {
-    .conv = w, .x = in[0]->data, .y = out[0]->data, .res = res,
-    .bias = bias, .bn = bn,
+    .conv = w, .x = in[0]->data, .y = out[0]->data, .res = o.res,
+    .bias = o.bias, .bn = o.bn,
     /* Sigmoid and tanh have no vector form: their outputs are stored as
      * summed, and epilogue.h's loop runs the whole epilogue on them. */
     .late_epilogue = !hy_avx512_act_computes (p->fused.act),
-    .epilogue = bias || hy_epilogue_is_set (&p->fused),
+    .epilogue = o.bias || hy_epilogue_is_set (&p->fused),
   };
   /* A band's phase rows: every slot's loads end inside them. */
   j.buf = hy_cpu_workspace_per_thread (ctx, (size_t) (w->channels

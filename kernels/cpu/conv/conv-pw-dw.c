@@ -73,30 +73,17 @@ pw_dw_wanted (void)
   return g_atomic_int_get (&wanted);
 }
 
-/* Where in[k] of `call` holds the bias, BatchNorm and residual operands
- * (nn.h's order: data, weight, bias unless no_bias, then BatchNorm's, then
- * the residual), or -1. */
-static int
-bias_index (const hy_conv_params *p)
-{
-  return p->no_bias ? -1 : 2;
-}
-
-static int
-bn_index (const hy_conv_params *p)
-{
-  return p->fused.batch_norm ? (p->no_bias ? 2 : 3) : -1;
-}
-
-/* A later call's operands in the fused call's `in`, where its arguments
- * but its data follow `at` + 1 of the calls before it. */
+/* A call's operands in the fused call's `in` (-1 where it has none),
+ * where its arguments but its data follow `at` + 1 of the calls before
+ * it (at 0: the first call's own). */
 static void
 operands_after (const hy_call *call, int at, int *bias, int *bn, int *res)
 {
   const hy_conv_params *p = call->params;
-  *bias = bias_index (p) < 0 ? -1 : bias_index (p) + at;
-  *bn = bn_index (p) < 0 ? -1 : bn_index (p) + at;
-  *res = p->fused.residual ? call->n_in - 1 + at : -1;
+  const hy_fused_inputs f = hy_fused_inputs_of (p->no_bias, &p->fused);
+  *bias = f.bias < 0 ? -1 : f.bias + at;
+  *bn = f.bn < 0 ? -1 : f.bn + at;
+  *res = f.residual < 0 ? -1 : f.residual + at;
 }
 
 /* Whether conv.c would run p (x into y) with the AVX-512 depthwise
@@ -254,8 +241,9 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   hy_conv_pw_dw *conv = g_new0 (hy_conv_pw_dw, 1);
   conv->pw = pw;
   conv->dw_fused = dp->fused;
-  conv->pw_bias = bias_index (pp);
-  conv->pw_bn = bn_index (pp);
+  const hy_fused_inputs pf = hy_fused_inputs_of (pp->no_bias, &pp->fused);
+  conv->pw_bias = pf.bias;
+  conv->pw_bn = pf.bn;
   /* second's in[k], k >= 1, follows first's arguments. */
   const int at = first->n_in - 1;
   conv->dw_weight = 1 + at;

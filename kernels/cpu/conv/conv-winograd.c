@@ -735,14 +735,12 @@ hy_cpu_convolution_winograd (hy_cpu_ctx *ctx, const void *params,
 {
   const hy_conv_winograd *w = params;
   const hy_conv_params *p = &w->p;
-  const float *bias = p->no_bias ? NULL : in[2]->data;
-  const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
-      : NULL;
-  const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
+  const hy_epilogue_operands o = hy_epilogue_operands_of (p->no_bias,
+      &p->fused, in);
   const int threads = hy_cpu_n_threads (ctx);
   run_job r = {
-    .conv = w, .x = in[0]->data, .bias = bias, .bn = bn, .res = res,
-    .y = out[0]->data, .epilogue = hy_epilogue_is_set (&p->fused) || bias,
+    .conv = w, .x = in[0]->data, .bias = o.bias, .bn = o.bn, .res = o.res,
+    .y = out[0]->data, .epilogue = hy_epilogue_is_set (&p->fused) || o.bias,
     .rows = in[0]->shape.dims[0] * w->tiles_h,
   };
   /* Blocks of as even a size as they come. */

@@ -630,17 +630,15 @@ hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
   const hy_conv_params *p = params;
   conv_geom g;
   conv_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
-  const float *bias = p->no_bias ? NULL : in[2]->data;
-  const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
-      : NULL;
-  const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
+  const hy_epilogue_operands o = hy_epilogue_operands_of (p->no_bias,
+      &p->fused, in);
 
   if (takes_depthwise_loop (p, &g))
-    conv_depthwise (ctx, &g, in[0]->data, in[1]->data, bias, &p->fused, bn,
-        res, out[0]->data);
+    conv_depthwise (ctx, &g, in[0]->data, in[1]->data, o.bias, &p->fused,
+        o.bn, o.res, out[0]->data);
   else
-    conv_gemm (ctx, &g, in[0]->data, in[1]->data, NULL, bias, &p->fused, bn,
-        res, out[0]->data);
+    conv_gemm (ctx, &g, in[0]->data, in[1]->data, NULL, o.bias, &p->fused,
+        o.bn, o.res, out[0]->data);
 }
 
 /* Where the packed kernel pays (measured in docs/PERFORMANCE.md, "Packed
@@ -763,10 +761,8 @@ hy_cpu_convolution_packed (hy_cpu_ctx *ctx, const void *params,
   const hy_conv_params *p = &conv->p;
   conv_geom g;
   conv_geom_init (&g, p, &in[0]->shape, &out[0]->shape);
-  const float *bias = p->no_bias ? NULL : in[2]->data;
-  const float *bn = p->fused.batch_norm ? in[p->no_bias ? 2 : 3]->data
-      : NULL;
-  const float *res = p->fused.residual ? in[n_in - 1]->data : NULL;
-  conv_gemm (ctx, &g, in[0]->data, in[1]->data, conv, bias,
-      &p->fused, bn, res, out[0]->data);
+  const hy_epilogue_operands o = hy_epilogue_operands_of (p->no_bias,
+      &p->fused, in);
+  conv_gemm (ctx, &g, in[0]->data, in[1]->data, conv, o.bias,
+      &p->fused, o.bn, o.res, out[0]->data);
 }
