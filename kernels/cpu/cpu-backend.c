@@ -8,13 +8,7 @@
 
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/cpu/conv/blas.h"
-#include "kernels/cpu/conv/conv-few-channels.h"
-#include "kernels/cpu/conv/conv-packed.h"
-#include "kernels/cpu/conv/conv-pw-dw.h"
-#include "kernels/cpu/conv/conv-winograd.h"
-#ifdef HY_HAVE_DNNL
-#include "kernels/cpu/conv/conv-dnnl.h"
-#endif
+#include "kernels/cpu/conv/conv-strategy.h"
 #include "kernels/backend-impl.h"
 
 typedef struct cpu_backend {
@@ -108,147 +102,41 @@ cpu_copy_bytes (hy_backend *be, void *dst, const void *src, size_t bytes,
   return TRUE;
 }
 
-/* Convolutions oneDNN takes (when it is on) get their primitive and
- * reordered weights here, once per plan call (conv-dnnl.h); of the rest,
- * the 3×3 ones Winograd's algorithm pays on get their transformed weights
- * (conv-winograd.h), first layers of a few input channels go to a
- * direct kernel with their weights laid out for it (conv-few-channels.h),
- * and those the packed GEMM takes get their weights packed
- * (conv-packed.h); everything else keeps its kernel. */
+/* Convolutions are the calls the CPU backend sets up, fuses and names:
+ * which algorithm runs each, and which run as one, is
+ * conv/conv-strategy.c's. */
 static gboolean
 cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
 {
-  if (call->op != HY_OP_CONVOLUTION)
-    return TRUE;
-#ifdef HY_HAVE_DNNL
-  if (hy_conv_dnnl_enabled ()) {
-    GError *local = NULL;
-    hy_conv_dnnl *conv = hy_conv_dnnl_new (hy_cpu_backend_ctx (be),
-        call->params, call->in, call->n_in, call->out[0],
-        call->const_inputs, &local);
-    if (local) {
-      g_propagate_error (error, local);
-      return FALSE;
-    }
-    if (conv) {
-      call->fn = (hy_kernel_ptr) hy_cpu_convolution_dnnl;
-      call->params = conv;
-      return TRUE;
-    }
-  }
-#endif
-  hy_conv_winograd *winograd = hy_conv_winograd_new (call->params, call->in,
-      call->n_in, call->out[0], call->const_inputs);
-  if (winograd) {
-    call->fn = (hy_kernel_ptr) hy_cpu_convolution_winograd;
-    call->params = winograd;
-    return TRUE;
-  }
-  hy_conv_few_channels *few = hy_conv_few_channels_new (call->params,
-      call->in, call->n_in, call->out[0], call->const_inputs);
-  if (few) {
-    call->fn = (hy_kernel_ptr) hy_cpu_convolution_few_channels;
-    call->params = few;
-    return TRUE;
-  }
-  hy_conv_packed *packed = hy_conv_packed_new (call->params, call->in,
-      call->n_in, call->out[0], call->const_inputs);
-  if (packed) {
-    call->fn = (hy_kernel_ptr) hy_cpu_convolution_packed;
-    call->params = packed;
-  }
-  return TRUE;
+  return call->op != HY_OP_CONVOLUTION
+      || hy_conv_prepare_call (hy_cpu_backend_ctx (be), call, error);
 }
 
-/* A pointwise convolution and the depthwise one that reads it, or a
- * depthwise convolution and the pointwise one that reads it, band by band
- * in a thread's cache (conv-pw-dw.h); oneDNN, when it is on, takes each
- * alone. */
 static gboolean
 cpu_fuse_calls (hy_backend *be, const hy_call *first, const hy_call *second,
     hy_call *fused)
 {
-#ifdef HY_HAVE_DNNL
-  if (hy_conv_dnnl_enabled ())
-    return FALSE;
-#endif
-  if (first->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw) {
-    /* The call is fused already: it may take the projection in too. */
-    hy_conv_pw_dw *pair = (hy_conv_pw_dw *) first->params;
-    if (!hy_conv_pw_dw_take_projection (pair, first, second))
-      return FALSE;
-    fused->fn = first->fn;
-    fused->params = pair;
-    return TRUE;
-  }
-  hy_conv_pw_dw *conv = hy_conv_pw_dw_new (first, second);
-  if (!conv)
-    return FALSE;
-  fused->fn = (hy_kernel_ptr) hy_cpu_convolution_pw_dw;
-  fused->params = conv;
-  return TRUE;
+  return hy_conv_fuse_calls (first, second, fused);
 }
 
 static gboolean
 cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
     const hy_call_shape *second)
 {
-#ifdef HY_HAVE_DNNL
-  if (hy_conv_dnnl_enabled ())
-    return FALSE;
-#endif
-  if (first->op != HY_OP_CONVOLUTION || second->op != HY_OP_CONVOLUTION)
-    return FALSE;
-  /* A call already in a chain can only take the next call in: a pair's
-   * depthwise layer its projection. */
-  if (first->fused_with_previous)
-    return hy_conv_pw_dw_may_take (first->params, first->in0, first->out0,
-        second->params);
-  const hy_call_shape *next = second->next;
-  return hy_conv_pw_dw_may_fuse (first->params, first->in0, first->out0,
-      second->params, second->out0, next && next->op == HY_OP_CONVOLUTION
-      ? next->params : NULL);
+  return hy_conv_may_fuse (first, second);
 }
 
 static void
 cpu_release_call (hy_backend *be, hy_call *call)
 {
-#ifdef HY_HAVE_DNNL
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl)
-    hy_conv_dnnl_free ((hy_conv_dnnl *) call->params);
-#endif
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
-    hy_conv_packed_free ((hy_conv_packed *) call->params);
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_winograd)
-    hy_conv_winograd_free ((hy_conv_winograd *) call->params);
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_few_channels)
-    hy_conv_few_channels_free ((hy_conv_few_channels *) call->params);
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw)
-    hy_conv_pw_dw_free ((hy_conv_pw_dw *) call->params);
+  if (call->op == HY_OP_CONVOLUTION)
+    hy_conv_release_call (call);
 }
 
 static const char *
 cpu_call_kernel_name (hy_backend *be, const hy_call *call)
 {
-  if (call->op != HY_OP_CONVOLUTION)
-    return NULL;
-#ifdef HY_HAVE_DNNL
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl)
-    return "onednn";
-#endif
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_winograd)
-    return hy_conv_winograd_kernel_name ((const hy_conv_winograd *)
-        call->params);
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_few_channels)
-    return "few-channels";
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw)
-    return hy_conv_pw_dw_kernel_name (call->params);
-  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_packed)
-    return hy_conv_packed_kernel_name ((const hy_conv_packed *)
-        call->params);
-  /* conv.c's own: OpenBLAS products, or its depthwise loop. */
-  return hy_cpu_convolution_is_depthwise (call->params, call->in[0],
-      call->out[0]) ? "depthwise" : "openblas";
+  return call->op == HY_OP_CONVOLUTION ? hy_conv_kernel_name (call) : NULL;
 }
 
 static const hy_backend_iface cpu_iface = {

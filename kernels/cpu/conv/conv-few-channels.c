@@ -38,7 +38,7 @@
 #define FILTERS_T 4
 #define SLOTS_T 6
 
-/* What the kernel takes at all (the rule below says where it pays). */
+/* What the kernel takes at all (conv-strategy.c says where it pays). */
 #define MAX_KERNEL 11
 #define MAX_TAPS 1024
 
@@ -73,13 +73,6 @@ struct hy_conv_few_channels {
 /* prfchw: PREFETCHW, which every AVX-512 CPU has. */
 #define AVX512 __attribute__ ((target ("avx512f,prfchw")))
 #define FC_INLINE static inline __attribute__ ((always_inline)) AVX512
-
-static bool
-few_channels_cpu (void)
-{
-  return hy_cpu_features_get ()->avx512f;
-}
-
 
 /* The phase rows of a band whose first output row is oy0 and which
  * reads `rows` padded input rows, from image x into buf. */
@@ -338,33 +331,25 @@ run_bands (void *arg, int64_t begin, int64_t end, int thread)
 
 #define AVX512
 
-static bool
-few_channels_cpu (void)
-{
-  return false;
-}
-
 #endif
 
-/* Whether this process wants the kernel: 0 off, 1 on, 2 by the rule. */
-static int
-few_channels_wanted (void)
+bool
+hy_conv_few_channels_runs (const hy_conv_params *p,
+    const hy_tensor *const *in, int n_in, const hy_tensor *out,
+    uint32_t const_inputs)
 {
-  static int wanted = -1;
-  if (g_atomic_int_get (&wanted) < 0) {
-    const char *env = g_getenv ("HYBRIDINFER_FEW_CHANNELS");
-    g_atomic_int_set (&wanted, !few_channels_cpu () || (env && !strcmp (env,
-                "0")) ? 0 : env && !strcmp (env, "1") ? 1 : 2);
-  }
-  return g_atomic_int_get (&wanted);
-}
-
-/* Where it pays: few input channels (the GEMM's K too short for the
- * packed kernel), and rows of at least a vector of outputs. */
-static bool
-few_channels_pay (int64_t channels, int64_t filters, int64_t out_w)
-{
-  return channels <= 4 && filters >= 8 && out_w >= 16;
+  if (!hy_cpu_features_get ()->avx512f || !(const_inputs & 2u) || n_in < 2
+      || p->n_spatial != 2 || p->num_group != 1)
+    return false;
+  for (int i = 0; i < 2; i++)
+    if (p->kernel[i] < 1 || p->kernel[i] > MAX_KERNEL || p->dilate[i] != 1
+        || p->stride[i] < 1 || p->stride[i] > 2 || p->pad[i] < 0)
+      return false;
+  const hy_shape *x = &in[0]->shape, *y = &out->shape;
+  const int64_t channels = x->dims[1], filters = y->dims[1];
+  return x->dims[0] != 0 && channels != 0 && filters != 0 && y->dims[2] != 0
+      && y->dims[3] != 0
+      && channels * p->kernel[0] * p->kernel[1] <= MAX_TAPS;
 }
 
 hy_conv_few_channels *
@@ -372,22 +357,10 @@ hy_conv_few_channels_new (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
     uint32_t const_inputs)
 {
-  const int wanted = few_channels_wanted ();
-  if (!wanted || !(const_inputs & 2u) || n_in < 2 || p->n_spatial != 2
-      || p->num_group != 1)
+  if (!hy_conv_few_channels_runs (p, in, n_in, out, const_inputs))
     return NULL;
-  for (int i = 0; i < 2; i++)
-    if (p->kernel[i] < 1 || p->kernel[i] > MAX_KERNEL || p->dilate[i] != 1
-        || p->stride[i] < 1 || p->stride[i] > 2 || p->pad[i] < 0)
-      return NULL;
   const hy_shape *x = &in[0]->shape, *y = &out->shape;
   const int64_t channels = x->dims[1], filters = y->dims[1];
-  if (x->dims[0] == 0 || channels == 0 || filters == 0 || y->dims[2] == 0
-      || y->dims[3] == 0
-      || channels * p->kernel[0] * p->kernel[1] > MAX_TAPS)
-    return NULL;
-  if (wanted == 2 && !few_channels_pay (channels, filters, y->dims[3]))
-    return NULL;
 
   hy_conv_few_channels *w = g_new0 (hy_conv_few_channels, 1);
   w->p = *p;

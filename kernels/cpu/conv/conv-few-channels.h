@@ -33,13 +33,16 @@
 
 typedef struct hy_conv_few_channels hy_conv_few_channels;
 
-/* The direct form of the convolution p over the call's tensors (as
- * hy_conv_packed_new takes them), or NULL where it does not run or does
- * not pay: 2-D, one group, no dilation, stride 1 or 2, kernels up to
- * 11×11, constant weights, an AVX-512 CPU, and the rule's sizes (up to 4
- * input channels).  HYBRIDINFER_FEW_CHANNELS=0 turns it off (for
- * comparisons), =1 takes every convolution it can run, whatever the rule
- * says (for tests). */
+/* Whether the kernel can run the convolution p over the call's tensors
+ * (as hy_conv_packed_new takes them): 2-D, one group, no dilation,
+ * stride 1 or 2, kernels up to 11×11 and 1024 taps, constant weights,
+ * an AVX-512 CPU.  Where it pays (up to 4 input channels) is
+ * conv-strategy.c's question. */
+bool hy_conv_few_channels_runs (const hy_conv_params *p,
+    const hy_tensor *const *in, int n_in, const hy_tensor *out,
+    uint32_t const_inputs);
+
+/* The direct form of that convolution, or NULL where it cannot run. */
 hy_conv_few_channels *hy_conv_few_channels_new (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
     uint32_t const_inputs);

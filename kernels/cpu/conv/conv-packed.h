@@ -7,8 +7,8 @@
  *
  * Which convolutions: those conv.c lowers to GEMMs (not its depthwise
  * loop), weights constant for the call's life (hy_call.const_inputs),
- * on a CPU with AVX-512F, when the rule in conv.c says the kernel pays.
- * The rest run conv.c's OpenBLAS products as before.
+ * on a CPU with AVX-512F, where conv-strategy.c's rule says the kernel
+ * pays.  The rest run conv.c's OpenBLAS products as before.
  */
 #ifndef HY_CPU_CONV_PACKED_H
 #define HY_CPU_CONV_PACKED_H
@@ -21,15 +21,18 @@
 
 typedef struct hy_conv_packed hy_conv_packed;
 
-/* Output positions per image below which a convolution keeps OpenBLAS
- * (its matrix-vector products for a single column, and no packed copy of
- * the weights for products that small). */
-#define HY_PACKED_MIN_COLS 8
+/* Whether the packed kernel can run the convolution p over the call's
+ * tensors (in: data, weight, then the rest as nn.h orders them; shapes
+ * final; const_inputs: bit k for in[k] holding its value for good): one
+ * conv.c lowers to GEMMs, constant weights, the packed kernel on.  Where
+ * it pays is conv-strategy.c's question. */
+bool hy_conv_packed_runs (const hy_conv_params *p,
+    const hy_tensor *const *in, int n_in, const hy_tensor *out,
+    uint32_t const_inputs);
 
-/* The packed form of the convolution p over the call's tensors (in: data,
- * weight, then the rest as nn.h orders them; shapes final; const_inputs:
- * bit k for in[k] holding its value for good), or NULL when conv.c's
- * plain kernel is to run it.  Keeps no pointer to the tensors. */
+/* The packed form of that convolution, or NULL where it cannot run (or
+ * its weights' copy cannot be had: conv.c's plain kernel then runs it).
+ * Keeps no pointer to the tensors. */
 hy_conv_packed *hy_conv_packed_new (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
     uint32_t const_inputs);

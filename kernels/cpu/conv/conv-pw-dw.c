@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-#include "kernels/cpu/conv/conv-few-channels.h"
 #include "kernels/cpu/conv/conv-packed.h"
 #include "kernels/cpu/conv/sgemm-packed.h"
 #include "kernels/cpu/conv/depthwise-avx512.h"
@@ -41,15 +40,6 @@ struct hy_conv_pw_dw {
  * with 1 MiB. */
 #define BAND_BUFFER_BYTES (512 * 1024)
 
-/* The least columns a thread's band gives the projection's product for
- * the three to run as one.  MobileNetV2 b1, two threads, every block's
- * three calls as one against apart (docs/PERFORMANCE.md, "Expansion,
- * depthwise and projection as one"): blocks on 56×56 and 28×28 maps and
- * those on 14×14 (bands of 98 columns a thread) 5-26 % faster, those of
- * 576 channels on 14×14 level, those on 7×7 maps (bands of 21-28
- * columns, mostly tile edges) 19-34 % slower. */
-#define PROJ_MIN_BAND_COLS 64
-
 /* The depthwise layer's output rows per band: as many as the expansion
  * rows they read, all `filters` channels, fit in BAND_BUFFER_BYTES. */
 static int64_t
@@ -59,18 +49,6 @@ band_rows_of (const hy_depthwise *g, int64_t filters)
   const int64_t row_bytes = filters * g->in_w * (int64_t) sizeof (float);
   const int64_t rows = MAX (k, BAND_BUFFER_BYTES / MAX (row_bytes, 1));
   return MIN ((rows - k) / s + 1, g->out_h);
-}
-
-static int
-pw_dw_wanted (void)
-{
-  static int wanted = -1;
-  if (g_atomic_int_get (&wanted) < 0) {
-    const char *env = g_getenv ("HYBRIDINFER_PW_DW");
-    g_atomic_int_set (&wanted, env && !strcmp (env, "0") ? 0
-        : env && !strcmp (env, "1") ? 1 : 2);
-  }
-  return g_atomic_int_get (&wanted);
 }
 
 /* A call's operands in the fused call's `in` (-1 where it has none),
@@ -86,6 +64,18 @@ operands_after (const hy_call *call, int at, int *bias, int *bn, int *res)
   *res = f.residual < 0 ? -1 : f.residual + at;
 }
 
+/* The depthwise kernel's geometry of p (x into y, both 4-D). */
+static hy_depthwise
+geom_of (const hy_conv_params *p, const hy_shape *x, const hy_shape *y)
+{
+  return (hy_depthwise) {
+    .kernel = p->kernel[0], .in_h = x->dims[2], .in_w = x->dims[3],
+    .out_h = y->dims[2], .out_w = y->dims[3],
+    .stride_h = p->stride[0], .stride_w = p->stride[1],
+    .pad_h = p->pad[0], .pad_w = p->pad[1],
+  };
+}
+
 /* Whether conv.c would run p (x into y) with the AVX-512 depthwise
  * kernel, epilogue in registers; fills *geom. */
 static bool
@@ -99,12 +89,7 @@ runs_depthwise_kernel (const hy_conv_params *p, const hy_shape *x,
       || p->dilate[1] != 1 || p->pad[0] >= p->kernel[0]
       || !hy_depthwise_fuses (&p->fused))
     return false;
-  *geom = (hy_depthwise) {
-    .kernel = p->kernel[0], .in_h = x->dims[2], .in_w = x->dims[3],
-    .out_h = y->dims[2], .out_w = y->dims[3],
-    .stride_h = p->stride[0], .stride_w = p->stride[1],
-    .pad_h = p->pad[0], .pad_w = p->pad[1],
-  };
+  *geom = geom_of (p, x, y);
   const hy_tensor xt = { .shape = *x }, yt = { .shape = *y };
   return hy_cpu_convolution_is_depthwise (p, &xt, &yt)
       && hy_depthwise_supported (geom);
@@ -122,27 +107,44 @@ is_pointwise (const hy_conv_params *p, const hy_shape *x)
       && p->dilate[0] == 1 && p->dilate[1] == 1;
 }
 
-/* Whether the kernel can run the pair at all (whether it pays is
- * hy_conv_pw_dw_may_fuse's question), filling *geom with second's
- * geometry. */
+/* Whether the kernel can run the pair (pointwise first, depthwise
+ * second), filling *geom with second's geometry. */
 static bool
 can_fuse (const hy_conv_params *first, const hy_shape *x,
     const hy_shape *mid, const hy_conv_params *second, const hy_shape *y,
     hy_depthwise *geom)
 {
-  return pw_dw_wanted () && hy_packed_gemm_supported ()
-      && is_pointwise (first, x) && mid->ndim == 4 && mid->dims[0] > 0
+  return hy_packed_gemm_supported () && is_pointwise (first, x)
+      && mid->ndim == 4 && mid->dims[0] > 0
       && runs_depthwise_kernel (second, mid, y, geom);
+}
+
+bool
+hy_conv_pw_dw_pair_runs (const hy_conv_params *pw, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *dw, const hy_shape *y)
+{
+  hy_depthwise geom;
+  return can_fuse (pw, x, mid, dw, y, &geom);
 }
 
 /* A pointwise convolution the packed kernel runs on the columns it is
  * given: like is_pointwise, a residual allowed. */
-static bool
-is_projection (const hy_conv_params *p, const hy_shape *x)
+bool
+hy_conv_pw_dw_is_projection (const hy_conv_params *p, const hy_shape *x)
 {
   hy_conv_params plain = *p;
   plain.fused.residual = false;
   return is_pointwise (&plain, x);
+}
+
+bool
+hy_conv_pw_dw_can_take (const hy_conv_params *dw, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *proj)
+{
+  hy_depthwise geom;
+  return hy_packed_gemm_supported ()
+      && runs_depthwise_kernel (dw, x, mid, &geom)
+      && hy_conv_pw_dw_is_projection (proj, mid);
 }
 
 /* Whether the kernel can run a depthwise layer (`first`, x its data, mid
@@ -152,38 +154,25 @@ static bool
 can_fuse_from_depthwise (const hy_conv_params *first, const hy_shape *x,
     const hy_shape *mid, const hy_conv_params *second, hy_depthwise *geom)
 {
-  return pw_dw_wanted () && hy_packed_gemm_supported () && x->ndim == 4
-      && x->dims[0] > 0 && runs_depthwise_kernel (first, x, mid, geom)
-      && is_projection (second, mid);
-}
-
-/* Whether the projection after the pair pays taken in: a thread's band
- * gives its product PROJ_MIN_BAND_COLS columns or more (at batch 1 each
- * of two threads takes half the rows), or it is wanted anyway
- * (HYBRIDINFER_PW_DW=1, for tests). */
-static bool
-projection_pays (const hy_depthwise *g, int64_t filters)
-{
-  const int64_t rows = MIN (band_rows_of (g, filters), (g->out_h + 1) / 2);
-  return pw_dw_wanted () == 1 || rows * g->out_w >= PROJ_MIN_BAND_COLS;
+  return hy_packed_gemm_supported () && x->ndim == 4 && x->dims[0] > 0
+      && runs_depthwise_kernel (first, x, mid, geom)
+      && hy_conv_pw_dw_is_projection (second, mid);
 }
 
 bool
-hy_conv_pw_dw_may_fuse (const hy_conv_params *first, const hy_shape *x,
-    const hy_shape *mid, const hy_conv_params *second, const hy_shape *y,
-    const hy_conv_params *next)
+hy_conv_pw_dw_chain_runs (const hy_conv_params *dw, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *proj)
 {
   hy_depthwise geom;
-  /* A depthwise layer and its projection: for what the projection gains,
-   * as in a chain of three. */
-  if (can_fuse_from_depthwise (first, x, mid, second, &geom))
-    return projection_pays (&geom, mid->dims[1]);
-  if (!can_fuse (first, x, mid, second, y, &geom))
-    return false;
-  return pw_dw_wanted () == 1 || hy_shape_numel (mid) / mid->dims[0]
-      * (int64_t) sizeof (float) >= HY_PW_DW_MIN_BYTES
-      || (next && is_projection (next, y)
-          && projection_pays (&geom, mid->dims[1]));
+  return can_fuse_from_depthwise (dw, x, mid, proj, &geom);
+}
+
+int64_t
+hy_conv_pw_dw_band_rows (const hy_conv_params *dw, const hy_shape *x,
+    const hy_shape *y)
+{
+  const hy_depthwise geom = geom_of (dw, x, y);
+  return band_rows_of (&geom, x->dims[1]);
 }
 
 /* A depthwise layer (`first`, geometry *geom) and the projection reading
@@ -224,14 +213,6 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
   if (!can_fuse (first->params, &first->in[0]->shape, mid, dp,
           &second->out[0]->shape, &geom))
     return NULL;
-  /* first as its own call would run: not on the few-channels kernel, but
-   * packed (a pointwise product, may_fuse has checked). */
-  hy_conv_few_channels *few = hy_conv_few_channels_new (first->params,
-      first->in, first->n_in, first->out[0], first->const_inputs);
-  if (few) {
-    hy_conv_few_channels_free (few);
-    return NULL;
-  }
   hy_conv_packed *pw = hy_conv_packed_new (first->params, first->in,
       first->n_in, first->out[0], first->const_inputs);
   if (!pw)
@@ -259,19 +240,6 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
 }
 
 bool
-hy_conv_pw_dw_may_take (const hy_conv_params *dw, const hy_shape *x,
-    const hy_shape *mid, const hy_conv_params *proj)
-{
-  /* dw is the second of a fusable pair (the caller knows): the depthwise
-   * layer the pair ends with, which this tells apart from a pair's
-   * first. */
-  hy_depthwise geom;
-  return pw_dw_wanted () && hy_packed_gemm_supported ()
-      && runs_depthwise_kernel (dw, x, mid, &geom)
-      && projection_pays (&geom, mid->dims[1]) && is_projection (proj, mid);
-}
-
-bool
 hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv, const hy_call *first,
     const hy_call *second)
 {
@@ -280,11 +248,8 @@ hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv, const hy_call *first,
       || !(second->const_inputs & 2u))
     return false;
   const hy_conv_params *pp = second->params;
-  if (!pw_dw_wanted () || !projection_pays (&conv->geom, conv->filters)
-      || !is_projection (pp, &first->out[0]->shape))
+  if (!hy_conv_pw_dw_is_projection (pp, &first->out[0]->shape))
     return false;
-  /* As its own call it would run packed, not on the few-channels kernel
-   * (more than four input channels, is_pointwise has checked). */
   conv->proj = hy_conv_packed_new (pp, second->in, second->n_in,
       second->out[0], second->const_inputs);
   if (!conv->proj)

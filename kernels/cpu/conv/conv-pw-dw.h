@@ -21,7 +21,9 @@
  *
  * Each output is the sum the two calls compute, bit for bit: the product
  * sums every output over the input channels in order whatever columns it
- * is given, and the depthwise kernel sums each output alone.
+ * is given, and the depthwise kernel sums each output alone (so calls are
+ * fused only where each alone would run on those kernels:
+ * conv-strategy.c).
  */
 #ifndef HY_CPU_CONV_PW_DW_H
 #define HY_CPU_CONV_PW_DW_H
@@ -32,44 +34,48 @@
 
 typedef struct hy_conv_pw_dw hy_conv_pw_dw;
 
-/* The two calls as one, or NULL where they cannot run so: `first` a
- * Convolution the packed kernel runs as a pointwise product (1×1, stride
- * 1, no padding, one group, no residual, constant weights, on an AVX-512
- * CPU), `second` a depthwise Convolution the AVX-512 depthwise kernel
- * runs with its epilogue in registers, reading first's output as its
- * data.  Or `first` such a depthwise Convolution and `second` a
- * pointwise one reading its output, as hy_conv_pw_dw_take_projection
- * takes one (a chain without an expansion).  Whether it pays is
- * hy_conv_pw_dw_may_fuse's question, which the planner asks first (only
- * pairs it said yes to are offered).  `in` is the fused call's argument
- * list: first's, then second's less its data; the kernel reads only that
- * and writes second's output.
- * HYBRIDINFER_PW_DW=0 never fuses (for comparisons), =1 fuses wherever
- * it can, whatever the rules say (for tests). */
+/* Which calls the kernel can run as one (whether they pay so is
+ * conv-strategy.c's question, which the planner asks first: only pairs
+ * it said yes to are offered), from their params and shapes alone,
+ * before their tensors exist:
+ *  - a pair: `pw` a Convolution the packed kernel runs as a pointwise
+ *    product (1×1, stride 1, no padding, one group, no residual, more
+ *    than four input channels; x its data, mid its output) and `dw` a
+ *    depthwise Convolution the AVX-512 depthwise kernel runs with its
+ *    epilogue in registers, reading mid (y its output);
+ *  - a chain without an expansion: `dw` such a depthwise Convolution
+ *    (x into mid) and `proj` a projection reading its output;
+ *  - a pair's depthwise layer `dw` (x into mid) taking in the projection
+ *    `proj` after it (hy_conv_pw_dw_take_projection).
+ * A projection is such a pointwise Convolution, a residual allowed.  All
+ * on an AVX-512 CPU with the packed and depthwise kernels on. */
+bool hy_conv_pw_dw_pair_runs (const hy_conv_params *pw, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *dw, const hy_shape *y);
+bool hy_conv_pw_dw_chain_runs (const hy_conv_params *dw, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *proj);
+bool hy_conv_pw_dw_can_take (const hy_conv_params *dw, const hy_shape *x,
+    const hy_shape *mid, const hy_conv_params *proj);
+bool hy_conv_pw_dw_is_projection (const hy_conv_params *p,
+    const hy_shape *x);
+
+/* The depthwise layer dw's output rows (x into y) that one band holds:
+ * as many as the expansion rows they read, all its channels, fit in a
+ * thread's 512 KiB buffer (conv-pw-dw.c, BAND_BUFFER_BYTES). */
+int64_t hy_conv_pw_dw_band_rows (const hy_conv_params *dw,
+    const hy_shape *x, const hy_shape *y);
+
+/* The two calls as one, or NULL where the kernel cannot run them so (a
+ * pair or a chain, as above, with constant weights).  `in` is the fused
+ * call's argument list: first's, then second's less its data; the kernel
+ * reads only that and writes second's output. */
 hy_conv_pw_dw *hy_conv_pw_dw_new (const hy_call *first,
     const hy_call *second);
-
-/* Whether such a pair pays fused, from the calls' params and shapes alone
- * (x first's data, mid its output, y second's output; `next` the
- * convolution that alone reads y as its data, or NULL), before their
- * tensors exist: where first's output is at least HY_PW_DW_MIN_BYTES an
- * image, the size from which its planes no longer stay in a core's cache
- * between the two calls, or where `next` is a projection that the pair
- * would take in as well and that pays (hy_conv_pw_dw_take_projection).
- * A depthwise layer and its projection pay where that projection would.
- * The planner keeps first's inputs live through second for such pairs
- * (the backend's may_fuse): MobileNetV2's arena grew from 5.74 to 6.51
- * MiB with the pairs alone. */
-bool hy_conv_pw_dw_may_fuse (const hy_conv_params *first, const hy_shape *x,
-    const hy_shape *mid, const hy_conv_params *second, const hy_shape *y,
-    const hy_conv_params *next);
 
 void hy_conv_pw_dw_free (hy_conv_pw_dw *conv);
 
 /* The pair's call (`first`, made by hy_conv_pw_dw_new) takes the next
- * call in too: `second`, a pointwise convolution (as `first` of the pair,
- * but a residual allowed) reading the depthwise layer's output, the
- * block's projection.  Each band's depthwise output then goes to a
+ * call in too: `second`, a projection reading the depthwise layer's
+ * output, the block's.  Each band's depthwise output then goes to a
  * buffer of the thread's instead of memory, and the projection's product
  * reads it from there and writes those columns of its output; the fused
  * call's `in` is first's, then second's less its data.  Returns false,
@@ -77,23 +83,9 @@ void hy_conv_pw_dw_free (hy_conv_pw_dw *conv);
 bool hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv,
     const hy_call *first, const hy_call *second);
 
-/* Whether hy_conv_pw_dw_take_projection may take `proj` after the
- * depthwise layer `dw` of a fusable pair, x its data and mid its output
- * (the planner's question, before the tensors exist): where the band's
- * product has PROJ_MIN_BAND_COLS columns or more (conv-pw-dw.c). */
-bool hy_conv_pw_dw_may_take (const hy_conv_params *dw, const hy_shape *x,
-    const hy_shape *mid, const hy_conv_params *proj);
-
 /* "pointwise+depthwise", "pointwise+depthwise+pointwise" with a
  * projection, or "depthwise+pointwise", for profiles. */
 const char *hy_conv_pw_dw_kernel_name (const hy_conv_pw_dw *conv);
-
-/* Measured pair by pair on MobileNetV2's profile (docs/PERFORMANCE.md,
- * "Pointwise + depthwise"; Xeon): fused, the expansions of 1.6 and 4.8 MB
- * an image ran 1.07-1.17× (one thread) and 1.32-1.33× (two) faster than
- * apart, those of 1.8 MB 0.96-0.97× and 0.98-1.11×, every smaller one
- * 0.84-1.02× (one thread). */
-#define HY_PW_DW_MIN_BYTES (3 << 19)
 
 /* The kernel (hy_cpu_kernel_fn) for the fused call: params is the
  * hy_conv_pw_dw, `in` as hy_conv_pw_dw_new says, out second's output. */

@@ -120,12 +120,6 @@ filter_transform (const double (*G)[3], int alpha, const float *g, float *u,
 #define AVX512 __attribute__ ((target ("avx512f")))
 #define WG_INLINE static inline __attribute__ ((always_inline)) AVX512
 
-static bool
-winograd_cpu (void)
-{
-  return hy_cpu_features_get ()->avx512f;
-}
-
 /* F(4×4, 3×3)'s Bᵀ on six vectors (a column of six rows, or a row of six
  * columns):
  *   t0 = 4d0 − 5d2 + d4        t3 = −2d1 − d2 + 2d3 + d4
@@ -392,12 +386,6 @@ output_tiles_f2 (const float *m, int64_t xi_stride, int n, float *y,
 
 #define AVX512
 
-static bool
-winograd_cpu (void)
-{
-  return false;
-}
-
 #endif
 
 /* One block: tile rows [row0, row1) of the batch's, counted on from one
@@ -517,69 +505,28 @@ output_filters (void *arg, int64_t begin, int64_t end, int thread)
 #endif
 }
 
-/* Whether this process wants the kernel: 0 off, 1 on, 2 by the rule. */
-static int
-winograd_wanted (void)
+bool
+hy_conv_winograd_runs (const hy_conv_params *p, const hy_tensor *const *in,
+    int n_in, const hy_tensor *out, uint32_t const_inputs)
 {
-  static int wanted = -1;
-  if (g_atomic_int_get (&wanted) < 0) {
-    const char *env = g_getenv ("HYBRIDINFER_WINOGRAD");
-    g_atomic_int_set (&wanted, !winograd_cpu () || (env && !strcmp (env,
-                "0")) ? 0 : env && !strcmp (env, "1") ? 1 : 2);
-  }
-  return g_atomic_int_get (&wanted);
-}
-
-/* Which form pays, if any (docs/PERFORMANCE.md, "Winograd"): enough
- * channels for the transforms to be a small part of the products, and
- * enough tiles for the products to fill the kernel's tiles.  Then F(4×4)
- * on maps of 16 and more a side, and F(2×2) below: the transforms put a
- * tile row's tiles across the vector's 16 lanes, and F(4×4) has 4 tiles
- * a row on 14×14 (the lanes mostly idle, and 31 % of the tiles' outputs
- * past the map's edge), F(2×2) 7, with none past it.  conv-bench
- * --winograd, one thread, against the packed kernel:
- *   56×56, 28×28 (64-256 channels)  F(4×4) 2.3-3.0×  F(2×2) 1.7-1.9×
- *   19×19 (512)                     F(4×4) 2.2-2.3×  F(2×2) 1.6-1.7×
- *   14×14 (64-256), batch 1 or 8    F(4×4) 0.7-1.9×  F(2×2) 1.8-2.0×
- *   7×7 (512), batch 1              F(4×4) 0.71×     F(2×2) 1.31×
- *   7×7 (512), batch 8              F(4×4) 1.41×     F(2×2) 1.41×
- * But F(2×2)'s U, 1.8× the weights, is read from memory by every forward
- * where it is large against the tiles that share it: on 7×7 maps at
- * batch 1 (16 tiles, 16.8 MB of U for 512 channels) it ran at 68-72 % of
- * two threads' ceiling in ResNet-50's profile, where the packed kernel
- * ran the same layers at 75 % (0.61 against 0.59 ms).  So F(2×2) takes a
- * layer where U is at most U2_BYTES_PER_TILE per tile (14×14 at
- * batch 1: 86 KB; 7×7 at batch 8: 128 KiB) — or where the last-level
- * cache holds U many times over (U2_LLC_SHARE), so that the forwards
- * read it from there rather than from memory.  On a Xeon with 480 MB of
- * L3 (docs/PERFORMANCE.md, "Issue 11 on the Xeon, continued"), F(2×2)
- * on the 7×7 maps at batch 1 ran those layers 14 % faster in the profile
- * and ResNet-18's forward 3 % faster (ResNet-50's 2 %); Zen 5's 32 MB of
- * L3 per CCD keeps the rule above. */
-#define U2_BYTES_PER_TILE (128 * 1024)
-#define U2_LLC_SHARE 16
-
-static int
-winograd_tile_that_pays (int64_t batch, int64_t channels, int64_t filters,
-    int64_t out_h, int64_t out_w)
-{
-  const int64_t tiles2 = batch * ((out_h + TILE2 - 1) / TILE2)
-      * ((out_w + TILE2 - 1) / TILE2);
-  if (channels < 32 || filters < 32)
-    return 0;
-  if (out_h >= 16 && out_w >= 16)
-    return TILE4;
-  const int64_t u2_bytes = (int64_t) ALPHA2 * ALPHA2 * channels * filters
-      * (int64_t) sizeof (float);
-  return tiles2 >= 16 && (u2_bytes <= U2_BYTES_PER_TILE * tiles2
-      || u2_bytes <= hy_cpu_features_get ()->l3_bytes / U2_LLC_SHARE) ? TILE2 : 0;
+  if (!hy_cpu_features_get ()->avx512f || !hy_packed_gemm_supported ()
+      || !(const_inputs & 2u) || n_in < 2 || p->n_spatial != 2
+      || p->num_group != 1)
+    return false;
+  for (int i = 0; i < 2; i++)
+    if (p->kernel[i] != 3 || p->stride[i] != 1 || p->dilate[i] != 1
+        || p->pad[i] < 0 || p->pad[i] > 2)
+      return false;
+  const hy_shape *x = &in[0]->shape, *y = &out->shape;
+  return x->dims[0] != 0 && x->dims[1] != 0 && y->dims[1] != 0
+      && y->dims[2] != 0 && y->dims[3] != 0;
 }
 
 hy_conv_winograd *
 hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
     int n_in, const hy_tensor *out, uint32_t const_inputs)
 {
-  return hy_conv_winograd_new_tile (p, in, n_in, out, const_inputs, 0);
+  return hy_conv_winograd_new_tile (p, in, n_in, out, const_inputs, TILE4);
 }
 
 hy_conv_winograd *
@@ -587,27 +534,11 @@ hy_conv_winograd_new_tile (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
     uint32_t const_inputs, int tile)
 {
-  const int wanted = winograd_wanted ();
-  if (tile != 0 && tile != TILE2 && tile != TILE4)
+  if ((tile != TILE2 && tile != TILE4)
+      || !hy_conv_winograd_runs (p, in, n_in, out, const_inputs))
     return NULL;
-  if (!wanted || !hy_packed_gemm_supported () || !(const_inputs & 2u)
-      || n_in < 2 || p->n_spatial != 2 || p->num_group != 1)
-    return NULL;
-  for (int i = 0; i < 2; i++)
-    if (p->kernel[i] != 3 || p->stride[i] != 1 || p->dilate[i] != 1
-        || p->pad[i] < 0 || p->pad[i] > 2)
-      return NULL;
   const hy_shape *x = &in[0]->shape, *y = &out->shape;
   const int64_t channels = x->dims[1], filters = y->dims[1];
-  if (x->dims[0] == 0 || channels == 0 || filters == 0 || y->dims[2] == 0
-      || y->dims[3] == 0)
-    return NULL;
-  const int pays = winograd_tile_that_pays (x->dims[0], channels, filters,
-      y->dims[2], y->dims[3]);
-  if (!tile)
-    tile = pays ? pays : wanted == 1 ? TILE4 : 0;
-  if (!tile)
-    return NULL;
 
   hy_conv_winograd *w = g_new0 (hy_conv_winograd, 1);
   w->p = *p;

@@ -18,8 +18,8 @@
  * The transforms cost a few dozen vector operations per tile and channel,
  * against alpha² × filters multiply-adds of the products, so they pay on
  * layers with enough channels and tiles: ResNet's 3×3 layers, F(4×4) on
- * 56×56 and 28×28 maps, F(2×2) on 14×14 and 7×7.  The rule
- * (conv-winograd.c) is measured there.
+ * 56×56 and 28×28 maps, F(2×2) on 14×14 and 7×7.  The rule that picks
+ * them (conv-strategy.c) is measured there.
  *
  * The results are not conv.c's bit for bit: the transforms' arithmetic
  * rounds differently from a direct sum (the error grows with the
@@ -39,20 +39,23 @@
 
 typedef struct hy_conv_winograd hy_conv_winograd;
 
-/* The Winograd form of the convolution p over the call's tensors (as
- * hy_conv_packed_new takes them), or NULL where it does not run or does
- * not pay: 2-D, 3×3, stride 1, no dilation, one group, padding up to 2,
- * constant weights, an AVX-512 CPU, and the rule's sizes.
- * HYBRIDINFER_WINOGRAD=0 turns it off (for comparisons), =1 takes every
- * convolution it can run, whatever the rule says (for tests). */
-hy_conv_winograd *hy_conv_winograd_new (const hy_conv_params *p,
+/* Whether the kernel can run the convolution p over the call's tensors
+ * (as hy_conv_packed_new takes them): 2-D, 3×3, stride 1, no dilation,
+ * one group, padding up to 2, constant weights, an AVX-512 CPU with the
+ * packed kernel on.  Where it pays is conv-strategy.c's question. */
+bool hy_conv_winograd_runs (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
     uint32_t const_inputs);
-/* The same in the form given: tile 4 for F(4×4, 3×3), 2 for F(2×2, 3×3),
- * 0 for the one the rule picks (for tests and comparisons). */
+
+/* The Winograd form of the convolution in the form given (tile 4 for
+ * F(4×4, 3×3), 2 for F(2×2, 3×3)), or NULL where it cannot run. */
 hy_conv_winograd *hy_conv_winograd_new_tile (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
     uint32_t const_inputs, int tile);
+/* The same in F(4×4, 3×3). */
+hy_conv_winograd *hy_conv_winograd_new (const hy_conv_params *p,
+    const hy_tensor *const *in, int n_in, const hy_tensor *out,
+    uint32_t const_inputs);
 void hy_conv_winograd_free (hy_conv_winograd *conv);
 
 /* "winograd-4x4" or "winograd-2x2": the form, for the profile. */

@@ -641,14 +641,6 @@ hy_cpu_convolution (hy_cpu_ctx *ctx, const void *params,
         o.bn, o.res, out[0]->data);
 }
 
-/* Where the packed kernel pays (measured in docs/PERFORMANCE.md, "Packed
- * weights"): any product with enough output columns for its tiles. */
-static bool
-packed_pays (const conv_geom *g)
-{
-  return g->out_size >= HY_PACKED_MIN_COLS;
-}
-
 /* The narrow tiles for maps of up to this many positions: 7×7 and 14×14,
  * ResNet's and MobileNet's last stages.  Measured on Zen 5, one thread
  * (docs/PERFORMANCE.md, "Packed weights"): on 7×7 maps the narrow tiles
@@ -674,18 +666,26 @@ packed_layout_for (const conv_geom *g)
   return narrow ? HY_PACKED_NARROW : HY_PACKED_WIDE;
 }
 
+bool
+hy_conv_packed_runs (const hy_conv_params *p, const hy_tensor *const *in,
+    int n_in, const hy_tensor *out, uint32_t const_inputs)
+{
+  if (!hy_packed_gemm_supported () || !(const_inputs & 2u) || n_in < 2)
+    return false;
+  conv_geom g;
+  conv_geom_init (&g, p, &in[0]->shape, &out->shape);
+  /* The depthwise loop has nothing to pack. */
+  return !takes_depthwise_loop (p, &g) && g.filters != 0 && g.channels != 0;
+}
+
 hy_conv_packed *
 hy_conv_packed_new (const hy_conv_params *p, const hy_tensor *const *in,
     int n_in, const hy_tensor *out, uint32_t const_inputs)
 {
-  if (!hy_packed_gemm_supported () || !(const_inputs & 2u) || n_in < 2)
+  if (!hy_conv_packed_runs (p, in, n_in, out, const_inputs))
     return NULL;
   conv_geom g;
   conv_geom_init (&g, p, &in[0]->shape, &out->shape);
-  if (takes_depthwise_loop (p, &g))     /* nothing to pack */
-    return NULL;
-  if (!packed_pays (&g) || g.filters == 0 || g.channels == 0)
-    return NULL;
   const int64_t cg = g.channels / g.groups, fg = g.filters / g.groups;
   const int64_t k = cg * g.k_size;
   hy_conv_packed *conv = g_new0 (hy_conv_packed, 1);
