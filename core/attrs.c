@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "attrs.h"
+#include "core/attrs.h"
 
 static const char *
 skip_space (const char *s)

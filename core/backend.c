@@ -1,8 +1,8 @@
 /*
  * backend.c — picks the backend for a device, and runs one op on one.
  */
-#include "backend.h"
-#include "op.h"
+#include "core/backend.h"
+#include "core/op.h"
 
 hy_backend *
 hy_backend_new (hy_device device, int n_threads, GError **error)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "block-impl.h"
+#include "core/block-impl.h"
 
 /* Python's repr of a float, which MXNet attributes use: the shortest
  * string that reads back the same ("1e-05", "0.5").  Always with a '.'

@@ -13,7 +13,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "block-impl.h"
+#include "core/block-impl.h"
 
 /* More inputs than any op takes (Concat's num_args is capped lower). */
 #define MAX_OP_ARGS 1024

@@ -8,8 +8,8 @@
 #define HY_BLOCK_IMPL_H
 
 #include "hybrid-block.h"
-#include "backend.h"
-#include "graph.h"
+#include "core/backend.h"
+#include "core/graph.h"
 
 struct hy_parameter {
   hy_block *owner;

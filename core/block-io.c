@@ -9,8 +9,8 @@
  */
 #include <string.h>
 
-#include "block-impl.h"
-#include "model-impl.h"
+#include "core/block-impl.h"
+#include "core/model-impl.h"
 
 /* ---- export ------------------------------------------------------------- */
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "block-impl.h"
+#include "core/block-impl.h"
 
 #define ATTR_LEN 64
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "block-impl.h"
-#include "model-impl.h"
+#include "core/block-impl.h"
+#include "core/model-impl.h"
 
 /* ---- names -------------------------------------------------------------- */
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "backend.h"
+#include "core/backend.h"
 
 /* cuda:N takes N below this: no machine we know of has 64 GPUs, so a
  * larger N is taken for a mistake rather than probed. */

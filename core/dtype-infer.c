@@ -14,7 +14,7 @@
  * shape_array, _arange and topk/argsort indices of an integer dtype.
  * Variables are float32 (parameters are loaded as float32, inputs fed so).
  */
-#include "model-impl.h"
+#include "core/model-impl.h"
 
 gboolean
 hy_dtype_is_integer (int dtype)

@@ -20,10 +20,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "model-impl.h"
-#include "backend.h"
-#include "plan.h"
-#include "passes/graph-edit.h"
+#include "core/model-impl.h"
+#include "core/backend.h"
+#include "core/plan.h"
+#include "core/passes/graph-edit.h"
 
 /* How many input shapes keep a plan; the least recently used goes first.
  * Each plan holds an arena and its own optimised graph, so this bounds

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "graph.h"
+#include "core/graph.h"
 
 hy_graph *
 hy_graph_new (void)

@@ -11,7 +11,7 @@
 #include <glib.h>
 
 #include "hybrid-tensor.h"
-#include "op.h"
+#include "core/op.h"
 
 /* One output of one node: MXNet's [node_id, output_index(, version)]. */
 typedef struct hy_entry {

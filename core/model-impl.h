@@ -6,7 +6,7 @@
 #define HY_MODEL_IMPL_H
 
 #include "hybrid.h"
-#include "graph.h"
+#include "core/graph.h"
 #include "core/io/params-io.h"
 
 struct hy_model {

@@ -7,7 +7,7 @@
 
 #include <gio/gio.h>
 
-#include "model-impl.h"
+#include "core/model-impl.h"
 #include "hybrid-npy.h"
 
 #define SYMBOL_SUFFIX "-symbol.json"

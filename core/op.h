@@ -14,7 +14,7 @@
 
 #include "hybrid-tensor.h"
 #include "kernels/hy-ops.h"
-#include "attrs.h"
+#include "core/attrs.h"
 
 typedef struct hy_op_def {
   /* sizeof the family's params struct (kernels/params/); its first

@@ -16,8 +16,8 @@
  */
 #include <string.h>
 
-#include "plan-impl.h"
-#include "backend.h"
+#include "core/plan-impl.h"
+#include "core/backend.h"
 
 /* Whether calls c and c + 1 run the pair the planner kept fusable: call
  * c + 1 reads call c's only output, and only it, as its data (the

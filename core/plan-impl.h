@@ -7,7 +7,7 @@
 #ifndef HY_PLAN_IMPL_H
 #define HY_PLAN_IMPL_H
 
-#include "plan.h"
+#include "core/plan.h"
 
 /* A tensor struct that views caller input `input` (host memory), or the
  * arena slot that input is uploaded into (device memory). */

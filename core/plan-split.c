@@ -35,8 +35,8 @@
  */
 #include <string.h>
 
-#include "plan-impl.h"
-#include "backend.h"
+#include "core/plan-impl.h"
+#include "core/backend.h"
 #include "kernels/params/shape.h"
 
 /* Ops whose output for image b reads their batched inputs' image b only,

@@ -34,9 +34,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "plan-impl.h"
-#include "planner.h"
-#include "backend.h"
+#include "core/plan-impl.h"
+#include "core/planner.h"
+#include "core/backend.h"
 
 typedef enum storage_kind {
   STORAGE_NONE,                 /* an input nobody reads (a label) */

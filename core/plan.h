@@ -7,8 +7,8 @@
 #ifndef HY_PLAN_H
 #define HY_PLAN_H
 
-#include "model-impl.h"
-#include "backend.h"
+#include "core/model-impl.h"
+#include "core/backend.h"
 #include "core/passes/passes.h"
 
 typedef struct hy_plan hy_plan;

@@ -37,7 +37,7 @@
 
 #include <glib.h>
 
-#include "planner.h"
+#include "core/planner.h"
 
 typedef struct placed_buffer {
   size_t offset;

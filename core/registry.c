@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "op.h"
+#include "core/op.h"
 
 #define HY_OP(id, family, name, aliases) \
   extern const hy_op_def hy_opdef_##family;

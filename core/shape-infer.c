@@ -7,7 +7,7 @@
  * shape that does not fit is reported at the first node it breaks, with
  * that node's name and op.
  */
-#include "model-impl.h"
+#include "core/model-impl.h"
 
 #define HY_MAX_NUMEL ((int64_t) 1 << 40)
 

@@ -8,7 +8,7 @@
 
 typedef enum hy_op_id {
 #define HY_OP(id, family, name, aliases) HY_OP_##id,
-#include "ops.def"
+#include "kernels/ops.def"
 #undef HY_OP
   HY_OP_COUNT
 } hy_op_id;

@@ -541,9 +541,11 @@ def read_attributes(root, ops, consts):
         # The shared attribute helpers (hy_attr_require, …) first, so a
         # family file's own helpers of the same name win.
         functions = dict(find_functions(CSource(root / "core" / "attrs.c")))
+        # As the compiler finds them: beside the file, else from the top.
         for inc in re.findall(r'#\s*include\s+"([^"]+)"', src.text):
-            local = path.parent / inc
-            if local.exists():
+            local = next((p for p in (path.parent / inc, root / inc)
+                          if p.exists()), None)
+            if local:
                 functions.update(find_functions(CSource(local)))
         functions.update(find_functions(src))
         for m in re.finditer(

@@ -11,7 +11,7 @@
 #include "hybrid.h"
 #include "core/op.h"
 #include "kernels/params/nn.h"
-#include "nn-common.h"
+#include "core/ops/nn-common.h"
 
 static const char *const layout_for_rank[HY_NN_MAX_SPATIAL + 1] = {
   NULL, "NCW", "NCHW", "NCDHW",

@@ -13,7 +13,7 @@
 #include "hybrid.h"
 #include "core/op.h"
 #include "kernels/params/nn.h"
-#include "nn-common.h"
+#include "core/ops/nn-common.h"
 
 static const char *const deconv_layouts[] = { NULL, "NCW", "NCHW" };
 

@@ -14,7 +14,7 @@
 #include "hybrid.h"
 #include "core/op.h"
 #include "kernels/params/nn.h"
-#include "nn-common.h"
+#include "core/ops/nn-common.h"
 
 /* ---- FullyConnected ---------------------------------------------------- */
 

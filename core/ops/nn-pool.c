@@ -12,7 +12,7 @@
 #include "hybrid.h"
 #include "core/op.h"
 #include "kernels/params/nn.h"
-#include "nn-common.h"
+#include "core/ops/nn-common.h"
 
 static const char *const pool_types[] = { "max", "avg", "sum", "lp", NULL };
 static const char *const conventions[] = { "valid", "full", "same", NULL };

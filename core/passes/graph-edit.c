@@ -9,8 +9,8 @@
  */
 #include <string.h>
 
-#include "passes.h"
-#include "graph-edit.h"
+#include "core/passes/passes.h"
+#include "core/passes/graph-edit.h"
 
 /* g_memdup2 needs GLib 2.68; the build asks for 2.66. */
 static void *

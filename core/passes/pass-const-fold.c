@@ -10,8 +10,8 @@
  * Graph outputs stay ops even when constant, so that the plan gives every
  * output its own slot rather than handing back a parameter.
  */
-#include "passes.h"
-#include "graph-edit.h"
+#include "core/passes/passes.h"
+#include "core/passes/graph-edit.h"
 #include "core/backend.h"
 
 static gboolean

@@ -24,8 +24,8 @@
  * kernel, and that moved hybrid mode's output from imperative mode's by
  * 1e-4, ten times what the two modes are held to (test-conformance.c).
  */
-#include "passes.h"
-#include "graph-edit.h"
+#include "core/passes/passes.h"
+#include "core/passes/graph-edit.h"
 #include "hybrid.h"
 
 /* A 2-D convolution with a 1×1 kernel and no padding: *stride set to its

@@ -21,8 +21,8 @@
  */
 #include <math.h>
 
-#include "passes.h"
-#include "graph-edit.h"
+#include "core/passes/passes.h"
+#include "core/passes/graph-edit.h"
 #include "kernels/params/nn.h"
 
 /* BatchNorm's inputs, in order. */

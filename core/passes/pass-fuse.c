@@ -26,8 +26,8 @@
  * and the multiply only), since the epilogue repeats those very float
  * operations and nothing else.
  */
-#include "passes.h"
-#include "graph-edit.h"
+#include "core/passes/passes.h"
+#include "core/passes/graph-edit.h"
 #include "kernels/params/elementwise.h"
 
 /* Output k > 0 of a node must be read by nothing (rrelu's mask). */

@@ -5,8 +5,8 @@
  * Reshape, Flatten, expand_dims and squeeze stay nodes: they change the
  * shape, and the plan turns them into views of their input's memory.
  */
-#include "passes.h"
-#include "graph-edit.h"
+#include "core/passes/passes.h"
+#include "core/passes/graph-edit.h"
 
 static gboolean
 is_identity (const hy_node *node)

@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "passes.h"
+#include "core/passes/passes.h"
 
 gboolean
 hy_passes_run (hy_graph *graph, GPtrArray *owned, hy_pass_stats *stats,

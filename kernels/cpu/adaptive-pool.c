@@ -9,7 +9,7 @@
  */
 #include <math.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/vision.h"
 
 void hy_cpu_adaptive_avg_pool (hy_cpu_ctx *ctx, const void *params,

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/vision.h"
 
 void hy_cpu_bilinear_resize (hy_cpu_ctx *ctx, const void *params,

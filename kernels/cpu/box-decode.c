@@ -9,7 +9,7 @@
  */
 #include <math.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/detection.h"
 
 void hy_cpu_box_decode (hy_cpu_ctx *ctx, const void *params,

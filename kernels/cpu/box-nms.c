@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/detection-common.h"
 
 void hy_cpu_box_nms (hy_cpu_ctx *ctx, const void *params,

@@ -27,7 +27,7 @@
 
 #include "hybrid-tensor.h"
 #include "kernels/hy-ops.h"
-#include "threadpool.h"
+#include "kernels/cpu/threadpool.h"
 
 typedef struct hy_cpu_ctx {
   void *workspace;

@@ -4,7 +4,7 @@
  * Every family's kernel is a strong reference: a family without one fails
  * the link, so an op cannot quietly read as "not implemented".
  */
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 
 #define HY_OP(id, family, name, aliases) \
   extern void hy_cpu_##family (hy_cpu_ctx *, const void *, \

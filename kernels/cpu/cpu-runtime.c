@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 
 void *
 hy_cpu_workspace (hy_cpu_ctx *ctx, size_t size)

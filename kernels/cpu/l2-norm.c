@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/nn.h"
 
 void hy_cpu_l2_normalization (hy_cpu_ctx *ctx, const void *params,

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/shape.h"
 
 void hy_cpu_shape_array (hy_cpu_ctx *ctx, const void *params,

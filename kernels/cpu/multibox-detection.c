@@ -7,7 +7,7 @@
  * the sort), the listed anchors (then the sort's positions) and the
  * sort's buffer.
  */
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/detection-common.h"
 
 void hy_cpu_multibox_detection (hy_cpu_ctx *ctx, const void *params,

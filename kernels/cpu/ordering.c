@@ -3,7 +3,7 @@
  * threads, each ordered with MXNet's steps, ties included
  * (kernels/ordering-common.h, which the CUDA kernel shares).
  */
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/ordering-common.h"
 
 void hy_cpu_ordering (hy_cpu_ctx *ctx, const void *params,

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/vision.h"
 
 void hy_cpu_roi_align (hy_cpu_ctx *ctx, const void *params,

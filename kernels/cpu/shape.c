@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/shape.h"
 
 /* Referenced weakly by cpu-backend.c through ops.def; declared here so the

@@ -12,7 +12,7 @@
 
 #include <glib.h>
 
-#include "cpu-kernel.h"
+#include "kernels/cpu/cpu-kernel.h"
 #include "kernels/cpu/cpu-features.h"
 #include "kernels/params/shape.h"
 
@@ -61,7 +61,7 @@ typedef struct slice_walk {
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#include "lane-mask.h"
+#include "kernels/cpu/lane-mask.h"
 
 static bool
 have_avx512 (void)

@@ -42,7 +42,7 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 
-#include "threadpool.h"
+#include "kernels/cpu/threadpool.h"
 
 /* How long an idle worker spins before it sleeps: once the last loop is
  * finished, longer than the gaps between the loops of one forward and

@@ -3,9 +3,9 @@
  * over the element functions of activation.cuh (which the host emulation
  * test runs too).  The output may be the input.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "activation.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/activation.cuh"
 
 extern "C" void hy_cuda_activation (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

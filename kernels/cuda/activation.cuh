@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/params/nn.h"
 #include "hybrid-tensor.h"
 

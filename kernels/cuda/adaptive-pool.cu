@@ -2,9 +2,9 @@
  * adaptive-pool.cu — CUDA kernel of _contrib_AdaptiveAvgPooling2D: one
  * thread per output cell (adaptive-pool.cuh).
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "adaptive-pool.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/adaptive-pool.cuh"
 
 extern "C" void hy_cuda_adaptive_avg_pool (hy_cuda_ctx *ctx,
     const void *params, const hy_tensor *const *in, int n_in,

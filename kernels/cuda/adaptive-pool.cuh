@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "hybrid-tensor.h"
 
 typedef struct hy_cuda_apool_args {

@@ -4,9 +4,9 @@
  * test runs too), plus MXNet's "mean" and "var" outputs when asked for.
  * The output may be the input.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "batch-norm.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/batch-norm.cuh"
 
 extern "C" void hy_cuda_batch_norm (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

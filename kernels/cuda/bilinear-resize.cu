@@ -3,9 +3,9 @@
  * thread per output pixel (bilinear-resize.cuh); equal sizes copy, as on
  * the CPU.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "bilinear-resize.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/bilinear-resize.cuh"
 
 extern "C" void hy_cuda_bilinear_resize (hy_cuda_ctx *ctx,
     const void *params, const hy_tensor *const *in, int n_in,

@@ -2,9 +2,9 @@
  * box-decode.cu — CUDA kernel of _contrib_box_decode: one thread per box
  * (box-decode.cuh).
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "box-decode.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/box-decode.cuh"
 
 extern "C" void hy_cuda_box_decode (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

@@ -4,9 +4,9 @@
  * them; per-batch scratch in the shared workspace that
  * hy_cuda_prepare_box_nms sizes when the plan is built.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "box-nms.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/box-nms.cuh"
 
 extern "C" {
 gboolean hy_cuda_prepare_box_nms (hy_cuda_ctx *ctx, const void *params,

@@ -22,7 +22,7 @@
 #ifndef HY_CUDA_BOX_NMS_CUH
 #define HY_CUDA_BOX_NMS_CUH
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/detection-common.h"
 
 /* Batch `batch`'s scratch in the workspace. */

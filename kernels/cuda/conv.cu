@@ -30,9 +30,9 @@
 #include <limits.h>
 
 #include "hybrid.h"
-#include "cuda-kernel.h"
-#include "convert.cuh"
-#include "epilogue.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/convert.cuh"
+#include "kernels/cuda/epilogue.cuh"
 #include "kernels/params/nn.h"
 
 extern "C" {

@@ -20,7 +20,7 @@
 
 #include <cuda_fp16.h>
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 
 /* Element i of the fp16 copy of x. */
 HY_CUDA_HD __half

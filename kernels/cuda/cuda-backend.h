@@ -8,7 +8,7 @@
 #define HY_CUDA_BACKEND_H
 
 #include "kernels/backend-impl.h"
-#include "cuda-kernel.h"
+#include "kernels/cuda/cuda-kernel.h"
 
 typedef struct cuda_backend {
   hy_backend base;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "hybrid.h"
-#include "cuda-kernel.h"
+#include "kernels/cuda/cuda-kernel.h"
 
 void
 hy_cuda_ctx_fail (hy_cuda_ctx *ctx, const char *what, const char *msg,

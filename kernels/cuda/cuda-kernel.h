@@ -34,7 +34,7 @@
 
 #include "hybrid-tensor.h"
 #include "kernels/hy-ops.h"
-#include "refusal.h"
+#include "kernels/cuda/refusal.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,7 +14,7 @@
  */
 #include <stdint.h>
 
-#include "cuda-backend.h"
+#include "kernels/cuda/cuda-backend.h"
 
 void *
 hy_cuda_backend_alloc (hy_backend *be, size_t bytes, GError **error)

@@ -9,7 +9,7 @@
  * hy_cuda_kernel_for returns NULL for them and building a plan that needs
  * one on CUDA fails with the node's name (core/plan.c, core/executor.c).
  */
-#include "cuda-kernel.h"
+#include "kernels/cuda/cuda-kernel.h"
 
 #define HY_OP(id, family, name, aliases) \
   extern void hy_cuda_##family (hy_cuda_ctx *, const void *, \

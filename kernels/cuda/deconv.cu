@@ -14,9 +14,9 @@
  * MXNet's CPU result differs from cuDNN's there.
  */
 #include "hybrid.h"
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "deconv.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/deconv.cuh"
 
 extern "C" {
 gboolean hy_cuda_prepare_deconvolution (hy_cuda_ctx *ctx, const void *params,

@@ -26,7 +26,7 @@
 #ifndef HY_CUDA_DECONV_CUH
 #define HY_CUDA_DECONV_CUH
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "hybrid-tensor.h"
 #include "kernels/params/nn.h"
 

@@ -8,9 +8,9 @@
  * test runs too); all a launch needs travels in its parameters.  Any
  * kernel may run in place (out == in[0]).
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "elementwise.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/elementwise.cuh"
 
 /* The entry points (cuda-ops.c looks them up weakly). */
 #define HY_CUDA_KERNEL(name) \

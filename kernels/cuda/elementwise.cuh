@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/params/elementwise.h"
 #include "kernels/elementwise-common.h"
 #include "hybrid-tensor.h"

@@ -25,8 +25,8 @@
 
 #include <math.h>
 
-#include "convert.cuh"
-#include "launch.cuh"
+#include "kernels/cuda/convert.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/params/nn.h"
 
 typedef struct hy_cuda_epilogue {

@@ -3,9 +3,9 @@
  * norm reduced in shared memory and applied by the same block
  * (l2-norm.cuh).
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "l2-norm.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/l2-norm.cuh"
 
 extern "C" void hy_cuda_l2_normalization (hy_cuda_ctx *ctx,
     const void *params, const hy_tensor *const *in, int n_in,

@@ -25,7 +25,7 @@
 #define HY_CUDA_THREADS 256
 
 #ifdef __CUDACC__
-#include "cuda-kernel.h"
+#include "kernels/cuda/cuda-kernel.h"
 
 /* Blocks for n items at HY_CUDA_THREADS per block: enough to fill every
  * multiprocessor a few times over, no more (the loops stride). */

@@ -5,9 +5,9 @@
  */
 #include <limits.h>
 
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "layout.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/layout.cuh"
 
 extern "C" {
 void hy_cuda_shape_array (hy_cuda_ctx *ctx, const void *params,

@@ -13,10 +13,10 @@
 #ifndef HY_CUDA_LAYOUT_CUH
 #define HY_CUDA_LAYOUT_CUH
 
-#include "launch.cuh"
-#include "refusal.h"
-#include "shape.cuh"
-#include "slice.cuh"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/refusal.h"
+#include "kernels/cuda/shape.cuh"
+#include "kernels/cuda/slice.cuh"
 #include "hybrid-tensor.h"
 #include "kernels/params/shape.h"
 

@@ -5,9 +5,9 @@
  * workspace that hy_cuda_prepare_multibox_detection sizes when the plan
  * is built.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "multibox-detection.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/multibox-detection.cuh"
 
 extern "C" {
 gboolean hy_cuda_prepare_multibox_detection (hy_cuda_ctx *ctx,

@@ -26,7 +26,7 @@
 #ifndef HY_CUDA_MULTIBOX_DETECTION_CUH
 #define HY_CUDA_MULTIBOX_DETECTION_CUH
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/detection-common.h"
 
 /* Image `image`'s scratch in the workspace. */

@@ -2,9 +2,9 @@
  * multibox-prior.cu — CUDA kernel of _contrib_MultiBoxPrior: one thread
  * per output coordinate (multibox-prior.cuh).
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "multibox-prior.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/multibox-prior.cuh"
 
 extern "C" void hy_cuda_multibox_prior (hy_cuda_ctx *ctx,
     const void *params, const hy_tensor *const *in, int n_in,

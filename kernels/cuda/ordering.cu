@@ -4,9 +4,9 @@
  * (kernels/ordering-common.h), the rows' positions in the shared
  * workspace that hy_cuda_prepare_ordering sizes when the plan is built.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "ordering.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/ordering.cuh"
 
 extern "C" {
 gboolean hy_cuda_prepare_ordering (hy_cuda_ctx *ctx, const void *params,

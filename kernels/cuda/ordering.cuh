@@ -7,7 +7,7 @@
 #ifndef HY_CUDA_ORDERING_CUH
 #define HY_CUDA_ORDERING_CUH
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/ordering-common.h"
 
 /* The workspace: n positions per row. */

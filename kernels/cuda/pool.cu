@@ -4,9 +4,9 @@
  * our own rather than cuDNN's so that MXNet's padding and averaging rules
  * match the CPU's exactly.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "pool.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/pool.cuh"
 
 extern "C" void hy_cuda_pooling (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

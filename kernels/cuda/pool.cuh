@@ -21,7 +21,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "hybrid-tensor.h"
 #include "kernels/params/nn.h"
 

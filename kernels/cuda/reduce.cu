@@ -5,9 +5,9 @@
  * map), so the CPU's order and double accumulators are kept rather than a
  * tree reduction.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "reduce.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/reduce.cuh"
 
 extern "C" {
 void hy_cuda_reduce (hy_cuda_ctx *ctx, const void *params,

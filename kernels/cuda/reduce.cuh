@@ -15,7 +15,7 @@
 
 #include <math.h>
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "hybrid-tensor.h"
 #include "kernels/params/elementwise.h"
 #include "kernels/elementwise-common.h"

@@ -3,9 +3,9 @@
  * element (roi-align.cuh), so no scratch for the taps the CPU kernel
  * precomputes per ROI.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "roi-align.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/roi-align.cuh"
 
 extern "C" void hy_cuda_roi_align (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

@@ -8,9 +8,9 @@
  * transpose is a strided gather (shape.cuh) whose walk has already been
  * simplified, so a permutation that moves nothing is a plain copy.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "shape.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/shape.cuh"
 
 extern "C" {
 void hy_cuda_identity (hy_cuda_ctx *ctx, const void *params,

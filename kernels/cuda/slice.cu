@@ -8,10 +8,10 @@
  * launch (slice.cuh); when nothing lies outside the joined axis (concat
  * along axis 0) each part is one contiguous copy instead.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "shape.cuh"
-#include "slice.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/shape.cuh"
+#include "kernels/cuda/slice.cuh"
 
 extern "C" {
 void hy_cuda_slice (hy_cuda_ctx *ctx, const void *params,

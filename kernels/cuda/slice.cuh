@@ -13,7 +13,7 @@
 #ifndef HY_CUDA_SLICE_CUH
 #define HY_CUDA_SLICE_CUH
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "hybrid-tensor.h"
 #include "kernels/params/shape.h"
 

@@ -4,9 +4,9 @@
  * CPU's arithmetic and order; a classifier's rows of 1000 are short work.
  * The output may be the input, so the pointers are not restrict.
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "softmax.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/softmax.cuh"
 
 extern "C" void hy_cuda_softmax (hy_cuda_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);

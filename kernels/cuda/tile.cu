@@ -2,9 +2,9 @@
  * tile.cu — CUDA kernels of tile, repeat and _arange: one thread per
  * output element (tile.cuh).
  */
-#include "cuda-kernel.h"
-#include "launch.cuh"
-#include "tile.cuh"
+#include "kernels/cuda/cuda-kernel.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/tile.cuh"
 
 extern "C" {
 void hy_cuda_tile (hy_cuda_ctx *ctx, const void *params,

@@ -5,7 +5,7 @@
 #ifndef HY_CUDA_TILE_CUH
 #define HY_CUDA_TILE_CUH
 
-#include "launch.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "hybrid-tensor.h"
 #include "kernels/params/shape.h"
 
