@@ -44,7 +44,6 @@ struct hy_executor {
   hy_mode mode;
   hy_backend *backend;
   gboolean on_host;             /* the backend's memory is host memory */
-  hy_kernel_ptr *kernels;       /* per node; NULL for variables */
   /* Per node: whether a graph output depends on it.  Imperative mode runs
    * only those, as MXNet (whose graph holds only what its outputs reach)
    * and hybrid mode (whose plan prunes the rest) do: a node whose kernel
@@ -232,7 +231,6 @@ hy_executor_new_on (const hy_model *model, hy_backend *backend,
   exec->mode = mode;
   exec->backend = backend;
   exec->on_host = backend->iface->host_memory;
-  exec->kernels = g_new0 (hy_kernel_ptr, n);
   exec->live = hy_graph_live_mask (g);
   exec->values = g_new0 (hy_tensor **, n);
   if (!exec->on_host) {
@@ -245,8 +243,9 @@ hy_executor_new_on (const hy_model *model, hy_backend *backend,
     hy_node *node = hy_graph_node (g, i);
     if (!node->op)
       continue;
-    exec->kernels[i] = backend->iface->kernel_for (node->op->id);
-    if (!exec->kernels[i]) {
+    /* Every op node needs a kernel: refuse the model now rather than at
+     * its first forward. */
+    if (!backend->iface->kernel_for (node->op->id)) {
       g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
           "node '%s' (op %s): the %s backend has no kernel for this op",
           node->name, node->op->name, backend->iface->name);
@@ -277,7 +276,6 @@ hy_executor_free (hy_executor *exec)
   g_free (exec->input_heads);
   g_free (exec->host_values);
   g_free (exec->values);
-  g_free (exec->kernels);
   g_free (exec->live);
   g_free (exec->in_buf);
   g_free (exec->out_buf);
