@@ -10,6 +10,32 @@
 
 #include "gsthybridinfer-private.h"
 
+/* How long a stream with nothing queued still counts toward a full batch
+ * on its engine (docs/ELEMENT.md, "When a camera stalls on a shared
+ * engine"): two of its intervals between frames to infer, the next one's
+ * due time and as much again for a live source's jitter, within
+ * QUIET_MIN_US (below it the scheduler's jitter on a loaded machine would
+ * split healthy batches) and QUIET_MAX_US (a slow camera, or one of
+ * unknown rate, holds the others back no longer than that). */
+#define QUIET_MIN_US (20 * G_TIME_SPAN_MILLISECOND)
+#define QUIET_MAX_US (1000 * G_TIME_SPAN_MILLISECOND)
+
+/* The bound for this frame's stream, from its frame duration (of the
+ * caps, else of the buffer; unknown: the ceiling) times `interval` (only
+ * every interval-th frame reaches the engine).  Object lock held. */
+static gint64
+quiet_us_for (GstHybridInfer * self, GstBuffer * buf)
+{
+  GstClockTime duration = self->frame_duration;
+  if (!duration && GST_BUFFER_DURATION_IS_VALID (buf))
+    duration = GST_BUFFER_DURATION (buf);
+  if (!duration)
+    return QUIET_MAX_US;
+  gint64 us = (gint64) (duration / GST_USECOND);
+  us *= 2 * (gint64) MAX (self->settings.interval, 1);
+  return CLAMP (us, QUIET_MIN_US, QUIET_MAX_US);
+}
+
 /* Joins the engine the settings name (shared-engine), or a private one
  * (skip-when-busy alone). */
 gboolean
@@ -82,6 +108,7 @@ gst_hybrid_infer_on_engine (GstHybridInfer * self, GstBuffer * buf,
   request.top_k = self->settings.top_k;
   request.threshold = self->settings.threshold;
   request.timeout_ms = self->settings.batch_timeout_ms;
+  request.quiet_us = quiet_us_for (self, buf);
   GST_OBJECT_UNLOCK (self);
   gst_hybrid_infer_class_thresholds (self);
   request.class_thresholds = self->class_thresholds;
@@ -102,10 +129,13 @@ gst_hybrid_infer_on_engine (GstHybridInfer * self, GstBuffer * buf,
   }
 
   gint64 start = g_get_monotonic_time ();
-  GstHybridResult *result = gst_hybrid_engine_client_infer (self->client,
-      planes, strides, &request, &error);
+  GstHybridResult *result;
+  GstFlowReturn ret = gst_hybrid_engine_client_infer (self->client, planes,
+      strides, &request, &result, &error);
   gst_video_frame_unmap (&mapped);
-  if (!result) {
+  if (ret == GST_FLOW_FLUSHING)
+    return ret;                 /* a flush or a state change: no error */
+  if (ret != GST_FLOW_OK) {
     gst_hybrid_infer_post_frame_error (self, error, frame);
     return GST_FLOW_ERROR;
   }

@@ -220,7 +220,15 @@ gst_hybrid_infer_sink_event (GstBaseTransform * trans, GstEvent * event)
         gst_hybrid_engine_client_idle (self->client);
       gst_hybrid_infer_drain (self);
       break;
+    case GST_EVENT_FLUSH_START:
+      /* the streaming thread may wait in the engine for a batch that
+       * waits for other streams: it returns at once (flushing) */
+      if (self->client)
+        gst_hybrid_engine_client_set_flushing (self->client, TRUE);
+      break;
     case GST_EVENT_FLUSH_STOP:
+      if (self->client)
+        gst_hybrid_engine_client_set_flushing (self->client, FALSE);
       gst_hybrid_infer_drop_pending (self);
       self->flush_ret = GST_FLOW_OK;
       if (self->batch)
@@ -234,16 +242,20 @@ gst_hybrid_infer_sink_event (GstBaseTransform * trans, GstEvent * event)
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
 
-/* Going down: an element on a shared engine stops counting as a stream
- * that will send frames, before its pads deactivate (which waits for a
- * streaming thread that may be waiting for its batch). */
+/* Going down on an engine.  Pausing: the stream stops counting toward
+ * a full batch (a live source sends nothing in PAUSED; its next frame
+ * counts it again).  Stopping: before the pads deactivate, which waits
+ * for a streaming thread that may be waiting in the engine for a batch,
+ * that wait ends (GST_FLOW_FLUSHING); the client leaves in stop(). */
 static GstStateChangeReturn
 gst_hybrid_infer_change_state (GstElement * element,
     GstStateChange transition)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (element);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->client)
+  if (transition == GST_STATE_CHANGE_PLAYING_TO_PAUSED && self->client)
     gst_hybrid_engine_client_idle (self->client);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->client)
+    gst_hybrid_engine_client_set_flushing (self->client, TRUE);
   return GST_ELEMENT_CLASS (parent_class)->change_state (element,
       transition);
 }

@@ -10,22 +10,49 @@
  * costs a small fraction of its share of the forward (a 720p frame to
  * 224×224, ~0.3 ms, against ~15 ms of ResNet-18 per frame), which is what
  * the gathering phase adds to each batch.
+ *
+ * A partial batch waits for the clients whose streams flow (the engine
+ * has a list of its clients): those with a frame on the way (waiting for
+ * a slot), and those that handed a frame over or got one back less than
+ * their quiet_us ago.  The engine's thread wakes when the first of them
+ * goes quiet, so a stream that stops without an EOS (a prerolled sink,
+ * a camera that hangs) holds the others back for one bound, not for ever.
  */
 #include <string.h>
+
+#include <glib/gstdio.h>
 
 #include "infer-engine.h"
 
 typedef struct _GstHybridEngine GstHybridEngine;
 
-/* What an engine was made from: clients must agree on all of it. */
+/* A file named in a key: two paths naming one file (relative and
+ * absolute, through a link) are the same file. */
 typedef struct {
-  gchar *model, *params, *labels, *device, *input_name;
+  gchar *path;                  /* canonical; NULL: none */
+  gboolean found;               /* stat() saw it: dev and ino say which */
+  dev_t dev;
+  ino_t ino;
+} GstHybridEngineFile;
+
+/* What an engine was made from, resolved: clients must agree on all of
+ * it. */
+typedef struct {
+  GstHybridEngineFile model, params, labels;
+  gchar *device, *input_name;
   gchar **labels_inline;
   hy_precision precision;
-  int input_width, input_height, batch;
+  int input_width, input_height;        /* the size its session runs */
+  int default_width, default_height;    /* the model's default size */
+  int batch;
   GstHybridOutput output;
   GstHybridActivation activation;
 } GstHybridEngineKey;
+
+/* How long a client that has sent no frame yet counts as flowing after
+ * joining: its first frame's quiet_us is not known yet, and a source may
+ * take a moment to start. */
+#define FIRST_FRAME_US (1000 * G_TIME_SPAN_MILLISECOND)
 
 struct _GstHybridEngine {
   gchar *name;                  /* NULL: private to one client */
@@ -37,9 +64,8 @@ struct _GstHybridEngine {
   GMutex lock;
   GCond cond;                   /* any change below: broadcast */
   gboolean quit;
-  guint n_clients;
-  guint n_active;               /* clients whose stream flows: a partial
-                                 * batch waits for their frames only */
+  GPtrArray *clients;           /* every client: whose frames a partial
+                                 * batch may wait for */
   gboolean running;             /* a forward runs: no slot may be written */
   GstHybridEngineClient **slots;        /* the batch being gathered */
   int reserved;                 /* slots taken */
@@ -52,10 +78,16 @@ struct _GstHybridEngineClient {
   GstHybridPrep prep;
   hy_frame_plan *plan;
 
-  /* The frame in flight; engine lock. */
+  /* The frame in flight and the stream's state; engine lock. */
   int slot;                     /* -1: none */
   gboolean done;                /* its batch ran: result or error is set */
-  gboolean active;              /* counted in n_active */
+  gboolean active;              /* the stream flows: off at EOS and
+                                 * pausing, on with its next frame */
+  gboolean flushing;            /* gst_hybrid_engine_client_set_flushing */
+  gboolean waiting;             /* its thread waits for a free slot */
+  gint64 seen_us;               /* a frame handed over or back, last */
+  gint64 quiet_us;              /* its request's: counted until
+                                 * seen_us + quiet_us */
   gint64 start_us;
   GstHybridEngineRequest request;
   GstHybridResult *result;
@@ -69,28 +101,91 @@ static GHashTable *registry;
 /* ---- the key --------------------------------------------------------------- */
 
 static void
+file_init (GstHybridEngineFile *f, const char *path)
+{
+  GStatBuf st;
+  memset (f, 0, sizeof *f);
+  if (!path)
+    return;
+  f->path = g_canonicalize_filename (path, NULL);
+  if (g_stat (f->path, &st) == 0) {
+    f->found = TRUE;
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+  }
+}
+
+static gboolean
+same_file (const GstHybridEngineFile *a, const GstHybridEngineFile *b)
+{
+  if (!a->path || !b->path)
+    return !a->path && !b->path;
+  if (a->found && b->found)
+    return a->dev == b->dev && a->ino == b->ino;
+  return !strcmp (a->path, b->path);
+}
+
+/* The params file a config loads: the one it names, else the newest
+ * beside its model (none: a model without weights). */
+static void
+params_init (GstHybridEngineFile *f, const GstHybridSessionConfig *c)
+{
+  gchar *found = c->params_path ? NULL
+      : hy_model_find_params (c->model_path, NULL);
+  file_init (f, c->params_path ? c->params_path : found);
+  g_free (found);
+}
+
+/* Everything but the sizes, which need the session (key_set_sizes). */
+static void
 key_init (GstHybridEngineKey *k, const GstHybridSessionConfig *c)
 {
-  k->model = g_strdup (c->model_path);
-  k->params = g_strdup (c->params_path);
-  k->labels = g_strdup (c->labels_path);
+  file_init (&k->model, c->model_path);
+  params_init (&k->params, c);
+  file_init (&k->labels, c->labels_path);
   k->labels_inline = g_strdupv ((gchar **) c->labels);
   k->device = g_strdup (c->device ? c->device : "auto");
   k->input_name = g_strdup (c->input_name);
   k->precision = c->precision;
-  k->input_width = c->input_width;
-  k->input_height = c->input_height;
   k->batch = c->batch;
   k->output = c->output;
   k->activation = c->activation;
 }
 
+/* The input size `c` asks for, resolved against the model's default. */
+static void
+resolved_size (const GstHybridEngineKey *k, const GstHybridSessionConfig *c,
+    int *width, int *height)
+{
+  *width = c->input_width;
+  *height = c->input_height;
+  if (c->input_width == GST_HYBRID_SESSION_SIZE_FROM_MODEL) {
+    *width = k->default_width;
+    *height = k->default_height;
+  }
+}
+
+static void
+key_set_sizes (GstHybridEngineKey *k, const GstHybridSessionConfig *c,
+    const GstHybridSession *session)
+{
+  gst_hybrid_session_default_input_size (session, &k->default_width,
+      &k->default_height);
+  resolved_size (k, c, &k->input_width, &k->input_height);
+}
+
+static void
+file_clear (GstHybridEngineFile *f)
+{
+  g_free (f->path);
+}
+
 static void
 key_clear (GstHybridEngineKey *k)
 {
-  g_free (k->model);
-  g_free (k->params);
-  g_free (k->labels);
+  file_clear (&k->model);
+  file_clear (&k->params);
+  file_clear (&k->labels);
   g_strfreev (k->labels_inline);
   g_free (k->device);
   g_free (k->input_name);
@@ -104,16 +199,36 @@ same_strv (gchar **a, const char *const *b)
   return g_strv_equal ((const gchar * const *) a, (const gchar * const *) b);
 }
 
+/* Which file `c` names that is not the key's, or NULL. */
+static const char *
+file_difference (const GstHybridEngineKey *k, const GstHybridSessionConfig *c)
+{
+  GstHybridEngineFile model, params, labels;
+  const char *what = NULL;
+  file_init (&model, c->model_path);
+  params_init (&params, c);
+  file_init (&labels, c->labels_path);
+  if (!same_file (&k->model, &model))
+    what = "model";
+  else if (!same_file (&k->params, &params))
+    what = "params";
+  else if (!same_file (&k->labels, &labels))
+    what = "labels";
+  file_clear (&model);
+  file_clear (&params);
+  file_clear (&labels);
+  return what;
+}
+
 /* What `c` asks for that the engine was not made for, or NULL. */
 static const char *
 key_difference (const GstHybridEngineKey *k, const GstHybridSessionConfig *c)
 {
-  if (g_strcmp0 (k->model, c->model_path))
-    return "model";
-  if (g_strcmp0 (k->params, c->params_path))
-    return "params";
-  if (g_strcmp0 (k->labels, c->labels_path)
-      || !same_strv (k->labels_inline, c->labels))
+  const char *what = file_difference (k, c);
+  int width, height;
+  if (what)
+    return what;
+  if (!same_strv (k->labels_inline, c->labels))
     return "labels";
   if (g_strcmp0 (k->device, c->device ? c->device : "auto"))
     return "device";
@@ -121,7 +236,8 @@ key_difference (const GstHybridEngineKey *k, const GstHybridSessionConfig *c)
     return "input-name";
   if (k->precision != c->precision)
     return "precision";
-  if (k->input_width != c->input_width || k->input_height != c->input_height)
+  resolved_size (k, c, &width, &height);
+  if (k->input_width != width || k->input_height != height)
     return "input-size";
   if (k->batch != c->batch)
     return "batch-size";
@@ -134,14 +250,57 @@ key_difference (const GstHybridEngineKey *k, const GstHybridSessionConfig *c)
 
 /* ---- the engine's thread ------------------------------------------------- */
 
-/* Engine lock held. */
+/* c's frame is in the batch being gathered (or running).  Engine lock
+ * held. */
 static gboolean
-batch_ready (const GstHybridEngine *e, gint64 now)
+in_batch (const GstHybridEngineClient *c)
 {
+  return c->slot >= 0 && !c->done;
+}
+
+/* Until when a partial batch waits for the next frame of c, which has
+ * none in it: 0 not at all, G_MAXINT64 until it comes.  Engine lock
+ * held. */
+static gint64
+awaited_until (const GstHybridEngineClient *c)
+{
+  if (!c->active || c->flushing)
+    return 0;
+  if (c->waiting)
+    return G_MAXINT64;
+  return c->seen_us + c->quiet_us;
+}
+
+/* Whether the gathered batch runs now; when not, *wake is when it will
+ * without any other change (0: only on a change).  Engine lock held. */
+static gboolean
+batch_ready (const GstHybridEngine *e, gint64 now, gint64 *wake)
+{
+  gboolean awaited = FALSE;
+  gint64 until = e->deadline ? e->deadline : G_MAXINT64;
+  *wake = 0;
   if (e->committed == 0 || e->committed < e->reserved)
     return FALSE;
-  return e->committed == e->batch || (guint) e->committed >= e->n_active
-      || (e->deadline && now >= e->deadline);
+  if (e->committed == e->batch || (e->deadline && now >= e->deadline))
+    return TRUE;
+  for (guint i = 0; i < e->clients->len; i++) {
+    const GstHybridEngineClient *c = g_ptr_array_index (e->clients, i);
+    if (in_batch (c)) {
+      /* a state change or a flush waits for this batch */
+      if (c->flushing)
+        return TRUE;
+      continue;
+    }
+    gint64 t = awaited_until (c);
+    if (t > now) {
+      awaited = TRUE;
+      until = MIN (until, t);
+    }
+  }
+  if (!awaited)
+    return TRUE;
+  *wake = until == G_MAXINT64 ? 0 : until;
+  return FALSE;
 }
 
 /* Runs the gathered batch of n frames and gives each client its result.
@@ -176,10 +335,10 @@ engine_thread (gpointer data)
   GstHybridEngine *e = data;
   g_mutex_lock (&e->lock);
   while (!e->quit) {
-    gint64 now = g_get_monotonic_time ();
-    if (!batch_ready (e, now)) {
-      if (e->deadline && e->committed && e->committed == e->reserved)
-        g_cond_wait_until (&e->cond, &e->lock, e->deadline);
+    gint64 wake;
+    if (!batch_ready (e, g_get_monotonic_time (), &wake)) {
+      if (wake)
+        g_cond_wait_until (&e->cond, &e->lock, wake);
       else
         g_cond_wait (&e->cond, &e->lock);
       continue;
@@ -189,8 +348,13 @@ engine_thread (gpointer data)
     g_mutex_unlock (&e->lock);
     run_batch (e, n);
     g_mutex_lock (&e->lock);
-    for (int i = 0; i < n; i++)
+    /* a result handed back is a sign of life: the stream's next frame
+     * is due from now on */
+    gint64 now = g_get_monotonic_time ();
+    for (int i = 0; i < n; i++) {
       e->slots[i]->done = TRUE;
+      e->slots[i]->seen_us = now;
+    }
     e->reserved = e->committed = 0;
     e->deadline = 0;
     e->running = FALSE;
@@ -214,6 +378,7 @@ engine_free (GstHybridEngine *e)
   }
   gst_hybrid_session_free (e->session);
   key_clear (&e->key);
+  g_ptr_array_unref (e->clients);
   g_free (e->slots);
   g_free (e->name);
   g_mutex_clear (&e->lock);
@@ -229,10 +394,12 @@ engine_new (const char *name, const GstHybridSessionConfig *config,
   g_mutex_init (&e->lock);
   g_cond_init (&e->cond);
   e->name = g_strdup (name);
+  e->clients = g_ptr_array_new ();
   key_init (&e->key, config);
   e->session = gst_hybrid_session_new (config, device_note, error);
   if (!e->session)
     goto fail;
+  key_set_sizes (&e->key, config, e->session);
   if (gst_hybrid_session_follows_frame (e->session)) {
     g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "input-size=frame "
         "cannot run on an engine (skip-when-busy, shared-engine): its input "
@@ -268,7 +435,8 @@ gst_hybrid_engine_join (const char *name, const GstHybridSessionConfig *config,
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "shared-engine '%s' "
           "already runs %s with another %s: elements on one engine share "
           "its model, params, labels, device, precision, input-name, "
-          "input-size, batch-size, output and output-activation", name, e->key.model, what);
+          "input-size, batch-size, output and output-activation", name,
+          e->key.model.path, what);
       g_mutex_unlock (&registry_lock);
       return NULL;
     }
@@ -288,9 +456,10 @@ gst_hybrid_engine_join (const char *name, const GstHybridSessionConfig *config,
   c->prep = *prep;
   c->slot = -1;
   c->active = TRUE;
+  c->seen_us = g_get_monotonic_time ();
+  c->quiet_us = FIRST_FRAME_US;
   g_mutex_lock (&e->lock);
-  e->n_clients++;
-  e->n_active++;
+  g_ptr_array_add (e->clients, c);
   g_mutex_unlock (&e->lock);
   g_mutex_unlock (&registry_lock);
   return c;
@@ -305,14 +474,14 @@ gst_hybrid_engine_leave (GstHybridEngineClient *c)
   gboolean last;
   g_mutex_lock (&registry_lock);
   g_mutex_lock (&e->lock);
-  if (c->active)
-    e->n_active--;
+  /* nothing waits for c any more, and a batch holding its frame runs */
   c->active = FALSE;
-  /* fewer clients to wait for: a batch holding c's frame can run */
+  c->flushing = TRUE;
   g_cond_broadcast (&e->cond);
-  while (c->slot >= 0 && !c->done)
+  while (in_batch (c))
     g_cond_wait (&e->cond, &e->lock);
-  last = --e->n_clients == 0;
+  g_ptr_array_remove (e->clients, c);
+  last = e->clients->len == 0;
   /* fewer clients: a partial batch may be complete now */
   g_cond_broadcast (&e->cond);
   g_mutex_unlock (&e->lock);
@@ -343,11 +512,19 @@ gst_hybrid_engine_client_idle (GstHybridEngineClient *c)
 {
   GstHybridEngine *e = c->engine;
   g_mutex_lock (&e->lock);
-  if (c->active) {
-    c->active = FALSE;
-    e->n_active--;
-    g_cond_broadcast (&e->cond);
-  }
+  c->active = FALSE;
+  g_cond_broadcast (&e->cond);
+  g_mutex_unlock (&e->lock);
+}
+
+void
+gst_hybrid_engine_client_set_flushing (GstHybridEngineClient *c,
+    gboolean flushing)
+{
+  GstHybridEngine *e = c->engine;
+  g_mutex_lock (&e->lock);
+  c->flushing = flushing;
+  g_cond_broadcast (&e->cond);
   g_mutex_unlock (&e->lock);
 }
 
@@ -388,13 +565,12 @@ reserve (GstHybridEngineClient *c, const GstHybridEngineRequest *request)
   GstHybridEngine *e = c->engine;
   c->slot = e->reserved++;
   e->slots[c->slot] = c;
-  if (!c->active) {
-    c->active = TRUE;
-    e->n_active++;
-  }
   c->done = FALSE;
   c->request = *request;
   c->start_us = g_get_monotonic_time ();
+  c->active = TRUE;
+  c->seen_us = c->start_us;
+  c->quiet_us = request->quiet_us;
 }
 
 /* Converts c's frame into its slot (no lock: the slot is c's alone and no
@@ -432,33 +608,70 @@ take (GstHybridEngineClient *c, GError **error)
   return result;
 }
 
-GstHybridResult *
-gst_hybrid_engine_client_infer (GstHybridEngineClient *c,
-    const uint8_t *const planes[3], const int strides[3],
-    const GstHybridEngineRequest *request, GError **error)
+/* Drops c's frame of before (try_submit's, unread, or one a flush left
+ * in its batch) once its batch has run: the new frame supersedes it.
+ * FALSE when c is set flushing first.  Engine lock held. */
+static gboolean
+drop_previous (GstHybridEngineClient *c)
 {
   GstHybridEngine *e = c->engine;
-  GstHybridResult *result;
-  g_mutex_lock (&e->lock);
-  /* an unread frame of try_submit's: its result is superseded */
-  if (c->slot >= 0) {
-    while (!c->done)
-      g_cond_wait (&e->cond, &e->lock);
-    g_clear_pointer (&c->result, gst_hybrid_result_unref);
-    g_clear_error (&c->error);
-    c->slot = -1;
-  }
-  while (e->running || e->reserved == e->batch)
+  if (c->slot < 0)
+    return TRUE;
+  while (!c->done && !c->flushing)
     g_cond_wait (&e->cond, &e->lock);
+  if (!c->done)
+    return FALSE;
+  g_clear_pointer (&c->result, gst_hybrid_result_unref);
+  g_clear_error (&c->error);
+  c->slot = -1;
+  return TRUE;
+}
+
+/* Waits for a slot: no forward running and the batch not full.  The
+ * stream counts as flowing meanwhile, however long the forward takes (its
+ * frame is right there).  FALSE when c is set flushing first.  Engine
+ * lock held. */
+static gboolean
+wait_for_slot (GstHybridEngineClient *c)
+{
+  GstHybridEngine *e = c->engine;
+  c->active = TRUE;
+  c->waiting = TRUE;
+  while (!c->flushing && (e->running || e->reserved == e->batch))
+    g_cond_wait (&e->cond, &e->lock);
+  c->waiting = FALSE;
+  return !c->flushing;
+}
+
+GstFlowReturn
+gst_hybrid_engine_client_infer (GstHybridEngineClient *c,
+    const uint8_t *const planes[3], const int strides[3],
+    const GstHybridEngineRequest *request, GstHybridResult **result,
+    GError **error)
+{
+  GstHybridEngine *e = c->engine;
+  *result = NULL;
+  g_mutex_lock (&e->lock);
+  if (!drop_previous (c) || !wait_for_slot (c)) {
+    g_mutex_unlock (&e->lock);
+    return GST_FLOW_FLUSHING;
+  }
   reserve (c, request);
   g_mutex_unlock (&e->lock);
   load_and_commit (c, planes, strides);
   g_mutex_lock (&e->lock);
-  while (!c->done)
+  while (!c->done && !c->flushing)
     g_cond_wait (&e->cond, &e->lock);
-  result = take (c, error);
+  /* flushing, even if the batch ran meanwhile: the frame runs with its
+   * batch (leave() or the next frame waits for it) and its result goes
+   * nowhere, so a flush always ends the same way */
+  GstFlowReturn ret = GST_FLOW_FLUSHING;
+  if (!c->flushing) {
+    *result = take (c, error);
+    ret = *result ? GST_FLOW_OK : GST_FLOW_ERROR;
+  }
   g_mutex_unlock (&e->lock);
-  return result;
+  return ret;
 }
 
 gboolean
@@ -468,7 +681,12 @@ gst_hybrid_engine_client_try_submit (GstHybridEngineClient *c,
 {
   GstHybridEngine *e = c->engine;
   g_mutex_lock (&e->lock);
-  if (c->slot >= 0 || e->running || e->reserved == e->batch) {
+  /* a frame skipped because the engine is busy still says the stream
+   * flows */
+  c->active = TRUE;
+  c->seen_us = g_get_monotonic_time ();
+  c->quiet_us = request->quiet_us;
+  if (c->flushing || c->slot >= 0 || e->running || e->reserved == e->batch) {
     g_mutex_unlock (&e->lock);
     return FALSE;
   }

@@ -21,9 +21,19 @@
  * outputs are then free for the next batch) and hands each client its
  * own.  The steady state allocates nothing but what the session's result
  * pool does (nothing once it has enough blocks).
+ *
+ * A stream flows while its frames keep coming: a client counts toward a
+ * full batch from a frame it hands over until its request's quiet_us after
+ * that frame (or its result) with nothing queued.  A stream that stopped
+ * without saying so — a prerolled sink blocking its thread, a camera that
+ * hangs — then stops holding the others' batches back, and counts again
+ * with its next frame.  A client set flushing counts for nothing and its
+ * waits end at once: state changes and flushes never wait for a batch.
  */
 #ifndef GST_HYBRID_INFER_ENGINE_H
 #define GST_HYBRID_INFER_ENGINE_H
+
+#include <gst/gst.h>
 
 #include "infer-session.h"
 
@@ -41,14 +51,21 @@ typedef struct {
    * element has gone on, perhaps to other class thresholds */
   hyg_class_thresholds class_thresholds;
   guint timeout_ms;             /* batch-timeout; 0: until full */
+  /* How long after this frame (or its result) the stream still counts
+   * as flowing with nothing queued: a partial batch waits that long for
+   * its next frame, no longer.  Its frame interval with a margin. */
+  gint64 quiet_us;
 } GstHybridEngineRequest;
 
 /* Joins engine `name` (NULL: a private engine of this client alone),
  * making it from `config` when no element uses it yet; an engine that
  * exists must have been made for the same model, params, labels, device,
  * precision, input and batch size, or the join fails naming the
- * difference.  `prep` is this client's pre-processing.  *device_note: as gst_hybrid_session_new gives it (only to the
- * client that made the engine). */
+ * difference.  Compared as resolved: files by identity (another path to
+ * the same file is the same file), the input size as the model's default
+ * gives it when unset.  `prep` is this client's pre-processing.
+ * *device_note: as gst_hybrid_session_new gives it (only to the client
+ * that made the engine). */
 GstHybridEngineClient *gst_hybrid_engine_join (const char *name,
     const GstHybridSessionConfig * config, const GstHybridPrep * prep,
     char **device_note, GError ** error);
@@ -56,10 +73,17 @@ GstHybridEngineClient *gst_hybrid_engine_join (const char *name,
  * client stops the engine and frees its session. */
 void gst_hybrid_engine_leave (GstHybridEngineClient * client);
 
-/* The client's stream has stopped flowing (EOS, shutting down): partial
+/* The client's stream has stopped flowing (EOS, pausing): partial
  * batches no longer wait for its frames.  Its next frame makes it active
  * again. */
 void gst_hybrid_engine_client_idle (GstHybridEngineClient * client);
+
+/* Flushing (a flush, or the element going down): partial batches do not
+ * wait for the client's frames, a batch holding its frame runs now, and
+ * its thread's waits in gst_hybrid_engine_client_infer end with
+ * GST_FLOW_FLUSHING.  Until it is set back to FALSE. */
+void gst_hybrid_engine_client_set_flushing (GstHybridEngineClient * client,
+    gboolean flushing);
 
 /* The client's frame format (its caps): makes its frame plan. */
 gboolean gst_hybrid_engine_client_set_frame (GstHybridEngineClient * client,
@@ -68,12 +92,15 @@ gboolean gst_hybrid_engine_client_set_frame (GstHybridEngineClient * client,
 gboolean gst_hybrid_engine_client_has_frame (const GstHybridEngineClient *
     client);
 
-/* Runs a frame through the engine and waits for its result (a
- * reference: the caller owns it).  NULL + error when the forward
- * failed. */
-GstHybridResult *gst_hybrid_engine_client_infer (GstHybridEngineClient *
+/* Runs a frame through the engine and waits for its result (*result: a
+ * reference, the caller owns it).  GST_FLOW_ERROR + error when the
+ * forward failed; GST_FLOW_FLUSHING, without a result, when the client is
+ * flushing or is set flushing while it waits (a frame already in a batch
+ * runs with it, its result dropped by the client's next frame). */
+GstFlowReturn gst_hybrid_engine_client_infer (GstHybridEngineClient *
     client, const uint8_t * const planes[3], const int strides[3],
-    const GstHybridEngineRequest * request, GError ** error);
+    const GstHybridEngineRequest * request, GstHybridResult ** result,
+    GError ** error);
 
 /* Hands a frame to the engine without waiting; FALSE when the engine is
  * busy (this client's previous frame is still in it, or a batch is

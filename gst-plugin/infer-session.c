@@ -221,6 +221,18 @@ plan_input (GstHybridSession *s, int width, int height, GError **error)
   return FALSE;
 }
 
+void
+gst_hybrid_session_default_input_size (const GstHybridSession *s, int *width,
+    int *height)
+{
+  hy_shape declared = hy_model_input_shape (s->model, 0);
+  *width = *height = DEFAULT_SIDE;
+  if (declared.ndim == 4) {
+    *width = (int) declared.dims[3];
+    *height = (int) declared.dims[2];
+  }
+}
+
 /* Where the input's size and channel count come from. */
 static gboolean
 initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
@@ -228,7 +240,7 @@ initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
 {
   hy_shape declared = hy_model_input_shape (s->model, 0);
   s->shape = (hy_shape) {.ndim = -1,.dims = {c->batch, 3} };
-  *width = *height = DEFAULT_SIDE;
+  gst_hybrid_session_default_input_size (s, width, height);
   if (declared.ndim >= 0 && declared.ndim != 4) {
     char buf[HY_SHAPE_STRLEN];
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
@@ -240,8 +252,6 @@ initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
   if (declared.ndim == 4) {
     s->shape.dims[1] = declared.dims[1];
     s->channels_known = TRUE;
-    *width = (int) declared.dims[3];
-    *height = (int) declared.dims[2];
   }
   if (c->input_width > 0) {
     *width = c->input_width;

@@ -147,6 +147,10 @@ gboolean gst_hybrid_session_labels_mismatch (const GstHybridSession *
 int gst_hybrid_session_batch (const GstHybridSession * session);
 /* The device the session runs on ("auto" resolved). */
 hy_device gst_hybrid_session_device (const GstHybridSession * session);
+/* The input size input-size's default (GST_HYBRID_SESSION_SIZE_FROM_MODEL)
+ * picks on this session's model: its __shape__, else 224x224. */
+void gst_hybrid_session_default_input_size (const GstHybridSession *
+    session, int *width, int *height);
 /* TRUE when the input size follows the frame (input-size=frame). */
 gboolean gst_hybrid_session_follows_frame (const GstHybridSession * session);
 /* Arena of the hybrid plan for the current shape; 0 in imperative mode. */

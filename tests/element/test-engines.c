@@ -179,16 +179,17 @@ run_start (run * r, const gchar * launch, guint n_sinks)
   gst_element_set_state (r->pipeline, GST_STATE_PLAYING);
 }
 
-/* Waits for EOS; returns the first error's text (free it), or NULL. */
+/* Waits up to `seconds` for EOS; returns the first error's text (free
+ * it), or NULL. */
 static gchar *
-run_wait (run * r)
+run_wait_within (run * r, guint seconds)
 {
   GstBus *bus = gst_element_get_bus (r->pipeline);
   gchar *error_text = NULL;
   for (gboolean done = FALSE; !done;) {
-    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, seconds * GST_SECOND,
         GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-    fail_unless (msg != NULL, "no EOS within 120 s");
+    fail_unless (msg != NULL, "no EOS within %u s", seconds);
     if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
       GError *e = NULL;
       gst_message_parse_error (msg, &e, NULL);
@@ -200,6 +201,12 @@ run_wait (run * r)
   }
   gst_object_unref (bus);
   return error_text;
+}
+
+static gchar *
+run_wait (run * r)
+{
+  return run_wait_within (r, 120);
 }
 
 static void
@@ -310,6 +317,314 @@ GST_START_TEST (test_shared_stream_ends_early)
   run_stop (&r);
   g_free (launch);
   g_free (model);
+}
+
+GST_END_TEST;
+
+/* ---- streams that stop sending: prerolled, paused, stalled --------------- */
+
+/* Every sink saw `frames` frames, each with the result of its own frame. */
+static void
+check_own_results (run * r, guint frames)
+{
+  for (guint i = 0; i < r->n_sinks; i++) {
+    fail_unless_equals_int (r->seen[i]->len, frames);
+    for (guint f = 0; f < frames; f++) {
+      seen_result *x = &g_array_index (r->seen[i], seen_result, f);
+      fail_unless (x->inferred, "stream %u frame %u: no result of its own",
+          i, f);
+      fail_unless_equals_uint64 (x->frame, f);
+    }
+  }
+}
+
+/* n branches of videotestsrc on one engine; `src` and `extra` are added
+ * to every source and hybridinfer. */
+static gchar *
+branches_launch (guint n, const gchar * src, const gchar * extra)
+{
+  gchar *model = model_path ("colors-shaped");
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (s, "videotestsrc %s ! video/x-raw,format=RGB,"
+        "width=32,height=32,framerate=30/1 ! hybridinfer name=h%u model=%s "
+        "device=cpu %s ! fakesink name=s%u ", src, i, model, extra, i);
+  g_free (model);
+  return g_string_free (s, FALSE);
+}
+
+#define PREROLL_FRAMES 10
+
+/* A sink that has prerolled blocks its stream, which sends nothing more:
+ * with batch-timeout=0 and a batch size that does not divide the number
+ * of streams, the last partial batch of the first frames waited for the
+ * prerolled streams for ever, and the pipeline never reached PLAYING. */
+GST_START_TEST (test_shared_preroll_uneven)
+{
+  const struct {
+    guint streams, batch;
+  } cases[] = { {3, 2}, {8, 3} };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++) {
+    gchar *src = g_strdup_printf ("num-buffers=%d", PREROLL_FRAMES);
+    gchar *extra = g_strdup_printf ("shared-engine=uneven%u batch-size=%u "
+        "batch-timeout=0", c, cases[c].batch);
+    gchar *launch = branches_launch (cases[c].streams, src, extra);
+    run r;
+    run_start (&r, launch, cases[c].streams);
+    gchar *error = run_wait_within (&r, 20);
+    fail_unless (error == NULL, "%s: %s", launch, error);
+    check_own_results (&r, PREROLL_FRAMES);
+    run_stop (&r);
+    g_free (launch);
+    g_free (extra);
+    g_free (src);
+  }
+}
+
+GST_END_TEST;
+
+typedef struct {
+  GstElement *pipeline;
+  GstState state;
+  gint done;
+} state_call;
+
+static gpointer
+set_state_thread (gpointer data)
+{
+  state_call *call = data;
+  gst_element_set_state (call->pipeline, call->state);
+  g_atomic_int_set (&call->done, 1);
+  return NULL;
+}
+
+/* Sets the state from a thread; FALSE when set_state has not returned
+ * within `seconds` (the thread is left behind: the test fails). */
+static gboolean
+set_state_within (GstElement * pipeline, GstState state, guint seconds)
+{
+  state_call *call = g_new0 (state_call, 1);
+  call->pipeline = pipeline;
+  call->state = state;
+  GThread *thread = g_thread_new ("set-state", set_state_thread, call);
+  gint64 end = g_get_monotonic_time () + seconds * G_TIME_SPAN_SECOND;
+  while (!g_atomic_int_get (&call->done) && g_get_monotonic_time () < end)
+    g_usleep (10 * 1000);
+  if (!g_atomic_int_get (&call->done))
+    return FALSE;
+  g_thread_join (thread);
+  g_free (call);
+  return TRUE;
+}
+
+/* Frames reaching a sink, counted from its streaming thread. */
+static GstPadProbeReturn
+count_frame (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstHybridTensorMeta *meta =
+      gst_buffer_get_hybrid_tensor_meta (GST_PAD_PROBE_INFO_BUFFER (info));
+  if (meta && meta->inferred)
+    g_atomic_int_inc ((gint *) data);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+count_frames (GstElement * pipeline, guint n, gint * counts)
+{
+  for (guint i = 0; i < n; i++) {
+    gchar *name = g_strdup_printf ("s%u", i);
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), name);
+    GstPad *pad = gst_element_get_static_pad (sink, "sink");
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_frame,
+        &counts[i], NULL);
+    gst_object_unref (pad);
+    gst_object_unref (sink);
+    g_free (name);
+  }
+}
+
+/* Waits up to `seconds` until every stream has sent `frames` inferred
+ * frames; the first stream that has not, or -1. */
+static gint
+wait_for_frames (const gint * counts, guint n, gint frames, guint seconds)
+{
+  gint64 end = g_get_monotonic_time () + seconds * G_TIME_SPAN_SECOND;
+  for (guint i = 0; i < n; i++) {
+    while (g_atomic_int_get (&counts[i]) < frames
+        && g_get_monotonic_time () < end)
+      g_usleep (10 * 1000);
+    if (g_atomic_int_get (&counts[i]) < frames)
+      return (gint) i;
+  }
+  return -1;
+}
+
+#define DOWN_STREAMS 8
+
+/* Live streams on an engine whose partial batches never time out, and a
+ * batch size that does not divide their number: going to NULL from
+ * PLAYING or from PAUSED returns.  It did not: streaming threads waited in
+ * the engine for streams whose elements had not gone down yet (nor would
+ * they send again: their sinks had prerolled). */
+GST_START_TEST (test_shared_live_state_down)
+{
+  const GstState from[] = { GST_STATE_PLAYING, GST_STATE_PAUSED };
+  for (guint c = 0; c < G_N_ELEMENTS (from); c++) {
+    gchar *launch = branches_launch (DOWN_STREAMS, "is-live=true",
+        "shared-engine=down batch-size=5 batch-timeout=0");
+    GstElement *pipeline = gst_parse_launch (launch, NULL);
+    fail_unless (pipeline != NULL, "%s", launch);
+    gint counts[DOWN_STREAMS] = { 0 };
+    count_frames (pipeline, DOWN_STREAMS, counts);
+    gst_element_set_state (pipeline, GST_STATE_PLAYING);
+    /* streaming threads in the engine when the state changes (frames
+     * not flowing is the preroll test's failure: going down is checked
+     * first) */
+    gint stuck = wait_for_frames (counts, DOWN_STREAMS, 5, 2);
+    if (from[c] == GST_STATE_PAUSED)
+      fail_unless (set_state_within (pipeline, GST_STATE_PAUSED, 5),
+          "set_state(PAUSED) from PLAYING did not return in 5 s");
+    fail_unless (set_state_within (pipeline, GST_STATE_NULL, 5),
+        "set_state(NULL) from %s did not return in 5 s",
+        gst_element_state_get_name (from[c]));
+    fail_unless (stuck < 0, "stream %d: fewer than 5 frames in 2 s", stuck);
+    gst_object_unref (pipeline);
+    g_free (launch);
+  }
+}
+
+GST_END_TEST;
+
+static void
+set_engine (GstElement * e, const gchar * engine)
+{
+  g_object_set (e, "shared-engine", engine, "batch-size", 2,
+      "batch-timeout", 0, NULL);
+}
+
+typedef struct {
+  GstHarness *h;
+  GstBuffer *buf;
+  GstFlowReturn ret;
+  gint done;
+} push_call;
+
+static gpointer
+push_thread (gpointer data)
+{
+  push_call *call = data;
+  call->ret = gst_harness_push (call->h, call->buf);
+  g_atomic_int_set (&call->done, 1);
+  return NULL;
+}
+
+/* A flush wakes a frame waiting in the engine for another stream: the
+ * push returns GST_FLOW_FLUSHING at once, rather than the frame's result
+ * once the other stream counts as quiet (a second after it started here,
+ * having sent nothing) — or never, as it did.  After the flush, frames
+ * run again, each with its own result. */
+GST_START_TEST (test_shared_flush_wakes)
+{
+  const gchar *caps = "video/x-raw,format=RGB,width=32,height=32,"
+      "framerate=30/1";
+  GstElement *e0 = infer_new ("colors-shaped");
+  GstElement *e1 = infer_new ("colors-shaped");
+  set_engine (e0, "flush");
+  set_engine (e1, "flush");
+  GstHarness *h0 = harness_for (e0, NULL);
+  GstHarness *h1 = harness_for (e1, NULL);
+  gst_harness_set_src_caps_str (h0, caps);
+  gst_harness_set_src_caps_str (h1, caps);
+
+  push_call *call = g_new0 (push_call, 1);
+  call->h = h0;
+  call->buf = frame_new ("RGB", 32, 32, pick_red, 0);
+  GThread *thread = g_thread_new ("push", push_thread, call);
+  g_usleep (100 * 1000);
+  gint64 flushed = g_get_monotonic_time ();
+  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_start ()));
+  while (!g_atomic_int_get (&call->done)
+      && g_get_monotonic_time () < flushed + 5 * G_TIME_SPAN_SECOND)
+    g_usleep (10 * 1000);
+  fail_unless (g_atomic_int_get (&call->done), "FLUSH_START did not end "
+      "the wait in 5 s");
+  gint64 waited = g_get_monotonic_time () - flushed;
+  g_thread_join (thread);
+  fail_unless_equals_int (call->ret, GST_FLOW_FLUSHING);
+  /* at once, not when the other stream went quiet (0.9 s later) */
+  fail_unless (waited < 600 * G_TIME_SPAN_MILLISECOND, "the push returned "
+      "%" G_GINT64_FORMAT " ms after FLUSH_START", waited / 1000);
+  g_free (call);
+
+  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_stop (TRUE)));
+  gst_harness_set_src_caps_str (h0, caps);
+  fail_unless_equals_int (gst_harness_push (h0, frame_new ("RGB", 32, 32,
+              pick_red, 0)), GST_FLOW_OK);
+  GstBuffer *out = gst_harness_pull (h0);
+  GstHybridTensorMeta *meta = gst_buffer_get_hybrid_tensor_meta (out);
+  fail_unless (meta != NULL && meta->inferred, "no result of its own");
+  fail_unless_equals_string (gst_structure_get_string (meta->results,
+          "label"), "red");
+  gst_buffer_unref (out);
+  gst_harness_teardown (h0);
+  gst_harness_teardown (h1);
+}
+
+GST_END_TEST;
+
+#define STALL_FPS 30
+
+/* Three live cameras on one engine, batch-size 3; one stops sending
+ * without an EOS (a valve drops its frames): the other two keep their
+ * frame rate.  They froze with batch-timeout=0, and with a timeout got
+ * one batch per timeout.  When it sends again, it runs again. */
+GST_START_TEST (test_shared_stalled_stream)
+{
+  const guint timeouts[] = { 0, 200 };
+  for (guint t = 0; t < G_N_ELEMENTS (timeouts); t++) {
+    gchar *model = model_path ("colors-shaped");
+    GString *launch = g_string_new (NULL);
+    for (guint i = 0; i < 3; i++)
+      g_string_append_printf (launch, "videotestsrc is-live=true ! "
+          "video/x-raw,format=RGB,width=32,height=32,framerate=%d/1 ! "
+          "valve name=v%u ! hybridinfer model=%s device=cpu "
+          "shared-engine=stall%u batch-size=3 batch-timeout=%u ! "
+          "fakesink name=s%u ", STALL_FPS, i, model, t, timeouts[t], i);
+    GstElement *pipeline = gst_parse_launch (launch->str, NULL);
+    fail_unless (pipeline != NULL, "%s", launch->str);
+    gint counts[3] = { 0 };
+    count_frames (pipeline, 3, counts);
+    gst_element_set_state (pipeline, GST_STATE_PLAYING);
+    gint stuck = wait_for_frames (counts, 3, 5, 10);
+    fail_unless (stuck < 0, "stream %d: fewer than 5 frames in 10 s", stuck);
+
+    GstElement *valve = gst_bin_get_by_name (GST_BIN (pipeline), "v0");
+    g_object_set (valve, "drop", TRUE, NULL);
+    /* one bound for the stalled stream to stop counting */
+    g_usleep (200 * 1000);
+    gint before[3];
+    for (guint i = 0; i < 3; i++)
+      before[i] = g_atomic_int_get (&counts[i]);
+    g_usleep (G_USEC_PER_SEC);
+    for (guint i = 1; i < 3; i++) {
+      gint got = g_atomic_int_get (&counts[i]) - before[i];
+      printf ("batch-timeout=%u: stream %u ran %d frames in 1 s with stream "
+          "0 stalled\n", timeouts[t], i, got);
+      fail_unless (got >= STALL_FPS * 7 / 10, "batch-timeout=%u: stream %u "
+          "ran %d frames in 1 s at %d fps while another stalled",
+          timeouts[t], i, got, STALL_FPS);
+    }
+
+    g_object_set (valve, "drop", FALSE, NULL);
+    gint back = g_atomic_int_get (&counts[0]);
+    fail_unless (wait_for_frames (counts, 1, back + 5, 10) < 0,
+        "the stalled stream did not run again");
+    fail_unless (set_state_within (pipeline, GST_STATE_NULL, 5));
+    gst_object_unref (valve);
+    gst_object_unref (pipeline);
+    g_string_free (launch, TRUE);
+    g_free (model);
+  }
 }
 
 GST_END_TEST;
@@ -509,6 +824,67 @@ GST_START_TEST (test_engine_refusals)
 
 GST_END_TEST;
 
+#define SAME_FRAMES 4
+
+/* Runs branches on one engine, each with its own properties; they must
+ * start as one engine and infer every frame. */
+static void
+check_one_engine (const gchar * const *props, guint n)
+{
+  GString *launch = g_string_new (NULL);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (launch, "videotestsrc num-buffers=%d ! "
+        "video/x-raw,format=RGB,width=32,height=32 ! hybridinfer device=cpu "
+        "shared-engine=same batch-size=%u %s ! fakesink name=s%u ",
+        SAME_FRAMES, n, props[i], i);
+  run r;
+  run_start (&r, launch->str, n);
+  gchar *error = run_wait_within (&r, 20);
+  fail_unless (error == NULL, "%s: %s", launch->str, error);
+  check_own_results (&r, SAME_FRAMES);
+  run_stop (&r);
+  g_string_free (launch, TRUE);
+}
+
+/* What an engine compares is what its elements resolve to: input-size
+ * set to the size the model's default gives, and one file named by other
+ * paths (relative, absolute, through a link), are the same engine. */
+GST_START_TEST (test_engine_same_resolved)
+{
+  gchar *shaped = model_path ("colors-shaped");  /* __shape__ 32x32 */
+  gchar *explicit_size = g_strdup_printf ("model=%s input-size=32x32",
+      shaped);
+  gchar *default_size = g_strdup_printf ("model=%s", shaped);
+  /* either may make the engine */
+  const gchar *sizes[] = { explicit_size, default_size };
+  check_one_engine (sizes, 2);
+  const gchar *sizes_swapped[] = { default_size, explicit_size };
+  check_one_engine (sizes_swapped, 2);
+
+  gchar *link = g_build_filename (tmp_dir, "models-link", NULL);
+  fail_unless (symlink (models_dir (), link) == 0);
+  gchar *absolute = g_strdup_printf ("model=%s/colors-symbol.json "
+      "labels=%s/colors.txt", models_dir (), models_dir ());
+  gchar *linked = g_strdup_printf ("model=%s/colors-symbol.json "
+      "labels=%s/colors.txt", link, link);
+  const gchar *relative = "model=./colors-symbol.json labels=./colors.txt";
+  gchar *cwd = g_get_current_dir ();
+  fail_unless (g_chdir (models_dir ()) == 0);
+  const gchar *paths[] = { absolute, relative, linked };
+  check_one_engine (paths, 3);
+  fail_unless (g_chdir (cwd) == 0);
+
+  g_free (cwd);
+  g_free (absolute);
+  g_free (linked);
+  g_free (link);
+  g_free (explicit_size);
+  g_free (default_size);
+  g_free (shaped);
+}
+
+GST_END_TEST;
+
 /* mode, model and the engine settings cannot change on an engine while it
  * plays: a warning, and the property keeps its value. */
 GST_START_TEST (test_engine_refuses_changes_while_playing)
@@ -576,9 +952,14 @@ engines_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_shared_results_equal);
   tcase_add_test (tc, test_shared_stream_ends_early);
+  tcase_add_test (tc, test_shared_preroll_uneven);
+  tcase_add_test (tc, test_shared_live_state_down);
+  tcase_add_test (tc, test_shared_flush_wakes);
+  tcase_add_test (tc, test_shared_stalled_stream);
   tcase_add_test (tc, test_shared_one_copy);
   tcase_add_test (tc, test_skip_when_busy);
   tcase_add_test (tc, test_engine_refusals);
+  tcase_add_test (tc, test_engine_same_resolved);
   tcase_add_test (tc, test_engine_refuses_changes_while_playing);
   return s;
 }
