@@ -43,7 +43,7 @@ typedef struct hy_frame_desc {
 gboolean hy_frame_desc_init (hy_frame_desc *d, const hy_frame_config *config,
     GError **error);
 
-/* The plan's derived numbers (kernels/frame/frame-plan.c). */
+/* The plan's derived numbers (kernels/cpu/frame-plan.c). */
 const hy_frame_desc *hy_frame_plan_desc (const hy_frame_plan *plan);
 
 static inline bool

@@ -1,8 +1,9 @@
 /*
  * frame-plan.c — hy_frame_plan (hybrid-frame.h): a config's derived
- * numbers (frame-desc.h), which device stages copy, and the CPU
- * conversion's tables, made with them so that a plan converts on the CPU
- * with no more set-up.
+ * numbers (kernels/frame/frame-desc.h), which device stages copy, and the
+ * CPU conversion's tables, made with them so that a plan converts on the
+ * CPU with no more set-up.  A plan is the host's: it lives with the CPU
+ * converter, and kernels/frame/ holds only what both converters read.
  */
 #include "kernels/cpu/frame-convert.h"
 #include "kernels/frame/frame-desc.h"
