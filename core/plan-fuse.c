@@ -6,8 +6,8 @@
  * The graph passes fuse what any backend runs as one op (a convolution's
  * BatchNorm and activation); this is for pairs that only a backend's own
  * kernel can run together (on the CPU, MobileNet's expansion and the
- * depthwise layer that reads it, kernels/cpu/conv-pw-dw.h).  A fused call
- * may take the next call in too (the CPU's expansion, depthwise and
+ * depthwise layer that reads it, kernels/cpu/conv/conv-pw-dw.h).  A fused
+ * call may take the next call in too (the CPU's expansion, depthwise and
  * projection): a chain.  The fused call keeps the last call's node
  * (errors name it; the profile counts every node's arithmetic there) and
  * the chain's first node is remembered in call_first_nodes.  The values

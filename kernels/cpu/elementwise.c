@@ -6,8 +6,8 @@
  * Every kernel may run in place (out == in[0]) when the output has input
  * 0's size: each loop reads an element before it writes the same index.
  * Loops are plain index loops over contiguous floats so that gcc
- * vectorises them (hot ones also in AVX2 and AVX-512 clones, see blas.h);
- * gcc's runtime overlap check accepts out == in.
+ * vectorises them (hot ones also in AVX2 and AVX-512 clones, see
+ * cpu-features.h); gcc's runtime overlap check accepts out == in.
  *
  * Large tensors are split into contiguous ranges over the context's
  * threads (flat_job below); every element is computed as on one thread.

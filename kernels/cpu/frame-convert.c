@@ -39,7 +39,7 @@
 
 /* Hot row loops get AVX-512 (x86-64-v4) and AVX2 (x86-64-v3) builds
  * beside the baseline one, picked once at load time, as in
- * kernels/cpu/blas.h (not when compiled as C++, which has no
+ * kernels/cpu/cpu-features.h (not when compiled as C++, which has no
  * target_clones on C functions). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) \
     && !defined(__cplusplus)

@@ -7,7 +7,7 @@
  * remain (R K R K R K), folded innermost first through the workspace.
  * inner = 1 reduces contiguous rows; inner > 1 adds whole rows of `inner`
  * values into per-position accumulators.  Both are contiguous loops, built
- * also for AVX2 and AVX-512 (see blas.h).
+ * also for AVX2 and AVX-512 (see cpu-features.h).
  *
  * Sums and products accumulate in double, like MXNet's careful float
  * reduction; max/min propagate NaN.  argmax/argmin return the first

@@ -8,8 +8,9 @@
  * OpenBLAS 0.3.21's single-threaded sgemv (SkylakeX kernels): 10-20%
  * faster on an MLP's matrices (128×256 to 256×512), level from 1000×512
  * up.  The vectors are gcc's generic ones, 8 floats wide: the AVX2 and
- * AVX-512 clones (blas.h) then run 256-bit operations, which measured
- * faster than 512-bit ones here, and the baseline build still compiles.
+ * AVX-512 clones (cpu-features.h) then run 256-bit operations, which
+ * measured faster than 512-bit ones here, and the baseline build still
+ * compiles.
  */
 #include <string.h>
 
