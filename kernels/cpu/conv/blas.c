@@ -14,6 +14,7 @@
 #include <glib.h>
 
 #include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/conv/gemv.h"
 #include "kernels/cpu/conv/sgemm-packed.h"
 
 /* Blocks of C start at multiples of this many rows or columns: whole

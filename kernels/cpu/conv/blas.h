@@ -70,11 +70,6 @@ void hy_sgemm (hy_cpu_ctx *ctx, bool trans_a, bool trans_b, int64_t m,
     int64_t n, int64_t k, const float *a, const float *b, float beta,
     float *c);
 
-/* y[i·incy] = (row i of the (rows, k) matrix a, rows lda floats apart)
- * · x + beta·y[i·incy] (gemv.c).  beta = 0 ignores what y held. */
-void hy_gemv_rows (int64_t rows, int64_t k, const float *a, int64_t lda,
-    const float *x, float beta, float *y, int64_t incy);
-
 /* Makes OpenBLAS run every call on the calling thread: the kernels split
  * products over their own threads.  Its threaded driver would also
  * allocate on each call it splits, and its heuristics slow small products

@@ -12,9 +12,11 @@
  * measured faster than 512-bit ones here, and the baseline build still
  * compiles.
  */
+#include "kernels/cpu/conv/gemv.h"
+
 #include <string.h>
 
-#include "kernels/cpu/conv/blas.h"
+#include "kernels/cpu/cpu-features.h"
 
 #define LANES 8
 typedef float vec __attribute__ ((vector_size (LANES * sizeof (float))));
