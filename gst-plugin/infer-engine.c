@@ -23,6 +23,7 @@
 #include <glib/gstdio.h>
 
 #include "infer-engine.h"
+#include "property-parse.h"
 
 typedef struct _GstHybridEngine GstHybridEngine;
 
@@ -40,7 +41,7 @@ typedef struct {
 typedef struct {
   GstHybridEngineFile model, params, labels;
   gchar *device, *input_name;
-  gchar **labels_inline;
+  gchar **labels_inline;        /* packed: one block */
   hy_precision precision;
   int input_width, input_height;        /* the size its session runs */
   int default_width, default_height;    /* the model's default size */
@@ -143,7 +144,7 @@ key_init (GstHybridEngineKey *k, const GstHybridSessionConfig *c)
   file_init (&k->model, c->model_path);
   params_init (&k->params, c);
   file_init (&k->labels, c->labels_path);
-  k->labels_inline = g_strdupv ((gchar **) c->labels);
+  k->labels_inline = c->labels ? hyg_strv_pack (c->labels, -1) : NULL;
   k->device = g_strdup (c->device ? c->device : "auto");
   k->input_name = g_strdup (c->input_name);
   k->precision = c->precision;
@@ -186,7 +187,7 @@ key_clear (GstHybridEngineKey *k)
   file_clear (&k->model);
   file_clear (&k->params);
   file_clear (&k->labels);
-  g_strfreev (k->labels_inline);
+  g_free (k->labels_inline);     /* packed: hyg_strv_pack */
   g_free (k->device);
   g_free (k->input_name);
 }
