@@ -1,7 +1,9 @@
 /*
- * decode-classification.c — the first head as class scores: the top k,
- * best first, with their labels, the scores through the output
- * activation (the tensor in the meta keeps the model's own values).
+ * decode-classification.c — output=classification: the first head as
+ * class scores: the top k, best first, with their labels, the scores
+ * through the output activation (the tensor in the meta keeps the
+ * model's own values).  output=auto picks it for one head (B, K) or
+ * (B, K, 1, …, 1).
  * A class with a threshold of its own (class-thresholds) is reported only
  * when its score reaches it.
  */
@@ -10,6 +12,37 @@
 #include "decode.h"
 #include "result-fields.h"
 #include "result-pool.h"
+
+/* output=classification: a first head whose first dimension is the
+ * batch. */
+static gboolean
+fits (const hy_shape *shapes, guint n_heads, gint64 batch)
+{
+  return n_heads >= 1 && shapes[0].ndim >= 1 && shapes[0].dims[0] == batch;
+}
+
+/* output=auto: one head (B, K) or (B, K, 1, …, 1). */
+static gboolean
+claims (const hy_shape *shapes, guint n_heads, gint64 batch)
+{
+  const hy_shape *s = &shapes[0];
+  if (n_heads != 1 || s->ndim < 2 || s->dims[0] != batch)
+    return FALSE;
+  for (int d = 2; d < s->ndim; d++)
+    if (s->dims[d] != 1)
+      return FALSE;
+  return TRUE;
+}
+
+/* A label slot per class reported: at most the classes, at most
+ * GST_HYBRID_MAX_TOP_K. */
+static void
+block (GstHybridResultPool *pool, const hy_model *model)
+{
+  guint64 classes = pool->n_heads ? pool->layout[0].n_elements : 0;
+  pool->n_label_slots = gst_hybrid_result_pool_label_room (pool, classes,
+      (guint) MIN (classes, GST_HYBRID_MAX_TOP_K));
+}
 
 /* What score i reports: the activation needs, for softmax, the maximum
  * and the sum of exp(s - max) over every class (one pass per frame). */
@@ -81,9 +114,8 @@ score_map_apply (const score_map *m, gfloat s)
   }
 }
 
-void
-gst_hybrid_decode_classification (GstHybridResult *r,
-    const GstHybridResultSpec *spec)
+static void
+decode (GstHybridResult *r, const GstHybridResultSpec *spec)
 {
   GstStructure *s = r->results;
   const GstHybridTensor *head = &r->tensors[0];
@@ -95,8 +127,6 @@ gst_hybrid_decode_classification (GstHybridResult *r,
   gint k = top_k (scores, n,
       (gint) CLAMP (spec->top_k, 1, GST_HYBRID_MAX_TOP_K),
       spec->class_thresholds, &map, taken);
-  hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING),
-      hyg_names.classification);
   if (k > 0) {
     hyg_set_pooled (hyg_field (s, hyg_names.label, G_TYPE_STRING),
         gst_hybrid_result_label (r, 0, taken[0]));
@@ -129,3 +159,14 @@ gst_hybrid_decode_classification (GstHybridResult *r,
   }
 }
 
+const GstHybridDecoder gst_hybrid_decoder_classification = {
+  .nick = "classification",
+  .description = "Top-k classes of the first head",
+  .sidecar = HY_SIDECAR_OUTPUT_CLASSIFICATION,
+  .fits = fits,
+  .fits_needs = "a first head whose first dimension is the batch",
+  .claims = claims,
+  .class_scores = TRUE,
+  .block = block,
+  .decode = decode,
+};

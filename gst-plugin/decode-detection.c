@@ -1,7 +1,13 @@
 /*
- * decode-detection.c — boxes above the threshold (their class's own, from
- * class-thresholds, or `threshold`), mapped from the model input back to
- * the frame (layouts: decode.c).  A MultiBoxDetection head gives its
+ * decode-detection.c — output=detection: boxes above the threshold (their
+ * class's own, from class-thresholds, or `threshold`), mapped from the
+ * model input back to the frame.  The layouts (docs/ELEMENT.md):
+ *  - one head (B, K, 6): per row [class_id, score, x1, y1, x2, y2];
+ *  - three heads ids (B, K, 1), scores (B, K, 1), bboxes (B, K, 4): what
+ *    GluonCV's SSD, YOLOv3 and Faster R-CNN exports return;
+ *  - those three and masks (B, K, M, M): Mask R-CNN's (decode-masks.c).
+ * output=auto picks detection for any of them.  Boxes are in model-input
+ * pixels (GluonCV's convention); a MultiBoxDetection head gives its
  * corners as fractions of the model input (its anchors are
  * MultiBoxPrior's): they are scaled to input pixels first.
  *
@@ -15,12 +21,61 @@
 #include <math.h>
 #include <string.h>
 
-#include "decode.h"
+#include "decode-masks.h"
 #include "result-fields.h"
 #include "result-pool.h"
 
-gboolean
-gst_hybrid_detection_boxes_normalized (const hy_model *model)
+/* (B, K, width) */
+static gboolean
+is_row_head (const hy_shape *s, gint64 batch, gint64 width)
+{
+  return s->ndim == 3 && s->dims[0] == batch && s->dims[2] == width;
+}
+
+/* (B, K, 1) as SSD, YOLOv3 and Faster R-CNN give ids and scores, or (B, K)
+ * as CenterNet does. */
+static gboolean
+is_value_head (const hy_shape *s, gint64 batch)
+{
+  return is_row_head (s, batch, 1) || (s->ndim == 2 && s->dims[0] == batch);
+}
+
+/* One head (B, K, 6), or ids, scores and boxes (and masks) of K rows. */
+static gboolean
+fits (const hy_shape *shapes, guint n_heads, gint64 batch)
+{
+  if (n_heads == 1)
+    return is_row_head (&shapes[0], batch, 6);
+  return (n_heads == 3 || gst_hybrid_masks_head_fits (shapes, n_heads, batch))
+      && is_value_head (&shapes[0], batch)
+      && is_value_head (&shapes[1], batch)
+      && is_row_head (&shapes[2], batch, 4)
+      && shapes[0].dims[1] == shapes[1].dims[1]
+      && shapes[0].dims[1] == shapes[2].dims[1];
+}
+
+static GQuark boxes_name;
+
+static void
+fields (void)
+{
+  boxes_name = g_quark_from_static_string ("boxes");
+  gst_hybrid_masks_fields ();
+}
+
+/* What decode reads of the model, once per pool. */
+typedef struct {
+  /* corners in [0, 1] of the input (MultiBoxDetection), not pixels */
+  gboolean boxes_normalized;
+  gint mask_head;               /* the (1, K, M, M) masks head, or -1 */
+} Heads;
+
+/* Whether the first head comes straight from a _contrib_MultiBoxDetection
+ * (MXNet's symbol-API SSD): its rows are [class_id, score, x1, y1, x2, y2]
+ * as in the one-head layout, but the corners are fractions of the model
+ * input, not input pixels. */
+static gboolean
+boxes_normalized (const hy_model *model)
 {
   const char *head = hy_model_n_outputs (model) >= 1
       ? hy_model_output_name (model, 0) : NULL;
@@ -30,6 +85,21 @@ gst_hybrid_detection_boxes_normalized (const hy_model *model)
       return !strcmp (d.op, "_contrib_MultiBoxDetection");
   }
   return FALSE;
+}
+
+/* A box, a label slot per row. */
+static void
+block (GstHybridResultPool *pool, const hy_model *model)
+{
+  Heads *heads = g_new0 (Heads, 1);
+  if (pool->n_heads >= 1 && pool->layout[0].ndim >= 2)
+    pool->max_detections = (guint) pool->layout[0].dims[1];
+  pool->n_label_slots = pool->max_detections;
+  heads->boxes_normalized = boxes_normalized (model);
+  heads->mask_head = gst_hybrid_masks_head_fits (pool->shapes, pool->n_heads,
+      pool->batch) ? 3 : -1;
+  pool->decoder_data = heads;
+  pool->decoder_data_free = g_free;
 }
 
 /* 2^31: the first float past a gint */
@@ -47,17 +117,17 @@ row_is_detection (gfloat id, gfloat score, const gfloat *box)
   return TRUE;
 }
 
-void
-gst_hybrid_decode_detection (GstHybridResult *r,
-    const GstHybridResultSpec *spec)
+static void
+decode (GstHybridResult *r, const GstHybridResultSpec *spec)
 {
   const GstHybridResultPool *pool = r->pool;
+  const Heads *heads = pool->decoder_data;
   GstStructure *s = r->results;
   const gfloat *ids, *scores, *boxes;
   gsize stride, box_stride;
   guint k_rows = pool->max_detections;
   /* Three heads (ids and scores (B, K, 1) or (B, K), boxes (B, K, 4)), or
-   * one (B, K, 6): decode.c's layouts. */
+   * one (B, K, 6): the layouts above. */
   if (pool->n_heads >= 3) {
     ids = r->tensors[0].data;
     scores = r->tensors[1].data;
@@ -73,7 +143,7 @@ gst_hybrid_decode_detection (GstHybridResult *r,
   const hy_frame_config *pc = hy_frame_plan_config (spec->plan);
   gfloat fw = (gfloat) pc->src_width, fh = (gfloat) pc->src_height;
   gfloat sx = 1.0f, sy = 1.0f;
-  if (pool->boxes_normalized) {
+  if (heads->boxes_normalized) {
     sx = (gfloat) pc->dst_width;
     sy = (gfloat) pc->dst_height;
   }
@@ -108,8 +178,6 @@ gst_hybrid_decode_detection (GstHybridResult *r,
   }
 
   guint n = r->n_detections;
-  hyg_set_interned (hyg_field (s, hyg_names.type, G_TYPE_STRING),
-      hyg_names.detection_type);
   g_value_set_int (hyg_field (s, hyg_names.count, G_TYPE_INT), (gint) n);
   hyg_array_fit (hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY), n,
       G_TYPE_STRING, k_rows);
@@ -117,12 +185,12 @@ gst_hybrid_decode_detection (GstHybridResult *r,
       G_TYPE_INT, k_rows);
   hyg_array_fit (hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY), n,
       G_TYPE_FLOAT, k_rows);
-  hyg_array_fit (hyg_field (s, hyg_names.boxes, GST_TYPE_ARRAY), n,
+  hyg_array_fit (hyg_field (s, boxes_name, GST_TYPE_ARRAY), n,
       GST_TYPE_ARRAY, k_rows);
   GValue *labels = hyg_field (s, hyg_names.labels, GST_TYPE_ARRAY);
   GValue *class_ids = hyg_field (s, hyg_names.class_ids, GST_TYPE_ARRAY);
   GValue *values = hyg_field (s, hyg_names.scores, GST_TYPE_ARRAY);
-  GValue *rects = hyg_field (s, hyg_names.boxes, GST_TYPE_ARRAY);
+  GValue *rects = hyg_field (s, boxes_name, GST_TYPE_ARRAY);
   for (guint i = 0; i < n; i++) {
     const GstHybridDetection *d = &r->detections[i];
     GValue *rect = hyg_array_item (rects, i);
@@ -134,4 +202,20 @@ gst_hybrid_decode_detection (GstHybridResult *r,
     g_value_set_int (hyg_array_item (class_ids, i), d->class_id);
     g_value_set_float (hyg_array_item (values, i), d->score);
   }
+  if (heads->mask_head >= 0)
+    gst_hybrid_decode_masks (r, spec, (guint) heads->mask_head);
 }
+
+const GstHybridDecoder gst_hybrid_decoder_detection = {
+  .nick = "detection",
+  .description = "Boxes: (B,K,6) or ids/scores/bboxes heads",
+  .sidecar = HY_SIDECAR_OUTPUT_DETECTION,
+  .fits = fits,
+  .fits_needs = "one head (B, K, 6) or three heads (B, K, 1), (B, K, 1), "
+      "(B, K, 4) (ids and scores may be (B, K)), and optionally a "
+      "fourth (B, K, M, M) of masks",
+  .claims = fits,
+  .fields = fields,
+  .block = block,
+  .decode = decode,
+};

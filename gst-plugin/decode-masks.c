@@ -26,9 +26,16 @@
 #include <math.h>
 #include <string.h>
 
-#include "decode.h"
+#include "decode-masks.h"
 #include "result-fields.h"
-#include "result-pool.h"
+
+static GQuark masks_name;
+
+void
+gst_hybrid_masks_fields (void)
+{
+  masks_name = g_quark_from_static_string ("masks");
+}
 
 gboolean
 gst_hybrid_masks_head_fits (const hy_shape *shapes, guint n_heads,
@@ -244,9 +251,10 @@ place (const GstHybridDetection *d, const GstHybridTensor *boxes,
 }
 
 void
-gst_hybrid_decode_masks (GstHybridResult *r, const GstHybridResultSpec *spec)
+gst_hybrid_decode_masks (GstHybridResult *r, const GstHybridResultSpec *spec,
+    guint mask_head)
 {
-  const GstHybridTensor *head = &r->tensors[r->pool->mask_head];
+  const GstHybridTensor *head = &r->tensors[mask_head];
   const GstHybridTensor *boxes = &r->tensors[2];
   int m_h = (int) head->dims[2], m_w = (int) head->dims[3];
   int rect[4], clip[4];
@@ -273,7 +281,7 @@ gst_hybrid_decode_masks (GstHybridResult *r, const GstHybridResultSpec *spec)
   r->masks_size = bytes;
 
   GstStructure *s = r->results;
-  GValue *list = hyg_field (s, hyg_names.masks, GST_TYPE_ARRAY);
+  GValue *list = hyg_field (s, masks_name, GST_TYPE_ARRAY);
   if (gst_value_array_get_size (list) > r->n_detections) {
     g_value_unset (list);
     gst_value_array_init (list, r->n_detections);
@@ -302,7 +310,8 @@ GstStructure *
 gst_hybrid_result_mask_param (const GstHybridResult *result, guint i)
 {
   const GstHybridDetection *d = &result->detections[i];
-  if (result->pool->mask_head < 0 || d->mask_w <= 0 || d->mask_h <= 0)
+  /* a detection without a masks head has none (decode-detection.c) */
+  if (d->mask_w <= 0 || d->mask_h <= 0)
     return NULL;
   GBytes *data = g_bytes_new (result->masks + d->mask_at,
       (gsize) d->mask_w * d->mask_h);

@@ -1,9 +1,9 @@
 /*
- * decode.h — reading a forward's outputs into a result: which
- * interpretation `output` asks for, the result of one batch slot (its
- * tensors copied, the frame's fields, then the interpretation: top-k
- * classes, detection boxes, or the raw heads), written into a block of a
- * result pool (result-pool.h) so that a frame allocates nothing.
+ * decode.h — what an output kind is (GstHybridDecoder: one per
+ * decode-NICK.c, listed in decoders.def), what its decoder reads besides
+ * the outputs, and a frame's result: its tensors copied, the frame's
+ * fields, then the decoder's, in a block of a result pool (result-pool.h)
+ * so that a frame allocates nothing.
  */
 #ifndef GST_HYBRID_DECODE_H
 #define GST_HYBRID_DECODE_H
@@ -13,23 +13,10 @@
 #include "gsthybridresult.h"
 #include "hybrid.h"
 #include "hybrid-frame.h"
+#include "hybrid-sidecar.h"
 #include "property-parse.h"
 
 G_BEGIN_DECLS
-
-typedef enum {
-  GST_HYBRID_OUTPUT_AUTO,
-  GST_HYBRID_OUTPUT_CLASSIFICATION,
-  GST_HYBRID_OUTPUT_DETECTION,
-  GST_HYBRID_OUTPUT_RAW,
-  GST_HYBRID_OUTPUT_SEGMENTATION,
-  GST_HYBRID_OUTPUT_POSE,
-} GstHybridOutput;
-
-/* The derived tensor a segmentation result adds after the heads: the
- * class of every pixel of the first head's map, (1, H, W), as floats (ids
- * as MXNet gives them). */
-#define GST_HYBRID_CLASS_MAP_NAME "class-map"
 
 #define GST_HYBRID_MAX_TOP_K 1000
 
@@ -41,9 +28,11 @@ typedef enum {
   GST_HYBRID_ACTIVATION_SIGMOID,
 } GstHybridActivation;
 
+typedef struct _GstHybridDecoder GstHybridDecoder;
+
 /* What the interpretation needs besides the outputs. */
 typedef struct _GstHybridResultSpec {
-  GstHybridOutput output;       /* resolved: never AUTO */
+  const GstHybridDecoder *decoder;      /* the kind resolved: never auto */
   GstHybridActivation activation;       /* resolved: never AUTO */
   guint top_k;
   gfloat threshold;
@@ -51,8 +40,6 @@ typedef struct _GstHybridResultSpec {
    * (detection), or one its top-k score must reach (classification);
    * NULL: none */
   const hyg_class_thresholds *class_thresholds;
-  const gchar *const *labels;   /* may be NULL */
-  guint n_labels;
   const hy_frame_plan *plan;    /* maps boxes back to the frame */
   gfloat origin_x, origin_y;    /* where the plan's picture lies in the
                                  * buffer's frame (a region's corner) */
@@ -69,6 +56,47 @@ gst_hybrid_spec_to_frame (const GstHybridResultSpec * spec, gfloat x,
   *frame_y += spec->origin_y;
 }
 
+/* An output kind: what `output=NICK` reads the heads as.  A row of the
+ * table (decoders.def: its place there is its `output` value), defined in
+ * its own decode-NICK.c; the rest of the element reads only this.  The
+ * session asks fits and claims, once per plan (infer-session.c); a pool
+ * asks block, once per model output shapes; a frame asks decode. */
+struct _GstHybridDecoder {
+  /* `output`'s nick, and the "type" of the results; gst-inspect's line */
+  const gchar *nick;
+  const gchar *description;
+  /* The sidecar's "output" value that names this kind; AUTO (left out):
+   * no sidecar names it. */
+  hy_sidecar_output sidecar;
+
+  /* Whether heads of these shapes (the first dimension the batch, B) can
+   * be read as this kind when `output` asks for it; NULL: any heads.
+   * fits_needs says what fits wants, for the error when they do not. */
+  gboolean (*fits) (const hy_shape * shapes, guint n_heads, gint64 batch);
+  const gchar *fits_needs;
+  /* output=auto: whether these heads are this kind's (the kinds that
+   * claim are disjoint; the first in the table wins); NULL: auto picks it
+   * only as the fallback, when no kind claims the heads. */
+  gboolean (*claims) (const hy_shape * shapes, guint n_heads, gint64 batch);
+  gboolean fallback;
+  /* The first head is one score per class: output-activation=auto makes
+   * them probabilities (a softmax unless the model applies one; any other
+   * kind: the model's own values), and a labels file of another length is
+   * warned about. */
+  gboolean class_scores;
+
+  /* Once per process, before any result: makes the names of the fields
+   * only this kind writes (result-fields.h has the shared ones). */
+  void (*fields) (void);
+  /* Once per result pool: the room each block needs beyond the heads
+   * (result-pool.h: tensors it derives, boxes, counts, label slots) and
+   * the kind's own data for decode, from the heads' layout.  NULL: none. */
+  void (*block) (GstHybridResultPool * pool, const hy_model * model);
+  /* A frame's result: the heads are copied into r->tensors, the frame's
+   * fields and "type" set; the kind's fields follow. */
+  void (*decode) (GstHybridResult * r, const GstHybridResultSpec * spec);
+};
+
 /* The frame's details, the first fields of the "hybridinfer" structure. */
 typedef struct _GstHybridResultFrame {
   guint64 frame_number;
@@ -81,52 +109,21 @@ typedef struct _GstHybridResultFrame {
   gfloat origin_x, origin_y;
 } GstHybridResultFrame;
 
-/* Which interpretation `requested` means for heads of these shapes (batch
- * `batch`): AUTO picks detection for one (B, K, 6) head or three heads
- * (B, K, 1) or (B, K), (B, K, 1) or (B, K), (B, K, 4) (and a fourth of masks),
- * classification for one (B, K[, 1, 1])
- * head, raw otherwise.  An explicit kind the heads do not fit is an error
- * naming the shapes. */
-gboolean gst_hybrid_output_resolve (GstHybridOutput requested,
-    const hy_shape * shapes, guint n_heads, gint64 batch,
-    GstHybridOutput * resolved, GError ** error);
-
-const gchar *gst_hybrid_output_name (GstHybridOutput output);
+/* A pool of result blocks for `decoder`'s results of the executor's
+ * current outputs (batch `batch`), labelled with `labels` (copied).  The
+ * caller owns it until gst_hybrid_result_pool_close(). */
+GstHybridResultPool *gst_hybrid_decoder_pool_new (const GstHybridDecoder *
+    decoder, const hy_executor * exec, const hy_model * model, gint64 batch,
+    const gchar * const *labels, guint n_labels);
 
 /* The result of batch slot `slot` from the executor's current outputs, in
- * a block from `pool` (a new one only when none is free).  Allocates
- * nothing when a block is free and holds the same kind of result as
- * before (the same number of top-k classes or boxes; GStreamer cannot
- * shrink an array in place, so fewer boxes than the block's last result
- * rebuild its arrays). */
+ * a block from `pool` (made for spec->decoder; a new block only when none
+ * is free).  Allocates nothing when a block is free and holds the same
+ * kind of result as before (the same number of top-k classes or boxes;
+ * GStreamer cannot shrink an array in place, so fewer boxes than the
+ * block's last result rebuild its arrays). */
 GstHybridResult *gst_hybrid_result_new (GstHybridResultPool * pool,
     const hy_executor * exec, gint64 slot, const GstHybridResultFrame * frame,
-    const GstHybridResultSpec * spec);
-
-/* ---- the interpretations, for decode.c ---------------------------------- */
-
-/* Whether the first head comes straight from a _contrib_MultiBoxDetection
- * (MXNet's symbol-API SSD): its rows are [class_id, score, x1, y1, x2, y2]
- * as in the one-head layout, but the corners are fractions of the model
- * input, not input pixels.  Asked once per result pool. */
-gboolean gst_hybrid_detection_boxes_normalized (const hy_model * model);
-
-void gst_hybrid_decode_classification (GstHybridResult * r,
-    const GstHybridResultSpec * spec);
-void gst_hybrid_decode_detection (GstHybridResult * r,
-    const GstHybridResultSpec * spec);
-void gst_hybrid_decode_raw (GstHybridResult * r);
-void gst_hybrid_decode_segmentation (GstHybridResult * r,
-    const GstHybridResultSpec * spec);
-void gst_hybrid_decode_pose (GstHybridResult * r,
-    const GstHybridResultSpec * spec);
-
-/* Mask R-CNN (decode-masks.c): whether heads 0-2 are a detection's and
- * head 3 is (B, K, M, M), a mask per row; then each kept detection's mask
- * pasted into the frame, after gst_hybrid_decode_detection. */
-gboolean gst_hybrid_masks_head_fits (const hy_shape * shapes, guint n_heads,
-    gint64 batch);
-void gst_hybrid_decode_masks (GstHybridResult * r,
     const GstHybridResultSpec * spec);
 
 G_END_DECLS

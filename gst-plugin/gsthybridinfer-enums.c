@@ -3,7 +3,7 @@
  * the nicks are what gst-launch and gst-inspect show.
  */
 #include "gsthybridinfer-enums.h"
-#include "decode.h"
+#include "decoders.h"
 #include "hybrid.h"
 #include "hybrid-frame.h"
 
@@ -42,17 +42,30 @@ DEFINE_ENUM_TYPE (gst_hybrid_infer_interpolation_get_type,
     "GstHybridInferInterpolation",
     {HY_INTERP_BILINEAR, "Bilinear", "bilinear"},
     {HY_INTERP_NEAREST, "Nearest neighbour", "nearest"})
-DEFINE_ENUM_TYPE (gst_hybrid_infer_output_get_type, "GstHybridInferOutput",
-    {GST_HYBRID_OUTPUT_AUTO, "From the output shapes", "auto"},
-    {GST_HYBRID_OUTPUT_CLASSIFICATION, "Top-k classes of the first head",
-        "classification"},
-    {GST_HYBRID_OUTPUT_DETECTION,
-        "Boxes: (B,K,6) or ids/scores/bboxes heads", "detection"},
-    {GST_HYBRID_OUTPUT_RAW, "Tensors only (in the meta)", "raw"},
-    {GST_HYBRID_OUTPUT_SEGMENTATION, "A class per pixel of the first head "
-          "(B,C,H,W): the class-map tensor", "segmentation"},
-    {GST_HYBRID_OUTPUT_POSE, "Keypoints: the maximum of each heatmap of the "
-          "first head (B,K,H,W), as GluonCV's SimplePose", "pose"})
+
+/* output: auto, then the table's kinds (decoders.def), each at its place
+ * there. */
+GType
+gst_hybrid_infer_output_get_type (void)
+{
+  static GType type = 0;
+  if (g_once_init_enter (&type)) {
+    /* kept for the life of the process, as g_enum_register_static asks */
+    GEnumValue *values = g_new0 (GEnumValue, gst_hybrid_n_decoders + 2);
+    values[0].value = GST_HYBRID_OUTPUT_AUTO;
+    values[0].value_name = "From the output shapes";
+    values[0].value_nick = "auto";
+    for (guint i = 0; i < gst_hybrid_n_decoders; i++) {
+      values[i + 1].value = (gint) i + 1;
+      values[i + 1].value_name = gst_hybrid_decoders[i]->description;
+      values[i + 1].value_nick = gst_hybrid_decoders[i]->nick;
+    }
+    g_once_init_leave (&type, g_enum_register_static ("GstHybridInferOutput",
+            values));
+  }
+  return type;
+}
+
 DEFINE_ENUM_TYPE (gst_hybrid_infer_region_get_type, "GstHybridInferRegion",
     {GST_HYBRID_INFER_REGION_FULL_FRAME, "The whole frame", "full-frame"},
     {GST_HYBRID_INFER_REGION_ROI, "Each region of interest upstream "

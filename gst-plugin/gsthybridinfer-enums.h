@@ -24,8 +24,9 @@ typedef enum {
 } GstHybridInferColorOrder;
 
 /* mode: hy_mode; precision: hy_precision; resize: hy_resize_mode; interpolation: hy_interpolation;
- * output: GstHybridOutput; output-activation: GstHybridActivation — the
- * values of the types they name. */
+ * output: GstHybridOutput (auto, then the kinds of decoders.def);
+ * output-activation: GstHybridActivation — the values of the types they
+ * name. */
 #define GST_TYPE_HYBRID_INFER_MODE (gst_hybrid_infer_mode_get_type ())
 #define GST_TYPE_HYBRID_INFER_PRECISION (gst_hybrid_infer_precision_get_type ())
 #define GST_TYPE_HYBRID_INFER_COLOR_ORDER (gst_hybrid_infer_color_order_get_type ())

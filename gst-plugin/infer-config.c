@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "decoders.h"
 #include "hybrid-sidecar.h"
 #include "infer-config.h"
 
@@ -108,26 +109,6 @@ channels_from (GArray * values, const double *v, int n)
   g_array_append_vals (values, v, (guint) n);
 }
 
-static GstHybridOutput
-output_from (hy_sidecar_output output)
-{
-  switch (output) {
-    case HY_SIDECAR_OUTPUT_CLASSIFICATION:
-      return GST_HYBRID_OUTPUT_CLASSIFICATION;
-    case HY_SIDECAR_OUTPUT_DETECTION:
-      return GST_HYBRID_OUTPUT_DETECTION;
-    case HY_SIDECAR_OUTPUT_RAW:
-      return GST_HYBRID_OUTPUT_RAW;
-    case HY_SIDECAR_OUTPUT_SEGMENTATION:
-      return GST_HYBRID_OUTPUT_SEGMENTATION;
-    case HY_SIDECAR_OUTPUT_POSE:
-      return GST_HYBRID_OUTPUT_POSE;
-    case HY_SIDECAR_OUTPUT_AUTO:
-    default:
-      return GST_HYBRID_OUTPUT_AUTO;
-  }
-}
-
 gboolean
 gst_hybrid_infer_settings_apply_sidecar (GstHybridInferSettings * c,
     gchar ** sidecar_path, gchar ** warning, GError ** error)
@@ -184,7 +165,7 @@ gst_hybrid_infer_settings_apply_sidecar (GstHybridInferSettings * c,
   if (FROM_SIDECAR (HY_SIDECAR_INTERPOLATION, GST_HYBRID_SET_INTERPOLATION))
     c->interpolation = sc->interpolation;
   if (FROM_SIDECAR (HY_SIDECAR_OUTPUT, GST_HYBRID_SET_OUTPUT))
-    c->output = output_from (sc->output);
+    c->output = gst_hybrid_output_from_sidecar (sc->output);
   /* not a property's value: what output-activation=auto starts from */
   if (sc->set & HY_SIDECAR_ACTIVATION)
     c->model_activation = sc->activation == HY_SIDECAR_ACTIVATION_SOFTMAX

@@ -34,7 +34,9 @@ struct _GstHybridSession {
   gboolean channels_known;
   hy_shape shape;               /* (B, C, H, W); ndim -1 until planned */
   hy_tensor *input;
-  GstHybridOutput requested, output;
+  GstHybridOutput requested;
+  const GstHybridDecoder *decoder;      /* the kind resolved; NULL: not
+                                         * planned */
   GstHybridActivation requested_activation, model_activation, activation;
   gint64 n_classes;             /* per frame in output 0; -1: not planned */
   hy_frame_plan *plan;
@@ -138,7 +140,7 @@ resolve_activation (const GstHybridSession *s)
 {
   if (s->requested_activation != GST_HYBRID_ACTIVATION_AUTO)
     return s->requested_activation;
-  if (s->output != GST_HYBRID_OUTPUT_CLASSIFICATION)
+  if (!s->decoder || !s->decoder->class_scores)
     return GST_HYBRID_ACTIVATION_NONE;
   if (s->model_activation != GST_HYBRID_ACTIVATION_AUTO)
     return s->model_activation == GST_HYBRID_ACTIVATION_NONE
@@ -147,6 +149,61 @@ resolve_activation (const GstHybridSession *s)
       : GST_HYBRID_ACTIVATION_SOFTMAX;
 }
 
+static gchar *
+format_shapes (const hy_shape *shapes, guint n)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < n; i++) {
+    char buf[HY_SHAPE_STRLEN];
+    g_string_append_printf (s, "%s%s", i ? ", " : "",
+        hy_shape_format (&shapes[i], buf, sizeof buf));
+  }
+  return g_string_free (s, FALSE);
+}
+
+/* output=auto: the first kind that claims the heads, else the fallback. */
+static const GstHybridDecoder *
+claimed (const hy_shape *shapes, guint n_heads, gint64 batch)
+{
+  const GstHybridDecoder *fallback = NULL;
+  for (guint i = 0; i < gst_hybrid_n_decoders; i++) {
+    const GstHybridDecoder *d = gst_hybrid_decoders[i];
+    if (d->claims && d->claims (shapes, n_heads, batch))
+      return d;
+    if (d->fallback && !fallback)
+      fallback = d;
+  }
+  g_assert (fallback);
+  return fallback;
+}
+
+/* Which kind reads heads of these shapes (batch `batch`): the one
+ * `requested` names, when they fit it (else an error naming the shapes),
+ * or for output=auto the one that claims them. */
+static gboolean
+resolve_decoder (GstHybridOutput requested, const hy_shape *shapes,
+    guint n_heads, gint64 batch, const GstHybridDecoder **resolved,
+    GError **error)
+{
+  const GstHybridDecoder *d = gst_hybrid_decoder_for (requested);
+  if (!d) {
+    *resolved = claimed (shapes, n_heads, batch);
+    return TRUE;
+  }
+  if (d->fits && !d->fits (shapes, n_heads, batch)) {
+    gchar *got = format_shapes (shapes, n_heads);
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "output=%s needs %s (B = batch-size = %" G_GINT64_FORMAT
+        "); the model's heads are %s", d->nick, d->fits_needs, batch, got);
+    g_free (got);
+    return FALSE;
+  }
+  *resolved = d;
+  return TRUE;
+}
+
+/* The heads, looked at once per plan: which kind reads them, with which
+ * activation, and how many values the first has per frame. */
 static gboolean
 resolve_output (GstHybridSession *s, GError **error)
 {
@@ -154,8 +211,8 @@ resolve_output (GstHybridSession *s, GError **error)
   hy_shape *shapes = g_new (hy_shape, MAX (n, 1));
   for (int i = 0; i < n; i++)
     shapes[i] = hy_executor_output_shape (s->exec, i, NULL);
-  gboolean ok = gst_hybrid_output_resolve (s->requested, shapes, (guint) n,
-      s->shape.dims[0], &s->output, error);
+  gboolean ok = resolve_decoder (s->requested, shapes, (guint) n,
+      s->shape.dims[0], &s->decoder, error);
   s->activation = resolve_activation (s);
   s->n_classes = n > 0 && shapes[0].ndim > 0
       ? hy_shape_numel (&shapes[0]) / MAX (shapes[0].dims[0], 1) : -1;
@@ -323,6 +380,7 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
   gboolean auto_gpu;
   GError *gpu_error = NULL;
   *device_note = NULL;
+  gst_hybrid_decoders_init ();
   s->shape.ndim = -1;
   s->n_classes = -1;
   s->requested = c->output;
@@ -614,14 +672,15 @@ gst_hybrid_session_forward (GstHybridSession *s, hy_mode mode,
 /* The pool results come from: made for the first frame and again when a
  * re-plan (new input size) changed the output shapes. */
 static GstHybridResultPool *
-result_pool (GstHybridSession *s, const GstHybridResultSpec *spec)
+result_pool (GstHybridSession *s)
 {
   gint64 batch = s->shape.dims[0];
   if (s->pool && gst_hybrid_result_pool_fits (s->pool, s->exec, batch))
     return s->pool;
   if (s->pool)
     gst_hybrid_result_pool_close (s->pool);
-  s->pool = gst_hybrid_result_pool_new (s->exec, s->model, batch, spec);
+  s->pool = gst_hybrid_decoder_pool_new (s->decoder, s->exec, s->model,
+      batch, (const gchar * const *) s->labels, s->n_labels);
   return s->pool;
 }
 
@@ -632,20 +691,18 @@ gst_hybrid_session_result (GstHybridSession *s, int slot,
     gboolean *grew)
 {
   GstHybridResultSpec spec = {
-    .output = s->output,
+    .decoder = s->decoder,
     .activation = s->activation,
     .top_k = top_k,
     .threshold = threshold,
     .class_thresholds = class_thresholds,
-    .labels = (const gchar * const *) s->labels,
-    .n_labels = s->n_labels,
     .plan = plan ? plan : s->plan,
     .origin_x = frame->origin_x,
     .origin_y = frame->origin_y,
   };
   GstHybridResultFrame details = *frame;
   details.mode = hy_executor_mode (s->exec);
-  GstHybridResultPool *pool = result_pool (s, &spec);
+  GstHybridResultPool *pool = result_pool (s);
   guint blocks = gst_hybrid_result_pool_n_blocks (pool);
   GstHybridResult *result = gst_hybrid_result_new (pool, s->exec, slot,
       &details, &spec);
@@ -664,7 +721,7 @@ gboolean
 gst_hybrid_session_labels_mismatch (const GstHybridSession *s,
     guint *n_labels, gint64 *n_classes)
 {
-  if (!s->labels || s->output != GST_HYBRID_OUTPUT_CLASSIFICATION
+  if (!s->labels || !s->decoder || !s->decoder->class_scores
       || s->n_classes < 0)
     return FALSE;
   *n_labels = s->n_labels;

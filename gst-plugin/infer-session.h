@@ -1,8 +1,9 @@
 /*
  * infer-session.h — hybridinfer's runtime state, from start() to stop():
  * the model, its executor, the preallocated input tensor, the frame plan
- * (hybrid-frame.h), the GPU frame stage, and the results: how outputs are
- * read (decode.h) and the pool they are read into (result-pool.h).
+ * (hybrid-frame.h), the GPU frame stage, and the results: which output
+ * kind reads the heads (decoders.h: the session looks at the heads, once
+ * per plan) and the pool they are read into (result-pool.h).
  *
  * The element owns settings and GStreamer plumbing; the session owns
  * everything that costs memory or time to make, so that the per-frame
@@ -13,7 +14,7 @@
 #ifndef GST_HYBRID_INFER_SESSION_H
 #define GST_HYBRID_INFER_SESSION_H
 
-#include "decode.h"
+#include "decoders.h"
 #include "hybrid.h"
 #include "hybrid-frame.h"
 
@@ -138,8 +139,9 @@ GstHybridResult *gst_hybrid_session_result (GstHybridSession * session,
 const char *const *gst_hybrid_session_labels (const GstHybridSession *
     session, guint * n_labels);
 
-/* TRUE when a labels file was given, the output is a classification and
- * the label count (*n_labels) is not the class count (*n_classes). */
+/* TRUE when a labels file was given, the output kind's first head is one
+ * score per class (a classification) and the label count (*n_labels) is
+ * not the class count (*n_classes). */
 gboolean gst_hybrid_session_labels_mismatch (const GstHybridSession *
     session,
     guint * n_labels, gint64 * n_classes);

@@ -11,15 +11,14 @@
 G_BEGIN_DECLS
 
 /* Field names and fixed strings, as quarks and interned strings: setting
- * them costs a lookup, never a copy.  Filled by hyg_names_init. */
+ * them costs a lookup, never a copy.  Filled by hyg_names_init.  These
+ * are the frame's fields and those several kinds write; a field only one
+ * kind writes is named in its decoder (decode.h, its fields). */
 typedef struct {
   GQuark hybridinfer, frame_number, timestamp, running_time, latency_us,
       mode, type, label, class_id, score, labels, class_ids, scores, count,
-      boxes, outputs, detection, confidence, width, height, coverage, map_x,
-      map_y, map_width, map_height, keypoints, skeleton, masks, mask, x, y,
-      data;
-  const gchar *hybrid, *imperative, *classification, *detection_type, *raw,
-      *segmentation, *pose, *empty;
+      detection, confidence;
+  const gchar *hybrid, *imperative, *empty;
 } HygNames;
 
 extern HygNames hyg_names;

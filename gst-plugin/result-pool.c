@@ -4,40 +4,11 @@
  */
 #include <string.h>
 
+#include "property-parse.h"
 #include "result-fields.h"
 #include "result-pool.h"
 
 /* ---- blocks -------------------------------------------------------------- */
-
-/* How many labels a result may need to write ("class-N" past the pool's
- * labels): one per box; one per class reported (at most the classes, at
- * most GST_HYBRID_MAX_TOP_K); one per keypoint.  None when the labels
- * name every class there can be.  A box's class id is any the model
- * writes, so a detection always has one per box. */
-static guint
-label_slots (const GstHybridResultPool *pool)
-{
-  const GstHybridTensor *head = &pool->layout[0];
-  guint64 classes;
-  switch (pool->output) {
-    case GST_HYBRID_OUTPUT_DETECTION:
-      return pool->max_detections;
-    case GST_HYBRID_OUTPUT_CLASSIFICATION:
-      classes = pool->n_heads ? head->n_elements : 0;
-      break;
-    case GST_HYBRID_OUTPUT_SEGMENTATION:
-      classes = MAX (pool->n_classes, 2);
-      break;
-    case GST_HYBRID_OUTPUT_POSE:
-      /* every keypoint is labelled */
-      return head->ndim >= 2 && (guint64) head->dims[1] > pool->n_labels
-          ? (guint) head->dims[1] : 0;
-    default:
-      return 0;
-  }
-  return classes > pool->n_labels
-      ? (guint) MIN (classes, GST_HYBRID_MAX_TOP_K) : 0;
-}
 
 static GstHybridResultPool *
 pool_ref (GstHybridResultPool *pool)
@@ -56,14 +27,16 @@ pool_unref (GstHybridResultPool *pool)
   g_free (pool->shapes);
   g_free (pool->layout);
   g_free (pool->labels);
-  g_strfreev (pool->outputs);
+  if (pool->decoder_data_free)
+    pool->decoder_data_free (pool->decoder_data);
   gst_structure_free (pool->detection_param);
   g_free (pool);
 }
 
 GstHybridResultPool *
 gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
-    gint64 batch, const GstHybridResultSpec *spec)
+    gint64 batch, const gchar *type, const gchar *const *labels,
+    guint n_labels)
 {
   GstHybridResultPool *pool = g_new0 (GstHybridResultPool, 1);
   guint n = (guint) hy_executor_n_outputs (exec);
@@ -72,13 +45,11 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   pool->refcount = 1;
   g_mutex_init (&pool->lock);
   pool->batch = batch;
-  pool->output = spec->output;
-  pool->n_heads = n;
-  pool->n_tensors = n + (spec->output == GST_HYBRID_OUTPUT_SEGMENTATION);
+  pool->type = type;
+  pool->n_heads = pool->n_tensors = n;
   pool->shapes = g_new0 (hy_shape, MAX (n, 1));
-  pool->layout = g_new0 (GstHybridTensor, MAX (pool->n_tensors, 1));
+  pool->layout = g_new0 (GstHybridTensor, MAX (n, 1));
   pool->names = g_new0 (gchar *, n + 1);
-  pool->outputs = g_new0 (gchar *, n + 1);
   for (guint i = 0; i < n; i++) {
     const hy_tensor *t = hy_executor_output (exec, (int) i);
     GstHybridTensor *out = &pool->layout[i];
@@ -95,40 +66,10 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
       numel /= batch;
     }
     out->n_elements = (gsize) numel;
-    pool->n_floats += (gsize) numel;
-
-    if (spec->output == GST_HYBRID_OUTPUT_RAW) {
-      hy_shape s = { .ndim = out->ndim };
-      char buf[HY_SHAPE_STRLEN];
-      memcpy (s.dims, out->dims, sizeof s.dims);
-      pool->outputs[i] = g_strdup_printf ("%s %s", out->name,
-          hy_shape_format (&s, buf, sizeof buf));
-    }
-  }
-  if (spec->output == GST_HYBRID_OUTPUT_DETECTION && n >= 1
-      && pool->layout[0].ndim >= 2) {
-    pool->max_detections = (guint) pool->layout[0].dims[1];
-    pool->boxes_normalized = gst_hybrid_detection_boxes_normalized (model);
-  }
-  pool->mask_head = spec->output == GST_HYBRID_OUTPUT_DETECTION
-      && gst_hybrid_masks_head_fits (pool->shapes, n, batch) ? 3 : -1;
-  if (spec->output == GST_HYBRID_OUTPUT_SEGMENTATION) {
-    /* (B, C, H, W): the class map (1, H, W) */
-    const GstHybridTensor *head = &pool->layout[0];
-    GstHybridTensor *map = &pool->layout[n];
-    pool->n_classes = (guint) head->dims[1];
-    map->name = GST_HYBRID_CLASS_MAP_NAME;
-    map->ndim = 3;
-    map->dims[0] = 1;
-    map->dims[1] = head->dims[2];
-    map->dims[2] = head->dims[3];
-    map->n_elements = (gsize) (head->dims[2] * head->dims[3]);
-    pool->n_floats += map->n_elements;
   }
 
-  pool->n_labels = spec->labels ? spec->n_labels : 0;
-  pool->labels = hyg_strv_pack (spec->labels, pool->n_labels);
-  pool->n_label_slots = label_slots (pool);
+  pool->n_labels = labels ? n_labels : 0;
+  pool->labels = hyg_strv_pack (labels, pool->n_labels);
 
   GstStructure *p = gst_structure_new_id_empty (hyg_names.detection);
   hyg_set_interned (hyg_field (p, hyg_names.label, G_TYPE_STRING),
@@ -136,21 +77,46 @@ gst_hybrid_result_pool_new (const hy_executor *exec, const hy_model *model,
   g_value_set_int (hyg_field (p, hyg_names.class_id, G_TYPE_INT), 0);
   g_value_set_double (hyg_field (p, hyg_names.confidence, G_TYPE_DOUBLE), 0.0);
   pool->detection_param = p;
+  return pool;
+}
 
-  /* one block: the result, its tensors, its detections, then the data */
+GstHybridTensor *
+gst_hybrid_result_pool_add_tensor (GstHybridResultPool *pool,
+    const gchar *name)
+{
+  g_return_val_if_fail (pool->block_size == 0, NULL);
+  pool->layout = g_renew (GstHybridTensor, pool->layout, pool->n_tensors + 1);
+  GstHybridTensor *t = &pool->layout[pool->n_tensors++];
+  memset (t, 0, sizeof *t);
+  t->name = name;
+  return t;
+}
+
+guint
+gst_hybrid_result_pool_label_room (const GstHybridResultPool *pool,
+    guint64 ids, guint n)
+{
+  return ids > pool->n_labels ? n : 0;
+}
+
+void
+gst_hybrid_result_pool_seal (GstHybridResultPool *pool)
+{
+  for (guint i = 0; i < pool->n_tensors; i++)
+    pool->n_floats += pool->layout[i].n_elements;
+  /* one block: the result, its tensors, its detections, its counts, its
+   * label slots, then the data */
   pool->tensors_at = GST_ROUND_UP_N (sizeof (GstHybridResult), 16);
   pool->detections_at = GST_ROUND_UP_N (pool->tensors_at
       + pool->n_tensors * sizeof (GstHybridTensor), 16);
   pool->counts_at = GST_ROUND_UP_N (pool->detections_at
       + MAX (pool->max_detections, 1) * sizeof (GstHybridDetection), 16);
-  /* a binary map (C = 1) has two classes: below and above the threshold */
   pool->slots_at = GST_ROUND_UP_N (pool->counts_at
-      + MAX (pool->n_classes, 2) * sizeof (guint32), 16);
+      + pool->n_counts * sizeof (guint32), 16);
   pool->data_at = GST_ROUND_UP_N (pool->slots_at
       + pool->n_label_slots * (gsize) GST_HYBRID_LABEL_SLOT, 16);
   pool->block_size = pool->data_at + MAX (pool->n_floats, 1)
       * sizeof (gfloat);
-  return pool;
 }
 
 gboolean

@@ -10,8 +10,8 @@
 #ifndef GST_HYBRID_RESULT_POOL_H
 #define GST_HYBRID_RESULT_POOL_H
 
-#include "decode.h"
 #include "gsthybridresult.h"
+#include "hybrid.h"
 
 G_BEGIN_DECLS
 
@@ -24,40 +24,62 @@ struct _GstHybridResultPool {
 
   /* what every block looks like */
   gint64 batch;
-  GstHybridOutput output;
+  const gchar *type;            /* the results' "type" (interned) */
   guint n_heads;                /* the model's outputs */
-  guint n_tensors;              /* the heads, and a segmentation's class map */
+  guint n_tensors;              /* the heads, then those the kind derives */
   hy_shape *shapes;             /* the executor's outputs (batched) */
   GstHybridTensor *layout;      /* per frame: names, dims, sizes; no data */
   gchar **names;
   gsize n_floats;
-  guint max_detections;
-  gboolean boxes_normalized;    /* detection: corners in [0, 1] of the
-                                 * input (MultiBoxDetection), not pixels */
-  guint n_classes;              /* segmentation: C, counted per result */
-  gint mask_head;               /* detection: the (1, K, M, M) masks head, or -1 */
   gsize block_size, tensors_at, detections_at, counts_at, slots_at, data_at;
+
+  /* The room the kind's decoder asks for (decode.h, its block), 0 unless
+   * it does: */
+  guint max_detections;         /* boxes (result->detections) */
+  guint n_counts;               /* counters (result->class_pixels) */
+  /* "class-N" for a class past the labels: written into each block's
+   * slots, one per label a result can hold (its boxes, top classes or
+   * keypoints), so that no class id, however large, costs memory that
+   * lasts */
+  guint n_label_slots;
+  /* what its decode reads, made once for the pool, freed with it */
+  gpointer decoder_data;
+  GDestroyNotify decoder_data_free;
 
   /* The pool's own strings, freed with it (so with the last result that
    * holds it): set in the results by pointer (hyg_set_pooled), copied by
    * whatever copies a result's structure. */
   gchar **labels;               /* packed (hyg_strv_pack) */
   guint n_labels;
-  gchar **outputs;              /* raw: "name (shape)" per head */
-  /* "class-N" for a class past the labels: written into each block's
-   * slots, one per label a result can hold (its boxes, top classes or
-   * keypoints), so that no class id, however large, costs memory that
-   * lasts */
-  guint n_label_slots;
   GstStructure *detection_param;        /* the ROI parameter's template */
 };
 
 /* A pool of result blocks for the executor's current output shapes (batch
- * `batch`) read as `spec->output`, labelled with `spec->labels` (copied
- * into one block of the pool's).  The caller owns it until
+ * `batch`), whose results say `type` (interned), labelled with `labels`
+ * (copied into one block of the pool's).  Then the kind asks for its room
+ * (gst_hybrid_result_pool_add_tensor, the room fields above), and
+ * gst_hybrid_result_pool_seal lays the blocks out: decode.h's
+ * gst_hybrid_decoder_pool_new does all three.  The caller owns it until
  * gst_hybrid_result_pool_close(). */
 GstHybridResultPool *gst_hybrid_result_pool_new (const hy_executor * exec,
-    const hy_model * model, gint64 batch, const GstHybridResultSpec * spec);
+    const hy_model * model, gint64 batch, const gchar * type,
+    const gchar * const *labels, guint n_labels);
+
+/* One more tensor per result, after the heads and those added before it:
+ * the caller names it (a string that outlives the pool) and sets its
+ * ndim, dims and n_elements (the pointer holds until the next tensor is
+ * added).  Before gst_hybrid_result_pool_seal. */
+GstHybridTensor *gst_hybrid_result_pool_add_tensor (GstHybridResultPool *
+    pool, const gchar * name);
+
+/* Label slots for results that label up to `n` classes at once, of ids
+ * below `ids`: none when the pool's labels name every one. */
+guint gst_hybrid_result_pool_label_room (const GstHybridResultPool * pool,
+    guint64 ids, guint n);
+
+/* The blocks' layout, from the heads and the room asked for: once, before
+ * the first block. */
+void gst_hybrid_result_pool_seal (GstHybridResultPool * pool);
 
 /* Whether the pool's blocks fit the executor's current outputs (a re-plan
  * for a new input size may change them: then make a new pool). */
