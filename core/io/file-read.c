@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "hybrid.h"
-#include "file-read.h"
+#include "core/io/file-read.h"
 
 static const char *
 kind_of (mode_t mode)

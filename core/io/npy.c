@@ -10,7 +10,7 @@
 
 #include "hybrid.h"
 #include "hybrid-npy.h"
-#include "file-read.h"
+#include "core/io/file-read.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6

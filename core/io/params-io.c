@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "hybrid.h"
-#include "params-io.h"
-#include "file-read.h"
+#include "core/io/params-io.h"
+#include "core/io/file-read.h"
 
 #define LIST_MAGIC G_GUINT64_CONSTANT (0x112)
 #define ARRAY_V1_MAGIC 0xF993FAC8u
