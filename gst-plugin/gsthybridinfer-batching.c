@@ -29,17 +29,17 @@ gst_hybrid_infer_drop_pending (GstHybridInfer * self)
 /* Runs the batch (full, or partial when draining) and moves every pending
  * frame, results attached, to the ready queue. */
 static gboolean
-complete_batch (GstHybridInfer * self)
+complete_batch (GstHybridInfer * self, const GstHybridFrameSettings * fs)
 {
   GstHybridPendingFrame p;
   guint64 first, last;
   if (gst_hybrid_batch_inferred_range (self->batch, &first, &last)
-      && !gst_hybrid_infer_run_forward (self, first, last))
+      && !gst_hybrid_infer_run_forward (self, fs, first, last))
     return FALSE;
   while (gst_hybrid_batch_pop_pending (self->batch, &p)) {
     if (p.slot >= 0)
-      gst_hybrid_infer_finish_frame (self, p.buffer, p.frame_number, p.slot,
-          p.start_us);
+      gst_hybrid_infer_finish_frame (self, fs, p.buffer, p.frame_number,
+          p.slot, p.start_us);
     else
       gst_hybrid_infer_carry_last (self, p.buffer);
     gst_hybrid_batch_push_ready (self->batch, p.buffer);
@@ -73,15 +73,13 @@ pool_exhausted (GstHybridInfer * self, GstBuffer * buf)
 }
 
 /* Arms the timed flush when frames are held and none was armed, from the
- * oldest held frame; disarms it when none is held.  Streaming thread. */
+ * oldest held frame (batch-timeout `timeout_ms`, 0: none); disarms it
+ * when none is held.  Streaming thread. */
 void
-gst_hybrid_infer_update_flush_deadline (GstHybridInfer * self)
+gst_hybrid_infer_update_flush_deadline (GstHybridInfer * self,
+    guint timeout_ms)
 {
   gboolean held = gst_hybrid_batch_has_pending (self->batch);
-  guint timeout_ms;
-  GST_OBJECT_LOCK (self);
-  timeout_ms = self->settings.batch_timeout_ms;
-  GST_OBJECT_UNLOCK (self);
   g_mutex_lock (&self->flush_lock);
   if (!held || !timeout_ms)
     self->flush_deadline = 0;
@@ -94,7 +92,8 @@ gst_hybrid_infer_update_flush_deadline (GstHybridInfer * self)
 }
 
 static GstFlowReturn
-queue_frame (GstHybridInfer * self, GstBuffer * buf)
+queue_frame (GstHybridInfer * self, const GstHybridFrameSettings * fs,
+    GstBuffer * buf)
 {
   GstHybridPendingFrame p = {
     .buffer = gst_buffer_make_writable (buf),
@@ -102,7 +101,7 @@ queue_frame (GstHybridInfer * self, GstBuffer * buf)
     .slot = -1,
     .start_us = g_get_monotonic_time (),
   };
-  if (gst_hybrid_infer_wants_inference (self, p.frame_number)) {
+  if (gst_hybrid_frame_settings_wants (fs, p.frame_number)) {
     p.slot = gst_hybrid_batch_next_slot (self->batch);
     if (!gst_hybrid_infer_load_frame (self, p.buffer, p.slot)) {
       gst_buffer_unref (p.buffer);
@@ -111,9 +110,9 @@ queue_frame (GstHybridInfer * self, GstBuffer * buf)
   }
   gst_hybrid_batch_add (self->batch, &p);
   if ((gst_hybrid_batch_is_full (self->batch)
-          || pool_exhausted (self, p.buffer)) && !complete_batch (self))
+          || pool_exhausted (self, p.buffer)) && !complete_batch (self, fs))
     return GST_FLOW_ERROR;
-  gst_hybrid_infer_update_flush_deadline (self);
+  gst_hybrid_infer_update_flush_deadline (self, fs->batch_timeout_ms);
   return GST_FLOW_OK;
 }
 
@@ -135,8 +134,11 @@ gst_hybrid_infer_generate_batched (GstHybridInfer * self, GstBuffer ** outbuf)
   g_mutex_lock (&self->model_lock);
   if (trans->queued_buf) {
     GstBuffer *buf = trans->queued_buf;
+    GstHybridFrameSettings fs;
     trans->queued_buf = NULL;
-    ret = queue_frame (self, buf);
+    gst_hybrid_infer_take_frame_settings (self, &fs);
+    ret = queue_frame (self, &fs, buf);
+    gst_hybrid_infer_frame_settings_clear (&fs);
   }
   if (ret == GST_FLOW_OK)
     *outbuf = gst_hybrid_batch_pop_ready (self->batch);
@@ -155,10 +157,13 @@ gst_hybrid_infer_drain (GstHybridInfer * self)
   GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   GstBuffer *buf;
   GstFlowReturn ret = GST_FLOW_OK;
+  GstHybridFrameSettings fs;
   if (!self->batch)
     return GST_FLOW_OK;
   g_mutex_lock (&self->model_lock);
-  if (gst_hybrid_batch_has_pending (self->batch) && !complete_batch (self)) {
+  gst_hybrid_infer_take_frame_settings (self, &fs);
+  if (gst_hybrid_batch_has_pending (self->batch)
+      && !complete_batch (self, &fs)) {
     drop_pending_locked (self);
     ret = GST_FLOW_ERROR;
     goto done;
@@ -174,8 +179,9 @@ gst_hybrid_infer_drain (GstHybridInfer * self)
     }
   }
 done:
-  gst_hybrid_infer_update_flush_deadline (self);
+  gst_hybrid_infer_update_flush_deadline (self, fs.batch_timeout_ms);
   g_mutex_unlock (&self->model_lock);
+  gst_hybrid_infer_frame_settings_clear (&fs);
   return ret;
 }
 
@@ -186,10 +192,13 @@ done:
 gboolean
 gst_hybrid_infer_run_held (GstHybridInfer * self)
 {
+  GstHybridFrameSettings fs;
   if (!self->batch || !gst_hybrid_batch_has_pending (self->batch))
     return FALSE;
-  if (!complete_batch (self))
+  gst_hybrid_infer_take_frame_settings (self, &fs);
+  if (!complete_batch (self, &fs))
     drop_pending_locked (self);       /* the forward posted its error */
+  gst_hybrid_infer_frame_settings_clear (&fs);
   return gst_hybrid_batch_has_ready (self->batch);
 }
 

@@ -31,20 +31,6 @@ gst_hybrid_infer_sum_up_dump_failures (GstHybridInfer * self)
   g_free (dir);
 }
 
-/* A changed dump-dir or dump-frames may fail anew, for another reason:
- * sum up the old setting's failures and post the next one again. */
-static void
-rearm_dump_warning (GstHybridInfer * self)
-{
-  gboolean rearm;
-  GST_OBJECT_LOCK (self);
-  rearm = self->dump_rearm;
-  self->dump_rearm = FALSE;
-  GST_OBJECT_UNLOCK (self);
-  if (rearm)
-    gst_hybrid_infer_sum_up_dump_failures (self);
-}
-
 /* The first dump failure of a setting is a warning; later ones are
  * counted, for the dump-failures property and a summary. */
 void
@@ -71,30 +57,30 @@ gst_hybrid_infer_report_dump_failure (GstHybridInfer * self,
         frame, dump_error->message);
 }
 
-/* The directory for this forward's dump, or NULL for none. */
+/* The directory for this forward's dump, or NULL for none.  The object
+ * lock is taken only when dump-frames does not parse (warned once). */
 gchar *
-gst_hybrid_infer_dump_dir_for (GstHybridInfer * self, hy_mode mode,
-    guint64 first, guint64 last)
+gst_hybrid_infer_dump_dir_for (GstHybridInfer * self,
+    const GstHybridFrameSettings * fs, hy_mode mode, guint64 first,
+    guint64 last)
 {
-  GstHybridInferSettings *s = &self->settings;
   gchar *dir = NULL;
   gboolean bad_frames = FALSE;
-  rearm_dump_warning (self);
-  GST_OBJECT_LOCK (self);
-  if (mode == HY_MODE_IMPERATIVE && s->dump_dir && *s->dump_dir) {
-    if (!s->dump_set) {
-      bad_frames = !self->warned_dump_frames;
-      self->warned_dump_frames = TRUE;
-    } else {
-      for (guint64 f = first; f <= last && !dir; f++)
-        if (hyg_frame_set_contains (s->dump_set, f)) {
-          gchar *name = g_strdup_printf ("frame-%06" G_GUINT64_FORMAT, f);
-          dir = g_build_filename (s->dump_dir, name, NULL);
-          g_free (name);
-        }
-    }
+  if (mode != HY_MODE_IMPERATIVE || !fs->dump_dir)
+    return NULL;
+  if (!fs->dump_set) {
+    GST_OBJECT_LOCK (self);
+    bad_frames = !self->warned_dump_frames;
+    self->warned_dump_frames = TRUE;
+    GST_OBJECT_UNLOCK (self);
+  } else {
+    for (guint64 f = first; f <= last && !dir; f++)
+      if (hyg_frame_set_contains (fs->dump_set, f)) {
+        gchar *name = g_strdup_printf ("frame-%06" G_GUINT64_FORMAT, f);
+        dir = g_build_filename (fs->dump_dir, name, NULL);
+        g_free (name);
+      }
   }
-  GST_OBJECT_UNLOCK (self);
   if (bad_frames)
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
         ("dump-frames is not a list of frames and ranges: no dumps"), (NULL));

@@ -22,17 +22,17 @@
 
 /* The bound for this frame's stream, from its frame duration (of the
  * caps, else of the buffer; unknown: the ceiling) times `interval` (only
- * every interval-th frame reaches the engine).  Object lock held. */
+ * every interval-th frame reaches the engine). */
 static gint64
-quiet_us_for (GstHybridInfer * self, GstBuffer * buf)
+quiet_us_for (const GstHybridFrameSettings * fs, GstBuffer * buf)
 {
-  GstClockTime duration = self->frame_duration;
+  GstClockTime duration = fs->frame_duration;
   if (!duration && GST_BUFFER_DURATION_IS_VALID (buf))
     duration = GST_BUFFER_DURATION (buf);
   if (!duration)
     return QUIET_MAX_US;
   gint64 us = (gint64) (duration / GST_USECOND);
-  us *= 2 * (gint64) MAX (self->settings.interval, 1);
+  us *= 2 * (gint64) MAX (fs->interval, 1);
   return CLAMP (us, QUIET_MIN_US, QUIET_MAX_US);
 }
 
@@ -66,7 +66,7 @@ gst_hybrid_infer_join_engine (GstHybridInfer * self,
 /* skip-when-busy: the result of a frame that went on earlier, once the
  * engine has it, becomes the one frames carry. */
 static gboolean
-take_engine_result (GstHybridInfer * self)
+take_engine_result (GstHybridInfer * self, gboolean post)
 {
   GError *error = NULL;
   GstHybridResult *result =
@@ -78,7 +78,7 @@ take_engine_result (GstHybridInfer * self)
   if (result) {
     gdouble latency = 0;
     gst_structure_get_double (result->results, "latency-us", &latency);
-    gst_hybrid_infer_publish_result (self, NULL, result, latency);
+    gst_hybrid_infer_publish_result (self, NULL, result, latency, post);
   }
   return TRUE;
 }
@@ -87,8 +87,8 @@ take_engine_result (GstHybridInfer * self)
  * handed over, or skipped when the engine is busy, and goes on with the
  * newest result. */
 GstFlowReturn
-gst_hybrid_infer_on_engine (GstHybridInfer * self, GstBuffer * buf,
-    guint64 frame, gboolean wanted)
+gst_hybrid_infer_on_engine (GstHybridInfer * self,
+    const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame)
 {
   GstHybridEngineRequest request = {
     .frame = gst_hybrid_infer_frame_details (self, buf, frame)
@@ -98,19 +98,16 @@ gst_hybrid_infer_on_engine (GstHybridInfer * self, GstBuffer * buf,
   int strides[3];
   GError *error = NULL;
 
-  if (self->skip_when_busy && !take_engine_result (self))
+  if (self->skip_when_busy && !take_engine_result (self, fs->post_messages))
     return GST_FLOW_ERROR;
-  if (!wanted) {
+  if (!gst_hybrid_frame_settings_wants (fs, frame)) {
     gst_hybrid_infer_carry_last (self, buf);
     return GST_FLOW_OK;
   }
-  GST_OBJECT_LOCK (self);
-  request.top_k = self->settings.top_k;
-  request.threshold = self->settings.threshold;
-  request.timeout_ms = self->settings.batch_timeout_ms;
-  request.quiet_us = quiet_us_for (self, buf);
-  GST_OBJECT_UNLOCK (self);
-  gst_hybrid_infer_class_thresholds (self);
+  request.top_k = fs->top_k;
+  request.threshold = fs->threshold;
+  request.timeout_ms = fs->batch_timeout_ms;
+  request.quiet_us = quiet_us_for (fs, buf);
   request.class_thresholds = self->class_thresholds;
   if (!gst_hybrid_infer_map_frame (self, buf, &mapped, planes, strides))
     return GST_FLOW_ERROR;
@@ -140,6 +137,6 @@ gst_hybrid_infer_on_engine (GstHybridInfer * self, GstBuffer * buf,
     return GST_FLOW_ERROR;
   }
   gst_hybrid_infer_publish_result (self, buf, result,
-      (gdouble) (g_get_monotonic_time () - start));
+      (gdouble) (g_get_monotonic_time () - start), fs->post_messages);
   return GST_FLOW_OK;
 }

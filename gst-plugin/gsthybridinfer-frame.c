@@ -11,16 +11,6 @@
 #include "gsthybridinfer-private.h"
 #include "gsthybridmeta.h"
 
-gboolean
-gst_hybrid_infer_wants_inference (GstHybridInfer * self, guint64 frame)
-{
-  guint interval;
-  GST_OBJECT_LOCK (self);
-  interval = self->settings.interval;
-  GST_OBJECT_UNLOCK (self);
-  return frame % interval == 0;
-}
-
 /* Maps buf's planes for reading (unmap `frame` after); FALSE, the error
  * posted, when it cannot be read. */
 gboolean
@@ -91,16 +81,14 @@ refuse_imperative (GstHybridInfer * self, hy_mode mode, GError ** error)
 
 /* One forward; frames first..last are the ones in the batch. */
 gboolean
-gst_hybrid_infer_run_forward (GstHybridInfer * self, guint64 first,
-    guint64 last)
+gst_hybrid_infer_run_forward (GstHybridInfer * self,
+    const GstHybridFrameSettings * fs, guint64 first, guint64 last)
 {
-  hy_mode mode;
+  hy_mode mode = fs->mode;
   GError *error = NULL, *dump_error = NULL;
-  GST_OBJECT_LOCK (self);
-  mode = self->settings.mode;
-  GST_OBJECT_UNLOCK (self);
 
-  gchar *dump_dir = gst_hybrid_infer_dump_dir_for (self, mode, first, last);
+  gchar *dump_dir = gst_hybrid_infer_dump_dir_for (self, fs, mode, first,
+      last);
   gboolean ok = gst_hybrid_session_forward (self->session, mode, dump_dir,
       &dump_error, &error);
   if (!ok && refuse_imperative (self, mode, &error)) {
@@ -127,10 +115,14 @@ gst_hybrid_infer_run_forward (GstHybridInfer * self, guint64 first,
     g_error_free (error);
     return FALSE;
   }
+  /* the arena changes with the mode only: the lock when it did */
   gint64 arena = gst_hybrid_session_arena_bytes (self->session);
-  GST_OBJECT_LOCK (self);
-  self->arena_bytes = arena;
-  GST_OBJECT_UNLOCK (self);
+  if (arena != self->arena_seen) {
+    self->arena_seen = arena;
+    GST_OBJECT_LOCK (self);
+    self->arena_bytes = arena;
+    GST_OBJECT_UNLOCK (self);
+  }
   return TRUE;
 }
 
@@ -189,13 +181,8 @@ gst_hybrid_infer_frame_details (GstHybridInfer * self, GstBuffer * buf,
  * "Allocations per frame". */
 void
 gst_hybrid_infer_publish_result (GstHybridInfer * self, GstBuffer * buf,
-    GstHybridResult * result, gdouble latency_us)
+    GstHybridResult * result, gdouble latency_us, gboolean post)
 {
-  gboolean post;
-  GST_OBJECT_LOCK (self);
-  post = self->settings.post_messages;
-  GST_OBJECT_UNLOCK (self);
-
   if (buf)
     attach_result (buf, result, TRUE);
   /* The message owns its structure: a copy (GStreamer's own allocations,
@@ -207,7 +194,14 @@ gst_hybrid_infer_publish_result (GstHybridInfer * self, GstBuffer * buf,
   if (self->last)
     gst_hybrid_result_unref (self->last);
   self->last = result;
+  gst_hybrid_infer_count_inferred (self, latency_us);
+}
 
+/* The statistics of an inferred frame: the one write a frame makes under
+ * the object lock. */
+void
+gst_hybrid_infer_count_inferred (GstHybridInfer * self, gdouble latency_us)
+{
   GST_OBJECT_LOCK (self);
   self->frames_inferred++;
   self->total_latency_us += latency_us;
@@ -218,26 +212,19 @@ gst_hybrid_infer_publish_result (GstHybridInfer * self, GstBuffer * buf,
 /* Reads batch slot `slot` of the element's own session into a result for
  * `buf` and publishes it. */
 void
-gst_hybrid_infer_finish_frame (GstHybridInfer * self, GstBuffer * buf,
-    guint64 frame, gint slot, gint64 start_us)
+gst_hybrid_infer_finish_frame (GstHybridInfer * self,
+    const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame,
+    gint slot, gint64 start_us)
 {
   GstHybridResultFrame details =
       gst_hybrid_infer_frame_details (self, buf, frame);
-  guint top_k;
-  gfloat threshold;
-  const hyg_class_thresholds *class_thresholds =
-      gst_hybrid_infer_class_thresholds (self);
   gboolean grew;
 
   details.latency_us = (gdouble) (g_get_monotonic_time () - start_us);
-  GST_OBJECT_LOCK (self);
-  top_k = self->settings.top_k;
-  threshold = self->settings.threshold;
-  GST_OBJECT_UNLOCK (self);
-
   GstHybridResult *result = gst_hybrid_session_result (self->session, slot,
-      NULL, &details, top_k, threshold, class_thresholds, &grew);
+      NULL, &details, fs->top_k, fs->threshold, fs->class_thresholds, &grew);
   if (grew)
     GST_DEBUG_OBJECT (self, "every result block held: one more");
-  gst_hybrid_infer_publish_result (self, buf, result, details.latency_us);
+  gst_hybrid_infer_publish_result (self, buf, result, details.latency_us,
+      fs->post_messages);
 }

@@ -72,6 +72,34 @@ typedef struct
   gboolean full_range;
 } GstHybridFrameFormat;
 
+/* What one frame reads of the properties: taken under the object lock
+ * once per frame (gst_hybrid_infer_take_frame_settings) and passed down,
+ * never written after.  Nothing in it is allocated but the dump fields,
+ * set only in imperative mode with a dump-dir. */
+typedef struct
+{
+  guint interval;
+  hy_mode mode;
+  guint top_k;
+  gfloat threshold;
+  guint batch_timeout_ms;
+  gboolean post_messages;
+  GstClockTime frame_duration;  /* of the current caps; 0: unknown */
+  /* resolved against the running model's labels; NULL: none.  Points at
+   * the instance's, which only the streaming thread writes. */
+  const hyg_class_thresholds *class_thresholds;
+  gchar *dump_dir;              /* imperative with a dump-dir, or NULL */
+  hyg_frame_set *dump_set;      /* with dump_dir; NULL: does not parse */
+} GstHybridFrameSettings;
+
+/* Whether frame number `frame` is one the interval infers. */
+static inline gboolean
+gst_hybrid_frame_settings_wants (const GstHybridFrameSettings * fs,
+    guint64 frame)
+{
+  return frame % fs->interval == 0;
+}
+
 struct _GstHybridInfer
 {
   GstBaseTransform parent;
@@ -87,6 +115,7 @@ struct _GstHybridInfer
   gdouble total_latency_us;
   gdouble last_latency_us;
   gint64 arena_bytes;
+  gint64 arena_seen;            /* streaming thread's copy of arena_bytes */
 
   /* The model and what is made from it (session, roi, last, the frames
    * held for a batch and the ready queue) change hands under
@@ -181,6 +210,14 @@ void gst_hybrid_infer_set_property (GObject * object, guint prop_id,
 G_GNUC_INTERNAL
 void gst_hybrid_infer_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
+/* The one place a frame takes the object lock to read the properties.
+ * On the element's own model, model_lock held (class-thresholds are
+ * looked up in the labels of the session that runs). */
+G_GNUC_INTERNAL
+void gst_hybrid_infer_take_frame_settings (GstHybridInfer * self,
+    GstHybridFrameSettings * fs);
+G_GNUC_INTERNAL
+void gst_hybrid_infer_frame_settings_clear (GstHybridFrameSettings * fs);
 
 /* ---- start / stop (gsthybridinfer-start.c) ------------------------------- */
 
@@ -213,17 +250,14 @@ void gst_hybrid_infer_add_batch_latency (GstHybridInfer * self,
 /* ---- one frame on the own model (gsthybridinfer-frame.c) ----------------- */
 
 G_GNUC_INTERNAL
-gboolean gst_hybrid_infer_wants_inference (GstHybridInfer * self,
-    guint64 frame);
-G_GNUC_INTERNAL
 gboolean gst_hybrid_infer_map_frame (GstHybridInfer * self, GstBuffer * buf,
     GstVideoFrame * frame, const uint8_t * planes[3], int strides[3]);
 G_GNUC_INTERNAL
 gboolean gst_hybrid_infer_load_frame (GstHybridInfer * self, GstBuffer * buf,
     gint slot);
 G_GNUC_INTERNAL
-gboolean gst_hybrid_infer_run_forward (GstHybridInfer * self, guint64 first,
-    guint64 last);
+gboolean gst_hybrid_infer_run_forward (GstHybridInfer * self,
+    const GstHybridFrameSettings * fs, guint64 first, guint64 last);
 G_GNUC_INTERNAL
 void gst_hybrid_infer_carry_last (GstHybridInfer * self, GstBuffer * buf);
 G_GNUC_INTERNAL
@@ -231,10 +265,14 @@ GstHybridResultFrame gst_hybrid_infer_frame_details (GstHybridInfer * self,
     GstBuffer * buf, guint64 frame);
 G_GNUC_INTERNAL
 void gst_hybrid_infer_publish_result (GstHybridInfer * self, GstBuffer * buf,
-    GstHybridResult * result, gdouble latency_us);
+    GstHybridResult * result, gdouble latency_us, gboolean post);
 G_GNUC_INTERNAL
-void gst_hybrid_infer_finish_frame (GstHybridInfer * self, GstBuffer * buf,
-    guint64 frame, gint slot, gint64 start_us);
+void gst_hybrid_infer_count_inferred (GstHybridInfer * self,
+    gdouble latency_us);
+G_GNUC_INTERNAL
+void gst_hybrid_infer_finish_frame (GstHybridInfer * self,
+    const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame,
+    gint slot, gint64 start_us);
 
 /* ---- batches (gsthybridinfer-batching.c) --------------------------------- */
 
@@ -250,7 +288,8 @@ gboolean gst_hybrid_infer_run_held (GstHybridInfer * self);
 G_GNUC_INTERNAL
 void gst_hybrid_infer_flush_now (GstHybridInfer * self);
 G_GNUC_INTERNAL
-void gst_hybrid_infer_update_flush_deadline (GstHybridInfer * self);
+void gst_hybrid_infer_update_flush_deadline (GstHybridInfer * self,
+    guint timeout_ms);
 G_GNUC_INTERNAL
 gpointer gst_hybrid_infer_flush_thread_func (gpointer data);
 
@@ -262,7 +301,7 @@ gboolean gst_hybrid_infer_join_engine (GstHybridInfer * self,
     const GstHybridSessionConfig * config, char **note, GError ** error);
 G_GNUC_INTERNAL
 GstFlowReturn gst_hybrid_infer_on_engine (GstHybridInfer * self,
-    GstBuffer * buf, guint64 frame, gboolean wanted);
+    const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame);
 
 /* ---- on regions of interest (gsthybridinfer-regions.c) ------------------- */
 
@@ -271,7 +310,7 @@ gboolean gst_hybrid_infer_start_regions (GstHybridInfer * self,
     const gchar * object_class, GError ** error);
 G_GNUC_INTERNAL
 GstFlowReturn gst_hybrid_infer_on_regions (GstHybridInfer * self,
-    GstBuffer * buf, guint64 frame);
+    const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame);
 
 /* ---- hot reload (gsthybridinfer-reload.c) -------------------------------- */
 
@@ -286,15 +325,23 @@ void gst_hybrid_infer_reload_stop (GstHybridInfer * self);
 G_GNUC_INTERNAL
 gboolean gst_hybrid_infer_start_class_thresholds (GstHybridInfer * self,
     GError ** error);
+/* Object lock held: looks class-thresholds up again when they changed
+ * (or a reload brought other labels); *error: a bad value, to post once
+ * the lock is let go. */
 G_GNUC_INTERNAL
-const hyg_class_thresholds *gst_hybrid_infer_class_thresholds (GstHybridInfer
-    * self);
+const hyg_class_thresholds
+    *gst_hybrid_infer_class_thresholds_locked (GstHybridInfer * self,
+    GError ** error);
+G_GNUC_INTERNAL
+void gst_hybrid_infer_warn_class_thresholds (GstHybridInfer * self,
+    GError * error);
 
 /* ---- dumps (gsthybridinfer-dump.c) --------------------------------------- */
 
 G_GNUC_INTERNAL
-gchar *gst_hybrid_infer_dump_dir_for (GstHybridInfer * self, hy_mode mode,
-    guint64 first, guint64 last);
+gchar *gst_hybrid_infer_dump_dir_for (GstHybridInfer * self,
+    const GstHybridFrameSettings * fs, hy_mode mode, guint64 first,
+    guint64 last);
 G_GNUC_INTERNAL
 void gst_hybrid_infer_report_dump_failure (GstHybridInfer * self,
     const GError * dump_error, guint64 frame);

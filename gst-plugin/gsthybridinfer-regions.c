@@ -37,8 +37,8 @@ gst_hybrid_infer_start_regions (GstHybridInfer * self,
 /* inference-region=roi: every region of the frame the classes take runs
  * through the model, its result added to its meta (infer-roi.h). */
 GstFlowReturn
-gst_hybrid_infer_on_regions (GstHybridInfer * self, GstBuffer * buf,
-    guint64 frame)
+gst_hybrid_infer_on_regions (GstHybridInfer * self,
+    const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame)
 {
   GstHybridRoiFrame f = {
     .details = gst_hybrid_infer_frame_details (self, buf, frame)
@@ -52,12 +52,10 @@ gst_hybrid_infer_on_regions (GstHybridInfer * self, GstBuffer * buf,
     return GST_FLOW_ERROR;
   f.width = GST_VIDEO_FRAME_WIDTH (&mapped);
   f.height = GST_VIDEO_FRAME_HEIGHT (&mapped);
-  GST_OBJECT_LOCK (self);
-  f.top_k = self->settings.top_k;
-  f.threshold = self->settings.threshold;
-  f.mode = self->settings.mode;
-  GST_OBJECT_UNLOCK (self);
-  f.class_thresholds = gst_hybrid_infer_class_thresholds (self);
+  f.top_k = fs->top_k;
+  f.threshold = fs->threshold;
+  f.mode = fs->mode;
+  f.class_thresholds = fs->class_thresholds;
   gint64 start = g_get_monotonic_time ();
   gboolean ok = gst_hybrid_roi_infer (self->roi, self->session, buf, &f,
       &n_done, &error);
@@ -66,13 +64,8 @@ gst_hybrid_infer_on_regions (GstHybridInfer * self, GstBuffer * buf,
     gst_hybrid_infer_post_frame_error (self, error, frame);
     return GST_FLOW_ERROR;
   }
-  if (n_done) {
-    gdouble latency = (gdouble) (g_get_monotonic_time () - start);
-    GST_OBJECT_LOCK (self);
-    self->frames_inferred++;
-    self->total_latency_us += latency;
-    self->last_latency_us = latency;
-    GST_OBJECT_UNLOCK (self);
-  }
+  if (n_done)
+    gst_hybrid_infer_count_inferred (self,
+        (gdouble) (g_get_monotonic_time () - start));
   return GST_FLOW_OK;
 }

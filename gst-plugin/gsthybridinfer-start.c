@@ -129,6 +129,7 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   self->last_latency_us = 0;
   self->arena_bytes =
       gst_hybrid_session_arena_bytes (gst_hybrid_infer_running_session (self));
+  self->arena_seen = self->arena_bytes;
   self->on_engine = self->client != NULL;
   self->frame_known = FALSE;
   self->frame_serial = 0;

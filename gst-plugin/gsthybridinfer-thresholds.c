@@ -31,13 +31,13 @@ gst_hybrid_infer_start_class_thresholds (GstHybridInfer * self,
 }
 
 /* The class thresholds the next result is read with, NULL for none.
- * Streaming thread: the session it looks labels up in is the one that
- * runs (a reload swaps it under the stream lock). */
+ * Object lock held, by the streaming thread taking its frame's settings:
+ * the session it looks labels up in is the one that runs (a reload swaps
+ * it under model_lock, which that thread holds on its own model). */
 const hyg_class_thresholds *
-gst_hybrid_infer_class_thresholds (GstHybridInfer * self)
+gst_hybrid_infer_class_thresholds_locked (GstHybridInfer * self,
+    GError ** error)
 {
-  GError *error = NULL;
-  GST_OBJECT_LOCK (self);
   if (self->class_thresholds_dirty) {
     guint n_labels;
     const char *const *labels =
@@ -45,13 +45,17 @@ gst_hybrid_infer_class_thresholds (GstHybridInfer * self)
         &n_labels);
     self->class_thresholds_dirty = FALSE;
     hyg_class_thresholds_parse (self->settings.class_thresholds, labels,
-        n_labels, &self->class_thresholds, &error);
-  }
-  GST_OBJECT_UNLOCK (self);
-  if (error) {
-    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", error->message),
-        ("only threshold applies until class-thresholds is set again"));
-    g_error_free (error);
+        n_labels, &self->class_thresholds, error);
   }
   return self->class_thresholds.n ? &self->class_thresholds : NULL;
+}
+
+/* A class-thresholds value the running labels refuse (freed). */
+void
+gst_hybrid_infer_warn_class_thresholds (GstHybridInfer * self,
+    GError * error)
+{
+  GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", error->message),
+      ("only threshold applies until class-thresholds is set again"));
+  g_error_free (error);
 }

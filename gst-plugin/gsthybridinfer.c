@@ -159,20 +159,21 @@ gst_hybrid_infer_finalize (GObject * object)
 /* A frame on the element's own model (or on its regions); model_lock
  * held, so that a reload takes over before or after, never during. */
 static GstFlowReturn
-transform_own (GstHybridInfer * self, GstBuffer * buf, guint64 frame)
+transform_own (GstHybridInfer * self, const GstHybridFrameSettings * fs,
+    GstBuffer * buf, guint64 frame)
 {
   if (self->roi)
-    return gst_hybrid_infer_wants_inference (self, frame)
-        ? gst_hybrid_infer_on_regions (self, buf, frame) : GST_FLOW_OK;
-  if (!gst_hybrid_infer_wants_inference (self, frame)) {
+    return gst_hybrid_frame_settings_wants (fs, frame)
+        ? gst_hybrid_infer_on_regions (self, fs, buf, frame) : GST_FLOW_OK;
+  if (!gst_hybrid_frame_settings_wants (fs, frame)) {
     gst_hybrid_infer_carry_last (self, buf);
     return GST_FLOW_OK;
   }
   gint64 start = g_get_monotonic_time ();
   if (!gst_hybrid_infer_load_frame (self, buf, 0)
-      || !gst_hybrid_infer_run_forward (self, frame, frame))
+      || !gst_hybrid_infer_run_forward (self, fs, frame, frame))
     return GST_FLOW_ERROR;
-  gst_hybrid_infer_finish_frame (self, buf, frame, 0, start);
+  gst_hybrid_infer_finish_frame (self, fs, buf, frame, 0, start);
   return GST_FLOW_OK;
 }
 
@@ -181,13 +182,22 @@ gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
   guint64 frame = self->frame_count++;
+  GstHybridFrameSettings fs;
+  GstFlowReturn ret;
 
-  if (self->client)
-    return gst_hybrid_infer_on_engine (self, buf, frame,
-        gst_hybrid_infer_wants_inference (self, frame));
-  g_mutex_lock (&self->model_lock);
-  GstFlowReturn ret = transform_own (self, buf, frame);
-  g_mutex_unlock (&self->model_lock);
+  /* the frame's settings, the one time it takes the object lock to read
+   * them; on the own model under model_lock, so that class-thresholds
+   * are looked up in the labels of the session it runs on */
+  if (self->client) {
+    gst_hybrid_infer_take_frame_settings (self, &fs);
+    ret = gst_hybrid_infer_on_engine (self, &fs, buf, frame);
+  } else {
+    g_mutex_lock (&self->model_lock);
+    gst_hybrid_infer_take_frame_settings (self, &fs);
+    ret = transform_own (self, &fs, buf, frame);
+    g_mutex_unlock (&self->model_lock);
+  }
+  gst_hybrid_infer_frame_settings_clear (&fs);
   return ret;
 }
 
@@ -231,8 +241,8 @@ gst_hybrid_infer_sink_event (GstBaseTransform * trans, GstEvent * event)
         gst_hybrid_engine_client_set_flushing (self->client, FALSE);
       gst_hybrid_infer_drop_pending (self);
       self->flush_ret = GST_FLOW_OK;
-      if (self->batch)
-        gst_hybrid_infer_update_flush_deadline (self);
+      if (self->batch)          /* nothing held now: disarmed */
+        gst_hybrid_infer_update_flush_deadline (self, 0);
       break;
     default:
       if (GST_EVENT_IS_SERIALIZED (event))
