@@ -50,8 +50,12 @@ hy_precision_parse (const char *text, hy_precision *out, GError **error)
     *out = HY_PRECISION_FP16;
     return TRUE;
   }
+  if (!strcmp (text, "bf16") || !strcmp (text, "bfloat16")) {
+    *out = HY_PRECISION_BF16;
+    return TRUE;
+  }
   g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-      "precision '%s' is not one of fp32, fp16", text);
+      "precision '%s' is not one of fp32, fp16, bf16", text);
   return FALSE;
 }
 

@@ -294,6 +294,12 @@ hy_executor_set_precision (hy_executor *exec, hy_precision precision,
     GError **error)
 {
   hy_backend *be = exec->backend;
+  if (precision == HY_PRECISION_BF16 && be->device.kind != HY_DEVICE_CPU) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "precision bf16 runs on the CPU only; the %s backend computes in "
+        "fp32 or fp16", be->iface->name);
+    return FALSE;
+  }
   if (!be->iface->set_precision) {
     if (precision == HY_PRECISION_FP32)
       return TRUE;

@@ -430,7 +430,7 @@ hy_cmd_bench (int argc, char **argv)
     {"device", 'd', 0, G_OPTION_ARG_STRING, &a.device,
         "cpu, cuda, cuda:N or auto (default: cpu)", "DEV"},
     {"precision", 0, 0, G_OPTION_ARG_STRING, &a.precision,
-        "fp32 (default) or fp16 (CUDA only)", "P"},
+        "fp32 (default), fp16 (CUDA only) or bf16 (CPU with AVX512_BF16)", "P"},
     {"mode", 0, 0, G_OPTION_ARG_STRING, &a.mode,
         "hybrid (default) or imperative", "MODE"},
     {"iterations", 'n', 0, G_OPTION_ARG_INT, &a.iterations,
@@ -506,7 +506,8 @@ hy_cmd_bench (int argc, char **argv)
     goto out;
   }
   threads = a.threads > 0 ? a.threads : default_threads ();
-  device_name = device.kind == HY_DEVICE_CPU ? "cpu"
+  device_name = device.kind == HY_DEVICE_CPU
+      ? (precision == HY_PRECISION_BF16 ? "cpu bf16" : "cpu")
       : precision == HY_PRECISION_FP16 ? "cuda fp16" : "cuda";
   mode_name = mode == HY_MODE_HYBRID ? "hybrid" : "imperative";
   if (a.json)

@@ -213,7 +213,7 @@ hy_cmd_run (int argc, char **argv)
     {"device", 'd', 0, G_OPTION_ARG_STRING, &a.device,
         "cpu, cuda, cuda:N or auto (default: cpu)", "DEV"},
     {"precision", 0, 0, G_OPTION_ARG_STRING, &a.precision,
-        "fp32 (default) or fp16 (CUDA only)", "P"},
+        "fp32 (default), fp16 (CUDA only) or bf16 (CPU with AVX512_BF16)", "P"},
     {"mode", 0, 0, G_OPTION_ARG_STRING, &a.mode,
         "hybrid (default) or imperative", "MODE"},
     {"dump-dir", 0, 0, G_OPTION_ARG_FILENAME, &a.dump_dir,

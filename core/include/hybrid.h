@@ -201,13 +201,18 @@ gboolean hy_device_no_gpu (void);
  * and matrix products read fp16 copies of their inputs and weights and
  * accumulate in fp32 (tensor cores); everything else, and every tensor
  * between layers, stays fp32.  Outputs then match fp32 to about 1e-2
- * relative instead of 1e-4. */
+ * relative instead of 1e-4.  bf16 runs on the CPU only, and only on one
+ * with AVX512_BF16 (refused elsewhere, never emulated): convolutions read
+ * bf16 copies of their input and weights (the weights converted once, when
+ * a plan is made) and accumulate in fp32 through oneDNN; everything else
+ * stays fp32 (docs/PRECISION.md). */
 typedef enum hy_precision {
   HY_PRECISION_FP32,
   HY_PRECISION_FP16,
+  HY_PRECISION_BF16,
 } hy_precision;
 
-/* "fp32" or "fp16". */
+/* "fp32", "fp16" or "bf16". */
 gboolean hy_precision_parse (const char *text, hy_precision *out,
     GError **error);
 

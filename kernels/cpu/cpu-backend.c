@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/conv/blas.h"
 #include "kernels/cpu/conv/conv-strategy.h"
 #include "kernels/backend-impl.h"
@@ -112,18 +113,55 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
       || hy_conv_prepare_call (hy_cpu_backend_ctx (be), call, error);
 }
 
+/* In bf16 every convolution is a call of its own: oneDNN takes each
+ * alone (the fused chains are fp32 kernels). */
 static gboolean
 cpu_fuse_calls (hy_backend *be, const hy_call *first, const hy_call *second,
     hy_call *fused)
 {
-  return hy_conv_fuse_calls (first, second, fused);
+  return !hy_cpu_backend_ctx (be)->bf16
+      && hy_conv_fuse_calls (first, second, fused);
 }
 
 static gboolean
 cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
     const hy_call_shape *second)
 {
-  return hy_conv_may_fuse (first, second);
+  return !hy_cpu_backend_ctx (be)->bf16 && hy_conv_may_fuse (first, second);
+}
+
+/* fp32, or bf16 where the CPU has AVX512_BF16 and oneDNN is built in.
+ * Refused, not emulated, elsewhere: a bf16 emulated in fp32 instructions
+ * would be slower than fp32 itself, which is the one reason to ask for
+ * bf16 (docs/PRECISION.md). */
+static gboolean
+cpu_set_precision (hy_backend *be, hy_precision precision, GError **error)
+{
+  hy_cpu_ctx *ctx = hy_cpu_backend_ctx (be);
+  switch (precision) {
+    case HY_PRECISION_FP32:
+      ctx->bf16 = false;
+      return TRUE;
+    case HY_PRECISION_BF16:
+#ifdef HY_HAVE_DNNL
+      if (!hy_cpu_features_get ()->avx512_bf16) {
+        g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+            "precision bf16 needs a CPU with AVX512_BF16; this one has none");
+        return FALSE;
+      }
+      ctx->bf16 = true;
+      return TRUE;
+#else
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "precision bf16 needs oneDNN, and this build has none");
+      return FALSE;
+#endif
+    default:
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "precision fp16 needs a CUDA device; the cpu backend computes in "
+          "fp32 or bf16");
+      return FALSE;
+  }
 }
 
 static void
@@ -148,6 +186,7 @@ static const hy_backend_iface cpu_iface = {
   .prepare_call = cpu_prepare_call,
   .fuse_calls = cpu_fuse_calls,
   .may_fuse = cpu_may_fuse,
+  .set_precision = cpu_set_precision,
   .release_call = cpu_release_call,
   .call_kernel_name = cpu_call_kernel_name,
   .run = cpu_run,

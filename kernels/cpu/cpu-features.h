@@ -16,6 +16,10 @@ typedef struct hy_cpu_features {
   /* Byte/word, vector-length and doubleword/quadword extensions: with
    * avx512f, what OpenBLAS's SkylakeX kernels need (blas-tuning.c). */
   bool avx512bw, avx512vl, avx512dq;
+  /* AVX512_BF16 (bf16 dot products with fp32 sums: what precision bf16
+   * needs) and AMX-BF16 (tile products, which oneDNN uses where present
+   * and the OS allows). */
+  bool avx512_bf16, amx_bf16;
   /* The last-level (L3) cache's size in bytes, as the C library reads
    * it; 0 where it does not say. */
   int64_t l3_bytes;

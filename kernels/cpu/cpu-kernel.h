@@ -42,6 +42,9 @@ typedef struct hy_cpu_ctx {
    * what failed, and whether it was the input's values. */
   char failure[160];
   bool failure_is_input;
+  /* Precision bf16 (hy_precision): convolutions prepared from now on
+   * compute from bf16 copies through oneDNN (conv-dnnl.h). */
+  bool bf16;
 } hy_cpu_ctx;
 
 /* Returns at least `size` bytes of 64-byte aligned scratch, valid until the

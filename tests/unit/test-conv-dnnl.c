@@ -8,6 +8,13 @@
  * (BatchNorm, residual, activation) run on the way back to planes.
  *
  * Built only with oneDNN.  Both run on a context with two threads.
+ *
+ * In bf16 (ctx.bf16) the same cases, and a 1x1 on a large map that only
+ * bf16 sends to oneDNN, against conv.c run on copies of the input and
+ * weights rounded to bf16 the same way (nearest even): the same products
+ * summed in fp32 in another order, so the same 1e-5 tolerance holds and
+ * any slip in the bf16 path (a wrong layout, a missed rounding) shows.
+ * Skipped, saying so, on a CPU without AVX512_BF16.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -16,6 +23,7 @@
 #include "hybrid.h"
 #include "core/op.h"
 #include "kernels/cpu/conv/conv-dnnl.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/params/nn.h"
 
 #define TOL 1e-5                /* of the output's largest magnitude */
@@ -45,7 +53,22 @@ static const conv_case cases[] = {
   { 2, 48, 9, 80, 3, 2, 1, 1, true, true, true, HY_FUSED_ACT_TANH },
   { 1, 64, 9, 16, 3, 1, 1, 1, true, false, false, HY_FUSED_ACT_NONE },
   { 4, 64, 7, 32, 3, 1, 1, 1, false, false, false, HY_FUSED_ACT_RELU },
+  /* bf16 only: a 1x1 on a large map (fp32 leaves it to conv.c) */
+  { 2, 64, 28, 256, 1, 1, 0, 1, true, true, true, HY_FUSED_ACT_RELU },
 };
+/* The last case runs in bf16 only. */
+#define N_FP32_CASES (G_N_ELEMENTS (cases) - 1)
+
+/* x rounded to the nearest bf16 (ties to even), as a float. */
+static float
+round_bf16 (float x)
+{
+  guint32 u;
+  memcpy (&u, &x, sizeof u);
+  u = (u + 0x7fffu + (u >> 16 & 1u)) & 0xffff0000u;
+  memcpy (&x, &u, sizeof x);
+  return x;
+}
 
 static void
 fill (hy_tensor *t, guint32 seed, float scale, float offset)
@@ -74,9 +97,8 @@ params_of (const conv_case *k)
 }
 
 static void
-test_case (gconstpointer data)
+run_case (const conv_case *k, bool bf16)
 {
-  const conv_case *k = data;
   const hy_conv_params p = params_of (k);
   const int64_t ext = (int64_t) (k->kernel - 1) * k->dilate + 1;
   const int64_t out = (k->size + 2 * k->pad - ext) / k->stride + 1;
@@ -110,13 +132,29 @@ test_case (gconstpointer data)
 
   hy_cpu_ctx ctx = { 0 };
   hy_cpu_ctx_set_threads (&ctx, 2);
-  hy_cpu_kernel_for (p.op) (&ctx, &p, (const hy_tensor *const *) in, n_in,
-      &want, 1);
+  /* The reference: conv.c, in bf16 on rounded copies of x and w. */
+  hy_tensor *ref_in[5];
+  memcpy (ref_in, in, sizeof in);
+  if (bf16) {
+    for (int i = 0; i < 2; i++) {
+      ref_in[i] = hy_tensor_new (&in[i]->shape);
+      for (int64_t e = 0; e < hy_shape_numel (&in[i]->shape); e++)
+        ref_in[i]->data[e] = round_bf16 (in[i]->data[e]);
+    }
+  }
+  hy_cpu_kernel_for (p.op) (&ctx, &p, (const hy_tensor *const *) ref_in,
+      n_in, &want, 1);
+  if (bf16) {
+    hy_tensor_free (ref_in[0]);
+    hy_tensor_free (ref_in[1]);
+  }
+  ctx.bf16 = bf16;
   GError *error = NULL;
   hy_conv_dnnl *conv = hy_conv_dnnl_new (&ctx, &p,
       (const hy_tensor *const *) in, n_in, got, 2u, &error);
   g_assert_no_error (error);
   g_assert_nonnull (conv);
+  g_assert_true (hy_conv_dnnl_is_bf16 (conv) == bf16);
   /* Twice: the second run reuses everything the first one set up. */
   for (int r = 0; r < 2; r++) {
     memset (got->data, 0xff, hy_tensor_nbytes (got));   /* NaN */
@@ -139,6 +177,22 @@ test_case (gconstpointer data)
     hy_tensor_free (in[i]);
   hy_tensor_free (want);
   hy_tensor_free (got);
+}
+
+static void
+test_case (gconstpointer data)
+{
+  run_case (data, false);
+}
+
+static void
+test_case_bf16 (gconstpointer data)
+{
+  if (!hy_cpu_features_get ()->avx512_bf16) {
+    g_test_skip ("this CPU has no AVX512_BF16");
+    return;
+  }
+  run_case (data, true);
 }
 
 /* What oneDNN does not take stays with conv.c: no error, no set-up. */
@@ -198,12 +252,15 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
     const conv_case *k = &cases[i];
-    g_autofree char *name = g_strdup_printf ("/conv-dnnl/b%d-c%d-s%d-f%d-"
-        "k%d-st%d-p%d-d%d%s%s%s-act%d", k->batch, k->channels, k->size,
-        k->filters, k->kernel, k->stride, k->pad, k->dilate,
-        k->bias ? "-bias" : "", k->batch_norm ? "-bn" : "",
-        k->residual ? "-res" : "", (int) k->act);
-    g_test_add_data_func (name, k, test_case);
+    for (int bf16 = i < N_FP32_CASES ? 0 : 1; bf16 < 2; bf16++) {
+      g_autofree char *name = g_strdup_printf ("/conv-dnnl/%sb%d-c%d-s%d-"
+          "f%d-k%d-st%d-p%d-d%d%s%s%s-act%d", bf16 ? "bf16/" : "",
+          k->batch, k->channels, k->size, k->filters, k->kernel, k->stride,
+          k->pad, k->dilate, k->bias ? "-bias" : "",
+          k->batch_norm ? "-bn" : "", k->residual ? "-res" : "",
+          (int) k->act);
+      g_test_add_data_func (name, k, bf16 ? test_case_bf16 : test_case);
+    }
   }
   g_test_add_func ("/conv-dnnl/declined", test_declined);
   return g_test_run ();

@@ -16,6 +16,15 @@
  * pass is paid anyway, and doing it there keeps hybrid mode computing
  * exactly what imperative mode (the same primitive, then BatchNorm and
  * the activation as ops of their own) computes.
+ *
+ * Precision bf16 (cpu-kernel.h's ctx->bf16): the same primitive made for
+ * a bf16 input and bf16 weights, with fp32 bias, fp32 output and fp32
+ * accumulation.  oneDNN is the library made for this (its AVX512_BF16
+ * and AMX kernels pick their blocked weight layout through
+ * format_tag::any), so there are no bf16 kernels of ours: the weights go
+ * to bf16 once, in the set-up's reorder; the input is rounded to bf16
+ * (nearest even) in the pass that lays it out for the primitive; the
+ * epilogue and every tensor between layers stay fp32.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +35,7 @@
 
 #include "hybrid.h"
 #include "kernels/cpu/conv/conv-dnnl.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/conv/layout-blocked.h"
 
@@ -49,17 +59,19 @@ struct hy_conv_dnnl {
   bool has_bias;
   int64_t batch, channels, filters;
   int64_t in_hw, out_hw;
+  bool bf16;                    /* bf16 input and weights (above) */
   bool blocked_src;             /* false: the primitive reads the input */
   bool nhwc;                    /* else 16-channel blocks out */
   int64_t src_block, dst_block; /* channels per block (layout-blocked.h) */
   int64_t src_image_floats;     /* one image of the blocked input */
   int64_t slice_filters, n_slices;
   size_t src_bytes;             /* the whole batch's blocked input */
+  size_t src16_bytes;           /* the same in bf16 (bf16 only) */
   size_t dst_bytes, scratch_bytes;      /* per thread */
   size_t thread_stride;
   dnnl_primitive_t primitive;
-  float *weights;               /* n_slices × weight_floats, oneDNN's layout */
-  size_t weight_floats;
+  char *weights;                /* n_slices × weight_bytes, oneDNN's layout */
+  size_t weight_bytes;
   int n_threads;
   conv_thread *threads;
 };
@@ -195,7 +207,7 @@ reorder_weights (hy_conv_dnnl *c, const setup *s, dnnl_engine_t engine,
     ok = check (s, dnnl_memory_set_data_handle (from,
             (void *) (weights + i * user_floats)), "weight reorder")
         && check (s, dnnl_memory_set_data_handle (to,
-                c->weights + i * c->weight_floats), "weight reorder")
+                c->weights + i * c->weight_bytes), "weight reorder")
         && check (s, dnnl_primitive_execute (reorder, stream, 2, args),
             "weight reorder")
         && check (s, dnnl_stream_wait (stream), "weight reorder");
@@ -263,11 +275,13 @@ build (hy_conv_dnnl *c, const setup *s, const hy_conv_params *p,
   const dnnl_dims_t dilates = { p->dilate[0] - 1, p->dilate[1] - 1 };
   const dnnl_dims_t pad = { p->pad[0], p->pad[1] };
   const dnnl_format_tag_t blocked = c->nhwc ? dnnl_nhwc : dnnl_nChw16c;
+  /* bf16: the input and the primitive's weights; the rest stays f32. */
+  const dnnl_data_type_t compute = c->bf16 ? dnnl_bf16 : dnnl_f32;
   if (!check (s, dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
-              dnnl_f32, c->blocked_src ? blocked : dnnl_nchw),
+              compute, c->blocked_src ? blocked : dnnl_nchw),
           "memory description")
       || !check (s, dnnl_memory_desc_init_by_tag (&weights_md, 4,
-              weight_dims, dnnl_f32, dnnl_format_tag_any),
+              weight_dims, compute, dnnl_format_tag_any),
           "memory description")
       || !check (s, dnnl_memory_desc_init_by_tag (&user_weights_md, 4,
               weight_dims, dnnl_f32, dnnl_oihw), "memory description")
@@ -309,15 +323,15 @@ build (hy_conv_dnnl *c, const setup *s, const hy_conv_params *p,
         c->slice_filters);
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md (pd,
         dnnl_query_weights_md, 0);
-    c->weight_floats = dnnl_memory_desc_get_size (wmd) / sizeof (float);
+    c->weight_bytes = (dnnl_memory_desc_get_size (wmd) + 63)
+        & ~(size_t) 63;
     c->dst_bytes = dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md (
             pd, dnnl_query_dst_md, 0));
     c->scratch_bytes = dnnl_memory_desc_get_size (
         dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0));
     c->thread_stride = ((c->dst_bytes + 63) & ~(size_t) 63)
         + ((c->scratch_bytes + 63) & ~(size_t) 63);
-    c->weights = aligned_alloc (64, (c->n_slices * c->weight_floats
-            * sizeof (float) + 63) & ~(size_t) 63);
+    c->weights = aligned_alloc (64, c->n_slices * c->weight_bytes);
     if (!c->weights) {
       g_set_error (s->error, HY_ERROR, HY_ERROR_NO_MEMORY,
           "%s: out of memory for oneDNN's copy of the weights", s->what);
@@ -342,6 +356,8 @@ set_layout (hy_conv_dnnl *c, bool nhwc)
   c->dst_block = nhwc ? c->slice_filters : B;
   c->src_image_floats = nhwc ? c->channels * c->in_hw : 0;
   c->src_bytes = (size_t) (c->batch * c->src_image_floats) * sizeof (float);
+  c->src16_bytes = c->bf16 ? (size_t) (c->batch * c->channels * c->in_hw)
+      * sizeof (uint16_t) : 0;
 }
 
 hy_conv_dnnl *
@@ -353,12 +369,13 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   if (p->n_spatial != 2 || p->num_group != 1 || !(const_inputs & 2u)
       || x->shape.ndim != 4 || out->shape.ndim != 4
       || hy_shape_numel (&out->shape) == 0 || hy_shape_numel (&x->shape) == 0
-      || !worth_it (p, x->shape.dims[1], out->shape.dims[2]
-          * out->shape.dims[3]))
+      || (!ctx->bf16 && !worth_it (p, x->shape.dims[1], out->shape.dims[2]
+              * out->shape.dims[3])))
     return NULL;
 
   hy_conv_dnnl *c = g_new0 (hy_conv_dnnl, 1);
   c->fused = p->fused;
+  c->bf16 = ctx->bf16;
   c->has_bias = !p->no_bias;
   c->batch = x->shape.dims[0];
   c->channels = x->shape.dims[1];
@@ -402,6 +419,12 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   return c;
 }
 
+bool
+hy_conv_dnnl_is_bf16 (const hy_conv_dnnl *conv)
+{
+  return conv->bf16;
+}
+
 void
 hy_conv_dnnl_free (hy_conv_dnnl *c)
 {
@@ -429,24 +452,53 @@ typedef struct conv_job {
   const float *x, *bias, *bn, *res;
   float *y;
   char *src;                    /* the blocked input (blocked_src) */
+  uint16_t *src16;              /* the input the primitive reads, in bf16 */
   char *per_thread;             /* thread t's output slice and scratchpad */
   _Atomic int failed;           /* a dnnl_status_t */
 } conv_job;
 
-/* Tiles of positions [begin, end) over the images, into blocks. */
+/* n floats of x into bf16 at y, rounded to nearest even (NaN stays NaN):
+ * the conversion AVX512_BF16's vcvtneps2bf16 makes, which gcc does not
+ * emit from C; this loop vectorises to shifts and adds. */
+HY_CPU_VECTOR_CLONES static void
+to_bf16 (uint16_t *restrict y, const float *restrict x, int64_t n)
+{
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy (&u, &x[i], sizeof u);
+    const uint32_t rounded = (u + 0x7fffu + (u >> 16 & 1u)) >> 16;
+    y[i] = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t) (u >> 16 | 0x40u)
+        : (uint16_t) rounded;
+  }
+}
+
+/* Tiles of positions [begin, end) over the images, into blocks (and, in
+ * bf16, into the bf16 copy the primitive reads). */
 static void
 block_input (void *arg, int64_t begin, int64_t end, int thread)
 {
   const conv_job *j = arg;
   const hy_conv_dnnl *c = j->c;
   const int64_t tiles = (c->in_hw + HY_BLOCKED_TILE - 1) / HY_BLOCKED_TILE;
+  const int64_t image_elems = c->channels * c->in_hw;
   for (int64_t i = begin; i < end; i++) {
     const int64_t image = i / tiles, hw0 = i % tiles * HY_BLOCKED_TILE;
     const int64_t hw1 = hw0 + HY_BLOCKED_TILE < c->in_hw
         ? hw0 + HY_BLOCKED_TILE : c->in_hw;
-    hy_blocked_from_planes ((float *) j->src + image * c->src_image_floats,
-        j->x + image * c->channels * c->in_hw, c->channels, c->in_hw,
-        c->src_block, hw0, hw1);
+    const float *x = j->x + image * image_elems;
+    if (!c->blocked_src) {      /* bf16 planes: channel by channel */
+      for (int64_t ch = 0; ch < c->channels; ch++)
+        to_bf16 (j->src16 + image * image_elems + ch * c->in_hw + hw0,
+            x + ch * c->in_hw + hw0, hw1 - hw0);
+      continue;
+    }
+    float *blocked = (float *) j->src + image * c->src_image_floats;
+    hy_blocked_from_planes (blocked, x, c->channels, c->in_hw, c->src_block,
+        hw0, hw1);
+    /* nhwc (the only blocked form bf16 builds): the tile is one run. */
+    if (c->bf16)
+      to_bf16 (j->src16 + image * image_elems + hw0 * c->channels,
+          blocked + hw0 * c->channels, (hw1 - hw0) * c->channels);
   }
 }
 
@@ -466,7 +518,9 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
   for (int64_t item = begin; item < end; item++) {
     const int64_t image = item / c->n_slices, slice = item % c->n_slices;
     const int64_t f0 = slice * c->slice_filters;
-    const void *src = c->blocked_src
+    const void *src = c->bf16
+        ? (const void *) (j->src16 + image * c->channels * c->in_hw)
+        : c->blocked_src
         ? (const void *) ((const float *) j->src
             + image * c->src_image_floats)
         : (const void *) (j->x + image * c->channels * c->in_hw);
@@ -478,7 +532,7 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
     dnnl_status_t st = dnnl_memory_set_data_handle (th->src, (void *) src);
     if (st == dnnl_success)
       st = dnnl_memory_set_data_handle (th->weights,
-          c->weights + slice * c->weight_floats);
+          c->weights + slice * c->weight_bytes);
     if (st == dnnl_success)
       st = dnnl_memory_set_data_handle (th->dst, dst);
     if (st == dnnl_success)
@@ -513,7 +567,9 @@ hy_cpu_convolution_dnnl (hy_cpu_ctx *ctx, const void *params,
   /* Never more threads than set-up made memory objects for (fewer when
    * called from inside a loop). */
   const int threads = MIN (hy_cpu_n_threads (ctx), c->n_threads);
-  char *ws = hy_cpu_workspace (ctx, ((c->src_bytes + 63) & ~(size_t) 63)
+  const size_t src_room = ((c->src_bytes + 63) & ~(size_t) 63)
+      + ((c->src16_bytes + 63) & ~(size_t) 63);
+  char *ws = hy_cpu_workspace (ctx, src_room
       + (size_t) threads * c->thread_stride);
   const hy_epilogue_operands o = hy_epilogue_operands_of (!c->has_bias, e,
       in);
@@ -521,10 +577,11 @@ hy_cpu_convolution_dnnl (hy_cpu_ctx *ctx, const void *params,
     .c = c, .x = in[0]->data, .y = out[0]->data,
     .bias = o.bias, .bn = o.bn, .res = o.res,
     .src = ws,
-    .per_thread = ws + ((c->src_bytes + 63) & ~(size_t) 63),
+    .src16 = (uint16_t *) (ws + ((c->src_bytes + 63) & ~(size_t) 63)),
+    .per_thread = ws + src_room,
     .failed = dnnl_success,
   };
-  if (c->blocked_src)
+  if (c->blocked_src || c->bf16)
     hy_cpu_parallel_for (ctx, c->batch * ((c->in_hw + HY_BLOCKED_TILE - 1)
             / HY_BLOCKED_TILE), hy_cpu_grain (c->channels * HY_BLOCKED_TILE),
         block_input, &j);

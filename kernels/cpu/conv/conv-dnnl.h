@@ -22,6 +22,10 @@
  * primitive is made and run with one OpenMP thread, inside the kernels'
  * pool, so the process never has more busy compute threads than the
  * backend's count and no OpenMP team is ever started.
+ *
+ * Precision bf16 (ctx->bf16 at set-up): every 2-D ungrouped convolution
+ * with constant weights, whatever HYBRIDINFER_DNNL says, computed from a
+ * bf16 input and bf16 weights with fp32 sums, bias and output.
  */
 #ifndef HY_CPU_CONV_DNNL_H
 #define HY_CPU_CONV_DNNL_H
@@ -54,6 +58,8 @@ hy_conv_dnnl *hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
     uint32_t const_inputs, GError **error);
 void hy_conv_dnnl_free (hy_conv_dnnl *conv);
+/* Whether it computes in bf16 (set up with ctx->bf16). */
+bool hy_conv_dnnl_is_bf16 (const hy_conv_dnnl *conv);
 
 /* The kernel (hy_cpu_kernel_fn) for a call set up by hy_conv_dnnl_new:
  * params is the hy_conv_dnnl, in and out the call's tensors, with the

@@ -251,7 +251,7 @@ dnnl_free (void *params)
 static const char *
 dnnl_name (const hy_call *call)
 {
-  return "onednn";
+  return hy_conv_dnnl_is_bf16 (call->params) ? "onednn-bf16" : "onednn";
 }
 #endif
 
@@ -389,7 +389,16 @@ gboolean
 hy_conv_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
 {
   for (const conv_algorithm *a = algorithms; a->make; a++) {
-    if (!a->takes (call))
+#ifdef HY_HAVE_DNNL
+    /* In bf16 (cpu-kernel.h) oneDNN is asked first whatever the switch
+     * says: it is what computes in bf16.  What it declines (depthwise,
+     * grouped) runs in fp32 below. */
+    const bool bf16_dnnl = ctx->bf16 && a->kernel
+        == (hy_kernel_ptr) hy_cpu_convolution_dnnl;
+#else
+    const bool bf16_dnnl = false;
+#endif
+    if (!bf16_dnnl && !a->takes (call))
       continue;
     GError *local = NULL;
     void *params = a->make (ctx, call, &local);
