@@ -86,9 +86,10 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   self->known_pool = NULL;      /* a new pool comes with new caps */
   self->info = info;
   update_frame_duration (self, &info);
-  GST_OBJECT_LOCK (self);
-  self->arena_bytes =
+  self->arena_seen =
       gst_hybrid_session_arena_bytes (gst_hybrid_infer_running_session (self));
+  GST_OBJECT_LOCK (self);
+  self->arena_bytes = self->arena_seen;
   self->frame_format = format;
   self->frame_known = TRUE;
   self->frame_serial++;

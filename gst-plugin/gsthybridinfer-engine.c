@@ -37,11 +37,12 @@ quiet_us_for (const GstHybridFrameSettings * fs, GstBuffer * buf)
 }
 
 /* Joins the engine the settings name (shared-engine), or a private one
- * (skip-when-busy alone). */
+ * (skip-when-busy alone): *client. */
 gboolean
 gst_hybrid_infer_join_engine (GstHybridInfer * self,
     const GstHybridInferSettings * copy,
-    const GstHybridSessionConfig * config, char **note, GError ** error)
+    const GstHybridSessionConfig * config, GstHybridEngineClient ** client,
+    char **note, GError ** error)
 {
   GstHybridPrep prep;
   if (config->mode != HY_MODE_HYBRID) {
@@ -58,9 +59,9 @@ gst_hybrid_infer_join_engine (GstHybridInfer * self,
   }
   if (!gst_hybrid_prep_from_config (config, &prep, error))
     return FALSE;
-  self->client = gst_hybrid_engine_join (copy->shared_engine, config, &prep,
+  *client = gst_hybrid_engine_join (copy->shared_engine, config, &prep,
       note, error);
-  return self->client != NULL;
+  return *client != NULL;
 }
 
 /* skip-when-busy: the result of a frame that went on earlier, once the

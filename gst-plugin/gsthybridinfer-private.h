@@ -115,7 +115,7 @@ struct _GstHybridInfer
   gdouble total_latency_us;
   gdouble last_latency_us;
   gint64 arena_bytes;
-  gint64 arena_seen;            /* streaming thread's copy of arena_bytes */
+  gint64 arena_seen;            /* arena_bytes as last written; model_lock */
 
   /* The model and what is made from it (session, roi, last, the frames
    * held for a batch and the ready queue) change hands under
@@ -229,8 +229,11 @@ G_GNUC_INTERNAL
 const GstHybridSession *gst_hybrid_infer_running_session (GstHybridInfer *
     self);
 G_GNUC_INTERNAL
-gboolean gst_hybrid_infer_apply_sidecar (GstHybridInfer * self,
-    GstHybridInferSettings * copy, GError ** error);
+gboolean gst_hybrid_infer_build_session (GstHybridInfer * self,
+    GstHybridInferSettings * copy, const GstHybridFrameFormat * format,
+    GstHybridSessionConfig * config, GstHybridSession ** session,
+    GstHybridEngineClient ** client, char **note, gchar ** what,
+    GError ** error);
 
 /* ---- caps, allocation, latency (gsthybridinfer-caps.c) ------------------- */
 
@@ -298,7 +301,8 @@ gpointer gst_hybrid_infer_flush_thread_func (gpointer data);
 G_GNUC_INTERNAL
 gboolean gst_hybrid_infer_join_engine (GstHybridInfer * self,
     const GstHybridInferSettings * copy,
-    const GstHybridSessionConfig * config, char **note, GError ** error);
+    const GstHybridSessionConfig * config, GstHybridEngineClient ** client,
+    char **note, GError ** error);
 G_GNUC_INTERNAL
 GstFlowReturn gst_hybrid_infer_on_engine (GstHybridInfer * self,
     const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame);
@@ -306,8 +310,8 @@ GstFlowReturn gst_hybrid_infer_on_engine (GstHybridInfer * self,
 /* ---- on regions of interest (gsthybridinfer-regions.c) ------------------- */
 
 G_GNUC_INTERNAL
-gboolean gst_hybrid_infer_start_regions (GstHybridInfer * self,
-    const gchar * object_class, GError ** error);
+void gst_hybrid_infer_start_regions (GstHybridInfer * self,
+    const gchar * object_class);
 G_GNUC_INTERNAL
 GstFlowReturn gst_hybrid_infer_on_regions (GstHybridInfer * self,
     const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame);

@@ -9,21 +9,13 @@
 
 #include "gsthybridinfer-private.h"
 
-/* inference-region=roi, at start: regions are cropped to the model's
- * input size, so the session needs one; object-class (comma-separated,
- * NULL: every region) says which regions.  FALSE + error, the session
- * freed, when the model cannot run on regions. */
-gboolean
+/* inference-region=roi, at start, on a session with an input size
+ * (gst_hybrid_infer_build_session checks it): object-class
+ * (comma-separated, NULL: every region) says which regions. */
+void
 gst_hybrid_infer_start_regions (GstHybridInfer * self,
-    const gchar * object_class, GError ** error)
+    const gchar * object_class)
 {
-  if (gst_hybrid_session_follows_frame (self->session)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region="
-        "roi needs an input size for its crops: input-size=frame has "
-        "none");
-    g_clear_pointer (&self->session, gst_hybrid_session_free);
-    return FALSE;
-  }
   gchar **classes = object_class ? g_strsplit (object_class, ",", -1)
       : NULL;
   for (gchar ** c = classes; c && *c; c++)
@@ -31,7 +23,6 @@ gst_hybrid_infer_start_regions (GstHybridInfer * self,
   self->roi = gst_hybrid_roi_new ((const gchar * const *) classes);
   gst_hybrid_roi_set_session (self->roi, self->session);
   g_strfreev (classes);
-  return TRUE;
 }
 
 /* inference-region=roi: every region of the frame the classes take runs

@@ -26,54 +26,30 @@ reload_clear (GstHybridReload * r)
   g_free (r->labels);
 }
 
-/* Loads and plans a session as start() does, with the settings as they
- * are now but model, params and labels from the request, for the frames
- * of the current caps when there are some.  Loader thread, no lock held:
- * this is the slow part, and the streaming thread runs on meanwhile.
- * NULL + error, with *what saying what was being done. */
+/* Loads and plans a session as start() does (the same function), with
+ * the settings as they are now but model, params and labels from the
+ * request, for the frames of the current caps when there are some.
+ * Loader thread, no lock held: this is the slow part, and the streaming
+ * thread runs on meanwhile.  NULL + error, with *what saying what was
+ * being done. */
 static GstHybridSession *
 load_session (GstHybridInfer * self, GstHybridInferSettings * copy,
     const GstHybridFrameFormat * format, gchar ** what, GError ** error)
 {
   GstHybridSessionConfig config;
   GstHybridSession *session;
-  char *note = NULL;
+  GstHybridEngineClient *client;
+  char *note;
 
-  if (!gst_hybrid_infer_apply_sidecar (self, copy, error)) {
-    *what = g_strdup_printf ("the sidecar of model %s", copy->model);
+  /* never on an engine: set_property refuses a reload there */
+  if (!gst_hybrid_infer_build_session (self, copy, format, &config,
+          &session, &client, &note, what, error))
     return NULL;
-  }
-  if (!gst_hybrid_infer_settings_to_config (copy, &config, error)) {
-    *what = g_strdup_printf ("model %s: invalid property value",
-        copy->model);
-    return NULL;
-  }
-  session = gst_hybrid_session_new (&config, &note, error);
-  if (!session) {
-    *what = g_strdup_printf ("model %s", config.model_path);
-    g_free (note);
-    return NULL;
-  }
+  g_warn_if_fail (client == NULL);
+  g_clear_pointer (&client, gst_hybrid_engine_leave);
   if (note)
     GST_INFO_OBJECT (self, "%s", note);
   g_free (note);
-  /* regions are cropped to the input size: a sidecar that makes it follow
-   * the frame would leave them none (as at start) */
-  if (copy->inference_region == GST_HYBRID_INFER_REGION_ROI
-      && gst_hybrid_session_follows_frame (session)) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region=roi "
-        "needs an input size for its crops: input-size=frame has none");
-    *what = g_strdup_printf ("model %s", copy->model);
-    gst_hybrid_session_free (session);
-    return NULL;
-  }
-  if (format && !gst_hybrid_infer_set_frame_format (session, format, error)) {
-    *what = g_strdup_printf ("model %s for frames of %dx%d", copy->model,
-        format->width, format->height);
-    gst_hybrid_session_free (session);
-    return NULL;
-  }
-  gst_hybrid_infer_check_labels (self, session);
   return session;
 }
 
@@ -138,7 +114,7 @@ swap_session (GstHybridInfer * self, GstHybridSession * session,
   s->params = g_strdup (want->params);
   s->labels = g_strdup (want->labels);
   s->set_mask |= want->mask;
-  self->arena_bytes = arena;
+  self->arena_bytes = self->arena_seen = arena;
   /* the new labels may number the classes otherwise */
   self->class_thresholds_dirty = TRUE;
   GST_OBJECT_UNLOCK (self);

@@ -44,9 +44,9 @@ report_device (GstHybridInfer * self, const char *note)
 
 /* The settings the user left unset, from PREFIX-model.json beside the
  * model (hybrid-sidecar.h); its unknown keys are a warning, once. */
-gboolean
-gst_hybrid_infer_apply_sidecar (GstHybridInfer * self,
-    GstHybridInferSettings * copy, GError ** error)
+static gboolean
+apply_sidecar (GstHybridInfer * self, GstHybridInferSettings * copy,
+    GError ** error)
 {
   gchar *path = NULL, *warning = NULL;
   if (!gst_hybrid_infer_settings_apply_sidecar (copy, &path, &warning, error))
@@ -62,6 +62,80 @@ gst_hybrid_infer_apply_sidecar (GstHybridInfer * self,
   return TRUE;
 }
 
+/* The one place a model becomes something frames run on, for start() and
+ * for the loader of a reload: the sidecar fills what `copy` leaves unset,
+ * then the element's own session is loaded and planned, or (shared-engine,
+ * skip-when-busy: *client) an engine joined; regions need an input size
+ * for their crops; a session is planned for `format` when frames are
+ * known (a reload while playing); the labels are checked against the
+ * classes.  *config points into `copy`.  FALSE + error, *what (free it)
+ * saying what was being done; *note (free it): a fallback taken. */
+gboolean
+gst_hybrid_infer_build_session (GstHybridInfer * self,
+    GstHybridInferSettings * copy, const GstHybridFrameFormat * format,
+    GstHybridSessionConfig * config, GstHybridSession ** session,
+    GstHybridEngineClient ** client, char **note, gchar ** what,
+    GError ** error)
+{
+  gboolean on_engine = copy->shared_engine || copy->skip_when_busy;
+  gboolean regions = copy->inference_region == GST_HYBRID_INFER_REGION_ROI;
+
+  *session = NULL;
+  *client = NULL;
+  *note = NULL;
+  if (!apply_sidecar (self, copy, error)) {
+    *what = g_strdup_printf ("the sidecar of model %s", copy->model);
+    return FALSE;
+  }
+  if (!gst_hybrid_infer_settings_to_config (copy, config, error)) {
+    *what = g_strdup_printf ("model %s: invalid property value",
+        copy->model);
+    return FALSE;
+  }
+  if (regions && on_engine) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region=roi "
+        "runs on the element's own model: not with shared-engine or "
+        "skip-when-busy");
+    *what = g_strdup_printf ("model %s: invalid property value",
+        copy->model);
+    return FALSE;
+  }
+  if (on_engine) {
+    if (!gst_hybrid_infer_join_engine (self, copy, config, client, note,
+            error))
+      goto model_failed;
+  } else if (!(*session = gst_hybrid_session_new (config, note, error))) {
+    goto model_failed;
+  }
+  /* regions are cropped to the input size: a model (or its sidecar) that
+   * makes it follow the frame leaves them none */
+  if (regions && gst_hybrid_session_follows_frame (*session)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region="
+        "roi needs an input size for its crops: input-size=frame has "
+        "none");
+    *what = g_strdup_printf ("model %s: invalid property value",
+        copy->model);
+    goto failed;
+  }
+  if (format && *session
+      && !gst_hybrid_infer_set_frame_format (*session, format, error)) {
+    *what = g_strdup_printf ("model %s for frames of %dx%d", copy->model,
+        format->width, format->height);
+    goto failed;
+  }
+  gst_hybrid_infer_check_labels (self, *session ? *session
+      : gst_hybrid_engine_client_session (*client));
+  return TRUE;
+
+model_failed:
+  *what = g_strdup_printf ("model %s", config->model_path);
+failed:
+  g_clear_pointer (session, gst_hybrid_session_free);
+  g_clear_pointer (client, gst_hybrid_engine_leave);
+  g_clear_pointer (note, g_free);
+  return FALSE;
+}
+
 gboolean
 gst_hybrid_infer_start (GstBaseTransform * trans)
 {
@@ -70,37 +144,20 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   GstHybridSessionConfig config;
   GError *error = NULL;
   char *note = NULL;
+  gchar *what = NULL;
 
   GST_OBJECT_LOCK (self);
   gst_hybrid_infer_settings_snapshot (&self->settings, &copy);
   GST_OBJECT_UNLOCK (self);
-  if (!gst_hybrid_infer_apply_sidecar (self, &copy, &error))
-    goto sidecar_failed;
-  if (!gst_hybrid_infer_settings_to_config (&copy, &config, &error))
-    goto config_failed;
-  if (copy.inference_region == GST_HYBRID_INFER_REGION_ROI
-      && (copy.shared_engine || copy.skip_when_busy)) {
-    g_set_error (&error, HY_ERROR, HY_ERROR_INVALID, "inference-region=roi "
-        "runs on the element's own model: not with shared-engine or "
-        "skip-when-busy");
-    goto config_failed;
-  }
-  if (copy.shared_engine || copy.skip_when_busy) {
-    if (!gst_hybrid_infer_join_engine (self, &copy, &config, &note, &error))
-      goto session_failed;
-  } else {
-    self->session = gst_hybrid_session_new (&config, &note, &error);
-    if (!self->session)
-      goto session_failed;
-  }
-  if (copy.inference_region == GST_HYBRID_INFER_REGION_ROI
-      && !gst_hybrid_infer_start_regions (self, copy.object_class, &error))
-    goto config_failed;
+  if (!gst_hybrid_infer_build_session (self, &copy, NULL, &config,
+          &self->session, &self->client, &note, &what, &error))
+    goto build_failed;
+  if (copy.inference_region == GST_HYBRID_INFER_REGION_ROI)
+    gst_hybrid_infer_start_regions (self, copy.object_class);
   self->skip_when_busy = copy.skip_when_busy;
   gst_hybrid_infer_settings_clear (&copy);
   report_device (self, note);
   g_free (note);
-  gst_hybrid_infer_check_labels (self, gst_hybrid_infer_running_session (self));
   if (!gst_hybrid_infer_start_class_thresholds (self, &error))
     goto thresholds_failed;
 
@@ -143,17 +200,11 @@ gst_hybrid_infer_start (GstBaseTransform * trans)
   return TRUE;
 
   /* ERRORS */
-sidecar_failed:
+build_failed:
   {
-    post_error (self, error, "the model's sidecar");
+    post_error (self, error, what);
     g_error_free (error);
-    gst_hybrid_infer_settings_clear (&copy);
-    return FALSE;
-  }
-config_failed:
-  {
-    post_error (self, error, "invalid property value");
-    g_error_free (error);
+    g_free (what);
     gst_hybrid_infer_settings_clear (&copy);
     return FALSE;
   }
@@ -164,16 +215,6 @@ thresholds_failed:
     g_clear_pointer (&self->session, gst_hybrid_session_free);
     g_clear_pointer (&self->client, gst_hybrid_engine_leave);
     g_clear_pointer (&self->roi, gst_hybrid_roi_free);
-    return FALSE;
-  }
-session_failed:
-  {
-    gchar *what = g_strdup_printf ("model %s", config.model_path);
-    post_error (self, error, what);
-    g_free (what);
-    g_error_free (error);
-    g_free (note);
-    gst_hybrid_infer_settings_clear (&copy);
     return FALSE;
   }
 }
