@@ -10,14 +10,6 @@
 #include "gsthybridinfer-private.h"
 #include "video-format.h"
 
-gboolean
-gst_hybrid_infer_set_frame_format (GstHybridSession * session,
-    const GstHybridFrameFormat * f, GError ** error)
-{
-  return gst_hybrid_session_set_frame (session, f->layout, f->width,
-      f->height, f->kr, f->kb, f->full_range, error);
-}
-
 /* Batching holds frames for a time that depends on the frame rate: a new
  * rate is a new latency. */
 static void

@@ -210,14 +210,6 @@ void gst_hybrid_infer_set_property (GObject * object, guint prop_id,
 G_GNUC_INTERNAL
 void gst_hybrid_infer_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
-/* The one place a frame takes the object lock to read the properties.
- * On the element's own model, model_lock held (class-thresholds are
- * looked up in the labels of the session that runs). */
-G_GNUC_INTERNAL
-void gst_hybrid_infer_take_frame_settings (GstHybridInfer * self,
-    GstHybridFrameSettings * fs);
-G_GNUC_INTERNAL
-void gst_hybrid_infer_frame_settings_clear (GstHybridFrameSettings * fs);
 
 /* ---- start / stop (gsthybridinfer-start.c) ------------------------------- */
 
@@ -225,6 +217,9 @@ G_GNUC_INTERNAL
 gboolean gst_hybrid_infer_start (GstBaseTransform * trans);
 G_GNUC_INTERNAL
 gboolean gst_hybrid_infer_stop (GstBaseTransform * trans);
+
+/* ---- the session, built in one place (gsthybridinfer-session.c) ---------- */
+
 G_GNUC_INTERNAL
 const GstHybridSession *gst_hybrid_infer_running_session (GstHybridInfer *
     self);
@@ -234,15 +229,15 @@ gboolean gst_hybrid_infer_build_session (GstHybridInfer * self,
     GstHybridSessionConfig * config, GstHybridSession ** session,
     GstHybridEngineClient ** client, char **note, gchar ** what,
     GError ** error);
+G_GNUC_INTERNAL
+gboolean gst_hybrid_infer_set_frame_format (GstHybridSession * session,
+    const GstHybridFrameFormat * f, GError ** error);
 
 /* ---- caps, allocation, latency (gsthybridinfer-caps.c) ------------------- */
 
 G_GNUC_INTERNAL
 gboolean gst_hybrid_infer_set_caps (GstBaseTransform * trans,
     GstCaps * incaps, GstCaps * outcaps);
-G_GNUC_INTERNAL
-gboolean gst_hybrid_infer_set_frame_format (GstHybridSession * session,
-    const GstHybridFrameFormat * f, GError ** error);
 G_GNUC_INTERNAL
 void gst_hybrid_infer_propose_buffers (GstHybridInfer * self,
     GstQuery * query);
@@ -324,7 +319,16 @@ void gst_hybrid_infer_request_reload (GstHybridInfer * self, guint prop_id,
 G_GNUC_INTERNAL
 void gst_hybrid_infer_reload_stop (GstHybridInfer * self);
 
-/* ---- class-thresholds (gsthybridinfer-thresholds.c) --------------------- */
+/* ---- a frame's settings, class-thresholds (gsthybridinfer-settings.c) ---- */
+
+/* The one place a frame takes the object lock to read the properties.
+ * On the element's own model, model_lock held (class-thresholds are
+ * looked up in the labels of the session that runs). */
+G_GNUC_INTERNAL
+void gst_hybrid_infer_take_frame_settings (GstHybridInfer * self,
+    GstHybridFrameSettings * fs);
+G_GNUC_INTERNAL
+void gst_hybrid_infer_frame_settings_clear (GstHybridFrameSettings * fs);
 
 G_GNUC_INTERNAL
 gboolean gst_hybrid_infer_start_class_thresholds (GstHybridInfer * self,

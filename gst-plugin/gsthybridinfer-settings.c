@@ -1,5 +1,7 @@
 /*
- * gsthybridinfer-thresholds.c — class-thresholds: per class, the score it
+ * gsthybridinfer-settings.c — what a frame reads of the properties: one
+ * snapshot per frame, taken under the object lock once.  And
+ * class-thresholds, part of it: per class, the score it
  * is reported with (property-parse.h), its classes looked up in the
  * running model's labels.  At start a bad value is an error; set while
  * playing, or met by a reload's new labels, it is looked up again by the
@@ -58,4 +60,50 @@ gst_hybrid_infer_warn_class_thresholds (GstHybridInfer * self,
   GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", error->message),
       ("only threshold applies until class-thresholds is set again"));
   g_error_free (error);
+}
+
+/* The settings of one frame, in one take of the object lock: what the
+ * frame reads of the properties, the frame duration of the caps, the
+ * class-thresholds looked up again when they changed.  Then, the lock let
+ * go, what it found to say: a class-thresholds value the labels refuse,
+ * and (a changed dump-dir or dump-frames may fail anew, for another
+ * reason) the old setting's dump failures summed up. */
+void
+gst_hybrid_infer_take_frame_settings (GstHybridInfer * self,
+    GstHybridFrameSettings * fs)
+{
+  const GstHybridInferSettings *s = &self->settings;
+  GError *error = NULL;
+  gboolean rearm;
+
+  GST_OBJECT_LOCK (self);
+  fs->interval = s->interval;
+  fs->mode = s->mode;
+  fs->top_k = s->top_k;
+  fs->threshold = s->threshold;
+  fs->batch_timeout_ms = s->batch_timeout_ms;
+  fs->post_messages = s->post_messages;
+  fs->frame_duration = self->frame_duration;
+  fs->class_thresholds =
+      gst_hybrid_infer_class_thresholds_locked (self, &error);
+  rearm = self->dump_rearm;
+  self->dump_rearm = FALSE;
+  fs->dump_dir = NULL;
+  fs->dump_set = NULL;
+  if (s->mode == HY_MODE_IMPERATIVE && s->dump_dir && *s->dump_dir) {
+    fs->dump_dir = g_strdup (s->dump_dir);
+    fs->dump_set = hyg_frame_set_parse (s->dump_frames, NULL);
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (error)
+    gst_hybrid_infer_warn_class_thresholds (self, error);
+  if (rearm)
+    gst_hybrid_infer_sum_up_dump_failures (self);
+}
+
+void
+gst_hybrid_infer_frame_settings_clear (GstHybridFrameSettings * fs)
+{
+  g_clear_pointer (&fs->dump_dir, g_free);
+  g_clear_pointer (&fs->dump_set, hyg_frame_set_free);
 }

@@ -35,7 +35,9 @@
  * and which part each frame goes to.  The parts, sharing the instance
  * through gsthybridinfer-private.h:
  *  - gsthybridinfer-properties.c: the properties, and changes while started;
- *  - gsthybridinfer-start.c: start() and stop(), the model the frames run on;
+ *  - gsthybridinfer-start.c: start() and stop();
+ *  - gsthybridinfer-session.c: the model the frames run on, built in one
+ *    place for start() and a reload;
  *  - gsthybridinfer-caps.c: caps, the allocation query, latency;
  *  - gsthybridinfer-frame.c: a frame on the element's own model;
  *  - gsthybridinfer-batching.c: frames held for a batch (batch-size > 1);
@@ -43,7 +45,8 @@
  *    skip-when-busy);
  *  - gsthybridinfer-regions.c: inference-region=roi;
  *  - gsthybridinfer-reload.c: hot reload, the model swapped while playing;
- *  - gsthybridinfer-thresholds.c: class-thresholds, looked up in the labels;
+ *  - gsthybridinfer-settings.c: a frame's settings, one snapshot per frame,
+ *    and class-thresholds, looked up in the labels;
  *  - gsthybridinfer-dump.c: layer dumps in imperative mode;
  *  - gsthybridinfer-report.c: errors, warnings and notes.
  */
