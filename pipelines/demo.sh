@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo.sh — the main job: video through the hybridinfer GStreamer element.
 #
-# Builds everything (tools/setup.sh), then runs
+# Installs what is missing and builds the element (tools/setup.sh at its
+# `demo` level: Debian packages only, no Python venv), then runs
 #   gst-launch-1.0 -m videotestsrc pattern=P ... ! video/x-raw,... \
 #     ! hybridinfer model=pipelines/models/patterns-symbol.json ... ! fakesink
 # for a tour of test patterns, sizes and pixel formats, through the small
@@ -15,6 +16,9 @@
 #   DEVICE      the element's device property (default auto)
 # Exits 1 if a pipeline fails or a frame gets a label other than its pattern.
 set -euo pipefail
+# The demo needs the element and GStreamer, nothing of the tests' set-up.
+# shellcheck disable=SC2034  # read by tools/setup.sh
+SETUP_FOR="${SETUP_FOR:-demo}"
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 require_element videotestsrc hybridinfer

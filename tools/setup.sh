@@ -1,11 +1,32 @@
 #!/usr/bin/env bash
-# setup.sh — make this machine able to build and test hybridinfer, then build.
+# setup.sh — make this machine able to build (and test, and benchmark)
+# hybridinfer, then build.
 #
-# Idempotent: installs only what is missing (Debian 12 packages as root; the
-# MXNet 1.9.1 reference in a Python venv under the cache), then configures
-# and builds with meson.  Sourced by demo.sh and test.sh; usable alone.
+# Idempotent: installs only what is missing, then configures and builds
+# with meson.  What it installs depends on what the caller is about to do
+# (SETUP_FOR, or the first argument when run rather than sourced); each
+# level includes the one above it:
+#
+#   demo    Debian packages to build the library and the GStreamer elements
+#           and run them (GStreamer's base and good plugins, a font for
+#           hybridoverlay); builds the elements only.  No Python, no venv:
+#           what pipelines/demo.sh needs.
+#   test    (the default) + what tools/test.sh and the scripts that check
+#           against MXNet need: clang and its sanitizer runtimes (the fuzz
+#           targets), GObject introspection and python3-gi (the typelib and
+#           its Python test), the de_DE.UTF-8 locale, and the reference venv
+#           under the cache: MXNet 1.9.1, numpy < 1.24, ONNX, ONNX Runtime,
+#           GluonCV 0.10.5's model zoo; builds everything.
+#   bench   + the benchmark peers no test needs: OpenVINO, in the same venv
+#           (tests/bench/compare.py, layers_vs_openvino.py).
+#
+# Sourced by pipelines/demo.sh (SETUP_FOR=demo, through pipelines/common.sh),
+# tools/test.sh, tools/demo.sh and the other pipeline scripts (test);
+# usable alone: `tools/setup.sh bench`.  A lower level never removes what a
+# higher one installed: the build configured by `test` keeps its options.
 #
 # Environment:
+#   SETUP_FOR           demo, test or bench (default test)
 #   HYBRIDINFER_CACHE   cache root (default ~/.cache/hybridinfer): venv, zoo fixtures
 #   BUILD_DIR           build directory (default: build)
 set -euo pipefail
@@ -15,18 +36,42 @@ CACHE="${HYBRIDINFER_CACHE:-$HOME/.cache/hybridinfer}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 VENV="$CACHE/venv"
 export HYBRIDINFER_CACHE="$CACHE"
+# Run (not sourced): the level may be the first argument.
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ $# -gt 0 ]; then SETUP_FOR="$1"; fi
+SETUP_FOR="${SETUP_FOR:-test}"
+case "$SETUP_FOR" in
+  demo | test | bench) ;;
+  *)
+    echo "setup.sh: SETUP_FOR must be demo, test or bench, not '$SETUP_FOR'" >&2
+    # shellcheck disable=SC2317  # exit: when run, not sourced
+    return 1 2>/dev/null || exit 1 ;;
+esac
 
-APT_PACKAGES=(meson ninja-build pkg-config gcc locales libglib2.0-dev libjson-glib-dev
-  libopenblas-dev libdnnl-dev python3 python3-venv clang libclang-rt-14-dev
+# To build the library and both elements (hybridoverlay draws with Pango
+# and Cairo), and to run the pipelines: videotestsrc and the converters are
+# in the base plugins; v4l2src, vp8enc, pngenc and multifilesink (webcam.sh,
+# file.sh, detect_ball.sh) in the good ones.  oneDNN is here although no
+# pipeline switches it on: meson 1.0 keeps a compiler check's answer for the
+# life of a build directory, so a libdnnl-dev installed after the first
+# configure would never be seen by that build (the other test packages are
+# found through pkg-config, which it asks again on each configure).
+APT_DEMO=(meson ninja-build pkg-config gcc libglib2.0-dev libjson-glib-dev
+  libopenblas-dev libdnnl-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
-  gstreamer1.0-plugins-base gstreamer1.0-plugins-good libpango1.0-dev libcairo2-dev fonts-dejavu-core
-  gobject-introspection libgirepository1.0-dev python3-gi gir1.2-gstreamer-1.0)
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  libpango1.0-dev libcairo2-dev fonts-dejavu-core)
+# The tests: the fuzz targets (clang, its sanitizer runtimes), the
+# GstHybrid-1.0 typelib and the Python that reads it, the comma-decimal
+# locale, the reference venv.
+APT_TEST=(clang libclang-rt-14-dev locales
+  gobject-introspection libgirepository1.0-dev python3-gi gir1.2-gstreamer-1.0
+  python3 python3-venv)
 
 log() { printf '== %s\n' "$*" >&2; }
 
-install_packages() {
+install_packages() {  # install_packages PACKAGE...
   local missing=()
-  for p in "${APT_PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
       || missing+=("$p")
   done
@@ -49,10 +94,6 @@ install_test_locale() {
 }
 
 # MXNet 1.9.1 (the reference we must match) needs numpy < 1.24.
-# OpenVINO is a peer in tests/bench/compare.py only: one wheel (~60 MB, ~180 MB
-# installed, no system packages; 2026.4.1 takes numpy 1.23), installed with the
-# same numpy pin so that pip picks a release that keeps it.  A venv that cannot
-# get it still works for everything else: compare.py then says how to add it.
 install_venv() {
   if ! { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import mxnet, numpy" 2>/dev/null; }; then
     log "creating the MXNet reference venv in $VENV"
@@ -71,6 +112,14 @@ install_venv() {
         Pillow "scipy<1.11"; } \
       || log "GluonCV did not install: the detection zoo cases will be skipped"
   fi
+}
+
+# OpenVINO is a peer in tests/bench/compare.py only (no test uses it): one
+# wheel (~60 MB, ~180 MB installed, no system packages; 2026.4.1 takes numpy
+# 1.23), installed with the same numpy pin so that pip picks a release that
+# keeps it.  A venv that cannot get it still works for everything else:
+# compare.py then leaves its column empty and says how to add it.
+install_bench_peers() {
   if ! "$VENV/bin/python" -c "import openvino" 2>/dev/null; then
     log "adding OpenVINO (a benchmark peer) to $VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<1.24" openvino \
@@ -96,22 +145,38 @@ if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
+# Configures (again each time: meson then finds what a higher level has
+# installed since, the introspection tools) and builds: everything, or for
+# `demo` the GStreamer plugin and the libraries it links (about half the
+# objects; a later `test` builds the rest).  The reference options are given
+# only where the venv exists, so that `demo` after `test` keeps the options
+# `test` set.
 build() {
-  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-    meson setup "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" -Dreference_python="$VENV/bin/python" >/dev/null
-  else
-    meson setup --reconfigure "$BUILD_DIR" "$ROOT" -Dzoo_fixtures="$CACHE/fixtures/zoo" -Dreference_python="$VENV/bin/python" >/dev/null
+  local opts=() targets=()
+  if [ -x "$VENV/bin/python" ]; then
+    opts=(-Dzoo_fixtures="$CACHE/fixtures/zoo" -Dreference_python="$VENV/bin/python")
   fi
-  local log="$BUILD_DIR/build.log"
-  if ! ninja -C "$BUILD_DIR" >"$log" 2>&1; then
+  if [ "$SETUP_FOR" = demo ]; then targets=(gst-plugin/libgsthybridinfer.so); fi
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    meson setup "$BUILD_DIR" "$ROOT" "${opts[@]}" >/dev/null
+  else
+    meson setup --reconfigure "$BUILD_DIR" "$ROOT" "${opts[@]}" >/dev/null
+  fi
+  local log="$BUILD_DIR/build.log" start=$SECONDS
+  if ! ninja -C "$BUILD_DIR" "${targets[@]}" >"$log" 2>&1; then
     cat "$log" >&2
     log "build failed"
     return 1
   fi
+  log "built ${targets[*]:-everything} in $BUILD_DIR ($((SECONDS - start)) s)"
 }
 
-install_packages
-install_test_locale
-install_venv
+install_packages "${APT_DEMO[@]}"
+if [ "$SETUP_FOR" != demo ]; then
+  install_packages "${APT_TEST[@]}"
+  install_test_locale
+  install_venv
+  if [ "$SETUP_FOR" = bench ]; then install_bench_peers; fi
+fi
 tune_blas
 build

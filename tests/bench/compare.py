@@ -5,7 +5,7 @@
                [--busy-neighbour [--neighbour-cpu C]] [--openvino-precision f32|bf16]
 
 Run it with the MXNet reference venv's Python (~/.cache/hybridinfer/venv/bin/python: mxnet
-1.9.1, numpy, onnx, onnxruntime, openvino; tools/setup.sh installs them all) after building
+1.9.1, numpy, onnx, onnxruntime, openvino; `tools/setup.sh bench` installs them all) after building
 (build/tools/hybridinfer).  Without openvino in that Python the OpenVINO column is left empty
 and the script says, once, how to install it.
 
@@ -470,7 +470,7 @@ def measure(engine, ctx):
         if onnx_err:
             return {"error": "ONNX export failed: " + onnx_err}
         if engine == "openvino" and not ctx.get("have_openvino", True):
-            return {"error": "openvino is not installed in %s (tools/setup.sh installs it; "
+            return {"error": "openvino is not installed in %s (`tools/setup.sh bench` installs it; "
                     "or: %s -m pip install %s)" % (ctx["python"], ctx["python"],
                                                    OPENVINO_INSTALL)}
         res, err = run_worker(ctx["python"], engine, {
@@ -716,8 +716,8 @@ def main():
         ap.error("%s is not built (ninja -C build)" % a.tool)
     have_openvino = "openvino" not in engines or python_has(a.python, "openvino")
     if not have_openvino:
-        print("OpenVINO is not installed in %s: its column stays empty.  tools/setup.sh "
-              "installs it, or: %s -m pip install %s" % (a.python, a.python, OPENVINO_INSTALL),
+        print("OpenVINO is not installed in %s: its column stays empty.  `tools/setup.sh "
+              "bench` installs it, or: %s -m pip install %s" % (a.python, a.python, OPENVINO_INSTALL),
               file=sys.stderr)
     neighbour_cpu = None
     if a.busy_neighbour:

@@ -6,7 +6,7 @@
 MODEL is one of compare.py's exports in the cache ($HYBRIDINFER_CACHE/bench/MODEL or
 ~/.cache/hybridinfer/bench/MODEL: model-symbol.json and model-bB.onnx; run compare.py once
 to make them).  Run it with the venv's Python (~/.cache/hybridinfer/venv/bin/python, which
-has openvino) after building build/tools/hybridinfer.
+has openvino after `tools/setup.sh bench`) after building build/tools/hybridinfer.
 
 Ours: `hybridinfer bench --profile --json` (median ms per call).  OpenVINO: the compiled
 model with PERF_COUNT on, the same settings as compare.py (LATENCY, f32, --threads), each
