@@ -25,7 +25,10 @@ DEFINE_ENUM_TYPE (gst_hybrid_infer_precision_get_type,
     "GstHybridInferPrecision",
     {HY_PRECISION_FP32, "32-bit floats throughout", "fp32"},
     {HY_PRECISION_FP16, "GPU only: convolutions and matrix products on "
-          "tensor cores from fp16 copies, accumulating in fp32", "fp16"})
+          "tensor cores from fp16 copies, accumulating in fp32", "fp16"},
+    {HY_PRECISION_BF16, "CPU with AVX512_BF16 only (refused elsewhere): "
+          "convolutions from bf16 copies through oneDNN, accumulating in "
+          "fp32", "bf16"})
 DEFINE_ENUM_TYPE (gst_hybrid_infer_color_order_get_type,
     "GstHybridInferColorOrder",
     {GST_HYBRID_INFER_COLOR_ORDER_RGB, "Tensor channels R, G, B", "rgb"},
