@@ -2,14 +2,16 @@
 # test.sh — the whole test suite, from a fresh Debian 12 machine.
 #
 #  1. setup: packages, the MXNet 1.9.1 reference venv, the build
+#     (tools/setup.sh's `test` level)
 #  2. model-zoo reference outputs from real MXNet, into the cache (once)
 #  3. every meson suite: unit, conformance (ops, seeds, legacy, zoo), CLI
 #  4. the same suites again under AddressSanitizer + UBSan
 #  5. each fuzz target for a bounded time (clang, libFuzzer, ASan + UBSan)
 #
-# Ends with one line "N passed, N failed, N skipped" (each skipped test is
-# listed above it with its reason: the GPU tests without a GPU) and exits
-# non-zero on any failure.
+# Each stage ends with a line "== stage NAME took N s" (wall clock), and the
+# run with "== stages: NAME N s, ... total N s" before one line "N passed,
+# N failed, N skipped" (each skipped test is listed above it with its
+# reason: the GPU tests without a GPU); exits non-zero on any failure.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +24,19 @@ failures=()
 skips=()
 
 log() { printf '\n== %s\n' "$*"; }
+
+# stage NAME: ends the stage running (its wall time printed) and starts
+# NAME; `stage` alone ends the last one.  The totals are printed at the end.
+STAGE="" STAGE_START=0
+stage_times=()
+stage() {
+  if [ -n "$STAGE" ]; then
+    local took=$((SECONDS - STAGE_START))
+    echo "== stage $STAGE took $took s"
+    stage_times+=("$STAGE $took s")
+  fi
+  STAGE="${1:-}" STAGE_START=$SECONDS
+}
 record() {  # record NAME STATUS
   if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else
     failed=$((failed + 1)); failures+=("$1"); fi
@@ -87,19 +102,27 @@ PY
   rm -f "$out"
 }
 
+SECONDS=0
+stage setup
 log "setup"
+# The tests' level: packages, the reference venv (not the benchmark peers).
+# shellcheck disable=SC2034  # read by setup.sh
+SETUP_FOR="test"
 # shellcheck source=setup.sh
-source "$ROOT/tools/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
+source "$ROOT/tools/setup.sh" || { stage; echo "0 passed, 1 failed"; exit 1; }
 set +e  # setup.sh runs with -e; the suite must go on past a failure
 PY="$VENV/bin/python"
 
+stage zoo-fixtures
 log "model-zoo reference outputs (real MXNet 1.9.1) into $CACHE/fixtures/zoo"
 "$PY" tests/conformance/gen_fixtures.py --set zoo --out "$CACHE/fixtures/zoo" --prune
 record "zoo fixture generation" $?
 
+stage suites
 log "test suites"
 run_meson_tests "meson" "$BUILD_DIR"
 
+stage asan-build
 log "test suites under AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_DIR="$ROOT/build-asan"
 if [ ! -f "$ASAN_DIR/build.ninja" ]; then
@@ -110,6 +133,7 @@ fi
 # sanitizers they would take most of the run and test no code the small
 # models do not.
 if ninja -C "$ASAN_DIR" >"$ASAN_DIR/build.log" 2>&1; then
+  stage asan-suites
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     run_meson_tests "asan" "$ASAN_DIR" --timeout-multiplier 4 --no-suite zoo
@@ -117,6 +141,7 @@ else
   cat "$ASAN_DIR/build.log"; record "asan build" 1
 fi
 
+stage fuzz-build
 log "fuzzing each reader, the engine and the element for ${FUZZ_SECONDS}s (libFuzzer, ASan, UBSan; longer: tools/fuzz.sh)"
 FUZZ_DIR="$ROOT/build-fuzz"
 if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
@@ -124,7 +149,13 @@ if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
     -Db_sanitize=address,undefined -Db_lundef=false \
     -Dbuildtype=debugoptimized >/dev/null
 fi
-if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
+# No compile of the fuzz build may run away with the CI's time: each
+# process gets FUZZ_COMPILE_CPU_S seconds of CPU (the largest,
+# depthwise-avx512.c, takes 23 s on a 2-core Xeon), then is killed and the
+# build fails, naming its object.
+FUZZ_COMPILE_CPU_S="${FUZZ_COMPILE_CPU_S:-600}"
+if (ulimit -t "$FUZZ_COMPILE_CPU_S"; ninja -C "$FUZZ_DIR") >"$FUZZ_DIR/build.log" 2>&1; then
+  stage fuzz-runs
   # The same runs as the long one (tools/fuzz.sh: seeds, options), short.
   for target in symbol-json params npy diff-index graph element; do
     # fuzz-element is built only with GStreamer.
@@ -133,10 +164,16 @@ if ninja -C "$FUZZ_DIR" >"$FUZZ_DIR/build.log" 2>&1; then
     record "fuzz $target" $?
   done
 else
-  cat "$FUZZ_DIR/build.log"; record "fuzz build" 1
+  cat "$FUZZ_DIR/build.log"
+  echo "(a compile killed after $FUZZ_COMPILE_CPU_S s of CPU: its file belongs in tests/fuzz/sanitize-ignorelist.txt)"
+  record "fuzz build" 1
 fi
 
+stage
 echo
+summary=""
+for t in "${stage_times[@]}"; do summary+="$t, "; done
+echo "== stages: ${summary}total $SECONDS s"
 if [ "$skipped" -gt 0 ]; then
   printf 'skipped: %s\n' "${skips[@]}"
 fi
