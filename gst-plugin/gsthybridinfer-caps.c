@@ -29,6 +29,27 @@ update_frame_duration (GstHybridInfer * self, const GstVideoInfo * info)
         gst_message_new_latency (GST_OBJECT (self)));
 }
 
+/* failed_caps is the model's business too: a swap clears it (the new
+ * model may take the caps the old one refused), so it is read and written
+ * under model_lock. */
+static gboolean
+caps_refused (GstHybridInfer * self, GstCaps * caps)
+{
+  g_mutex_lock (&self->model_lock);
+  gboolean refused = self->failed_caps
+      && gst_caps_is_equal (caps, self->failed_caps);
+  g_mutex_unlock (&self->model_lock);
+  return refused;
+}
+
+static void
+refuse_caps (GstHybridInfer * self, GstCaps * caps)
+{
+  g_mutex_lock (&self->model_lock);
+  gst_caps_replace (&self->failed_caps, caps);
+  g_mutex_unlock (&self->model_lock);
+}
+
 gboolean
 gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
@@ -40,7 +61,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   GstHybridFrameFormat format;
   GError *error = NULL;
 
-  if (self->failed_caps && gst_caps_is_equal (incaps, self->failed_caps)) {
+  if (caps_refused (self, incaps)) {
     GST_DEBUG_OBJECT (self, "caps already refused, error posted");
     return FALSE;
   }
@@ -94,7 +115,7 @@ gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
 invalid_caps:
   {
     GST_ERROR_OBJECT (self, "caps not usable: %" GST_PTR_FORMAT, incaps);
-    gst_caps_replace (&self->failed_caps, incaps);
+    refuse_caps (self, incaps);
     return FALSE;
   }
 plan_failed:
@@ -105,7 +126,7 @@ plan_failed:
     post_error (self, error, what);
     g_free (what);
     g_error_free (error);
-    gst_caps_replace (&self->failed_caps, incaps);
+    refuse_caps (self, incaps);
     return FALSE;
   }
 }

@@ -135,7 +135,8 @@ struct _GstHybridInfer
   GstVideoInfo info;            /* of the current caps */
   GstCaps *failed_caps;         /* caps whose error was posted: GStreamer
                                  * sends sticky caps again with the next
-                                 * buffer, and one failure is one error */
+                                 * buffer, and one failure is one error;
+                                 * model_lock (a swap clears it) */
   guint64 frame_count;
   GstHybridResult *last;        /* for the frames interval skips */
   GstHybridBatch *batch;        /* frames waiting for their batch */
