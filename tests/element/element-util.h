@@ -18,6 +18,20 @@
 
 #include "gst-plugin/gsthybridmeta.h"
 
+/* HY_HAS_ASAN: 1 under AddressSanitizer (gcc or clang), whose quarantine
+ * holds freed memory, so heap figures mean nothing there. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HY_HAS_ASAN 1
+#endif
+#endif
+#if !defined(HY_HAS_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define HY_HAS_ASAN 1
+#endif
+#ifndef HY_HAS_ASAN
+#define HY_HAS_ASAN 0
+#endif
+
 static inline const gchar *
 models_dir (void)
 {

@@ -19,18 +19,6 @@
 
 #include "element-util.h"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HY_HAS_ASAN 1
-#endif
-#endif
-#if !defined(HY_HAS_ASAN) && defined(__SANITIZE_ADDRESS__)
-#define HY_HAS_ASAN 1
-#endif
-#ifndef HY_HAS_ASAN
-#define HY_HAS_ASAN 0
-#endif
-
 #if HY_HAS_ASAN
 /* The out-of-memory tests ask for more than a machine has.  Under ASan,
  * where an address-space limit cannot be set, a single allocation over

@@ -25,15 +25,6 @@
 
 #include "element-util.h"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HY_HAS_ASAN 1
-#endif
-#endif
-#if !defined(HY_HAS_ASAN) && defined(__SANITIZE_ADDRESS__)
-#define HY_HAS_ASAN 1
-#endif
-
 #define N_STREAMS 8
 #define STALL_BOUND_S 3
 #define TICK_MS 10
@@ -343,7 +334,7 @@ step (Stream * s, GRand * rand)
 static gint64
 heap_in_use (void)
 {
-#ifdef HY_HAS_ASAN
+#if HY_HAS_ASAN
   return 0;                     /* LeakSanitizer checks at exit instead */
 #else
   malloc_trim (0);
