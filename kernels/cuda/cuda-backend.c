@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda-backend.h"
+#include "kernels/cuda/cuda-memory.h"
+#include "kernels/cuda/cuda-object.h"
 #include "kernels/cuda/frame-stage.h"
 
 /* cuBLAS's recommended workspace on Hopper; given to it so that no call

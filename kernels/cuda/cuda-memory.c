@@ -14,7 +14,8 @@
  */
 #include <stdint.h>
 
-#include "kernels/cuda/cuda-backend.h"
+#include "kernels/cuda/cuda-memory.h"
+#include "kernels/cuda/cuda-object.h"
 
 void *
 hy_cuda_backend_alloc (hy_backend *be, size_t bytes, GError **error)

@@ -15,7 +15,7 @@
 #ifndef HY_CUDA_FRAME_STAGE_H
 #define HY_CUDA_FRAME_STAGE_H
 
-#include "kernels/cuda/cuda-backend.h"
+#include "kernels/cuda/cuda-object.h"
 
 void *hy_cuda_frame_stage_new (hy_backend *be, const hy_frame_plan *plan,
     hy_tensor *input, int batch, GError **error);
