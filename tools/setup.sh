@@ -16,7 +16,8 @@
 #           targets), GObject introspection and python3-gi (the typelib and
 #           its Python test), the de_DE.UTF-8 locale, and the reference venv
 #           under the cache: MXNet 1.9.1, numpy < 1.24, ONNX, ONNX Runtime,
-#           GluonCV 0.10.5's model zoo; builds everything.
+#           GluonCV 0.10.5's model zoo, motmetrics (the tracker's measures);
+#           builds everything.
 #   bench   + the benchmark peers no test needs: OpenVINO, in the same venv
 #           (tests/bench/compare.py, layers_vs_openvino.py).
 #
@@ -111,6 +112,14 @@ install_venv() {
       && "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<1.24" tqdm portalocker \
         Pillow "scipy<1.11"; } \
       || log "GluonCV did not install: the detection zoo cases will be skipped"
+  fi
+  # motmetrics scores hybridtrack (MOTA, IDF1: tests/track/mot_eval.py).  Its pandas and
+  # scipy would pull numpy 2, which MXNet cannot load: every pin kept, pandas below 2.3.
+  if ! "$VENV/bin/python" -c "import motmetrics" 2>/dev/null; then
+    log "adding motmetrics (the tracker's measures) to $VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check motmetrics "numpy<1.24" \
+      "pandas<2.3" "scipy<1.11" \
+      || log "motmetrics did not install: the track-mot test will not run"
   fi
 }
 
