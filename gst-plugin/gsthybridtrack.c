@@ -138,16 +138,15 @@ gst_hybrid_track_get_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
+/* The tracks go; the ids go on (`tracks-started` too), so that an id
+ * names one object for the whole stream. */
 static void
 forget_tracks (GstHybridTrack * self)
 {
   if (self->tracker)
-    track_sort_reset (self->tracker);
+    track_sort_clear (self->tracker);
   self->have_result = FALSE;
   self->n_result_ids = 0;
-  GST_OBJECT_LOCK (self);
-  self->tracks_started = 0;
-  GST_OBJECT_UNLOCK (self);
 }
 
 static gboolean
@@ -167,7 +166,11 @@ gst_hybrid_track_start (GstBaseTransform * trans)
     return FALSE;
   }
   self->frame_width = self->frame_height = 0;
-  forget_tracks (self);
+  self->have_result = FALSE;
+  self->n_result_ids = 0;
+  GST_OBJECT_LOCK (self);
+  self->tracks_started = 0;
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -199,7 +202,8 @@ static gboolean
 gst_hybrid_track_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
   /* After a flush (a seek) the next frame is not where the last one was:
-   * the motion of the old tracks says nothing about it. */
+   * the motion of the old tracks says nothing about it.  Ids are not
+   * reused, so every id names one object for the whole stream. */
   if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP)
     forget_tracks (GST_HYBRID_TRACK (trans));
   return GST_BASE_TRANSFORM_CLASS (gst_hybrid_track_parent_class)->sink_event

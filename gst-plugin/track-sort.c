@@ -91,6 +91,12 @@ track_sort_reset (TrackSort *t)
   t->next_id = 1;
 }
 
+void
+track_sort_clear (TrackSort *t)
+{
+  t->n_tracks = 0;
+}
+
 bool
 track_sort_configure (TrackSort *t, const TrackSortConfig *config)
 {

@@ -62,6 +62,9 @@ TrackSort *track_sort_new (const TrackSortConfig *config);
 void track_sort_free (TrackSort *tracker);
 /* Forget every track; ids start again from 1. */
 void track_sort_reset (TrackSort *tracker);
+/* Forget every track; ids go on from the last (a new object never takes
+ * an id an old one had, as after a seek in the same stream). */
+void track_sort_clear (TrackSort *tracker);
 /* Takes effect from the next frame; false (and no change) when out of
  * range. */
 bool track_sort_configure (TrackSort *tracker, const TrackSortConfig *config);

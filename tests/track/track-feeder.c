@@ -284,5 +284,7 @@ main (int argc, char **argv)
   g_free (gt_path);
   g_free (out_path);
   g_free (track_props);
+  /* GST_TRACERS=leaks reports here */
+  gst_deinit ();
   return rc;
 }
