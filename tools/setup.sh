@@ -60,13 +60,13 @@ APT_DEMO=(meson ninja-build pkg-config gcc libglib2.0-dev libjson-glib-dev
   libopenblas-dev libdnnl-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  libpango1.0-dev libcairo2-dev fonts-dejavu-core)
+  libpango1.0-dev libcairo2-dev fonts-dejavu-core libmosquitto-dev)
 # The tests: the fuzz targets (clang, its sanitizer runtimes), the
 # GstHybrid-1.0 typelib and the Python that reads it, the comma-decimal
 # locale, the reference venv.
 APT_TEST=(clang libclang-rt-14-dev locales
   gobject-introspection libgirepository1.0-dev python3-gi gir1.2-gstreamer-1.0
-  python3 python3-venv)
+  python3 python3-venv mosquitto mosquitto-clients)
 
 log() { printf '== %s\n' "$*" >&2; }
 

@@ -304,7 +304,8 @@ start_error (const gchar * desc)
 GST_START_TEST (test_publish_errors)
 {
   gchar *text = start_error ("videotestsrc ! hybridpublish ! fakesink");
-  fail_unless (strstr (text, "location property is not set"), "%s", text);
+  fail_unless (strstr (text, "neither the location property nor mqtt-host"),
+      "%s", text);
   g_free (text);
   text = start_error ("videotestsrc ! hybridpublish "
       "location=/nonexistent-dir/r.jsonl ! fakesink");
