@@ -48,8 +48,9 @@ case "$SETUP_FOR" in
     return 1 2>/dev/null || exit 1 ;;
 esac
 
-# To build the library and both elements (hybridoverlay draws with Pango
-# and Cairo), and to run the pipelines: videotestsrc and the converters are
+# To build the library and the elements (hybridoverlay draws with Pango
+# and Cairo, hybridpublish speaks MQTT through libmosquitto), and to run
+# the pipelines: videotestsrc and the converters are
 # in the base plugins; v4l2src, vp8enc, pngenc and multifilesink (webcam.sh,
 # file.sh, detect_ball.sh) in the good ones.  oneDNN is here although no
 # pipeline switches it on: meson 1.0 keeps a compiler check's answer for the
@@ -63,7 +64,7 @@ APT_DEMO=(meson ninja-build pkg-config gcc libglib2.0-dev libjson-glib-dev
   libpango1.0-dev libcairo2-dev fonts-dejavu-core libmosquitto-dev)
 # The tests: the fuzz targets (clang, its sanitizer runtimes), the
 # GstHybrid-1.0 typelib and the Python that reads it, the comma-decimal
-# locale, the reference venv.
+# locale, the reference venv, an MQTT broker and subscriber (track-mqtt).
 APT_TEST=(clang libclang-rt-14-dev locales
   gobject-introspection libgirepository1.0-dev python3-gi gir1.2-gstreamer-1.0
   python3 python3-venv mosquitto mosquitto-clients)
