@@ -213,6 +213,52 @@ GST_START_TEST (test_regions_of_any_element)
 
 GST_END_TEST;
 
+/* Boxes no detector should give (empty, at the far end of the
+ * coordinates, past the frame): tracked or not, never a crash, and a
+ * predicted box stays inside the frame. */
+GST_START_TEST (test_degenerate_boxes)
+{
+  GstHarness *h = gst_harness_new ("hybridtrack");
+  g_object_set (h->element, "min-hits", 1, NULL);
+  gst_harness_set_src_caps_str (h, FRAME_CAPS);
+  guint boxes[16] = {
+    0, 0, 0, 0,
+    G_MAXUINT - 10, G_MAXUINT - 10, 10, 10,
+    300, 230, 100, 100,
+    5, 5, 1, 1,
+  };
+  guint n_predicted = 0;
+  for (guint f = 0; f < 12; f++) {
+    /* the box past the corner moves on: its prediction leaves the frame */
+    boxes[8] = 300 + 5 * (f - f % 3);
+    GstBuffer *out = gst_harness_push_and_pull (h,
+        frame_with_boxes (f - f % 3, f % 3 == 0, boxes, 4));
+    gpointer state = NULL;
+    GstMeta *m;
+    guint n = 0;
+    while ((m = gst_buffer_iterate_meta_filtered (out, &state,
+                GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+      GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) m;
+      guint id;
+      gboolean predicted;
+      if (roi_tracking (roi, &id, &predicted) && predicted) {
+        n_predicted++;
+        fail_unless (roi->w >= 1 && roi->h >= 1);
+        fail_unless (roi->x + roi->w <= 320 && roi->y + roi->h <= 240,
+            "predicted box %u,%u %ux%u past the frame", roi->x, roi->y,
+            roi->w, roi->h);
+      }
+      n++;
+    }
+    fail_unless_equals_int (n, 4);
+    gst_buffer_unref (out);
+  }
+  fail_unless (n_predicted > 0);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_publish_json_lines)
 {
   gchar *dir = g_dir_make_tmp ("hybridpublish-XXXXXX", NULL);
@@ -328,6 +374,7 @@ hybridtrack_suite (void)
   tcase_add_test (tc, test_carried_results_left);
   tcase_add_test (tc, test_flush_forgets_tracks);
   tcase_add_test (tc, test_regions_of_any_element);
+  tcase_add_test (tc, test_degenerate_boxes);
   tcase_add_test (tc, test_publish_json_lines);
   tcase_add_test (tc, test_publish_errors);
   return s;
