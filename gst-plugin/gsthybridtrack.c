@@ -30,7 +30,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_hybrid_track_debug);
 #define GST_CAT_DEFAULT gst_hybrid_track_debug
 
 #define DEFAULT_MIN_HITS 3
-#define DEFAULT_MAX_AGE 10
+#define DEFAULT_MAX_AGE 30
 #define DEFAULT_IOU_THRESHOLD 0.3f
 #define DEFAULT_PREDICT TRUE
 

@@ -67,7 +67,7 @@ GST_START_TEST (test_properties)
       "iou-threshold", &iou, "predict", &predict, "tracks-started", &started,
       NULL);
   fail_unless_equals_int (min_hits, 3);
-  fail_unless_equals_int (max_age, 10);
+  fail_unless_equals_int (max_age, 30);
   fail_unless_equals_float (iou, 0.3f);
   fail_unless (predict);
   fail_unless_equals_uint64 (started, 0);

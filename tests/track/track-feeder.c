@@ -227,7 +227,8 @@ main (int argc, char **argv)
       track_props ? track_props : "", out_path);
   GstElement *pipeline = gst_parse_launch (desc, &error);
   g_free (desc);
-  if (!pipeline) {
+  /* a missing element (the plugin not found) still gives a pipeline */
+  if (error) {
     g_printerr ("track-feeder: %s\n", error->message);
     return 1;
   }
