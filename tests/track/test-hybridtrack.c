@@ -1,8 +1,9 @@
 /*
  * test-hybridtrack.c — hybridtrack and hybridpublish as elements: their
  * properties, the regions they rewrite on new and carried results (a
- * result carried as hybridinfer's interval carries it), a flush, and the
- * JSON lines with their errors.
+ * result carried as hybridinfer's interval carries it), a flush, the
+ * JSON lines with their errors, and hybridoverlay's label of a tracked
+ * region.
  */
 #include <math.h>
 #include <string.h>
@@ -323,6 +324,54 @@ GST_START_TEST (test_publish_json_lines)
 
 GST_END_TEST;
 
+/* hybridoverlay's drawing of one region on a black 160x120 RGB frame. */
+static GstBuffer *
+overlay_region (const gchar * type, guint track_id)
+{
+  GstHarness *h = gst_harness_new ("hybridoverlay");
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=160,height=120,framerate=30/1");
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, 160 * 120 * 3, NULL);
+  gst_buffer_memset (buf, 0, 0, 160 * 120 * 3);
+  GstVideoRegionOfInterestMeta *roi =
+      gst_buffer_add_video_region_of_interest_meta (buf, type, 40, 50, 60, 40);
+  if (track_id)
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("tracking", "track-id", G_TYPE_UINT, track_id,
+            "predicted", G_TYPE_BOOLEAN, FALSE, NULL));
+  GstBuffer *out = gst_harness_push_and_pull (h, buf);
+  gst_harness_teardown (h);
+  return out;
+}
+
+static gboolean
+same_pixels (GstBuffer * a, GstBuffer * b)
+{
+  GstMapInfo ma, mb;
+  fail_unless (gst_buffer_map (a, &ma, GST_MAP_READ));
+  fail_unless (gst_buffer_map (b, &mb, GST_MAP_READ));
+  gboolean same = ma.size == mb.size && !memcmp (ma.data, mb.data, ma.size);
+  gst_buffer_unmap (a, &ma);
+  gst_buffer_unmap (b, &mb);
+  return same;
+}
+
+/* A tracked region's label is its type and "#id": drawn exactly as a
+ * region whose type is written so, and unlike the bare type. */
+GST_START_TEST (test_overlay_shows_track_id)
+{
+  GstBuffer *tracked = overlay_region ("ball", 7);
+  GstBuffer *written = overlay_region ("ball #7", 0);
+  GstBuffer *bare = overlay_region ("ball", 0);
+  fail_unless (same_pixels (tracked, written));
+  fail_unless (!same_pixels (tracked, bare));
+  gst_buffer_unref (tracked);
+  gst_buffer_unref (written);
+  gst_buffer_unref (bare);
+}
+
+GST_END_TEST;
+
 /* A pipeline that must fail to start: the error's text. */
 static gchar *
 start_error (const gchar * desc)
@@ -377,6 +426,7 @@ hybridtrack_suite (void)
   tcase_add_test (tc, test_degenerate_boxes);
   tcase_add_test (tc, test_publish_json_lines);
   tcase_add_test (tc, test_publish_errors);
+  tcase_add_test (tc, test_overlay_shows_track_id);
   return s;
 }
 
