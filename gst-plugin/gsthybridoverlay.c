@@ -464,8 +464,9 @@ label_append (LabelText * t, const gchar * format, ...)
     t->n = MIN (t->n + (gsize) n, sizeof t->s - 1);
 }
 
-/* "label confidence", then " · label score" for each result a secondary
- * hybridinfer (inference-region=roi) attached to the region. */
+/* "label #track confidence" (#track with hybridtrack), then " · label
+ * score" for each result a secondary hybridinfer (inference-region=roi)
+ * attached to the region. */
 static void
 roi_label (GstVideoRegionOfInterestMeta * roi, LabelText * t)
 {
@@ -474,8 +475,14 @@ roi_label (GstVideoRegionOfInterestMeta * roi, LabelText * t)
   gdouble confidence;
   t->n = 0;
   t->s[0] = '\0';
+  GstStructure *tracking = gst_video_region_of_interest_meta_get_param (roi,
+      "tracking");
+  guint track_id;
   if (roi->roi_type)
     label_append (t, "%s", g_quark_to_string (roi->roi_type));
+  /* hybridtrack's id: which object this is, from frame to frame */
+  if (tracking && gst_structure_get_uint (tracking, "track-id", &track_id))
+    label_append (t, t->n ? " #%u" : "#%u", track_id);
   if (det && gst_structure_get_double (det, "confidence", &confidence))
     label_append (t, t->n ? " %.2f" : "%.2f", confidence);
   for (GList * l = roi->params; l; l = l->next) {

@@ -1,6 +1,6 @@
 /*
- * plugin.c — the hybridinfer plugin: the inference element and its
- * overlay.
+ * plugin.c — the hybridinfer plugin: the inference element, its overlay,
+ * the tracker and the results publisher.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -10,6 +10,8 @@
 
 #include "gsthybridinfer.h"
 #include "gsthybridoverlay.h"
+#include "gsthybridpublish.h"
+#include "gsthybridtrack.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -17,6 +19,8 @@ plugin_init (GstPlugin * plugin)
   gboolean ok = FALSE;
   ok |= GST_ELEMENT_REGISTER (hybridinfer, plugin);
   ok |= GST_ELEMENT_REGISTER (hybridoverlay, plugin);
+  ok |= GST_ELEMENT_REGISTER (hybridtrack, plugin);
+  ok |= GST_ELEMENT_REGISTER (hybridpublish, plugin);
   return ok;
 }
 

@@ -16,7 +16,8 @@
 #           targets), GObject introspection and python3-gi (the typelib and
 #           its Python test), the de_DE.UTF-8 locale, and the reference venv
 #           under the cache: MXNet 1.9.1, numpy < 1.24, ONNX, ONNX Runtime,
-#           GluonCV 0.10.5's model zoo; builds everything.
+#           GluonCV 0.10.5's model zoo, motmetrics (the tracker's measures);
+#           builds everything.
 #   bench   + the benchmark peers no test needs: OpenVINO, in the same venv
 #           (tests/bench/compare.py, layers_vs_openvino.py).
 #
@@ -47,8 +48,9 @@ case "$SETUP_FOR" in
     return 1 2>/dev/null || exit 1 ;;
 esac
 
-# To build the library and both elements (hybridoverlay draws with Pango
-# and Cairo), and to run the pipelines: videotestsrc and the converters are
+# To build the library and the elements (hybridoverlay draws with Pango
+# and Cairo, hybridpublish speaks MQTT through libmosquitto), and to run
+# the pipelines: videotestsrc and the converters are
 # in the base plugins; v4l2src, vp8enc, pngenc and multifilesink (webcam.sh,
 # file.sh, detect_ball.sh) in the good ones.  oneDNN is here although no
 # pipeline switches it on: meson 1.0 keeps a compiler check's answer for the
@@ -59,13 +61,13 @@ APT_DEMO=(meson ninja-build pkg-config gcc libglib2.0-dev libjson-glib-dev
   libopenblas-dev libdnnl-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  libpango1.0-dev libcairo2-dev fonts-dejavu-core)
+  libpango1.0-dev libcairo2-dev fonts-dejavu-core libmosquitto-dev)
 # The tests: the fuzz targets (clang, its sanitizer runtimes), the
 # GstHybrid-1.0 typelib and the Python that reads it, the comma-decimal
-# locale, the reference venv.
+# locale, the reference venv, an MQTT broker and subscriber (track-mqtt).
 APT_TEST=(clang libclang-rt-14-dev locales
   gobject-introspection libgirepository1.0-dev python3-gi gir1.2-gstreamer-1.0
-  python3 python3-venv)
+  python3 python3-venv mosquitto mosquitto-clients)
 
 log() { printf '== %s\n' "$*" >&2; }
 
@@ -111,6 +113,14 @@ install_venv() {
       && "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<1.24" tqdm portalocker \
         Pillow "scipy<1.11"; } \
       || log "GluonCV did not install: the detection zoo cases will be skipped"
+  fi
+  # motmetrics scores hybridtrack (MOTA, IDF1: tests/track/mot_eval.py).  Its pandas and
+  # scipy would pull numpy 2, which MXNet cannot load: every pin kept, pandas below 2.3.
+  if ! "$VENV/bin/python" -c "import motmetrics" 2>/dev/null; then
+    log "adding motmetrics (the tracker's measures) to $VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check motmetrics "numpy<1.24" \
+      "pandas<2.3" "scipy<1.11" \
+      || log "motmetrics did not install: the track-mot test will not run"
   fi
 }
 
