@@ -16,7 +16,9 @@ subgraph ones' with `sg_`.
 The outputs come from loading the saved files back into MXNet with its oneDNN kernels on (the
 quantized ops exist only there).  Cases are cached: a complete one is skipped unless --force.
 
-    gen_int8_fixtures.py --out DIR [--only SUBSTRING] [--force] [--list]
+    gen_int8_fixtures.py --out DIR [--only SUBSTRING] [--force] [--list] [--stamp FILE]
+
+--stamp touches FILE once every case is complete (the build's custom target waits on it).
 
 Run it with the MXNet 1.9.1 virtual environment (numpy < 1.24).
 """
@@ -150,6 +152,7 @@ def main(argv=None):
     ap.add_argument("--only", help="only cases whose name contains this substring")
     ap.add_argument("--force", action="store_true", help="regenerate cached cases")
     ap.add_argument("--list", action="store_true", help="print the case names")
+    ap.add_argument("--stamp", help="file to touch once every case is complete")
     args = ap.parse_args(argv)
     register()
     cases = [c for c in gf.CASES if not args.only or args.only in c.name]
@@ -172,7 +175,11 @@ def main(argv=None):
             failed.append(case.name)
             status = "FAILED: %s" % str(err).strip().splitlines()[0]
         print("%-48s %6.2fs  %s" % (case.name, time.time() - t0, status), flush=True)
-    return 1 if failed else 0
+    if failed:
+        return 1
+    if args.stamp:
+        gf._atomic_write_text(args.stamp, "\n".join(c.name for c in cases) + "\n")
+    return 0
 
 
 if __name__ == "__main__":
