@@ -178,18 +178,108 @@ has_subgraphs (JsonObject *obj)
  * else (int8 arithmetic), and other subgraph ops (control flow) do not
  * mean their subgraph alone. */
 static gboolean
-subgraph_is_inlined (JsonObject *obj, const char *op)
+is_onednn_layer (const char *op)
 {
-  if (strcmp (op, "_sg_mkldnn_conv") && strcmp (op, "_sg_mkldnn_fully_connected"))
-    return FALSE;
+  return !strcmp (op, "_sg_mkldnn_conv")
+      || !strcmp (op, "_sg_mkldnn_fully_connected");
+}
+
+static gboolean
+is_quantized (JsonObject *obj)
+{
   JsonNode *attrs = json_object_get_member (obj, "attrs");
   if (!attrs || !JSON_NODE_HOLDS_OBJECT (attrs))
-    return TRUE;
+    return FALSE;
   JsonNode *q = json_object_get_member (json_node_get_object (attrs),
       "quantized");
   g_autofree char *quantized = q ? attr_value_string (q) : NULL;
-  return !quantized || !g_ascii_strcasecmp (quantized, "false")
-      || !strcmp (quantized, "0");
+  return quantized && (!g_ascii_strcasecmp (quantized, "true")
+      || !strcmp (quantized, "1"));
+}
+
+static gboolean
+subgraph_is_inlined (JsonObject *obj, const char *op)
+{
+  return is_onednn_layer (op) && !is_quantized (obj);
+}
+
+/* A quantized oneDNN layer runs as one op (core/ops/quantized.c), which
+ * reads its layer's attributes from the node's own: the Convolution's or
+ * FullyConnected's as they are, BatchNorm's eps and fix_gamma, and the
+ * activations' types as act_type (before a residual add) and
+ * postsum_act_type (after it).  The node's own attributes win. */
+static gboolean
+merge_subgraph_attrs (const node_ctx *ctx, JsonObject *obj, const char *op,
+    GHashTable *attrs, GError **error)
+{
+  JsonNode *sub = json_object_get_member (obj, "subgraphs");
+  JsonArray *subs = JSON_NODE_HOLDS_ARRAY (sub) ? json_node_get_array (sub)
+      : NULL;
+  JsonNode *first = subs && json_array_get_length (subs) == 1
+      ? json_array_get_element (subs, 0) : NULL;
+  JsonNode *jnodes = first && JSON_NODE_HOLDS_OBJECT (first)
+      ? json_object_get_member (json_node_get_object (first), "nodes") : NULL;
+  if (!jnodes || !JSON_NODE_HOLDS_ARRAY (jnodes)) {
+    node_error (ctx, error, HY_ERROR_FORMAT,
+        "op %s: \"subgraphs\" must be an array of one graph with nodes", op);
+    return FALSE;
+  }
+  JsonArray *nodes = json_node_get_array (jnodes);
+  gboolean after_add = FALSE;
+  for (guint i = 0; i < json_array_get_length (nodes); i++) {
+    JsonNode *jn = json_array_get_element (nodes, i);
+    JsonObject *n = JSON_NODE_HOLDS_OBJECT (jn) ? json_node_get_object (jn)
+        : NULL;
+    JsonNode *jop = n ? json_object_get_member (n, "op") : NULL;
+    const char *inner = jop && JSON_NODE_HOLDS_VALUE (jop)
+        && json_node_get_value_type (jop) == G_TYPE_STRING
+        ? json_node_get_string (jop) : NULL;
+    if (!inner) {
+      node_error (ctx, error, HY_ERROR_FORMAT,
+          "op %s: subgraph node %u has no \"op\" string", op, i);
+      return FALSE;
+    }
+    g_autoptr (GHashTable) inner_attrs = g_hash_table_new_full (g_str_hash,
+        g_str_equal, g_free, g_free);
+    if (!merge_attrs (ctx, n, "attrs", inner_attrs, error))
+      return FALSE;
+    const char *act = NULL;
+    if (!strcmp (inner, "null"))
+      continue;
+    if (!strcmp (inner, "Convolution") || !strcmp (inner, "FullyConnected")) {
+      GHashTableIter it;
+      gpointer k, v;
+      g_hash_table_iter_init (&it, inner_attrs);
+      while (g_hash_table_iter_next (&it, &k, &v))
+        if (!g_hash_table_contains (attrs, k))
+          g_hash_table_insert (attrs, g_strdup (k), g_strdup (v));
+    } else if (!strcmp (inner, "BatchNorm")) {
+      static const char *const keys[] = { "eps", "fix_gamma" };
+      for (guint k = 0; k < G_N_ELEMENTS (keys); k++) {
+        const char *v = g_hash_table_lookup (inner_attrs, keys[k]);
+        if (v && !g_hash_table_contains (attrs, keys[k]))
+          g_hash_table_insert (attrs, g_strdup (keys[k]), g_strdup (v));
+      }
+    } else if (!strcmp (inner, "elemwise_add") || !strcmp (inner, "_Plus")
+        || !strcmp (inner, "_plus") || !strcmp (inner, "_add")) {
+      after_add = TRUE;
+    } else if (!strcmp (inner, "Activation")) {
+      act = g_hash_table_lookup (inner_attrs, "act_type");
+    } else if (!strcmp (inner, "relu")) {
+      act = "relu";
+    } else {
+      node_error (ctx, error, HY_ERROR_UNSUPPORTED,
+          "op %s: its subgraph holds op %s, which a quantized fused layer "
+          "does not run here", op, inner);
+      return FALSE;
+    }
+    if (act) {
+      const char *key = after_add ? "postsum_act_type" : "act_type";
+      if (!g_hash_table_contains (attrs, key))
+        g_hash_table_insert (attrs, g_strdup (key), g_strdup (act));
+    }
+  }
+  return TRUE;
 }
 
 /* control_deps change what a node means, and so do subgraphs but those
@@ -333,9 +423,11 @@ parse_node (hy_graph *graph, GArray *refs, JsonNode *jn, guint index,
       || !get_string_member (&ctx, obj, "name", &name, error))
     return FALSE;
   ctx.name = name;
-  gboolean fused = has_subgraphs (obj);
-  if (!reject_extras (&ctx, obj, op, fused && var_names
-          && subgraph_is_inlined (obj, op), error))
+  gboolean fused = has_subgraphs (obj) && var_names
+      && subgraph_is_inlined (obj, op);
+  gboolean quantized_layer = has_subgraphs (obj) && var_names
+      && is_onednn_layer (op) && is_quantized (obj);
+  if (!reject_extras (&ctx, obj, op, fused || quantized_layer, error))
     return FALSE;
 
   JsonNode *inputs = json_object_get_member (obj, "inputs");
@@ -395,6 +487,11 @@ parse_node (hy_graph *graph, GArray *refs, JsonNode *jn, guint index,
       hy_node_free (node);
       return FALSE;
     }
+  }
+  if (quantized_layer && !merge_subgraph_attrs (&ctx, obj, op, node->attrs,
+          error)) {
+    hy_node_free (node);
+    return FALSE;
   }
   if (is_var)
     g_hash_table_insert (var_names, node->name, GUINT_TO_POINTER (index));
@@ -847,6 +944,16 @@ check_writable (const hy_graph *graph, GError **error)
   guint n = hy_graph_n_nodes (graph);
   for (guint i = 0; i < n; i++) {
     const hy_node *node = hy_graph_node (graph, i);
+    /* The reader folded the layer's subgraph into the node's attributes;
+     * MXNet cannot read the node without it. */
+    if (is_onednn_layer (node->op_name)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "node %u '%s': op %s (a quantized oneDNN layer) cannot be written: "
+          "MXNet reads it only with its subgraph, which is not kept; export "
+          "the fp32 model and quantize it with MXNet", i, node->name,
+          node->op_name);
+      return FALSE;
+    }
     for (guint k = 0; k < node->n_inputs; k++) {
       if (node->inputs[k].node >= i) {
         g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
