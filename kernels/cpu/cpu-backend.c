@@ -11,6 +11,9 @@
 #include "kernels/cpu/conv/blas.h"
 #include "kernels/cpu/conv/conv-strategy.h"
 #include "kernels/backend-impl.h"
+#ifdef HY_HAVE_DNNL
+#include "kernels/cpu/quantized/conv-dnnl-int8.h"
+#endif
 
 typedef struct cpu_backend {
   hy_backend base;
@@ -109,6 +112,11 @@ cpu_copy_bytes (hy_backend *be, void *dst, const void *src, size_t bytes,
 static gboolean
 cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
 {
+#ifdef HY_HAVE_DNNL
+  /* int8 convolutions go to oneDNN's int8 kernels when oneDNN is on */
+  if (call->op == HY_OP_QUANTIZED_CONV)
+    return hy_qconv_dnnl_prepare_call (hy_cpu_backend_ctx (be), call, error);
+#endif
   return call->op != HY_OP_CONVOLUTION
       || hy_conv_prepare_call (hy_cpu_backend_ctx (be), call, error);
 }
@@ -171,11 +179,19 @@ cpu_release_call (hy_backend *be, hy_call *call)
 {
   if (call->op == HY_OP_CONVOLUTION)
     hy_conv_release_call (call);
+#ifdef HY_HAVE_DNNL
+  if (call->op == HY_OP_QUANTIZED_CONV)
+    hy_qconv_dnnl_release_call (call);
+#endif
 }
 
 static const char *
 cpu_call_kernel_name (hy_backend *be, const hy_call *call)
 {
+#ifdef HY_HAVE_DNNL
+  if (call->op == HY_OP_QUANTIZED_CONV)
+    return hy_qconv_dnnl_kernel_name (call);
+#endif
   return call->op == HY_OP_CONVOLUTION ? hy_conv_kernel_name (call) : NULL;
 }
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/quantized/qconv.h"
 #include "kernels/cpu/quantized/quantized-common.h"
 #include "kernels/params/quantized.h"
 
@@ -34,7 +35,7 @@ typedef struct qconv_job {
   int64_t C, H, W, OC, OH, OW, K;
   const int16_t *x;             /* the data's integers */
   const int8_t *wq;             /* OC × K */
-  const int32_t *bq;            /* OC, or NULL */
+  const int32_t *bq;            /* OC (zeros without a bias) */
   const float *requant;         /* OC: s_out / s_d / s_w[c] */
   const float *sum;             /* the residual's integers, or NULL */
   float sum_scale;
@@ -42,22 +43,6 @@ typedef struct qconv_job {
   char *acc_base;
   size_t acc_stride;
 } qconv_job;
-
-/* The result rounded into the output's dtype.  With a residual, MXNet
- * runs the convolution in place on the residual's buffer, so oneDNN
- * saturates to the residual's dtype; the output keeps its own dtype and
- * reads those bytes as it (an int8 residual under a ReLU output caps it at
- * 127; a uint8 one under an int8 output wraps above 127). */
-static inline float
-store_output (float v, const hy_quantized_conv_params *p)
-{
-  if (!p->with_sum || p->sum_uint8 == p->out_uint8)
-    return hy_q_store (v, p->out_uint8);
-  float stored = hy_q_store (v, p->sum_uint8);
-  if (p->out_uint8)
-    return stored < 0 ? stored + 256.0f : stored;
-  return stored > 127 ? stored - 256.0f : stored;
-}
 
 /* One (image, output channel) plane: the products summed into int32 one
  * weight at a time over the whole plane, so the inner loop is a plain
@@ -99,20 +84,13 @@ qconv_planes (void *arg, int64_t begin, int64_t end, int thread)
         }
       }
     }
-    int32_t bias = j->bq ? j->bq[oc] : 0;
+    float bias = (float) j->bq[oc];
     float rs = j->requant[oc];
     float *y = j->y + item * plane;
     const float *sum = j->sum ? j->sum + item * plane : NULL;
-    for (int64_t i = 0; i < plane; i++) {
-      float v = (float) (acc[i] + bias) * rs;
-      if (j->p->with_act)
-        v = fmaxf (v, 0.0f);
-      if (sum)
-        v += j->sum_scale * sum[i];
-      if (j->p->with_postsum_act)
-        v = fmaxf (v, 0.0f);
-      y[i] = store_output (v, j->p);
-    }
+    for (int64_t i = 0; i < plane; i++)
+      y[i] = hy_qconv_finish (((float) acc[i] + bias) * rs,
+          sum ? sum[i] : 0.0f, j->sum_scale, j->p);
   }
 }
 
@@ -130,13 +108,12 @@ hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
   int64_t N = ds->dims[0];
   j.K = hy_shape_numel (&in[1]->shape) / j.OC;
   int64_t x_n = N * j.C * j.H * j.W, plane = j.OH * j.OW;
-  bool has_bias = at.bias >= 0 || p->with_bn;
 
   /* one workspace: the data's integers, the weights, per-channel values,
    * then each thread's accumulator plane */
   size_t x_bytes = ((size_t) x_n * sizeof (int16_t) + 63) & ~(size_t) 63;
   size_t w_bytes = ((size_t) (j.OC * j.K) + 63) & ~(size_t) 63;
-  size_t c_bytes = ((size_t) j.OC * 12 + 63) & ~(size_t) 63;
+  size_t c_bytes = ((size_t) j.OC * 16 + 63) & ~(size_t) 63;
   size_t acc_stride = ((size_t) plane * sizeof (int32_t) + 63) & ~(size_t) 63;
   int threads = hy_cpu_n_threads (ctx);
   char *ws = hy_cpu_workspace (ctx, x_bytes + w_bytes + c_bytes
@@ -146,6 +123,7 @@ hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
   float *requant = (float *) (ws + x_bytes + w_bytes);
   int32_t *bq = (int32_t *) (requant + j.OC);
   float *wrow_scale = (float *) (bq + j.OC);
+  float *bias_f = wrow_scale + j.OC;
 
   const float *xf = in[0]->data;
   for (int64_t i = 0; i < x_n; i++)
@@ -154,8 +132,37 @@ hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
   float s_d = hy_q_scale (p->data_uint8, in[at.min_data]->data[0],
       in[at.max_data]->data[0]);
   float s_out = hy_q_scale (p->out_uint8, p->min_calib, p->max_calib);
-  const float *w = in[1]->data;
+  hy_qconv_quantize_weights (p, in, wq, wrow_scale, bias_f);
   for (int64_t oc = 0; oc < j.OC; oc++) {
+    bq[oc] = (int32_t) rintf (wrow_scale[oc] * s_d * bias_f[oc]);
+    requant[oc] = s_out / s_d / wrow_scale[oc];
+  }
+  j.x = x;
+  j.wq = wq;
+  j.bq = bq;
+  j.requant = requant;
+  if (p->with_sum) {
+    j.sum = in[at.sum]->data;
+    j.sum_scale = hy_qconv_sum_scale (p, in, s_out);
+  }
+  j.y = out[0]->data;
+  j.acc_base = ws + x_bytes + w_bytes + c_bytes;
+  j.acc_stride = acc_stride;
+  hy_cpu_parallel_for (ctx, N * j.OC, hy_cpu_grain (j.K * plane),
+      qconv_planes, &j);
+  out[1]->data[0] = p->min_calib;
+  out[2]->data[0] = p->max_calib;
+}
+
+void
+hy_qconv_quantize_weights (const hy_quantized_conv_params *p,
+    const hy_tensor *const *in, int8_t *wq, float *s_w, float *bias_out)
+{
+  hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
+  int64_t OC = in[1]->shape.dims[0];
+  int64_t K = hy_shape_numel (&in[1]->shape) / OC;
+  const float *w = in[1]->data;
+  for (int64_t oc = 0; oc < OC; oc++) {
     float alpha = 1.0f, bias = at.bias >= 0 ? in[at.bias]->data[oc] : 0.0f;
     if (p->with_bn) {
       const float *gamma = in[at.bn]->data, *beta = in[at.bn + 1]->data;
@@ -166,39 +173,17 @@ hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
           : beta[oc] - alpha * mean[oc];
     }
     float wmax = 0.0f;
-    for (int64_t k = 0; k < j.K; k++)
-      wmax = fmaxf (wmax, fabsf (w[oc * j.K + k] * alpha));
-    float s_w = HY_INT8_RANGE / wmax;
+    for (int64_t k = 0; k < K; k++)
+      wmax = fmaxf (wmax, fabsf (w[oc * K + k] * alpha));
+    float scale = HY_INT8_RANGE / wmax;
     /* Rounded to nearest even and saturated (oneDNN's reorder, as
      * MXNet's results show: a product of exactly 34.5 gives 34).
-     * s_w·max|W'| is 127.5, which rounds to ±128: -128 is an int8 and
+     * scale·max|W'| is 127.5, which rounds to ±128: -128 is an int8 and
      * stays, +128 saturates to 127. */
-    for (int64_t k = 0; k < j.K; k++)
-      wq[oc * j.K + k] = (int8_t) hy_q_saturate (
-          rintf (s_w * (w[oc * j.K + k] * alpha)), -128.0f, 127.0f);
-    if (has_bias)
-      bq[oc] = (int32_t) rintf (s_w * s_d * bias);
-    requant[oc] = s_out / s_d / s_w;
-    wrow_scale[oc] = s_w;
+    for (int64_t k = 0; k < K; k++)
+      wq[oc * K + k] = (int8_t) hy_q_saturate (
+          rintf (scale * (w[oc * K + k] * alpha)), -128.0f, 127.0f);
+    s_w[oc] = scale;
+    bias_out[oc] = bias;
   }
-  j.x = x;
-  j.wq = wq;
-  j.bq = has_bias ? bq : NULL;
-  j.requant = requant;
-  if (p->with_sum) {
-    /* MXNet picks the residual's range by the sign of its min, not by
-     * its dtype */
-    float sum_min = in[at.min_sum]->data[0];
-    float s_sum = hy_q_scale (!(sum_min < 0), sum_min,
-        in[at.max_sum]->data[0]);
-    j.sum = in[at.sum]->data;
-    j.sum_scale = s_out / s_sum;
-  }
-  j.y = out[0]->data;
-  j.acc_base = ws + x_bytes + w_bytes + c_bytes;
-  j.acc_stride = acc_stride;
-  hy_cpu_parallel_for (ctx, N * j.OC, hy_cpu_grain (j.K * plane),
-      qconv_planes, &j);
-  out[1]->data[0] = p->min_calib;
-  out[2]->data[0] = p->max_calib;
 }
