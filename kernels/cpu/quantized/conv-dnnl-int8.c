@@ -10,9 +10,10 @@
  * are oneDNN's (VNNI / AMX where the CPU has them) and every rounding is
  * the reference's.
  *
- * Threads: like conv-dnnl.c, every primitive is made and run with one
- * OpenMP thread (oneDNN's Debian build threads with OpenMP); a first cut
- * that runs the whole call on the calling thread.
+ * Threads: like conv-dnnl.c, the filters are cut into equal slices, each
+ * one execution of the same primitive on one thread of the kernels' pool
+ * with one OpenMP thread (oneDNN's Debian build threads with OpenMP),
+ * its output slice finished by the same thread while it is in cache.
  */
 #include <math.h>
 #include <string.h>
@@ -27,17 +28,27 @@
 #include "kernels/cpu/quantized/qconv.h"
 #include "kernels/params/quantized.h"
 
+/* What one thread executes with (memory objects are not thread-safe). */
+typedef struct qconv_thread {
+  dnnl_stream_t stream;
+  dnnl_memory_t src, weights, dst, scratch;
+} qconv_thread;
+
 typedef struct hy_qconv_dnnl {
   hy_quantized_conv_params p;
   int64_t N, C, H, W, OC, OH, OW;
+  int64_t slice, n_slices;      /* filters per slice, slices */
+  int n_threads;
+  qconv_thread *threads;
+  size_t weight_slice_bytes;
+  size_t thread_stride;         /* one thread's dst slice + scratchpad */
   float *s_w, *bias;            /* per output channel, from set-up */
   int32_t *bias_q;              /* per forward */
   float *scales;                /* per forward */
   dnnl_engine_t engine;
-  dnnl_stream_t stream;
+  dnnl_stream_t stream;         /* set-up's */
   dnnl_primitive_t primitive;
-  dnnl_memory_t src, weights, dst, scratch;
-  char *weights_data;
+  char *weights_data;           /* n_slices × weight_slice_bytes */
   size_t src_bytes, dst_bytes, scratch_bytes;
 } hy_qconv_dnnl;
 
@@ -59,10 +70,15 @@ qconv_dnnl_free (hy_qconv_dnnl *c)
 {
   if (!c)
     return;
-  dnnl_memory_destroy (c->src);
-  dnnl_memory_destroy (c->weights);
-  dnnl_memory_destroy (c->dst);
-  dnnl_memory_destroy (c->scratch);
+  for (int t = 0; c->threads && t < c->n_threads; t++) {
+    qconv_thread *th = &c->threads[t];
+    dnnl_memory_destroy (th->src);
+    dnnl_memory_destroy (th->weights);
+    dnnl_memory_destroy (th->dst);
+    dnnl_memory_destroy (th->scratch);
+    dnnl_stream_destroy (th->stream);
+  }
+  g_free (c->threads);
   dnnl_primitive_destroy (c->primitive);
   dnnl_stream_destroy (c->stream);
   if (c->engine)
@@ -84,17 +100,24 @@ reorder_weights (hy_qconv_dnnl *c, const int8_t *wq,
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_t reorder = NULL;
   dnnl_memory_t from = NULL, to = NULL;
-  c->weights_data = g_malloc (dnnl_memory_desc_get_size (md));
+  c->weight_slice_bytes = dnnl_memory_desc_get_size (md);
+  size_t user_bytes = dnnl_memory_desc_get_size (user_md);
+  c->weights_data = g_malloc (c->weight_slice_bytes * c->n_slices);
   gboolean good = ok (dnnl_reorder_primitive_desc_create (&pd, user_md,
           c->engine, md, c->engine, NULL), "weight reorder set-up", error)
       && ok (dnnl_primitive_create (&reorder, pd), "weight reorder", error)
-      && ok (dnnl_memory_create (&from, user_md, c->engine, (void *) wq),
-          "memory", error)
-      && ok (dnnl_memory_create (&to, md, c->engine, c->weights_data),
+      && ok (dnnl_memory_create (&from, user_md, c->engine,
+              DNNL_MEMORY_NONE), "memory", error)
+      && ok (dnnl_memory_create (&to, md, c->engine, DNNL_MEMORY_NONE),
           "memory", error);
-  if (good) {
+  for (int64_t i = 0; good && i < c->n_slices; i++) {
     dnnl_exec_arg_t args[] = { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } };
-    good = ok (dnnl_primitive_execute (reorder, c->stream, 2, args),
+    good = ok (dnnl_memory_set_data_handle (from,
+            (void *) (wq + i * user_bytes)), "weight reorder", error)
+        && ok (dnnl_memory_set_data_handle (to,
+                c->weights_data + i * c->weight_slice_bytes),
+            "weight reorder", error)
+        && ok (dnnl_primitive_execute (reorder, c->stream, 2, args),
         "weight reorder", error)
         && ok (dnnl_stream_wait (c->stream), "weight reorder", error);
   }
@@ -105,9 +128,20 @@ reorder_weights (hy_qconv_dnnl *c, const int8_t *wq,
   return good;
 }
 
+/* Equal slices of whole 16-filter blocks, about two per thread, so that
+ * a thread that starts late holds up only half its share. */
+static int64_t
+slices_for (int64_t filters, int threads)
+{
+  for (int64_t n = 2 * (int64_t) threads; n > 1; n--)
+    if (filters % n == 0 && (filters / n) % 16 == 0)
+      return n;
+  return 1;
+}
+
 static hy_qconv_dnnl *
 qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
-    const hy_tensor *out, GError **error)
+    const hy_tensor *out, int n_threads, GError **error)
 {
   hy_qconv_dnnl *c = g_new0 (hy_qconv_dnnl, 1);
   c->p = *p;
@@ -120,6 +154,9 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
   c->OH = os->dims[2];
   c->OW = os->dims[3];
   int64_t K = hy_shape_numel (&in[1]->shape) / c->OC;
+  c->n_threads = n_threads;
+  c->n_slices = slices_for (c->OC, n_threads);
+  c->slice = c->OC / c->n_slices;
   c->s_w = g_new (float, c->OC);
   c->bias = g_new (float, c->OC);
   c->bias_q = g_new (int32_t, c->OC);
@@ -129,8 +166,8 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
 
   const hy_conv_params *cp = &p->conv;
   dnnl_dims_t src_dims = { c->N, c->C, c->H, c->W };
-  dnnl_dims_t wei_dims = { c->OC, c->C, cp->kernel[0], cp->kernel[1] };
-  dnnl_dims_t dst_dims = { c->N, c->OC, c->OH, c->OW };
+  dnnl_dims_t wei_dims = { c->slice, c->C, cp->kernel[0], cp->kernel[1] };
+  dnnl_dims_t dst_dims = { c->N, c->slice, c->OH, c->OW };
   dnnl_dims_t strides = { cp->stride[0], cp->stride[1] };
   /* oneDNN counts dilation from 0 */
   dnnl_dims_t dilates = { cp->dilate[0] - 1, cp->dilate[1] - 1 };
@@ -179,15 +216,23 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
     c->src_bytes = dnnl_memory_desc_get_size (&src_md);
     c->dst_bytes = dnnl_memory_desc_get_size (&dst_md);
     c->scratch_bytes = dnnl_memory_desc_get_size (smd);
-    good = reorder_weights (c, wq, &wei_user_md, wmd, error)
-        && ok (dnnl_memory_create (&c->weights, wmd, c->engine,
-                c->weights_data), "memory", error)
-        && ok (dnnl_memory_create (&c->src, &src_md, c->engine,
-                DNNL_MEMORY_NONE), "memory", error)
-        && ok (dnnl_memory_create (&c->dst, &dst_md, c->engine,
-                DNNL_MEMORY_NONE), "memory", error)
-        && ok (dnnl_memory_create (&c->scratch, smd, c->engine,
-                DNNL_MEMORY_NONE), "memory", error);
+    c->thread_stride = ((c->dst_bytes + 63) & ~(size_t) 63)
+        + ((c->scratch_bytes + 63) & ~(size_t) 63);
+    good = reorder_weights (c, wq, &wei_user_md, wmd, error);
+    c->threads = g_new0 (qconv_thread, c->n_threads);
+    for (int t = 0; good && t < c->n_threads; t++) {
+      qconv_thread *th = &c->threads[t];
+      good = ok (dnnl_stream_create (&th->stream, c->engine,
+              dnnl_stream_default_flags), "stream", error)
+          && ok (dnnl_memory_create (&th->weights, wmd, c->engine,
+                  DNNL_MEMORY_NONE), "memory", error)
+          && ok (dnnl_memory_create (&th->src, &src_md, c->engine,
+                  DNNL_MEMORY_NONE), "memory", error)
+          && ok (dnnl_memory_create (&th->dst, &dst_md, c->engine,
+                  DNNL_MEMORY_NONE), "memory", error)
+          && ok (dnnl_memory_create (&th->scratch, smd, c->engine,
+                  DNNL_MEMORY_NONE), "memory", error);
+    }
   }
   dnnl_primitive_desc_destroy (pd);
   dnnl_primitive_attr_destroy (attr);
@@ -196,6 +241,71 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
     return NULL;
   }
   return c;
+}
+
+/* One forward's shared values. */
+typedef struct qconv_job {
+  const hy_qconv_dnnl *c;
+  const void *src;              /* the data as bytes, NHWC */
+  char *per_thread;
+  const float *sum;
+  float sum_scale;
+  float *y;
+  dnnl_status_t failed;
+} qconv_job;
+
+/* Items [begin, end): filter slices, the whole batch each. */
+static void
+run_slices (void *arg, int64_t begin, int64_t end, int thread)
+{
+  qconv_job *j = arg;
+  const hy_qconv_dnnl *c = j->c;
+  const hy_quantized_conv_params *p = &c->p;
+  const qconv_thread *th = &c->threads[thread];
+  char *mine = j->per_thread + (size_t) thread * c->thread_stride;
+  int32_t *dst = (int32_t *) mine;
+  void *scratch = mine + ((c->dst_bytes + 63) & ~(size_t) 63);
+  /* this thread runs oneDNN's loops alone (a worker of ours is no
+   * OpenMP thread: it would start a team of its own) */
+  omp_set_num_threads (1);
+  int64_t ohw = c->OH * c->OW;
+  for (int64_t slice = begin; slice < end; slice++) {
+    dnnl_exec_arg_t args[] = {
+      { DNNL_ARG_SRC, th->src }, { DNNL_ARG_WEIGHTS, th->weights },
+      { DNNL_ARG_DST, th->dst }, { DNNL_ARG_SCRATCHPAD, th->scratch },
+    };
+    dnnl_status_t st = dnnl_memory_set_data_handle (th->src,
+        (void *) j->src);
+    if (st == dnnl_success)
+      st = dnnl_memory_set_data_handle (th->weights,
+          c->weights_data + slice * c->weight_slice_bytes);
+    if (st == dnnl_success)
+      st = dnnl_memory_set_data_handle (th->dst, dst);
+    if (st == dnnl_success)
+      st = dnnl_memory_set_data_handle (th->scratch, scratch);
+    if (st == dnnl_success)
+      st = dnnl_primitive_execute (c->primitive, th->stream,
+          G_N_ELEMENTS (args), args);
+    if (st == dnnl_success)
+      st = dnnl_stream_wait (th->stream);
+    if (st != dnnl_success) {
+      j->failed = st;
+      return;
+    }
+    /* back to plain planes through the reference's epilogue */
+    for (int64_t n = 0; n < c->N; n++) {
+      for (int64_t f = 0; f < c->slice; f++) {
+        int64_t oc = slice * c->slice + f;
+        const int32_t *acc = dst + n * ohw * c->slice + f;
+        float *yo = j->y + (n * c->OC + oc) * ohw;
+        const float *so = j->sum ? j->sum + (n * c->OC + oc) * ohw : NULL;
+        float bias = (float) c->bias_q[oc], rs = c->scales[oc];
+        for (int64_t i = 0; i < ohw; i++)
+          yo[i] = hy_qconv_finish (((float) acc[i * c->slice] + bias) * rs,
+              so ? so[i] : 0.0f, j->sum_scale, p);
+      }
+    }
+  }
 }
 
 void
@@ -213,8 +323,9 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
     c->scales[oc] = s_out / s_d / c->s_w[oc];
   }
   size_t src_room = (c->src_bytes + 63) & ~(size_t) 63;
-  size_t dst_room = (c->dst_bytes + 63) & ~(size_t) 63;
-  char *ws = hy_cpu_workspace (ctx, src_room + dst_room + c->scratch_bytes);
+  /* scratch for the set-up's thread count (a plan's pool keeps it) */
+  char *ws = hy_cpu_workspace (ctx, src_room
+      + c->thread_stride * (size_t) c->n_threads);
   /* the integers as bytes, NHWC */
   int64_t hw = c->H * c->W;
   const float *x = in[0]->data;
@@ -232,40 +343,21 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
       }
     }
   }
-  int32_t *dst = (int32_t *) (ws + src_room);
-  dnnl_memory_set_data_handle (c->src, ws);
-  dnnl_memory_set_data_handle (c->dst, dst);
-  dnnl_memory_set_data_handle (c->scratch, ws + src_room + dst_room);
-  dnnl_exec_arg_t args[] = {
-    { DNNL_ARG_SRC, c->src }, { DNNL_ARG_WEIGHTS, c->weights },
-    { DNNL_ARG_DST, c->dst }, { DNNL_ARG_SCRATCHPAD, c->scratch },
+  qconv_job j = {
+    .c = c, .src = ws, .per_thread = ws + src_room,
+    .sum = p->with_sum ? in[at.sum]->data : NULL,
+    .sum_scale = p->with_sum ? hy_qconv_sum_scale (p, in, s_out) : 0.0f,
+    .y = out[0]->data, .failed = dnnl_success,
   };
   const int omp_threads = omp_get_max_threads ();
-  omp_set_num_threads (1);
-  dnnl_status_t st = dnnl_primitive_execute (c->primitive, c->stream,
-      G_N_ELEMENTS (args), args);
-  if (st == dnnl_success)
-    st = dnnl_stream_wait (c->stream);
+  if (hy_cpu_n_threads (ctx) <= c->n_threads)
+    hy_cpu_parallel_each (ctx, c->n_slices, run_slices, &j);
+  else                          /* more threads than set up for: one */
+    run_slices (&j, 0, c->n_slices, 0);
   omp_set_num_threads (omp_threads);
-  if (st != dnnl_success)
+  if (j.failed != dnnl_success)
     hy_cpu_fail (ctx, "oneDNN int8 convolution failed (%s)",
-        dnnl_status2str (st));
-  /* back to plain planes through the reference's epilogue */
-  float sum_scale = p->with_sum ? hy_qconv_sum_scale (p, in, s_out) : 0.0f;
-  const float *sum = p->with_sum ? in[at.sum]->data : NULL;
-  int64_t ohw = c->OH * c->OW;
-  float *y = out[0]->data;
-  for (int64_t n = 0; n < c->N; n++) {
-    for (int64_t oc = 0; oc < c->OC; oc++) {
-      const int32_t *acc = dst + n * ohw * c->OC + oc;
-      float *yo = y + (n * c->OC + oc) * ohw;
-      const float *so = sum ? sum + (n * c->OC + oc) * ohw : NULL;
-      float bias = (float) c->bias_q[oc], rs = c->scales[oc];
-      for (int64_t i = 0; i < ohw; i++)
-        yo[i] = hy_qconv_finish (((float) acc[i * c->OC] + bias) * rs,
-            so ? so[i] : 0.0f, sum_scale, p);
-    }
-  }
+        dnnl_status2str (j.failed));
   out[1]->data[0] = p->min_calib;
   out[2]->data[0] = p->max_calib;
 }
@@ -283,7 +375,8 @@ hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
     if (k != at.sum && (k >= 32 || !(call->const_inputs & (1u << k))))
       return TRUE;
   GError *local = NULL;
-  hy_qconv_dnnl *c = qconv_dnnl_new (p, call->in, call->out[0], &local);
+  hy_qconv_dnnl *c = qconv_dnnl_new (p, call->in, call->out[0],
+      hy_cpu_n_threads (ctx), &local);
   if (!c) {
     if (!local)
       return TRUE;              /* declined: the reference runs it */
