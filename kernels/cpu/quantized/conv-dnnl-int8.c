@@ -368,12 +368,6 @@ hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
   const hy_quantized_conv_params *p = call->params;
   if (!hy_conv_dnnl_enabled () || p->conv.num_group != 1)
     return TRUE;
-  /* the weights, bias and BatchNorm must hold their values now */
-  hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
-  int last = at.min_data;       /* inputs before min_data, but the sum */
-  for (int k = 1; k < last; k++)
-    if (k != at.sum && (k >= 32 || !(call->const_inputs & (1u << k))))
-      return TRUE;
   GError *local = NULL;
   hy_qconv_dnnl *c = qconv_dnnl_new (p, call->in, call->out[0],
       hy_cpu_n_threads (ctx), &local);

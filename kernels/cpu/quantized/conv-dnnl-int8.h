@@ -20,8 +20,9 @@
 #include "kernels/backend-impl.h"
 #include "kernels/cpu/cpu-kernel.h"
 
-/* Sets the call up to run through oneDNN when it is on and takes it;
- * TRUE leaves the call as it was otherwise.  FALSE with an error when
+/* Sets the call, whose weights are constant (qconv-setup.c checks), up
+ * to run through oneDNN when it is on and takes it; TRUE leaves the call
+ * as it was otherwise.  FALSE with an error when
  * setting up failed. */
 gboolean hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call,
     GError **error);

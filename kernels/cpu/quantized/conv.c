@@ -15,9 +15,10 @@
  *      s_out / s_sum), ReLU, rounded to nearest even and saturated to
  *      int8 or uint8 (oneDNN's output scales and post-ops).
  *
- * Steps 1 and 2 are redone on every call (MXNet does them once and caches
- * them): this is the reference the faster paths are checked against, and
- * its products are exact in int32 whatever the order.
+ * Steps 1 and 2 are done once per plan call when the weights are
+ * constant (hy_qconv_prepared_new, from the backend's prepare_call), as
+ * MXNet does them once and caches them, else on every call.  The
+ * products are exact in int32 whatever the order.
  */
 #include <math.h>
 #include <string.h>
@@ -28,6 +29,8 @@
 #include "kernels/params/quantized.h"
 
 void hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+void hy_cpu_quantized_conv_prepared (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 
 typedef struct qconv_job {
@@ -94,11 +97,14 @@ qconv_planes (void *arg, int64_t begin, int64_t end, int thread)
   }
 }
 
-void
-hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
-    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+/* The convolution with its weights quantized already (`pre`, set up once
+ * per plan call) or, when pre is NULL, quantized here into the
+ * workspace. */
+static void
+run_reference (hy_cpu_ctx *ctx, const hy_quantized_conv_params *p,
+    const hy_qconv_prepared *pre, const hy_tensor *const *in,
+    hy_tensor *const *out)
 {
-  const hy_quantized_conv_params *p = params;
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
   const hy_shape *ds = &in[0]->shape, *os = &out[0]->shape;
   qconv_job j = {
@@ -112,7 +118,7 @@ hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
   /* one workspace: the data's integers, the weights, per-channel values,
    * then each thread's accumulator plane */
   size_t x_bytes = ((size_t) x_n * sizeof (int16_t) + 63) & ~(size_t) 63;
-  size_t w_bytes = ((size_t) (j.OC * j.K) + 63) & ~(size_t) 63;
+  size_t w_bytes = pre ? 0 : ((size_t) (j.OC * j.K) + 63) & ~(size_t) 63;
   size_t c_bytes = ((size_t) j.OC * 16 + 63) & ~(size_t) 63;
   size_t acc_stride = ((size_t) plane * sizeof (int32_t) + 63) & ~(size_t) 63;
   int threads = hy_cpu_n_threads (ctx);
@@ -132,7 +138,13 @@ hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
   float s_d = hy_q_scale (p->data_uint8, in[at.min_data]->data[0],
       in[at.max_data]->data[0]);
   float s_out = hy_q_scale (p->out_uint8, p->min_calib, p->max_calib);
-  hy_qconv_quantize_weights (p, in, wq, wrow_scale, bias_f);
+  if (pre) {
+    wq = pre->wq;
+    wrow_scale = pre->s_w;
+    bias_f = pre->bias;
+  } else {
+    hy_qconv_quantize_weights (p, in, wq, wrow_scale, bias_f);
+  }
   for (int64_t oc = 0; oc < j.OC; oc++) {
     bq[oc] = (int32_t) rintf (wrow_scale[oc] * s_d * bias_f[oc]);
     requant[oc] = s_out / s_d / wrow_scale[oc];
@@ -152,6 +164,46 @@ hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
       qconv_planes, &j);
   out[1]->data[0] = p->min_calib;
   out[2]->data[0] = p->max_calib;
+}
+
+void
+hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  run_reference (ctx, params, NULL, in, out);
+}
+
+void
+hy_cpu_quantized_conv_prepared (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_qconv_prepared *pre = params;
+  run_reference (ctx, &pre->p, pre, in, out);
+}
+
+hy_qconv_prepared *
+hy_qconv_prepared_new (const hy_quantized_conv_params *p,
+    const hy_tensor *const *in)
+{
+  hy_qconv_prepared *pre = g_new0 (hy_qconv_prepared, 1);
+  int64_t OC = in[1]->shape.dims[0];
+  pre->p = *p;
+  pre->wq = g_new (int8_t, hy_shape_numel (&in[1]->shape));
+  pre->s_w = g_new (float, OC);
+  pre->bias = g_new (float, OC);
+  hy_qconv_quantize_weights (p, in, pre->wq, pre->s_w, pre->bias);
+  return pre;
+}
+
+void
+hy_qconv_prepared_free (hy_qconv_prepared *pre)
+{
+  if (!pre)
+    return;
+  g_free (pre->wq);
+  g_free (pre->s_w);
+  g_free (pre->bias);
+  g_free (pre);
 }
 
 void

@@ -20,6 +20,17 @@
 void hy_qconv_quantize_weights (const hy_quantized_conv_params *p,
     const hy_tensor *const *in, int8_t *wq, float *s_w, float *bias);
 
+/* The weights quantized once, for a call whose weights are constant. */
+typedef struct hy_qconv_prepared {
+  hy_quantized_conv_params p;
+  int8_t *wq;                   /* OC × K */
+  float *s_w, *bias;            /* OC each */
+} hy_qconv_prepared;
+
+hy_qconv_prepared *hy_qconv_prepared_new (const hy_quantized_conv_params *p,
+    const hy_tensor *const *in);
+void hy_qconv_prepared_free (hy_qconv_prepared *pre);
+
 /* The residual's scale into the output's steps: MXNet picks the
  * residual's range by the sign of its min, not by its dtype. */
 static inline float
