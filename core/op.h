@@ -31,6 +31,10 @@ typedef struct hy_op_def {
   const char *const *input_names;
   /* Input count given the params; NULL means the length of input_names. */
   int (*num_inputs) (const void *params);
+  /* Optional: the name of input i given the params, for ops whose inputs
+   * come and go with their attributes (the quantized fused layers); NULL
+   * for a name input_names does not give. */
+  const char *(*input_name) (const void *params, int i);
   /* Output count given the params; NULL means 1. */
   int (*num_outputs) (const void *params);
   /* How many trailing inputs are auxiliary states (BatchNorm: 2).  Pre-0.9

@@ -91,6 +91,10 @@ hy_op_input_name (const hy_op_info *op, const void *params, int i,
     char *buf, size_t size)
 {
   const hy_op_def *def = op->def;
+  const char *named = def->input_name && params ? def->input_name (params, i)
+      : NULL;
+  if (named)
+    return named;
   if (def->input_names) {
     for (int k = 0; def->input_names[k]; k++)
       if (k == i)

@@ -162,14 +162,133 @@ merge_attrs (const node_ctx *ctx, JsonObject *node_obj, const char *key,
   return TRUE;
 }
 
-/* control_deps and subgraphs change what a node means; we run neither. */
 static gboolean
-reject_extras (const node_ctx *ctx, JsonObject *obj, const char *op,
-    GError **error)
+has_subgraphs (JsonObject *obj)
 {
   JsonNode *sub = json_object_get_member (obj, "subgraphs");
-  if (sub && !JSON_NODE_HOLDS_NULL (sub) && !(JSON_NODE_HOLDS_ARRAY (sub)
-          && json_array_get_length (json_node_get_array (sub)) == 0)) {
+  return sub && !JSON_NODE_HOLDS_NULL (sub) && !(JSON_NODE_HOLDS_ARRAY (sub)
+      && json_array_get_length (json_node_get_array (sub)) == 0);
+}
+
+/* MXNet's oneDNN pass (optimize_for or hybridize with backend 'MKLDNN')
+ * replaces a convolution or a fully connected layer and what follows it
+ * (BatchNorm, activation, residual add) by one node that computes exactly
+ * its subgraph in fp32: reading those ops in its place loses nothing, and
+ * our own passes fuse them again.  A quantized one computes something
+ * else (int8 arithmetic), and other subgraph ops (control flow) do not
+ * mean their subgraph alone. */
+static gboolean
+is_onednn_layer (const char *op)
+{
+  return !strcmp (op, "_sg_mkldnn_conv")
+      || !strcmp (op, "_sg_mkldnn_fully_connected");
+}
+
+static gboolean
+is_quantized (JsonObject *obj)
+{
+  JsonNode *attrs = json_object_get_member (obj, "attrs");
+  if (!attrs || !JSON_NODE_HOLDS_OBJECT (attrs))
+    return FALSE;
+  JsonNode *q = json_object_get_member (json_node_get_object (attrs),
+      "quantized");
+  g_autofree char *quantized = q ? attr_value_string (q) : NULL;
+  return quantized && (!g_ascii_strcasecmp (quantized, "true")
+      || !strcmp (quantized, "1"));
+}
+
+static gboolean
+subgraph_is_inlined (JsonObject *obj, const char *op)
+{
+  return is_onednn_layer (op) && !is_quantized (obj);
+}
+
+/* A quantized oneDNN layer runs as one op (core/ops/quantized.c), which
+ * reads its layer's attributes from the node's own: the Convolution's or
+ * FullyConnected's as they are, BatchNorm's eps and fix_gamma, and the
+ * activations' types as act_type (before a residual add) and
+ * postsum_act_type (after it).  The node's own attributes win. */
+static gboolean
+merge_subgraph_attrs (const node_ctx *ctx, JsonObject *obj, const char *op,
+    GHashTable *attrs, GError **error)
+{
+  JsonNode *sub = json_object_get_member (obj, "subgraphs");
+  JsonArray *subs = JSON_NODE_HOLDS_ARRAY (sub) ? json_node_get_array (sub)
+      : NULL;
+  JsonNode *first = subs && json_array_get_length (subs) == 1
+      ? json_array_get_element (subs, 0) : NULL;
+  JsonNode *jnodes = first && JSON_NODE_HOLDS_OBJECT (first)
+      ? json_object_get_member (json_node_get_object (first), "nodes") : NULL;
+  if (!jnodes || !JSON_NODE_HOLDS_ARRAY (jnodes)) {
+    node_error (ctx, error, HY_ERROR_FORMAT,
+        "op %s: \"subgraphs\" must be an array of one graph with nodes", op);
+    return FALSE;
+  }
+  JsonArray *nodes = json_node_get_array (jnodes);
+  gboolean after_add = FALSE;
+  for (guint i = 0; i < json_array_get_length (nodes); i++) {
+    JsonNode *jn = json_array_get_element (nodes, i);
+    JsonObject *n = JSON_NODE_HOLDS_OBJECT (jn) ? json_node_get_object (jn)
+        : NULL;
+    JsonNode *jop = n ? json_object_get_member (n, "op") : NULL;
+    const char *inner = jop && JSON_NODE_HOLDS_VALUE (jop)
+        && json_node_get_value_type (jop) == G_TYPE_STRING
+        ? json_node_get_string (jop) : NULL;
+    if (!inner) {
+      node_error (ctx, error, HY_ERROR_FORMAT,
+          "op %s: subgraph node %u has no \"op\" string", op, i);
+      return FALSE;
+    }
+    g_autoptr (GHashTable) inner_attrs = g_hash_table_new_full (g_str_hash,
+        g_str_equal, g_free, g_free);
+    if (!merge_attrs (ctx, n, "attrs", inner_attrs, error))
+      return FALSE;
+    const char *act = NULL;
+    if (!strcmp (inner, "null"))
+      continue;
+    if (!strcmp (inner, "Convolution") || !strcmp (inner, "FullyConnected")) {
+      GHashTableIter it;
+      gpointer k, v;
+      g_hash_table_iter_init (&it, inner_attrs);
+      while (g_hash_table_iter_next (&it, &k, &v))
+        if (!g_hash_table_contains (attrs, k))
+          g_hash_table_insert (attrs, g_strdup (k), g_strdup (v));
+    } else if (!strcmp (inner, "BatchNorm")) {
+      static const char *const keys[] = { "eps", "fix_gamma" };
+      for (guint k = 0; k < G_N_ELEMENTS (keys); k++) {
+        const char *v = g_hash_table_lookup (inner_attrs, keys[k]);
+        if (v && !g_hash_table_contains (attrs, keys[k]))
+          g_hash_table_insert (attrs, g_strdup (keys[k]), g_strdup (v));
+      }
+    } else if (!strcmp (inner, "elemwise_add") || !strcmp (inner, "_Plus")
+        || !strcmp (inner, "_plus") || !strcmp (inner, "_add")) {
+      after_add = TRUE;
+    } else if (!strcmp (inner, "Activation")) {
+      act = g_hash_table_lookup (inner_attrs, "act_type");
+    } else if (!strcmp (inner, "relu")) {
+      act = "relu";
+    } else {
+      node_error (ctx, error, HY_ERROR_UNSUPPORTED,
+          "op %s: its subgraph holds op %s, which a quantized fused layer "
+          "does not run here", op, inner);
+      return FALSE;
+    }
+    if (act) {
+      const char *key = after_add ? "postsum_act_type" : "act_type";
+      if (!g_hash_table_contains (attrs, key))
+        g_hash_table_insert (attrs, g_strdup (key), g_strdup (act));
+    }
+  }
+  return TRUE;
+}
+
+/* control_deps change what a node means, and so do subgraphs but those
+ * `inlined` (above); we run neither. */
+static gboolean
+reject_extras (const node_ctx *ctx, JsonObject *obj, const char *op,
+    gboolean inlined, GError **error)
+{
+  if (has_subgraphs (obj) && !inlined) {
     node_error (ctx, error, HY_ERROR_UNSUPPORTED,
         "op %s holds a fused subgraph: the model was exported after "
         "hybridize(backend=...) and cannot be read; export it again from a "
@@ -205,14 +324,23 @@ get_string_member (const node_ctx *ctx, JsonObject *obj, const char *key,
   return TRUE;
 }
 
+/* Where a file's node went in the graph.  Nodes are added in file order,
+ * but a fused oneDNN node is replaced by the nodes of its subgraph: its
+ * file index then stands for one output of the last of them. */
+typedef struct file_ref {
+  guint node;                   /* graph index */
+  guint index;                  /* the output, when !whole */
+  gboolean whole;               /* output k of the file node is output k here */
+} file_ref;
+
 /* Reads [node, index] or [node, index, version] into *entry, checking that
- * it names an output of one of the `nodes` parsed so far (an input's own
- * node is not among them yet).  `n_total` is the file's node count, to
- * tell a forward reference from a dangling one; `what` is "input 2" or
- * "head 0". */
+ * it names an output of one of the file's nodes parsed so far (`refs`: an
+ * input's own node is not among them yet) and translating it to the graph's
+ * numbering.  `n_total` is the file's node count, to tell a forward
+ * reference from a dangling one; `what` is "input 2" or "head 0". */
 static gboolean
-parse_entry (JsonNode *jn, GPtrArray *nodes, guint n_total, hy_entry *entry,
-    const char *what, const node_ctx *ctx, GError **error)
+parse_entry (JsonNode *jn, const hy_graph *graph, GArray *refs, guint n_total,
+    hy_entry *entry, const char *what, const node_ctx *ctx, GError **error)
 {
   if (!JSON_NODE_HOLDS_ARRAY (jn)) {
     node_error (ctx, error, HY_ERROR_FORMAT,
@@ -235,7 +363,7 @@ parse_entry (JsonNode *jn, GPtrArray *nodes, guint n_total, hy_entry *entry,
         "%s must hold integer node and output indices", what);
     return FALSE;
   }
-  if (nid < 0 || nid >= (gint64) nodes->len) {
+  if (nid < 0 || nid >= (gint64) refs->len) {
     const char *why = nid < 0 ? "is negative"
         : nid >= (gint64) n_total ? "does not exist"
         : ctx->index != NO_NODE && nid == ctx->index ? "is the node itself"
@@ -244,18 +372,20 @@ parse_entry (JsonNode *jn, GPtrArray *nodes, guint n_total, hy_entry *entry,
         "%s refers to node %" G_GINT64_FORMAT ", which %s", what, nid, why);
     return FALSE;
   }
-  const hy_node *producer = g_ptr_array_index (nodes, (guint) nid);
-  gboolean producer_is_var = !strcmp (producer->op_name, "null");
-  if (idx < 0 || idx >= MAX_OUTPUT_INDEX || (producer_is_var && idx != 0)) {
+  const file_ref *ref = &g_array_index (refs, file_ref, (guint) nid);
+  const hy_node *producer = hy_graph_node (graph, ref->node);
+  gboolean one_output = !strcmp (producer->op_name, "null") || !ref->whole;
+  if (idx < 0 || idx >= MAX_OUTPUT_INDEX || (one_output && idx != 0)) {
     node_error (ctx, error, HY_ERROR_FORMAT,
         "%s refers to output %" G_GINT64_FORMAT " of node %" G_GINT64_FORMAT
         " '%s', which %s", what, idx, nid, producer->name,
-        producer_is_var ? "is a variable with one output"
+        !ref->whole ? "is a fused subgraph with one output"
+        : one_output ? "is a variable with one output"
         : "is not a plausible output index");
     return FALSE;
   }
-  entry->node = (guint) nid;
-  entry->index = (guint) idx;
+  entry->node = ref->node;
+  entry->index = ref->whole ? (guint) idx : ref->index;
   return TRUE;
 }
 
@@ -269,10 +399,17 @@ node_new_op (const char *name, const char *op_name)
   return n;
 }
 
-/* Parses node `index`; on success it has been appended to graph->nodes. */
+static gboolean inline_subgraph (hy_graph *graph, JsonObject *obj,
+    const node_ctx *ctx, const char *op, hy_entry *outer_inputs,
+    guint n_outer, file_ref *out, GError **error);
+
+/* Parses file node `index`; on success its node (or, for a fused oneDNN
+ * node, its subgraph's nodes) has been appended to graph->nodes and its
+ * place appended to `refs`.  `var_names` is NULL inside a subgraph, whose
+ * variables stand for the fused node's inputs. */
 static gboolean
-parse_node (hy_graph *graph, JsonNode *jn, guint index, guint n_total,
-    GHashTable *var_names, const char *source, GError **error)
+parse_node (hy_graph *graph, GArray *refs, JsonNode *jn, guint index,
+    guint n_total, GHashTable *var_names, const char *source, GError **error)
 {
   node_ctx ctx = { source, index, NULL };
   if (!JSON_NODE_HOLDS_OBJECT (jn)) {
@@ -286,7 +423,11 @@ parse_node (hy_graph *graph, JsonNode *jn, guint index, guint n_total,
       || !get_string_member (&ctx, obj, "name", &name, error))
     return FALSE;
   ctx.name = name;
-  if (!reject_extras (&ctx, obj, op, error))
+  gboolean fused = has_subgraphs (obj) && var_names
+      && subgraph_is_inlined (obj, op);
+  gboolean quantized_layer = has_subgraphs (obj) && var_names
+      && is_onednn_layer (op) && is_quantized (obj);
+  if (!reject_extras (&ctx, obj, op, fused || quantized_layer, error))
     return FALSE;
 
   JsonNode *inputs = json_object_get_member (obj, "inputs");
@@ -325,11 +466,20 @@ parse_node (hy_graph *graph, JsonNode *jn, guint index, guint n_total,
   for (guint k = 0; k < n_in; k++) {
     char what[32];
     g_snprintf (what, sizeof what, "input %u", k);
-    if (!parse_entry (json_array_get_element (in_arr, k), graph->nodes,
+    if (!parse_entry (json_array_get_element (in_arr, k), graph, refs,
             n_total, &node->inputs[k], what, &ctx, error)) {
       hy_node_free (node);
       return FALSE;
     }
+  }
+  if (fused) {
+    file_ref ref;
+    gboolean ok = inline_subgraph (graph, obj, &ctx, op, node->inputs,
+        node->n_inputs, &ref, error);
+    hy_node_free (node);
+    if (ok)
+      g_array_append_val (refs, ref);
+    return ok;
   }
   static const char *const attr_keys[] = { "attrs", "attr", "param" };
   for (guint a = 0; a < G_N_ELEMENTS (attr_keys); a++) {
@@ -338,9 +488,15 @@ parse_node (hy_graph *graph, JsonNode *jn, guint index, guint n_total,
       return FALSE;
     }
   }
+  if (quantized_layer && !merge_subgraph_attrs (&ctx, obj, op, node->attrs,
+          error)) {
+    hy_node_free (node);
+    return FALSE;
+  }
   if (is_var)
     g_hash_table_insert (var_names, node->name, GUINT_TO_POINTER (index));
-  hy_graph_add_node (graph, node);
+  file_ref ref = { hy_graph_add_node (graph, node), 0, TRUE };
+  g_array_append_val (refs, ref);
   return TRUE;
 }
 
@@ -382,8 +538,8 @@ parse_arg_nodes (JsonArray *arr, guint n_nodes, const char *source,
 }
 
 static gboolean
-parse_heads (hy_graph *graph, JsonArray *arr, const char *source,
-    GError **error)
+parse_heads (hy_graph *graph, GArray *refs, JsonArray *arr,
+    const char *source, GError **error)
 {
   guint n = json_array_get_length (arr);
   if (n == 0) {
@@ -397,8 +553,8 @@ parse_heads (hy_graph *graph, JsonArray *arr, const char *source,
   for (guint h = 0; h < n; h++) {
     char what[32];
     g_snprintf (what, sizeof what, "head %u", h);
-    if (!parse_entry (json_array_get_element (arr, h), graph->nodes,
-            graph->nodes->len, &graph->heads[h], what, &ctx, error))
+    if (!parse_entry (json_array_get_element (arr, h), graph, refs,
+            refs->len, &graph->heads[h], what, &ctx, error))
       return FALSE;
   }
   return TRUE;
@@ -432,6 +588,76 @@ parse_version (hy_graph *graph, JsonObject *root, const char *source,
     return FALSE;
   }
   graph->mxnet_version = (int) v;
+  return TRUE;
+}
+
+/* Reads a fused oneDNN node as the ops of its subgraph, appended to the
+ * graph in its place: the subgraph's variables, in order, are the node's
+ * inputs (MXNet lists a subgraph's inputs so), and its one head is the
+ * node's output, which *out says where to find. */
+static gboolean
+inline_subgraph (hy_graph *graph, JsonObject *obj, const node_ctx *ctx,
+    const char *op, hy_entry *outer_inputs, guint n_outer, file_ref *out,
+    GError **error)
+{
+  JsonNode *sub = json_object_get_member (obj, "subgraphs");
+  JsonArray *subs = JSON_NODE_HOLDS_ARRAY (sub) ? json_node_get_array (sub)
+      : NULL;
+  JsonNode *first = subs && json_array_get_length (subs) == 1
+      ? json_array_get_element (subs, 0) : NULL;
+  if (!first || !JSON_NODE_HOLDS_OBJECT (first)) {
+    node_error (ctx, error, HY_ERROR_FORMAT,
+        "op %s: \"subgraphs\" must be an array of one graph", op);
+    return FALSE;
+  }
+  JsonObject *sg = json_node_get_object (first);
+  g_autofree char *where = g_strdup_printf ("%s: node %u '%s': subgraph",
+      ctx->source, ctx->index, ctx->name);
+  JsonArray *nodes, *heads;
+  if (!(nodes = required_array (sg, "nodes", where, error))
+      || !(heads = required_array (sg, "heads", where, error)))
+    return FALSE;
+  guint n = json_array_get_length (nodes);
+  g_autoptr (GArray) refs = g_array_sized_new (FALSE, FALSE,
+      sizeof (file_ref), n);
+  guint n_vars = 0;
+  for (guint i = 0; i < n; i++) {
+    JsonNode *jn = json_array_get_element (nodes, i);
+    JsonNode *jop = JSON_NODE_HOLDS_OBJECT (jn)
+        ? json_object_get_member (json_node_get_object (jn), "op") : NULL;
+    gboolean is_var = jop && JSON_NODE_HOLDS_VALUE (jop)
+        && json_node_get_value_type (jop) == G_TYPE_STRING
+        && !strcmp (json_node_get_string (jop), "null");
+    if (!is_var) {
+      if (!parse_node (graph, refs, jn, i, n, NULL, where, error))
+        return FALSE;
+      continue;
+    }
+    if (n_vars == n_outer) {
+      node_error (ctx, error, HY_ERROR_FORMAT, "op %s: its subgraph has more "
+          "variables than the node's %u inputs", op, n_outer);
+      return FALSE;
+    }
+    hy_entry e = outer_inputs[n_vars++];
+    file_ref ref = { e.node, e.index, FALSE };
+    g_array_append_val (refs, ref);
+  }
+  if (n_vars != n_outer) {
+    node_error (ctx, error, HY_ERROR_FORMAT, "op %s: its subgraph has %u "
+        "variables for the node's %u inputs", op, n_vars, n_outer);
+    return FALSE;
+  }
+  if (json_array_get_length (heads) != 1) {
+    node_error (ctx, error, HY_ERROR_FORMAT, "op %s: its subgraph has %u "
+        "outputs; a fused node has one", op, json_array_get_length (heads));
+    return FALSE;
+  }
+  node_ctx head_ctx = { where, NO_NODE, NULL };
+  hy_entry head;
+  if (!parse_entry (json_array_get_element (heads, 0), graph, refs, n, &head,
+          "head 0", &head_ctx, error))
+    return FALSE;
+  *out = (file_ref) { head.node, head.index, FALSE };
   return TRUE;
 }
 
@@ -487,12 +713,14 @@ build_graph (JsonNode *root_node, const char *source, GError **error)
   hy_graph *graph = hy_graph_new ();
   g_autoptr (GHashTable) var_names = g_hash_table_new (g_str_hash,
       g_str_equal);
+  g_autoptr (GArray) refs = g_array_sized_new (FALSE, FALSE, sizeof (file_ref),
+      n);
   for (guint i = 0; i < n; i++)
-    if (!parse_node (graph, json_array_get_element (nodes, i), i, n,
+    if (!parse_node (graph, refs, json_array_get_element (nodes, i), i, n,
             var_names, source, error))
       goto fail;
   if (!parse_arg_nodes (arg_nodes, n, source, error)
-      || !parse_heads (graph, heads, source, error)
+      || !parse_heads (graph, refs, heads, source, error)
       || !parse_version (graph, root, source, error))
     goto fail;
   set_output_lower_bounds (graph);
@@ -716,6 +944,16 @@ check_writable (const hy_graph *graph, GError **error)
   guint n = hy_graph_n_nodes (graph);
   for (guint i = 0; i < n; i++) {
     const hy_node *node = hy_graph_node (graph, i);
+    /* The reader folded the layer's subgraph into the node's attributes;
+     * MXNet cannot read the node without it. */
+    if (is_onednn_layer (node->op_name)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "node %u '%s': op %s (a quantized oneDNN layer) cannot be written: "
+          "MXNet reads it only with its subgraph, which is not kept; export "
+          "the fp32 model and quantize it with MXNet", i, node->name,
+          node->op_name);
+      return FALSE;
+    }
     for (guint k = 0; k < node->n_inputs; k++) {
       if (node->inputs[k].node >= i) {
         g_set_error (error, HY_ERROR, HY_ERROR_INVALID,

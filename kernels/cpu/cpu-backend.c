@@ -11,6 +11,7 @@
 #include "kernels/cpu/conv/blas.h"
 #include "kernels/cpu/conv/conv-strategy.h"
 #include "kernels/backend-impl.h"
+#include "kernels/cpu/quantized/qconv-setup.h"
 
 typedef struct cpu_backend {
   hy_backend base;
@@ -109,6 +110,10 @@ cpu_copy_bytes (hy_backend *be, void *dst, const void *src, size_t bytes,
 static gboolean
 cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
 {
+  /* int8 convolutions: weights quantized once, oneDNN's int8 kernels
+   * when oneDNN is on (quantized/qconv-setup.h) */
+  if (call->op == HY_OP_QUANTIZED_CONV)
+    return hy_qconv_prepare_call (hy_cpu_backend_ctx (be), call, error);
   return call->op != HY_OP_CONVOLUTION
       || hy_conv_prepare_call (hy_cpu_backend_ctx (be), call, error);
 }
@@ -171,11 +176,15 @@ cpu_release_call (hy_backend *be, hy_call *call)
 {
   if (call->op == HY_OP_CONVOLUTION)
     hy_conv_release_call (call);
+  if (call->op == HY_OP_QUANTIZED_CONV)
+    hy_qconv_release_call (call);
 }
 
 static const char *
 cpu_call_kernel_name (hy_backend *be, const hy_call *call)
 {
+  if (call->op == HY_OP_QUANTIZED_CONV)
+    return hy_qconv_kernel_name (call);
   return call->op == HY_OP_CONVOLUTION ? hy_conv_kernel_name (call) : NULL;
 }
 

@@ -328,21 +328,22 @@ def symbol_checks(fx):
                         ["seednet0_reshape0"]))
 
     # What hybridize(backend="MKLDNN") + export writes: a fused node holding the original
-    # Convolution in `subgraphs`.  It must be refused by name, not misread.
+    # Convolution in `subgraphs`, read as that Convolution.  One whose subgraph has fewer
+    # variables than the node has inputs must be refused by name, not misread.
     g = fx.graph_copy()
     conv = g["nodes"][idx]
     sub = {"nodes": [{"op": "null", "name": "data0", "inputs": []},
                      {"op": "null", "name": "seednet0_conv0_weight0", "inputs": []},
-                     {"op": "null", "name": "seednet0_conv0_bias0", "inputs": []},
                      {"op": "Convolution", "name": conv["name"], "attrs": dict(conv["attrs"]),
-                      "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]}],
-           "arg_nodes": [0, 1, 2], "node_row_ptr": [0, 1, 2, 3, 4], "heads": [[3, 0, 0]]}
+                      "inputs": [[0, 0, 0], [1, 0, 0], [1, 0, 0]]}],
+           "arg_nodes": [0, 1], "node_row_ptr": [0, 1, 2, 3], "heads": [[2, 0, 0]]}
     g["nodes"][idx] = {"op": "_sg_mkldnn_conv", "name": "sg_mkldnn_conv_0",
                        "attrs": {"with_act": "false"}, "inputs": conv["inputs"],
                        "subgraphs": [sub]}
     p = fx.write_graph("sgmkldnn-symbol.json", g)
-    checks.append(Check("_sg_mkldnn_conv node with subgraphs", fx.run(symbol=p),
-                        ["_sg_mkldnn_conv"]))
+    checks.append(Check("_sg_mkldnn_conv whose subgraph lacks an input", fx.run(symbol=p),
+                        ["'sg_mkldnn_conv_0'", "_sg_mkldnn_conv", "2 variables",
+                         "3 inputs"]))
 
     # A negative size is corrupt, not "no shape" (0 and -1 mark a size the data gives).
     g = fx.graph_copy()

@@ -52,6 +52,50 @@ attr (const hy_node *n, const char *key)
 
 /* ---- valid files -------------------------------------------------------- */
 
+/* A fused oneDNN node (what optimize_for(backend='MKLDNN') exports) reads
+ * as the ops of its subgraph, wired to the node's inputs in order; its
+ * readers read the subgraph's head. */
+static void
+test_fused_subgraph_inlined (void)
+{
+  const char *json =
+      "{\"nodes\": ["
+      " {\"op\": \"null\", \"name\": \"data\", \"inputs\": []},"
+      " {\"op\": \"null\", \"name\": \"w\", \"inputs\": []},"
+      " {\"op\": \"_sg_mkldnn_conv\", \"name\": \"sg_mkldnn_conv_act_0\","
+      "  \"attrs\": {\"with_act\": \"true\"},"
+      "  \"inputs\": [[0, 0, 0], [1, 0, 0]],"
+      "  \"subgraphs\": [{\"nodes\": ["
+      "   {\"op\": \"null\", \"name\": \"data0\", \"inputs\": []},"
+      "   {\"op\": \"null\", \"name\": \"w0\", \"inputs\": []},"
+      "   {\"op\": \"Convolution\", \"name\": \"conv\", \"attrs\":"
+      "    {\"kernel\": \"(1, 1)\", \"num_filter\": \"2\", \"no_bias\": \"True\"},"
+      "    \"inputs\": [[0, 0, 0], [1, 0, 0]]},"
+      "   {\"op\": \"Activation\", \"name\": \"act\","
+      "    \"attrs\": {\"act_type\": \"relu\"}, \"inputs\": [[2, 0, 0]]}],"
+      "   \"arg_nodes\": [0, 1], \"heads\": [[3, 0, 0]]}]},"
+      " {\"op\": \"relu\", \"name\": \"after\", \"inputs\": [[2, 0, 0]]}],"
+      " \"arg_nodes\": [0, 1], \"heads\": [[3, 0, 0]]}";
+  GError *error = NULL;
+  hy_graph *g = parse (json, &error);
+  g_assert_no_error (error);
+  /* data, w, conv, act, after: the fused node itself is gone */
+  g_assert_cmpuint (hy_graph_n_nodes (g), ==, 5);
+  hy_node *conv = hy_graph_node (g, 2), *act = hy_graph_node (g, 3);
+  hy_node *after = hy_graph_node (g, 4);
+  g_assert_cmpstr (conv->op_name, ==, "Convolution");
+  g_assert_cmpuint (conv->n_inputs, ==, 2);
+  g_assert_cmpuint (conv->inputs[0].node, ==, 0);
+  g_assert_cmpuint (conv->inputs[1].node, ==, 1);
+  g_assert_cmpstr (attr (conv, "kernel"), ==, "(1, 1)");
+  g_assert_cmpstr (act->op_name, ==, "Activation");
+  g_assert_cmpuint (act->inputs[0].node, ==, 2);
+  g_assert_cmpstr (after->name, ==, "after");
+  g_assert_cmpuint (after->inputs[0].node, ==, 3);
+  g_assert_cmpuint (g->heads[0].node, ==, 4);
+  hy_graph_free (g);
+}
+
 static void
 test_modern (void)
 {
@@ -303,13 +347,36 @@ static const bad_case bad_cases[] = {
     " \"attrs\": {\"k\": {\"a\": \"b\"}}, \"inputs\": []}], " TAIL,
     HY_ERROR_FORMAT, "attribute 'k' must be a string, not an object" },
   /* what we do not run */
-  { "{\"nodes\": [" VAR ("data") ", {\"op\": \"_sg_mkldnn_conv\","
-    " \"name\": \"sg_mkldnn_conv_0\", \"attrs\": {\"with_relu\": \"true\"},"
+  { "{\"nodes\": [" VAR ("data") ", {\"op\": \"_foreach\","
+    " \"name\": \"loop0\", \"attrs\": {\"num_args\": \"1\"},"
     " \"inputs\": [[0, 0, 0]], \"subgraphs\": [{\"nodes\": [" VAR ("x") "],"
     " \"arg_nodes\": [0], \"heads\": [[0, 0, 0]]}]}], " TAIL,
-    HY_ERROR_UNSUPPORTED, "test.json: node 1 'sg_mkldnn_conv_0': op "
-    "_sg_mkldnn_conv holds a fused subgraph: the model was exported after "
+    HY_ERROR_UNSUPPORTED, "test.json: node 1 'loop0': op "
+    "_foreach holds a fused subgraph: the model was exported after "
     "hybridize(backend=...) and cannot be read" },
+  /* a fused oneDNN node whose subgraph does not match its inputs */
+  { "{\"nodes\": [" VAR ("data") ", {\"op\": \"_sg_mkldnn_conv\","
+    " \"name\": \"sg_mkldnn_conv_0\", \"inputs\": [[0, 0, 0]],"
+    " \"subgraphs\": [{\"nodes\": [" VAR ("x") ", " VAR ("w") "],"
+    " \"arg_nodes\": [0, 1], \"heads\": [[1, 0, 0]]}]}], " TAIL,
+    HY_ERROR_FORMAT, "test.json: node 1 'sg_mkldnn_conv_0': op "
+    "_sg_mkldnn_conv: its subgraph has more variables than the node's 1 "
+    "inputs" },
+  { "{\"nodes\": [" VAR ("data") ", {\"op\": \"_sg_mkldnn_conv\","
+    " \"name\": \"sg_mkldnn_conv_0\", \"inputs\": [[0, 0, 0]],"
+    " \"subgraphs\": [{\"nodes\": [" VAR ("x") ", {\"op\": \"relu\","
+    " \"name\": \"r\", \"inputs\": [[3, 0, 0]]}],"
+    " \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}]}], " TAIL,
+    HY_ERROR_FORMAT, "test.json: node 1 'sg_mkldnn_conv_0': subgraph: node 1 "
+    "'r': input 0 refers to node 3, which does not exist" },
+  { "{\"nodes\": [" VAR ("data") ", {\"op\": \"_sg_mkldnn_conv\","
+    " \"name\": \"sg_mkldnn_conv_0\", \"inputs\": [[0, 0, 0]],"
+    " \"subgraphs\": [{\"nodes\": [" VAR ("x") ", {\"op\": \"relu\","
+    " \"name\": \"r\", \"inputs\": [[0, 0, 0]]}],"
+    " \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}]},"
+    " {\"op\": \"relu\", \"name\": \"r2\", \"inputs\": [[1, 1, 0]]}], " TAIL,
+    HY_ERROR_FORMAT, "test.json: node 2 'r2': input 0 refers to output 1 of "
+    "node 1 'r', which is a fused subgraph with one output" },
   { "{\"nodes\": [" VAR ("x") ", {\"op\": \"relu\", \"name\": \"r\","
     " \"inputs\": [[0, 0, 0]], \"control_deps\": [0]}], " TAIL,
     HY_ERROR_UNSUPPORTED, "node 1 'r': control dependencies (control_deps) "
@@ -826,6 +893,8 @@ main (int argc, char **argv)
 
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/symbol-json/modern", test_modern);
+  g_test_add_func ("/symbol-json/fused-subgraph-inlined",
+      test_fused_subgraph_inlined);
   g_test_add_func ("/symbol-json/legacy-attribute-keys",
       test_legacy_attribute_keys);
   g_test_add_func ("/symbol-json/non-string-attribute-values",

@@ -1,0 +1,69 @@
+/*
+ * quantize.c — CPU kernels of _contrib_quantize_v2 and _contrib_dequantize
+ * as MXNet 1.9.1's oneDNN build computes them (its mkldnn_quantize_v2 and
+ * mkldnn_dequantize): one scale for the tensor, applied by a oneDNN
+ * reorder, which rounds to nearest even and saturates.
+ */
+#include <math.h>
+
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/quantized/quantized-common.h"
+#include "kernels/params/quantized.h"
+
+void hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+void hy_cpu_dequantize (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+void
+hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_quantize_params *p = params;
+  const float *x = in[0]->data;
+  float *q = out[0]->data;
+  int64_t n = hy_shape_numel (&in[0]->shape);
+  float lo = p->min_calib, hi = p->max_calib;
+  if (!p->calibrated) {
+    /* MXNet finds the data's own range on every call then */
+    lo = hi = n > 0 ? x[0] : 0.0f;
+    for (int64_t i = 1; i < n; i++) {
+      lo = fminf (lo, x[i]);
+      hi = fmaxf (hi, x[i]);
+    }
+  }
+  float range, qmax, qmin;
+  if (p->out_uint8) {
+    /* uint8 covers [0, max]: what lies below 0 saturates to 0 */
+    range = fmaxf (0.0f, hi);
+    qmin = 0.0f;
+    qmax = 255.0f;
+    out[1]->data[0] = 0.0f;
+    out[2]->data[0] = range;
+  } else {
+    range = fmaxf (fabsf (lo), fabsf (hi));
+    qmin = -128.0f;
+    qmax = 127.0f;
+    out[1]->data[0] = -range;
+    out[2]->data[0] = range;
+  }
+  float scale = (p->out_uint8 ? HY_UINT8_RANGE : HY_INT8_RANGE) / range;
+  for (int64_t i = 0; i < n; i++)
+    q[i] = hy_q_saturate (rintf (x[i] * scale), qmin, qmax);
+}
+
+void
+hy_cpu_dequantize (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_dequantize_params *p = params;
+  /* real units per step, range / 127.5 (or 255.5), as MXNet hands
+   * oneDNN's reorder its output scale */
+  float step = fmaxf (fabsf (in[1]->data[0]), fabsf (in[2]->data[0]))
+      / (p->in_uint8 ? HY_UINT8_RANGE : HY_INT8_RANGE);
+  const float *q = in[0]->data;
+  float *y = out[0]->data;
+  int64_t n = hy_shape_numel (&in[0]->shape);
+  for (int64_t i = 0; i < n; i++)
+    y[i] = q[i] * step;
+}

@@ -1,0 +1,114 @@
+/*
+ * quantized.h — parameters of MXNet's int8 ops as its oneDNN build runs
+ * them (what quantize_net_v2 exports): _contrib_quantize_v2,
+ * _contrib_dequantize, _contrib_quantized_pooling, and the quantized
+ * _sg_mkldnn_conv / _sg_mkldnn_fully_connected.
+ *
+ * Quantized values are held as float32 like every value here (exact: they
+ * are integers of 8 bits), with the real range they stand for beside them
+ * as two one-element tensors, min and max, which every quantized op takes
+ * and gives.  A value q of dtype int8 stands for q · max(|min|, |max|) / 127,
+ * of dtype uint8 for q · max(|min|, |max|) / 255.  The dtypes are known at
+ * load time (core/dtype-infer.c) and recorded here.
+ */
+#ifndef HY_PARAMS_QUANTIZED_H
+#define HY_PARAMS_QUANTIZED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernels/hy-ops.h"
+#include "kernels/params/nn.h"
+
+/* What a quantized dtype's values reach: 127 for int8, 255 for uint8. */
+#define HY_INT8_RANGE 127.5f
+#define HY_UINT8_RANGE 255.5f
+
+/* _contrib_quantize_v2: float32 data to int8 or uint8 (out_type auto:
+ * uint8 when min_calib_range >= 0, else int8), scaled by the calibrated
+ * range, or without one by the data's own min and max. */
+typedef struct hy_quantize_params {
+  hy_op_id op;
+  bool out_uint8;               /* resolved out_type */
+  bool calibrated;
+  float min_calib;
+  float max_calib;
+} hy_quantize_params;
+
+/* _contrib_dequantize: the input's dtype, from dtype inference. */
+typedef struct hy_dequantize_params {
+  hy_op_id op;
+  bool in_uint8;
+} hy_dequantize_params;
+
+/* _contrib_quantized_pooling: Pooling on quantized data; min and max
+ * pass through. */
+typedef struct hy_quantized_pool_params {
+  hy_op_id op;
+  hy_pool_params pool;          /* pool.op is HY_OP_POOLING */
+} hy_quantized_pool_params;
+
+/* A quantized _sg_mkldnn_conv:
+ *   out = postsum_act (act (conv (data, W') + b') + sum)
+ * with W', b' the weight and bias after folding the BatchNorm, W'
+ * quantized per output channel, requantized to the calibrated output
+ * range.  Inputs: data, weight, [bias], [gamma, beta, mean, var], [sum],
+ * min_data, max_data, [min_sum, max_sum]; outputs: out, min, max. */
+typedef struct hy_quantized_conv_params {
+  hy_op_id op;
+  hy_conv_params conv;          /* the subgraph's Convolution */
+  bool with_bn;
+  bool with_act;                /* ReLU before the sum */
+  bool with_sum;
+  bool with_postsum_act;        /* ReLU after it */
+  double bn_eps;
+  bool bn_fix_gamma;
+  float min_calib;
+  float max_calib;
+  bool out_uint8;               /* MXNet's IsOutputUInt8 */
+  bool data_uint8;              /* from dtype inference */
+  bool sum_uint8;
+} hy_quantized_conv_params;
+
+/* Where the quantized convolution's optional inputs are (-1: absent). */
+typedef struct hy_quantized_conv_inputs {
+  int bias, bn, sum, min_data, max_data, min_sum, max_sum, count;
+} hy_quantized_conv_inputs;
+
+static inline hy_quantized_conv_inputs
+hy_quantized_conv_inputs_of (const hy_quantized_conv_params *p)
+{
+  hy_quantized_conv_inputs in = { -1, -1, -1, -1, -1, -1, -1, 0 };
+  int k = 2;
+  if (!p->conv.no_bias)
+    in.bias = k++;
+  if (p->with_bn) {
+    in.bn = k;
+    k += 4;
+  }
+  if (p->with_sum)
+    in.sum = k++;
+  in.min_data = k++;
+  in.max_data = k++;
+  if (p->with_sum) {
+    in.min_sum = k++;
+    in.max_sum = k++;
+  }
+  in.count = k;
+  return in;
+}
+
+/* A quantized _sg_mkldnn_fully_connected with enable_float_output: int8
+ * weight and bias as the params file holds them (quantized per tensor by
+ * quantize_net_v2, their ranges as inputs), float32 out.  Inputs: data,
+ * weight, [bias], min_data, max_data, min_weight, max_weight, [min_bias,
+ * max_bias]. */
+typedef struct hy_quantized_fc_params {
+  hy_op_id op;
+  int64_t num_hidden;
+  bool no_bias;
+  bool flatten;
+  bool data_uint8;
+} hy_quantized_fc_params;
+
+#endif /* HY_PARAMS_QUANTIZED_H */

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Generate oneDNN-subgraph and int8 fixtures with real MXNet 1.9.1 (its oneDNN build).
+
+Two kinds of export MXNet's own tools write for its oneDNN (MKLDNN) backend:
+
+  fp32 subgraph   net.optimize_for(x, backend='MKLDNN') then export: convolutions, their
+                  BatchNorm, activation and residual add as `_sg_mkldnn_conv` nodes holding
+                  the original ops in a nested `subgraphs` graph.
+  int8            mxnet.contrib.quantization.quantize_net_v2 (calibrated on a few images)
+                  then export: `_contrib_quantize_v2`, quantized `_sg_mkldnn_conv` and
+                  `_sg_mkldnn_fully_connected`, `_contrib_quantized_*` ops.
+
+Each case is a directory laid out as gen_fixtures.py's (model-symbol.json, model-0000.params,
+input0.npy, output0.npy, case.json); the quantized cases' names start with `int8_`, the fp32
+subgraph ones' with `sg_`.
+The outputs come from loading the saved files back into MXNet with its oneDNN kernels on (the
+quantized ops exist only there).  Cases are cached: a complete one is skipped unless --force.
+
+    gen_int8_fixtures.py --out DIR [--only SUBSTRING] [--force] [--list] [--stamp FILE]
+
+--stamp touches FILE once every case is complete (the build's custom target waits on it).
+
+Run it with the MXNet 1.9.1 virtual environment (numpy < 1.24).
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_fixtures as gf  # noqa: E402  (sets MXNET_MKLDNN_ENABLED=0 for its own cases)
+
+# gen_fixtures switches oneDNN off for its references; these ops exist only with it.  MXNet
+# reads the variable when it first runs an op, which has not happened yet.
+os.environ["MXNET_MKLDNN_ENABLED"] = "1"
+import mxnet as mx  # noqa: E402
+from mxnet.contrib import quantization  # noqa: E402
+from mxnet.gluon import nn  # noqa: E402
+
+SIZE = 64           # small images keep ResNet-18 fast; every layer still runs
+CALIB_IMAGES = 8
+
+
+class SmallNet(mx.gluon.HybridBlock):
+    """Every fusion MXNet's oneDNN pass makes in a ResNet, small: conv+BN+ReLU, conv+BN+add+ReLU,
+    a conv with bias and no BN, max pooling, global average pooling and a dense layer.  The last
+    ReLU is the `relu` op, which the pass does not fuse: the quantized graph dequantizes before
+    it and quantizes after it."""
+
+    def __init__(self, **kwargs):
+        super(SmallNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.conv0 = nn.Conv2D(16, 3, strides=2, padding=1, use_bias=False)
+            self.bn0 = nn.BatchNorm()
+            self.act0 = nn.Activation("relu")
+            self.pool0 = nn.MaxPool2D(3, 2, 1)
+            self.conv1 = nn.Conv2D(16, 3, padding=1, use_bias=False)
+            self.bn1 = nn.BatchNorm()
+            self.conv2 = nn.Conv2D(16, 3, padding=1, use_bias=False)
+            self.bn2 = nn.BatchNorm()
+            self.act2 = nn.Activation("relu")
+            self.conv3 = nn.Conv2D(24, 1, use_bias=True)
+            self.pool1 = nn.GlobalAvgPool2D()
+            self.dense = nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        x = self.pool0(self.act0(self.bn0(self.conv0(x))))
+        y = F.relu(self.bn1(self.conv1(x)))
+        x = self.act2(self.bn2(self.conv2(y)) + x)
+        x = F.relu(self.conv3(x))
+        return self.dense(self.pool1(x))
+
+
+def build_net(model, mrng, calib):
+    """A network with seeded weights and calibrated BatchNorm statistics, hybridized."""
+    if model == "small":
+        net = SmallNet(prefix="small_")
+    else:
+        net = mx.gluon.model_zoo.vision.get_model(model, pretrained=False)
+    net.initialize(mx.init.Xavier())
+    net(mx.nd.array(calib[:1]))
+    gf.randomize_gluon(net, mrng, xavier=True)
+    gf.calibrate_batchnorm(net, calib[:2], mrng)
+    net.hybridize()
+    return net
+
+
+def export_and_run(case, case_dir, net, x):
+    """Export, then outputs from the saved files (and the live block as a check)."""
+    live = net(mx.nd.array(x))
+    net.export(os.path.join(case_dir, "model"), epoch=0)
+    outs = gf.run_symbol_files(os.path.join(case_dir, gf.SYMBOL_FILE),
+                               os.path.join(case_dir, gf.PARAMS_FILE), {"data": x})
+    gf.check_close(case.name, outs, [live.asnumpy()], rtol=1e-3)
+    return outs
+
+
+def fp32_subgraph_builder(model):
+    def build(case, case_dir, rng):
+        mrng = np.random.RandomState(gf.seed_of("int8_" + model))
+        calib = gf.smooth_images(mrng, (CALIB_IMAGES, 3, SIZE, SIZE))
+        net = build_net(model, mrng, calib)
+        x = gf.smooth_images(rng, (1, 3, SIZE, SIZE))
+        net.optimize_for(mx.nd.array(x), backend="MKLDNN")
+        outs = export_and_run(case, case_dir, net, x)
+        return gf.finish_case(case, case_dir, {"data": x}, outs)
+    return build
+
+
+def int8_builder(model, dtype, calib_mode, positive=False):
+    def build(case, case_dir, rng):
+        mrng = np.random.RandomState(gf.seed_of("int8_" + model))
+        calib = gf.smooth_images(mrng, (CALIB_IMAGES, 3, SIZE, SIZE))
+        x = gf.smooth_images(rng, (1, 3, SIZE, SIZE))
+        if positive:  # images as read from a camera: no negative input for the first quantize
+            calib, x = np.abs(calib), np.abs(x)
+        net = build_net(model, mrng, calib)
+        qnet = quantization.quantize_net_v2(
+            net, quantized_dtype=dtype, quantize_mode="full", exclude_layers=None,
+            calib_data=mx.io.NDArrayIter(calib, batch_size=CALIB_IMAGES // 2),
+            num_calib_examples=CALIB_IMAGES, calib_mode=calib_mode, ctx=mx.cpu(),
+            logger=None)
+        qnet.hybridize(static_alloc=True, static_shape=True)
+        outs = export_and_run(case, case_dir, qnet, x)
+        gf.check_classifier_output(case, outs[0], 1)
+        return gf.finish_case(case, case_dir, {"data": x}, outs)
+    return build
+
+
+def register():
+    for model in ("small", "resnet18_v1"):
+        gf.register("sg_%s_fp32" % model, "int8", "zoo", fp32_subgraph_builder(model),
+                    note="%s, optimize_for(backend='MKLDNN'), %dx%d" % (model, SIZE, SIZE))
+    variants = [("small", "auto", "naive", False), ("small", "int8", "naive", False),
+                ("small", "uint8", "naive", True), ("small", "auto", "entropy", True),
+                ("resnet18_v1", "auto", "naive", False),
+                ("resnet18_v1", "auto", "entropy", True)]
+    for model, dtype, mode, positive in variants:
+        name = "int8_%s_%s_%s%s" % (model, dtype, mode, "_positive" if positive else "")
+        gf.register(name, "int8", "zoo", int8_builder(model, dtype, mode, positive),
+                    note="%s, quantize_net_v2(quantized_dtype=%s, calib_mode=%s), %s input"
+                    % (model, dtype, mode, "non-negative" if positive else "signed"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", help="output directory (one sub-directory per case)")
+    ap.add_argument("--only", help="only cases whose name contains this substring")
+    ap.add_argument("--force", action="store_true", help="regenerate cached cases")
+    ap.add_argument("--list", action="store_true", help="print the case names")
+    ap.add_argument("--stamp", help="file to touch once every case is complete")
+    args = ap.parse_args(argv)
+    register()
+    cases = [c for c in gf.CASES if not args.only or args.only in c.name]
+    if args.list:
+        print("\n".join(c.name for c in cases))
+        return 0
+    if not args.out:
+        ap.error("--out is required")
+    os.makedirs(args.out, exist_ok=True)
+    failed = []
+    for case in cases:
+        t0 = time.time()
+        try:
+            # gf.generate caches only its zoo set; these cases are as slow, cache them too
+            if not args.force and gf.case_complete(os.path.join(args.out, case.name)):
+                status = "cached"
+            else:
+                status = gf.generate(case, args.out, True)
+        except Exception as err:
+            failed.append(case.name)
+            status = "FAILED: %s" % str(err).strip().splitlines()[0]
+        print("%-48s %6.2fs  %s" % (case.name, time.time() - t0, status), flush=True)
+    if failed:
+        return 1
+    if args.stamp:
+        gf._atomic_write_text(args.stamp, "\n".join(c.name for c in cases) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

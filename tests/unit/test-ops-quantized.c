@@ -1,0 +1,130 @@
+/*
+ * test-ops-quantized.c — MXNet's int8 ops as the loader and the op table
+ * read them: a quantized fused layer resolves to one op whose inputs are
+ * named; what we do not run is refused with the node, the op and the
+ * reason.  Their arithmetic is checked against real MXNet by the onednn
+ * suite (tests/conformance/check_int8.py), not here.
+ */
+#include <string.h>
+
+#include "hybrid.h"
+#include "core/graph.h"
+#include "core/model-impl.h"
+
+#define VAR(name) "{\"op\": \"null\", \"name\": \"" name "\", \"inputs\": []}"
+
+/* data → quantize_v2 (int8) → a quantized 1×1 convolution whose subgraph
+ * holds `inner` after the Convolution, with the node's extra attributes
+ * `attrs` (a JSON fragment, may be empty). */
+static char *
+qconv_json (const char *inner, const char *attrs, const char *out_type)
+{
+  return g_strdup_printf ("{\"nodes\": [" VAR ("data") ","
+      " {\"op\": \"_contrib_quantize_v2\", \"name\": \"data_quantize\","
+      "  \"attrs\": {\"out_type\": \"%s\", \"min_calib_range\": \"-1\","
+      "   \"max_calib_range\": \"1\"}, \"inputs\": [[0, 0, 0]]},"
+      " " VAR ("w") ","
+      " {\"op\": \"_sg_mkldnn_conv\", \"name\": \"qconv\", \"attrs\":"
+      "  {\"quantized\": \"true\"%s},"
+      "  \"inputs\": [[1, 0, 0], [2, 0, 0], [1, 1, 0], [1, 2, 0]],"
+      "  \"subgraphs\": [{\"nodes\": [" VAR ("d0") ", " VAR ("w0") ","
+      "   {\"op\": \"Convolution\", \"name\": \"conv\", \"attrs\": {\"kernel\":"
+      "    \"(1, 1)\", \"num_filter\": \"2\", \"no_bias\": \"True\"},"
+      "    \"inputs\": [[0, 0, 0], [1, 0, 0]]}%s],"
+      "   \"arg_nodes\": [0, 1], \"heads\": [[2, 0, 0]]}]}],"
+      " \"arg_nodes\": [0, 2], \"heads\": [[3, 0, 0]]}", out_type, attrs,
+      inner);
+}
+
+static hy_graph *
+parse (const char *json, GError **error)
+{
+  return hy_symbol_json_parse (json, strlen (json), "q.json", error);
+}
+
+static void
+assert_resolve_fails (const char *json, const char *const *substrings)
+{
+  g_autoptr (GError) error = NULL;
+  hy_graph *g = parse (json, &error);
+  if (g) {
+    g_assert_false (hy_graph_resolve (g, NULL, &error)
+        && hy_graph_infer_dtypes (g, &error));
+    hy_graph_free (g);
+  }
+  g_assert_nonnull (error);
+  for (int i = 0; substrings[i]; i++)
+    if (!strstr (error->message, substrings[i]))
+      g_error ("expected \"%s\" in: %s", substrings[i], error->message);
+}
+
+static void
+test_calibrated_conv_resolves (void)
+{
+  g_autofree char *json = qconv_json (", {\"op\": \"Activation\", \"name\":"
+      " \"act\", \"attrs\": {\"act_type\": \"relu\"}, \"inputs\": [[2, 0, 0]]}",
+      ", \"with_act\": \"true\", \"min_calib_range\": \"0\","
+      " \"max_calib_range\": \"3\"", "int8");
+  g_autoptr (GError) error = NULL;
+  hy_graph *g = parse (json, &error);
+  g_assert_no_error (error);
+  g_assert_true (hy_graph_resolve (g, NULL, &error));
+  g_assert_true (hy_graph_infer_dtypes (g, &error));
+  g_assert_no_error (error);
+  hy_node *n = hy_graph_node (g, (guint) hy_graph_find (g, "qconv"));
+  g_assert_cmpuint (n->n_outputs, ==, 3);
+  /* the Convolution's attributes were taken from the subgraph */
+  g_assert_cmpstr (g_hash_table_lookup (n->attrs, "kernel"), ==, "(1, 1)");
+  g_assert_cmpstr (g_hash_table_lookup (n->attrs, "act_type"), ==, "relu");
+  char buf[32];
+  g_assert_cmpstr (hy_op_input_name (n->op, n->params, 1, buf, sizeof buf),
+      ==, "weight");
+  g_assert_cmpstr (hy_op_input_name (n->op, n->params, 2, buf, sizeof buf),
+      ==, "min_data");
+  hy_graph_free (g);
+}
+
+static void
+test_refusals_name_node_and_reason (void)
+{
+  g_autofree char *sigmoid = qconv_json (", {\"op\": \"Activation\","
+      " \"name\": \"act\", \"attrs\": {\"act_type\": \"sigmoid\"},"
+      " \"inputs\": [[2, 0, 0]]}", ", \"with_act\": \"true\","
+      " \"min_calib_range\": \"0\", \"max_calib_range\": \"1\"", "int8");
+  assert_resolve_fails (sigmoid, (const char *const[]) { "'qconv'",
+        "_sg_mkldnn_conv", "sigmoid", "relu", NULL });
+
+  g_autofree char *uncalibrated = qconv_json ("", "", "int8");
+  assert_resolve_fails (uncalibrated, (const char *const[]) { "'qconv'",
+        "min_calib_range", "calibrate", NULL });
+
+  g_autofree char *pooling = qconv_json (", {\"op\": \"Pooling\", \"name\":"
+      " \"p\", \"attrs\": {\"kernel\": \"(2, 2)\"}, \"inputs\": [[2, 0, 0]]}",
+      ", \"min_calib_range\": \"0\", \"max_calib_range\": \"1\"", "int8");
+  assert_resolve_fails (pooling, (const char *const[]) { "'qconv'",
+        "Pooling", NULL });
+
+  const char *v1 = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_quantize\", \"name\": \"q0\", \"inputs\": [[0, 0, 0],"
+      " [0, 0, 0], [0, 0, 0]]}], \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
+  assert_resolve_fails (v1, (const char *const[]) { "_contrib_quantize",
+        "not implemented", NULL });
+
+  /* dequantizing float data: a dtype error naming the input */
+  const char *deq = "{\"nodes\": [" VAR ("data") ", " VAR ("lo") ", "
+      VAR ("hi") ", {\"op\": \"_contrib_dequantize\", \"name\": \"dq\","
+      " \"inputs\": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]}], \"arg_nodes\":"
+      " [0, 1, 2], \"heads\": [[3, 0, 0]]}";
+  assert_resolve_fails (deq, (const char *const[]) { "'dq'", "'data'",
+        "float32", "int8 or uint8", NULL });
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/ops-quantized/calibrated-conv-resolves",
+      test_calibrated_conv_resolves);
+  g_test_add_func ("/ops-quantized/refusals", test_refusals_name_node_and_reason);
+  return g_test_run ();
+}
