@@ -28,8 +28,11 @@ runner_alloc (const GstHybridRunnerCallbacks * callbacks)
   GstHybridRunner *r = g_new0 (GstHybridRunner, 1);
   static gsize debug_once = 0;
   if (g_once_init_enter (&debug_once)) {
-    GST_DEBUG_CATEGORY_INIT (gst_hybrid_runner_debug, "hybridinfer-runner",
-        0, "what hybridinfer runs its frames on");
+    /* the element's own category (GStreamer returns the one of that
+     * name): GST_DEBUG=hybridinfer:N shows the runner's lines too, as it
+     * did when they were the element's */
+    GST_DEBUG_CATEGORY_INIT (gst_hybrid_runner_debug, "hybridinfer", 0,
+        "hybridinfer element");
     g_once_init_leave (&debug_once, 1);
   }
   r->refcount = 1;
