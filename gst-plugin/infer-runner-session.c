@@ -129,6 +129,14 @@ failed:
   return FALSE;
 }
 
+void
+gst_hybrid_frame_settings_clear (GstHybridFrameSettings * fs)
+{
+  g_clear_pointer (&fs->class_thresholds_text, g_free);
+  g_clear_pointer (&fs->dump_dir, g_free);
+  g_clear_pointer (&fs->dump_set, hyg_frame_set_free);
+}
+
 /* Looks r->thresholds_text up in the running model's labels. */
 static gboolean
 parse_thresholds (GstHybridRunner * r, GError ** error)

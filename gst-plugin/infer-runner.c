@@ -14,14 +14,6 @@
 
 GST_DEBUG_CATEGORY (gst_hybrid_runner_debug);
 
-void
-gst_hybrid_frame_settings_clear (GstHybridFrameSettings * fs)
-{
-  g_clear_pointer (&fs->class_thresholds_text, g_free);
-  g_clear_pointer (&fs->dump_dir, g_free);
-  g_clear_pointer (&fs->dump_set, hyg_frame_set_free);
-}
-
 static GstHybridRunner *
 runner_alloc (const GstHybridRunnerCallbacks * callbacks)
 {
