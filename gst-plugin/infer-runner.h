@@ -12,12 +12,15 @@
  * runner asks of it through GstHybridRunnerCallbacks: the runner never
  * sees the element's instance.
  *
- * Threads and locks (docs/ARCHITECTURE.md, "The element"): the streaming
- * thread calls everything but request_swap and read_stats; the flush
- * thread and the loader thread are the runner's own.  Lock order: the
- * sink pad's stream lock, model_lock, the element's object lock, then the
- * runner's reload lock; the statistics' and the flush thread's locks are
- * taken last, with nothing taken inside them.
+ * Threads and locks (docs/ARCHITECTURE.md, "The element"): new() and
+ * free() run where the element starts and stops, idle() and
+ * set_flushing() where its state changes or a flush event arrives,
+ * request_swap() and read_stats() on any thread, the rest on the
+ * streaming thread; the flush thread and the loader thread are the
+ * runner's own.  Lock order: the sink pad's stream lock, model_lock, the
+ * element's object lock, then the runner's reload lock; the statistics'
+ * and the flush thread's locks are taken last, with nothing taken inside
+ * them.
  */
 #ifndef GST_HYBRID_RUNNER_H
 #define GST_HYBRID_RUNNER_H
