@@ -238,16 +238,18 @@ gst_hybrid_runner_submit_held (GstHybridRunner * r,
     const GstHybridFrameSettings * fs, GstBuffer * buf)
 {
   GstHybridFrameSettings view;
-  /* a timed flush's push failed: upstream hears it with this frame */
-  if (r->flush_ret != GST_FLOW_OK) {
-    GstFlowReturn ret = r->flush_ret;
+  GstFlowReturn ret = r->flush_ret;
+  g_mutex_lock (&r->model_lock);
+  /* (a changed class-thresholds is taken in whatever becomes of the
+   * frame) */
+  gst_hybrid_runner_resolve_settings (r, fs, &view);
+  if (ret == GST_FLOW_OK) {
+    ret = gst_hybrid_runner_queue (r, &view, buf);
+  } else {
+    /* a timed flush's push failed: upstream hears it with this frame */
     r->flush_ret = GST_FLOW_OK;
     gst_buffer_unref (buf);
-    return ret;
   }
-  g_mutex_lock (&r->model_lock);
-  gst_hybrid_runner_resolve_settings (r, fs, &view);
-  GstFlowReturn ret = gst_hybrid_runner_queue (r, &view, buf);
   g_mutex_unlock (&r->model_lock);
   return ret;
 }
