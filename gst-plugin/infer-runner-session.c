@@ -63,6 +63,25 @@ check_settings (GstHybridInferSettings * copy, GError ** error)
   return TRUE;
 }
 
+/* The sidecar fills what `copy` leaves unset, then the configuration is
+ * made from it and checked.  FALSE + error, *what saying what failed. */
+static gboolean
+configure (GstHybridRunner * r, GstHybridInferSettings * copy,
+    GstHybridSessionConfig * config, gchar ** what, GError ** error)
+{
+  if (!apply_sidecar (r, copy, error)) {
+    *what = g_strdup_printf ("the sidecar of model %s", copy->model);
+    return FALSE;
+  }
+  if (!gst_hybrid_infer_settings_to_config (copy, config, error)
+      || !check_settings (copy, error)) {
+    *what = g_strdup_printf ("model %s: invalid property value",
+        copy->model);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* The one place a model becomes something frames run on, for new() and
  * for the loader of a reload: the sidecar fills what `copy` leaves unset,
  * then the runner's own session is loaded and planned, or (shared-engine,
@@ -84,16 +103,8 @@ gst_hybrid_runner_build_session (GstHybridRunner * r,
   *session = NULL;
   *client = NULL;
   *note = NULL;
-  if (!apply_sidecar (r, copy, error)) {
-    *what = g_strdup_printf ("the sidecar of model %s", copy->model);
+  if (!configure (r, copy, config, what, error))
     return FALSE;
-  }
-  if (!gst_hybrid_infer_settings_to_config (copy, config, error)
-      || !check_settings (copy, error)) {
-    *what = g_strdup_printf ("model %s: invalid property value",
-        copy->model);
-    return FALSE;
-  }
   if (on_engine) {
     if (!gst_hybrid_runner_join_engine (copy, config, client, note, error))
       goto model_failed;
