@@ -29,106 +29,60 @@ update_frame_duration (GstHybridInfer * self, const GstVideoInfo * info)
         gst_message_new_latency (GST_OBJECT (self)));
 }
 
-/* failed_caps is the model's business too: a swap clears it (the new
- * model may take the caps the old one refused), so it is read and written
- * under model_lock. */
+/* What the caps say of the frames; FALSE: caps the element cannot use. */
 static gboolean
-caps_refused (GstHybridInfer * self, GstCaps * caps)
+frame_format_from_caps (GstCaps * caps, GstVideoInfo * info,
+    GstHybridFrameFormat * format)
 {
-  g_mutex_lock (&self->model_lock);
-  gboolean refused = self->failed_caps
-      && gst_caps_is_equal (caps, self->failed_caps);
-  g_mutex_unlock (&self->model_lock);
-  return refused;
+  hy_pixel_layout layout;
+  gdouble kr = 0.299, kb = 0.114;
+
+  if (!gst_video_info_from_caps (info, caps)
+      || !gst_hybrid_layout_for_format (GST_VIDEO_INFO_FORMAT (info),
+          &layout))
+    return FALSE;
+  if (GST_VIDEO_INFO_IS_YUV (info)
+      && !gst_video_color_matrix_get_Kr_Kb (info->colorimetry.matrix, &kr,
+          &kb)) {
+    kr = 0.299;                 /* unknown matrix: BT.601 */
+    kb = 0.114;
+  }
+  *format = (GstHybridFrameFormat) {
+    .layout = layout,
+    .width = GST_VIDEO_INFO_WIDTH (info),
+    .height = GST_VIDEO_INFO_HEIGHT (info),
+    .kr = (gfloat) kr,
+    .kb = (gfloat) kb,
+    .full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255,
+  };
+  return TRUE;
 }
 
-static void
-refuse_caps (GstHybridInfer * self, GstCaps * caps)
-{
-  g_mutex_lock (&self->model_lock);
-  gst_caps_replace (&self->failed_caps, caps);
-  g_mutex_unlock (&self->model_lock);
-}
-
+/* The runner plans its model for the frames (and posts why not); caps
+ * refused once are refused again without a second error. */
 gboolean
 gst_hybrid_infer_set_caps (GstBaseTransform * trans, GstCaps * incaps,
     GstCaps * outcaps)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  GstHybridRunner *runner = self->runner;
   GstVideoInfo info;
-  hy_pixel_layout layout;
-  gdouble kr = 0.299, kb = 0.114;
   GstHybridFrameFormat format;
-  GError *error = NULL;
 
-  if (caps_refused (self, incaps)) {
+  if (gst_hybrid_runner_caps_refused (runner, incaps)) {
     GST_DEBUG_OBJECT (self, "caps already refused, error posted");
     return FALSE;
   }
-  if (!gst_video_info_from_caps (&info, incaps)
-      || !gst_hybrid_layout_for_format (GST_VIDEO_INFO_FORMAT (&info),
-          &layout))
-    goto invalid_caps;
-  if (GST_VIDEO_INFO_IS_YUV (&info)
-      && !gst_video_color_matrix_get_Kr_Kb (info.colorimetry.matrix, &kr,
-          &kb)) {
-    kr = 0.299;                 /* unknown matrix: BT.601 */
-    kb = 0.114;
+  if (!frame_format_from_caps (incaps, &info, &format)) {
+    GST_ERROR_OBJECT (self, "caps not usable: %" GST_PTR_FORMAT, incaps);
+    gst_hybrid_runner_refuse_caps (runner, incaps);
+    return FALSE;
   }
-  format = (GstHybridFrameFormat) {
-    .layout = layout,
-    .width = GST_VIDEO_INFO_WIDTH (&info),
-    .height = GST_VIDEO_INFO_HEIGHT (&info),
-    .kr = (gfloat) kr,
-    .kb = (gfloat) kb,
-    .full_range = info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255,
-  };
-  /* a reload takes over before these caps or after them, with them */
-  g_mutex_lock (&self->model_lock);
-  if (!(self->client
-          ? gst_hybrid_engine_client_set_frame (self->client, format.layout,
-              format.width, format.height, format.kr, format.kb,
-              format.full_range, &error)
-          : gst_hybrid_infer_set_frame_format (self->session, &format, &error)))
-    goto plan_failed;
-  if (self->roi)
-    gst_hybrid_roi_set_frame (self->roi, format.layout, format.kr, format.kb,
-        format.full_range);
-  gst_hybrid_infer_report_session_note (self);
-  gst_caps_replace (&self->failed_caps, NULL);
-  self->known_pool = NULL;      /* a new pool comes with new caps */
-  self->info = info;
+  if (!gst_hybrid_runner_set_frame_format (runner, incaps, &info, &format))
+    return FALSE;
   update_frame_duration (self, &info);
-  self->arena_seen =
-      gst_hybrid_session_arena_bytes (gst_hybrid_infer_running_session (self));
-  GST_OBJECT_LOCK (self);
-  self->arena_bytes = self->arena_seen;
-  self->frame_format = format;
-  self->frame_known = TRUE;
-  self->frame_serial++;
-  GST_OBJECT_UNLOCK (self);
-  g_mutex_unlock (&self->model_lock);
   GST_DEBUG_OBJECT (self, "frames %" GST_PTR_FORMAT, incaps);
   return TRUE;
-
-  /* ERRORS */
-invalid_caps:
-  {
-    GST_ERROR_OBJECT (self, "caps not usable: %" GST_PTR_FORMAT, incaps);
-    refuse_caps (self, incaps);
-    return FALSE;
-  }
-plan_failed:
-  {
-    g_mutex_unlock (&self->model_lock);
-    gchar *what = g_strdup_printf ("frames of %dx%d",
-        GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info));
-    post_error (self, error, what);
-    g_free (what);
-    g_error_free (error);
-    refuse_caps (self, incaps);
-    return FALSE;
-  }
 }
 
 /* Whether frames wait in the element for a batch of their own stream:

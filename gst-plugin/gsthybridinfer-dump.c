@@ -1,7 +1,7 @@
 /*
  * gsthybridinfer-dump.c — layer dumps (dump-dir and dump-frames, in
- * imperative mode): which forward is dumped where, and the dumps that
- * failed, the first posted and the rest counted.
+ * imperative mode) that failed, as the runner reports them: the first
+ * posted and the rest counted.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -31,13 +31,31 @@ gst_hybrid_infer_sum_up_dump_failures (GstHybridInfer * self)
   g_free (dir);
 }
 
+/* dump-frames does not parse: no dumps, said once per setting. */
+static void
+report_bad_frames (GstHybridInfer * self)
+{
+  GST_OBJECT_LOCK (self);
+  gboolean first = !self->warned_dump_frames;
+  self->warned_dump_frames = TRUE;
+  GST_OBJECT_UNLOCK (self);
+  if (first)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("dump-frames is not a list of frames and ranges: no dumps"), (NULL));
+}
+
 /* The first dump failure of a setting is a warning; later ones are
- * counted, for the dump-failures property and a summary. */
+ * counted, for the dump-failures property and a summary.  NULL
+ * dump_error: dump-frames does not parse. */
 void
 gst_hybrid_infer_report_dump_failure (GstHybridInfer * self,
     const GError * dump_error, guint64 frame)
 {
   gboolean first;
+  if (!dump_error) {
+    report_bad_frames (self);
+    return;
+  }
   GST_OBJECT_LOCK (self);
   self->dump_failures++;
   first = self->dump_failed_dir == NULL;
@@ -55,34 +73,4 @@ gst_hybrid_infer_report_dump_failure (GstHybridInfer * self,
   else
     GST_DEBUG_OBJECT (self, "dump of frame %" G_GUINT64_FORMAT " failed: %s",
         frame, dump_error->message);
-}
-
-/* The directory for this forward's dump, or NULL for none.  The object
- * lock is taken only when dump-frames does not parse (warned once). */
-gchar *
-gst_hybrid_infer_dump_dir_for (GstHybridInfer * self,
-    const GstHybridFrameSettings * fs, hy_mode mode, guint64 first,
-    guint64 last)
-{
-  gchar *dir = NULL;
-  gboolean bad_frames = FALSE;
-  if (mode != HY_MODE_IMPERATIVE || !fs->dump_dir)
-    return NULL;
-  if (!fs->dump_set) {
-    GST_OBJECT_LOCK (self);
-    bad_frames = !self->warned_dump_frames;
-    self->warned_dump_frames = TRUE;
-    GST_OBJECT_UNLOCK (self);
-  } else {
-    for (guint64 f = first; f <= last && !dir; f++)
-      if (hyg_frame_set_contains (fs->dump_set, f)) {
-        gchar *name = g_strdup_printf ("frame-%06" G_GUINT64_FORMAT, f);
-        dir = g_build_filename (fs->dump_dir, name, NULL);
-        g_free (name);
-      }
-  }
-  if (bad_frames)
-    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
-        ("dump-frames is not a list of frames and ranges: no dumps"), (NULL));
-  return dir;
 }

@@ -32,7 +32,7 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
   const GParamFlags playing = rw | GST_PARAM_MUTABLE_PLAYING;
   /* model, params and labels notify when their value runs: set while
    * stopped, at once; while playing, when the reload takes over
-   * (gsthybridinfer-reload.c), never for one that fails */
+   * (infer-runner-reload.c), never for one that fails */
   const GParamFlags reloads = playing | G_PARAM_EXPLICIT_NOTIFY;
   const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
@@ -258,8 +258,9 @@ static gboolean
 set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
     const GValue * value)
 {
-  if (self->on_engine && (prop_id == PROP_MODEL || prop_id == PROP_PARAMS
-          || prop_id == PROP_LABELS || prop_id == PROP_MODE)) {
+  gboolean model_or_mode = prop_id == PROP_MODEL || prop_id == PROP_PARAMS
+      || prop_id == PROP_LABELS || prop_id == PROP_MODE;
+  if (model_or_mode && gst_hybrid_runner_on_engine (self->runner)) {
     GST_OBJECT_UNLOCK (self);
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
         ("%s cannot change while the element runs on an engine "
@@ -272,7 +273,10 @@ set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
     case PROP_MODEL:
     case PROP_PARAMS:
     case PROP_LABELS:
-      gst_hybrid_infer_request_reload (self, prop_id, value);
+      gst_hybrid_runner_request_swap (self->runner,
+          prop_id == PROP_MODEL ? GST_HYBRID_SWAP_MODEL
+          : prop_id == PROP_PARAMS ? GST_HYBRID_SWAP_PARAMS
+          : GST_HYBRID_SWAP_LABELS, g_value_get_string (value));
       GST_OBJECT_UNLOCK (self);
       GST_DEBUG_OBJECT (self, "%s set while running: reloading",
           g_param_spec_get_name (pspec));
@@ -315,7 +319,7 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
   GstHybridInferSettings *s = &self->settings;
 
   GST_OBJECT_LOCK (self);
-  if (self->started && set_while_started (self, prop_id, pspec, value))
+  if (self->runner && set_while_started (self, prop_id, pspec, value))
     return;
   /* Set by the user: wins over the model's sidecar (infer-config.h). */
   gst_hybrid_infer_settings_mark_set (s, g_param_spec_get_name (pspec));
@@ -419,8 +423,8 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
         g_clear_pointer (&s->object_class, g_free);
       break;
     case PROP_CLASS_THRESHOLDS:
-      /* looked up in the labels by the streaming thread, which knows
-       * which model runs (gsthybridinfer-settings.c) */
+      /* the next frame's settings carry it to the runner, which looks
+       * it up in the labels of the model that runs */
       g_free (s->class_thresholds);
       s->class_thresholds = g_value_dup_string (value);
       self->class_thresholds_dirty = TRUE;
@@ -440,8 +444,13 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
 {
   GstHybridInfer *self = GST_HYBRID_INFER (object);
   GstHybridInferSettings *s = &self->settings;
+  GstHybridRunnerStats stats;
 
   GST_OBJECT_LOCK (self);
+  if (self->runner)
+    gst_hybrid_runner_read_stats (self->runner, &stats);
+  else
+    stats = self->stopped_stats;
   switch (prop_id) {
     case PROP_MODEL:
       g_value_set_string (value, s->model);
@@ -531,20 +540,20 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       g_value_set_string (value, s->class_thresholds);
       break;
     case PROP_FRAMES_INFERRED:
-      g_value_set_uint64 (value, self->frames_inferred);
+      g_value_set_uint64 (value, stats.frames_inferred);
       break;
     case PROP_FRAMES_SKIPPED:
-      g_value_set_uint64 (value, self->frames_skipped);
+      g_value_set_uint64 (value, stats.frames_skipped);
       break;
     case PROP_MEAN_LATENCY_US:
-      g_value_set_double (value, self->frames_inferred ?
-          self->total_latency_us / self->frames_inferred : 0.0);
+      g_value_set_double (value, stats.frames_inferred ?
+          stats.total_latency_us / stats.frames_inferred : 0.0);
       break;
     case PROP_LAST_LATENCY_US:
-      g_value_set_double (value, self->last_latency_us);
+      g_value_set_double (value, stats.last_latency_us);
       break;
     case PROP_ARENA_BYTES:
-      g_value_set_int64 (value, self->arena_bytes);
+      g_value_set_int64 (value, stats.arena_bytes);
       break;
     case PROP_DUMP_FAILURES:
       g_value_set_uint64 (value, self->dump_failures);

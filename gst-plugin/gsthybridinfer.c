@@ -32,27 +32,16 @@
  * See docs/ELEMENT.md for every property, the message and the meta.
  *
  * This file is the element's table of contents: the class, its vfuncs,
- * and which part each frame goes to.  The parts, sharing the instance
+ * and what each hands to the runner (infer-runner.h), which owns what
+ * frames run on, with its threads.  The parts, sharing the instance
  * through gsthybridinfer-private.h:
+ *  - gsthybridinfer-start.c: start() and stop(), the runner made and freed;
  *  - gsthybridinfer-properties.c: the properties, and changes while started;
- *  - gsthybridinfer-start.c: start() and stop();
- *  - gsthybridinfer-session.c: the model the frames run on, built in one
- *    place for start() and a reload;
  *  - gsthybridinfer-caps.c: caps, the allocation query, latency;
- *  - gsthybridinfer-frame.c: a frame on the element's own model;
- *  - gsthybridinfer-batching.c: frames held for a batch (batch-size > 1);
- *  - gsthybridinfer-engine.c: frames on an engine (shared-engine,
- *    skip-when-busy);
- *  - gsthybridinfer-regions.c: inference-region=roi;
- *  - gsthybridinfer-reload.c: hot reload, the model swapped while playing;
- *  - gsthybridinfer-settings.c: a frame's settings, one snapshot per frame,
- *    and class-thresholds, looked up in the labels;
- *  - gsthybridinfer-dump.c: layer dumps in imperative mode;
- *  - gsthybridinfer-report.c: errors, warnings and notes.
+ *  - gsthybridinfer-callbacks.c: what the runner asks of the element;
+ *  - gsthybridinfer-settings.c: a frame's settings, one snapshot per frame;
+ *  - gsthybridinfer-dump.c: layer dumps that failed.
  */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -137,10 +126,6 @@ static void
 gst_hybrid_infer_init (GstHybridInfer * self)
 {
   gst_hybrid_infer_settings_init (&self->settings);
-  g_mutex_init (&self->flush_lock);
-  g_mutex_init (&self->model_lock);
-  g_cond_init (&self->flush_cond);
-  g_cond_init (&self->reload_cond);
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
   gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), FALSE);
 }
@@ -150,73 +135,50 @@ gst_hybrid_infer_finalize (GObject * object)
 {
   gst_hybrid_infer_settings_clear (&GST_HYBRID_INFER (object)->settings);
   g_free (GST_HYBRID_INFER (object)->dump_failed_dir);
-  g_mutex_clear (&GST_HYBRID_INFER (object)->flush_lock);
-  g_mutex_clear (&GST_HYBRID_INFER (object)->model_lock);
-  g_cond_clear (&GST_HYBRID_INFER (object)->flush_cond);
-  g_cond_clear (&GST_HYBRID_INFER (object)->reload_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 /* ---- per frame ---------------------------------------------------------- */
 
-/* A frame on the element's own model (or on its regions); model_lock
- * held, so that a reload takes over before or after, never during. */
-static GstFlowReturn
-transform_own (GstHybridInfer * self, const GstHybridFrameSettings * fs,
-    GstBuffer * buf, guint64 frame)
-{
-  if (self->roi)
-    return gst_hybrid_frame_settings_wants (fs, frame)
-        ? gst_hybrid_infer_on_regions (self, fs, buf, frame) : GST_FLOW_OK;
-  if (!gst_hybrid_frame_settings_wants (fs, frame)) {
-    gst_hybrid_infer_carry_last (self, buf);
-    return GST_FLOW_OK;
-  }
-  gint64 start = g_get_monotonic_time ();
-  if (!gst_hybrid_infer_load_frame (self, buf, 0)
-      || !gst_hybrid_infer_run_forward (self, fs, frame, frame))
-    return GST_FLOW_ERROR;
-  gst_hybrid_infer_finish_frame (self, fs, buf, frame, 0, start);
-  return GST_FLOW_OK;
-}
-
+/* A frame in place: the runner attaches its result now.  Its settings are
+ * taken here, the one time a frame reads the properties. */
 static GstFlowReturn
 gst_hybrid_infer_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
-  guint64 frame = self->frame_count++;
   GstHybridFrameSettings fs;
-  GstFlowReturn ret;
 
-  /* the frame's settings, the one time it takes the object lock to read
-   * them; on the own model under model_lock, so that class-thresholds
-   * are looked up in the labels of the session it runs on */
-  if (self->client) {
-    gst_hybrid_infer_take_frame_settings (self, &fs);
-    ret = gst_hybrid_infer_on_engine (self, &fs, buf, frame);
-  } else {
-    g_mutex_lock (&self->model_lock);
-    gst_hybrid_infer_take_frame_settings (self, &fs);
-    ret = transform_own (self, &fs, buf, frame);
-    g_mutex_unlock (&self->model_lock);
-  }
-  gst_hybrid_infer_frame_settings_clear (&fs);
+  gst_hybrid_infer_take_frame_settings (self, &fs);
+  GstFlowReturn ret = gst_hybrid_runner_submit (self->runner, &fs, buf);
+  gst_hybrid_frame_settings_clear (&fs);
   return ret;
 }
 
-/* Batch size 1 is the plain in-place path (transform_ip); above 1 frames
- * wait in `pending` and leave, in order, once their batch has run. */
+/* When the runner holds frames for a batch (batch-size > 1 on the own
+ * model), they leave, in order, once their batch has run; otherwise the
+ * plain in-place path (transform_ip). */
 static GstFlowReturn
 gst_hybrid_infer_generate_output (GstBaseTransform * trans,
     GstBuffer ** outbuf)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
+  GstFlowReturn ret = GST_FLOW_OK;
 
-  if (!self->session || self->roi
-      || gst_hybrid_session_batch (self->session) == 1)
+  if (!gst_hybrid_runner_holds_frames (self->runner))
     return GST_BASE_TRANSFORM_CLASS (parent_class)->generate_output (trans,
         outbuf);
-  return gst_hybrid_infer_generate_batched (self, outbuf);
+  *outbuf = NULL;
+  if (trans->queued_buf) {
+    GstBuffer *buf = trans->queued_buf;
+    GstHybridFrameSettings fs;
+    trans->queued_buf = NULL;
+    gst_hybrid_infer_take_frame_settings (self, &fs);
+    ret = gst_hybrid_runner_submit_held (self->runner, &fs, buf);
+    gst_hybrid_frame_settings_clear (&fs);
+  }
+  if (ret == GST_FLOW_OK)
+    *outbuf = gst_hybrid_runner_next_ready (self->runner);
+  return ret;
 }
 
 /* ---- events, queries, state --------------------------------------------- */
@@ -226,49 +188,45 @@ gst_hybrid_infer_sink_event (GstBaseTransform * trans, GstEvent * event)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (trans);
 
-  switch (GST_EVENT_TYPE (event)) {
+  /* Held frames go before a serialized event (EOS too: then an engine's
+   * partial batches stop waiting for this stream); a flush starting lets
+   * a thread waiting in an engine return, its end drops them.  No runner:
+   * the element did not start. */
+  switch (self->runner ? GST_EVENT_TYPE (event) : GST_EVENT_UNKNOWN) {
     case GST_EVENT_EOS:
-      /* the engine's partial batches stop waiting for this stream */
-      if (self->client)
-        gst_hybrid_engine_client_idle (self->client);
-      gst_hybrid_infer_drain (self);
+      gst_hybrid_runner_drain (self->runner, TRUE);
       break;
     case GST_EVENT_FLUSH_START:
-      /* the streaming thread may wait in the engine for a batch that
-       * waits for other streams: it returns at once (flushing) */
-      if (self->client)
-        gst_hybrid_engine_client_set_flushing (self->client, TRUE);
+      gst_hybrid_runner_set_flushing (self->runner, TRUE);
       break;
     case GST_EVENT_FLUSH_STOP:
-      if (self->client)
-        gst_hybrid_engine_client_set_flushing (self->client, FALSE);
-      gst_hybrid_infer_drop_pending (self);
-      self->flush_ret = GST_FLOW_OK;
-      if (self->batch)          /* nothing held now: disarmed */
-        gst_hybrid_infer_update_flush_deadline (self, 0);
+      gst_hybrid_runner_set_flushing (self->runner, FALSE);
+      break;
+    case GST_EVENT_UNKNOWN:
       break;
     default:
       if (GST_EVENT_IS_SERIALIZED (event))
-        gst_hybrid_infer_drain (self);
+        gst_hybrid_runner_drain (self->runner, FALSE);
       break;
   }
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
 
-/* Going down on an engine.  Pausing: the stream stops counting toward
+/* Going down.  Pausing: on an engine, the stream stops counting toward
  * a full batch (a live source sends nothing in PAUSED; its next frame
  * counts it again).  Stopping: before the pads deactivate, which waits
- * for a streaming thread that may be waiting in the engine for a batch,
- * that wait ends (GST_FLOW_FLUSHING); the client leaves in stop(). */
+ * for a streaming thread that may be waiting in an engine for a batch,
+ * that wait ends (GST_FLOW_FLUSHING); the runner goes in stop().  Both
+ * run on the thread that runs start() and stop(). */
 static GstStateChangeReturn
 gst_hybrid_infer_change_state (GstElement * element,
     GstStateChange transition)
 {
   GstHybridInfer *self = GST_HYBRID_INFER (element);
-  if (transition == GST_STATE_CHANGE_PLAYING_TO_PAUSED && self->client)
-    gst_hybrid_engine_client_idle (self->client);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->client)
-    gst_hybrid_engine_client_set_flushing (self->client, TRUE);
+  if (transition == GST_STATE_CHANGE_PLAYING_TO_PAUSED && self->runner)
+    gst_hybrid_runner_idle (self->runner);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && self->runner)
+    gst_hybrid_runner_set_flushing (self->runner, TRUE);
   return GST_ELEMENT_CLASS (parent_class)->change_state (element,
       transition);
 }

@@ -1,6 +1,6 @@
 /*
  * test-reload.c — model, params and labels set while the element runs
- * (gsthybridinfer-reload.c): the new model takes over between two frames
+ * (infer-runner-reload.c): the new model takes over between two frames
  * and every frame after the message carries its result; a model that
  * fails to load is a warning and the old one runs on; a reload finishes
  * while a sink holds the stream prerolled; notify comes when the new

@@ -1,5 +1,5 @@
 /*
- * gsthybridinfer-frame.c — one frame on the element's own model: mapped,
+ * infer-runner-frame.c — one frame on the runner's own model: mapped,
  * converted into a batch slot, run forward, its result read back,
  * attached to the buffer as metas, posted and kept for the frames the
  * interval skips.
@@ -8,26 +8,26 @@
 #include "config.h"
 #endif
 
-#include "gsthybridinfer-private.h"
+#include "infer-runner-private.h"
 #include "gsthybridmeta.h"
 
 /* Maps buf's planes for reading (unmap `frame` after); FALSE, the error
  * posted, when it cannot be read. */
 gboolean
-gst_hybrid_infer_map_frame (GstHybridInfer * self, GstBuffer * buf,
+gst_hybrid_runner_map_frame (GstHybridRunner * r, GstBuffer * buf,
     GstVideoFrame * frame, const uint8_t * planes[3], int strides[3])
 {
-  gboolean planned = self->client
-      ? gst_hybrid_engine_client_has_frame (self->client)
-      : gst_hybrid_session_has_frame (self->session);
+  gboolean planned = r->client
+      ? gst_hybrid_engine_client_has_frame (r->client)
+      : gst_hybrid_session_has_frame (r->session);
   if (!planned) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+    RUNNER_MESSAGE (r, ERROR, CORE, NEGOTIATION, (NULL),
         ("a buffer arrived before its caps"));
     return FALSE;
   }
-  if (!gst_video_frame_map (frame, &self->info, buf, GST_MAP_READ)) {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED, (NULL),
-        ("could not map frame %" G_GUINT64_FORMAT, self->frame_count));
+  if (!gst_video_frame_map (frame, &r->info, buf, GST_MAP_READ)) {
+    RUNNER_MESSAGE (r, ERROR, STREAM, FAILED, (NULL),
+        ("could not map frame %" G_GUINT64_FORMAT, r->frame_count));
     return FALSE;
   }
   for (guint i = 0; i < 3; i++) {
@@ -39,90 +39,97 @@ gst_hybrid_infer_map_frame (GstHybridInfer * self, GstBuffer * buf,
 }
 
 gboolean
-gst_hybrid_infer_load_frame (GstHybridInfer * self, GstBuffer * buf, gint slot)
+gst_hybrid_runner_load_frame (GstHybridRunner * r, GstBuffer * buf,
+    gint slot)
 {
   GstVideoFrame frame;
   const uint8_t *planes[3];
   int strides[3];
-  if (!gst_hybrid_infer_map_frame (self, buf, &frame, planes, strides))
+  if (!gst_hybrid_runner_map_frame (r, buf, &frame, planes, strides))
     return FALSE;
-  gst_hybrid_session_load (self->session, slot, planes, strides);
+  gst_hybrid_session_load (r->session, slot, planes, strides);
   gst_video_frame_unmap (&frame);
-  gst_hybrid_infer_report_session_note (self);
+  gst_hybrid_runner_report_session_note (r);
   return TRUE;
 }
 
 /* Imperative mode keeps every layer's output: far more memory than the
  * hybrid plan.  When a switch to it (from hybrid, while playing) finds no
  * room, the switch is refused: a warning, the mode property back to
- * hybrid, and the batch runs in hybrid mode.  An element started in
+ * hybrid, and the batch runs in hybrid mode.  A runner started in
  * imperative mode has nothing to fall back to that it was asked for: its
  * failure stays an error. */
 static gboolean
-refuse_imperative (GstHybridInfer * self, hy_mode mode, GError ** error)
+refuse_imperative (GstHybridRunner * r, hy_mode mode, GError ** error)
 {
-  if (mode != HY_MODE_IMPERATIVE || !self->ran_hybrid
+  if (mode != HY_MODE_IMPERATIVE || !r->ran_hybrid
       || !g_error_matches (*error, HY_ERROR, HY_ERROR_NO_MEMORY))
     return FALSE;
-  GST_ELEMENT_WARNING (self, RESOURCE, NO_SPACE_LEFT,
+  RUNNER_MESSAGE (r, WARNING, RESOURCE, NO_SPACE_LEFT,
       ("mode imperative refused, running on in hybrid mode: %s",
           (*error)->message),
       ("imperative mode keeps every layer's output; the hybrid plan "
-          "needs %" G_GINT64_FORMAT " bytes of arena",
-          self->arena_bytes));
+          "needs %" G_GINT64_FORMAT " bytes of arena", r->arena_seen));
   g_clear_error (error);
-  GST_OBJECT_LOCK (self);
-  if (self->settings.mode == HY_MODE_IMPERATIVE)
-    self->settings.mode = HY_MODE_HYBRID;
-  GST_OBJECT_UNLOCK (self);
-  g_object_notify (G_OBJECT (self), "mode");
+  r->cb.mode_refused (r->cb.owner);
   return TRUE;
+}
+
+/* The directory for this forward's dump, or NULL for none; a dump-frames
+ * that does not parse is the element's to report. */
+static gchar *
+dump_dir_for (GstHybridRunner * r, const GstHybridFrameSettings * fs,
+    hy_mode mode, guint64 first, guint64 last)
+{
+  if (mode != HY_MODE_IMPERATIVE || !fs->dump_dir)
+    return NULL;
+  if (!fs->dump_set) {
+    r->cb.dump_failed (r->cb.owner, NULL, first);
+    return NULL;
+  }
+  for (guint64 f = first; f <= last; f++)
+    if (hyg_frame_set_contains (fs->dump_set, f)) {
+      gchar *name = g_strdup_printf ("frame-%06" G_GUINT64_FORMAT, f);
+      gchar *dir = g_build_filename (fs->dump_dir, name, NULL);
+      g_free (name);
+      return dir;
+    }
+  return NULL;
 }
 
 /* One forward; frames first..last are the ones in the batch. */
 gboolean
-gst_hybrid_infer_run_forward (GstHybridInfer * self,
+gst_hybrid_runner_run_forward (GstHybridRunner * r,
     const GstHybridFrameSettings * fs, guint64 first, guint64 last)
 {
   hy_mode mode = fs->mode;
   GError *error = NULL, *dump_error = NULL;
 
-  gchar *dump_dir = gst_hybrid_infer_dump_dir_for (self, fs, mode, first,
-      last);
-  gboolean ok = gst_hybrid_session_forward (self->session, mode, dump_dir,
+  gchar *dump_dir = dump_dir_for (r, fs, mode, first, last);
+  gboolean ok = gst_hybrid_session_forward (r->session, mode, dump_dir,
       &dump_error, &error);
-  if (!ok && refuse_imperative (self, mode, &error)) {
+  if (!ok && refuse_imperative (r, mode, &error)) {
     g_clear_pointer (&dump_dir, g_free);
     g_clear_error (&dump_error);
     mode = HY_MODE_HYBRID;
-    ok = gst_hybrid_session_forward (self->session, mode, NULL, NULL, &error);
+    ok = gst_hybrid_session_forward (r->session, mode, NULL, NULL, &error);
   }
   if (ok && mode == HY_MODE_HYBRID)
-    self->ran_hybrid = TRUE;
+    r->ran_hybrid = TRUE;
   if (dump_error) {
-    gst_hybrid_infer_report_dump_failure (self, dump_error, first);
+    r->cb.dump_failed (r->cb.owner, dump_error, first);
     g_error_free (dump_error);
   } else if (dump_dir && ok) {
-    GST_INFO_OBJECT (self, "dumped frame %" G_GUINT64_FORMAT " to %s", first,
-        dump_dir);
+    GST_INFO_OBJECT (r->cb.owner, "dumped frame %" G_GUINT64_FORMAT " to %s",
+        first, dump_dir);
   }
   g_free (dump_dir);
   if (!ok) {
-    gchar *what = g_strdup_printf ("forward of frame %" G_GUINT64_FORMAT,
-        first);
-    post_error (self, error, what);
-    g_free (what);
-    g_error_free (error);
+    gst_hybrid_runner_post_frame_error (r, error, first);
     return FALSE;
   }
-  /* the arena changes with the mode only: the lock when it did */
-  gint64 arena = gst_hybrid_session_arena_bytes (self->session);
-  if (arena != self->arena_seen) {
-    self->arena_seen = arena;
-    GST_OBJECT_LOCK (self);
-    self->arena_bytes = arena;
-    GST_OBJECT_UNLOCK (self);
-  }
+  /* the arena changes with the mode */
+  gst_hybrid_runner_set_arena (r, gst_hybrid_session_arena_bytes (r->session));
   return TRUE;
 }
 
@@ -151,25 +158,25 @@ attach_result (GstBuffer * buf, GstHybridResult * result, gboolean inferred)
 }
 
 void
-gst_hybrid_infer_carry_last (GstHybridInfer * self, GstBuffer * buf)
+gst_hybrid_runner_carry_last (GstHybridRunner * r, GstBuffer * buf)
 {
-  if (self->last)
-    attach_result (buf, self->last, FALSE);
+  if (r->last)
+    attach_result (buf, r->last, FALSE);
 }
 
-/* What a result says of its frame, but the latency. */
+/* What a result says of its frame, but the latency: its running time in
+ * the segment the frame's settings carry. */
 GstHybridResultFrame
-gst_hybrid_infer_frame_details (GstHybridInfer * self, GstBuffer * buf,
-    guint64 frame)
+gst_hybrid_runner_frame_details (const GstHybridFrameSettings * fs,
+    GstBuffer * buf, guint64 frame)
 {
-  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
   GstHybridResultFrame details = {
     .frame_number = frame,
     .timestamp = GST_BUFFER_PTS (buf),
     .running_time = GST_CLOCK_TIME_NONE,
   };
-  if (trans->segment.format == GST_FORMAT_TIME)
-    details.running_time = gst_segment_to_running_time (&trans->segment,
+  if (fs->segment && fs->segment->format == GST_FORMAT_TIME)
+    details.running_time = gst_segment_to_running_time (fs->segment,
         GST_FORMAT_TIME, details.timestamp);
   return details;
 }
@@ -180,7 +187,7 @@ gst_hybrid_infer_frame_details (GstHybridInfer * self, GstBuffer * buf,
  * but the meta (and the message when posting); see docs/ELEMENT.md,
  * "Allocations per frame". */
 void
-gst_hybrid_infer_publish_result (GstHybridInfer * self, GstBuffer * buf,
+gst_hybrid_runner_publish_result (GstHybridRunner * r, GstBuffer * buf,
     GstHybridResult * result, gdouble latency_us, gboolean post)
 {
   if (buf)
@@ -188,43 +195,31 @@ gst_hybrid_infer_publish_result (GstHybridInfer * self, GstBuffer * buf,
   /* The message owns its structure: a copy (GStreamer's own allocations,
    * see docs/ELEMENT.md). */
   if (post)
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_element (GST_OBJECT (self),
+    r->cb.post_message (r->cb.owner,
+        gst_message_new_element (r->cb.owner,
             gst_structure_copy (result->results)));
-  if (self->last)
-    gst_hybrid_result_unref (self->last);
-  self->last = result;
-  gst_hybrid_infer_count_inferred (self, latency_us);
+  if (r->last)
+    gst_hybrid_result_unref (r->last);
+  r->last = result;
+  gst_hybrid_runner_count_inferred (r, latency_us);
 }
 
-/* The statistics of an inferred frame: the one write a frame makes under
- * the object lock. */
-void
-gst_hybrid_infer_count_inferred (GstHybridInfer * self, gdouble latency_us)
-{
-  GST_OBJECT_LOCK (self);
-  self->frames_inferred++;
-  self->total_latency_us += latency_us;
-  self->last_latency_us = latency_us;
-  GST_OBJECT_UNLOCK (self);
-}
-
-/* Reads batch slot `slot` of the element's own session into a result for
+/* Reads batch slot `slot` of the runner's own session into a result for
  * `buf` and publishes it. */
 void
-gst_hybrid_infer_finish_frame (GstHybridInfer * self,
+gst_hybrid_runner_finish_frame (GstHybridRunner * r,
     const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame,
     gint slot, gint64 start_us)
 {
   GstHybridResultFrame details =
-      gst_hybrid_infer_frame_details (self, buf, frame);
+      gst_hybrid_runner_frame_details (fs, buf, frame);
   gboolean grew;
 
   details.latency_us = (gdouble) (g_get_monotonic_time () - start_us);
-  GstHybridResult *result = gst_hybrid_session_result (self->session, slot,
+  GstHybridResult *result = gst_hybrid_session_result (r->session, slot,
       NULL, &details, fs->top_k, fs->threshold, fs->class_thresholds, &grew);
   if (grew)
-    GST_DEBUG_OBJECT (self, "every result block held: one more");
-  gst_hybrid_infer_publish_result (self, buf, result, details.latency_us,
+    GST_DEBUG_OBJECT (r->cb.owner, "every result block held: one more");
+  gst_hybrid_runner_publish_result (r, buf, result, details.latency_us,
       fs->post_messages);
 }

@@ -1,5 +1,5 @@
 /*
- * gsthybridinfer-regions.c — inference-region=roi, the element's side of
+ * infer-runner-regions.c — inference-region=roi, the runner's side of
  * infer-roi.c: secondary inference on each region of interest a detector
  * put on the frame, cropped, its result added to the region's meta.
  */
@@ -7,39 +7,40 @@
 #include "config.h"
 #endif
 
-#include "gsthybridinfer-private.h"
+#include "infer-runner-private.h"
 
-/* inference-region=roi, at start, on a session with an input size
- * (gst_hybrid_infer_build_session checks it): object-class
+/* inference-region=roi, at new(), on a session with an input size
+ * (gst_hybrid_runner_build_session checks it): object-class
  * (comma-separated, NULL: every region) says which regions. */
 void
-gst_hybrid_infer_start_regions (GstHybridInfer * self,
+gst_hybrid_runner_start_regions (GstHybridRunner * r,
     const gchar * object_class)
 {
   gchar **classes = object_class ? g_strsplit (object_class, ",", -1)
       : NULL;
   for (gchar ** c = classes; c && *c; c++)
     g_strstrip (*c);
-  self->roi = gst_hybrid_roi_new ((const gchar * const *) classes);
-  gst_hybrid_roi_set_session (self->roi, self->session);
+  r->roi = gst_hybrid_roi_new ((const gchar * const *) classes);
+  gst_hybrid_roi_set_session (r->roi, r->session);
   g_strfreev (classes);
 }
 
 /* inference-region=roi: every region of the frame the classes take runs
- * through the model, its result added to its meta (infer-roi.h). */
+ * through the model, its result added to its meta (infer-roi.h).
+ * model_lock held. */
 GstFlowReturn
-gst_hybrid_infer_on_regions (GstHybridInfer * self,
+gst_hybrid_runner_on_regions (GstHybridRunner * r,
     const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame)
 {
   GstHybridRoiFrame f = {
-    .details = gst_hybrid_infer_frame_details (self, buf, frame)
+    .details = gst_hybrid_runner_frame_details (fs, buf, frame)
   };
   GstVideoFrame mapped;
   GError *error = NULL;
   guint n_done;
   if (!gst_buffer_get_meta (buf, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
     return GST_FLOW_OK;         /* nothing to look at: not even mapped */
-  if (!gst_hybrid_infer_map_frame (self, buf, &mapped, f.planes, f.strides))
+  if (!gst_hybrid_runner_map_frame (r, buf, &mapped, f.planes, f.strides))
     return GST_FLOW_ERROR;
   f.width = GST_VIDEO_FRAME_WIDTH (&mapped);
   f.height = GST_VIDEO_FRAME_HEIGHT (&mapped);
@@ -48,15 +49,15 @@ gst_hybrid_infer_on_regions (GstHybridInfer * self,
   f.mode = fs->mode;
   f.class_thresholds = fs->class_thresholds;
   gint64 start = g_get_monotonic_time ();
-  gboolean ok = gst_hybrid_roi_infer (self->roi, self->session, buf, &f,
+  gboolean ok = gst_hybrid_roi_infer (r->roi, r->session, buf, &f,
       &n_done, &error);
   gst_video_frame_unmap (&mapped);
   if (!ok) {
-    gst_hybrid_infer_post_frame_error (self, error, frame);
+    gst_hybrid_runner_post_frame_error (r, error, frame);
     return GST_FLOW_ERROR;
   }
   if (n_done)
-    gst_hybrid_infer_count_inferred (self,
+    gst_hybrid_runner_count_inferred (r,
         (gdouble) (g_get_monotonic_time () - start));
   return GST_FLOW_OK;
 }

@@ -1,0 +1,195 @@
+/*
+ * infer-runner-session.c — the model the frames run on, made in one place
+ * for new() and for the loader of a reload: the sidecar, the
+ * configuration, the runner's own session or an engine's, planned for the
+ * frames; which session runs; and class-thresholds, looked up in its
+ * labels.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "infer-runner-private.h"
+
+/* The session that runs the frames: the runner's own, or its engine's
+ * (read only what does not change while it runs).  model_lock held, or
+ * on an engine. */
+const GstHybridSession *
+gst_hybrid_runner_running_session (const GstHybridRunner * r)
+{
+  return r->client ? gst_hybrid_engine_client_session (r->client)
+      : r->session;
+}
+
+gboolean
+gst_hybrid_runner_plan_frames (GstHybridSession * session,
+    const GstHybridFrameFormat * f, GError ** error)
+{
+  return gst_hybrid_session_set_frame (session, f->layout, f->width,
+      f->height, f->kr, f->kb, f->full_range, error);
+}
+
+/* The settings the user left unset, from PREFIX-model.json beside the
+ * model (hybrid-sidecar.h); its unknown keys are a warning, once. */
+static gboolean
+apply_sidecar (GstHybridRunner * r, GstHybridInferSettings * copy,
+    GError ** error)
+{
+  gchar *path = NULL, *warning = NULL;
+  if (!gst_hybrid_infer_settings_apply_sidecar (copy, &path, &warning, error))
+    return FALSE;
+  if (path)
+    GST_INFO_OBJECT (r->cb.owner, "settings the properties leave unset come "
+        "from the sidecar %s", path);
+  if (warning)
+    RUNNER_MESSAGE (r, WARNING, RESOURCE, SETTINGS, ("%s", warning),
+        ("model %s", copy->model));
+  g_free (path);
+  g_free (warning);
+  return TRUE;
+}
+
+/* What the settings ask that no model can give. */
+static gboolean
+check_settings (GstHybridInferSettings * copy, GError ** error)
+{
+  gboolean on_engine = copy->shared_engine || copy->skip_when_busy;
+  if (copy->inference_region == GST_HYBRID_INFER_REGION_ROI && on_engine) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region=roi "
+        "runs on the element's own model: not with shared-engine or "
+        "skip-when-busy");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The sidecar fills what `copy` leaves unset, then the configuration is
+ * made from it and checked.  FALSE + error, *what saying what failed. */
+static gboolean
+configure (GstHybridRunner * r, GstHybridInferSettings * copy,
+    GstHybridSessionConfig * config, gchar ** what, GError ** error)
+{
+  if (!apply_sidecar (r, copy, error)) {
+    *what = g_strdup_printf ("the sidecar of model %s", copy->model);
+    return FALSE;
+  }
+  if (!gst_hybrid_infer_settings_to_config (copy, config, error)
+      || !check_settings (copy, error)) {
+    *what = g_strdup_printf ("model %s: invalid property value",
+        copy->model);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The one place a model becomes something frames run on, for new() and
+ * for the loader of a reload: the sidecar fills what `copy` leaves unset,
+ * then the runner's own session is loaded and planned, or (shared-engine,
+ * skip-when-busy: *client) an engine joined; regions need an input size
+ * for their crops; a session is planned for `format` when frames are
+ * known (a reload while playing); the labels are checked against the
+ * classes.  *config points into `copy`.  FALSE + error, *what (free it)
+ * saying what was being done; *note (free it): a fallback taken. */
+gboolean
+gst_hybrid_runner_build_session (GstHybridRunner * r,
+    GstHybridInferSettings * copy, const GstHybridFrameFormat * format,
+    GstHybridSessionConfig * config, GstHybridSession ** session,
+    GstHybridEngineClient ** client, char **note, gchar ** what,
+    GError ** error)
+{
+  gboolean on_engine = copy->shared_engine || copy->skip_when_busy;
+  gboolean regions = copy->inference_region == GST_HYBRID_INFER_REGION_ROI;
+
+  *session = NULL;
+  *client = NULL;
+  *note = NULL;
+  if (!configure (r, copy, config, what, error))
+    return FALSE;
+  if (on_engine) {
+    if (!gst_hybrid_runner_join_engine (copy, config, client, note, error))
+      goto model_failed;
+  } else if (!(*session = gst_hybrid_session_new (config, note, error))) {
+    goto model_failed;
+  }
+  /* regions are cropped to the input size: a model (or its sidecar) that
+   * makes it follow the frame leaves them none */
+  if (regions && gst_hybrid_session_follows_frame (*session)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region="
+        "roi needs an input size for its crops: input-size=frame has "
+        "none");
+    *what = g_strdup_printf ("model %s: invalid property value",
+        copy->model);
+    goto failed;
+  }
+  if (format && *session
+      && !gst_hybrid_runner_plan_frames (*session, format, error)) {
+    *what = g_strdup_printf ("model %s for frames of %dx%d", copy->model,
+        format->width, format->height);
+    goto failed;
+  }
+  gst_hybrid_runner_check_labels (r, *session ? *session
+      : gst_hybrid_engine_client_session (*client));
+  return TRUE;
+
+model_failed:
+  *what = g_strdup_printf ("model %s", config->model_path);
+failed:
+  g_clear_pointer (session, gst_hybrid_session_free);
+  g_clear_pointer (client, gst_hybrid_engine_leave);
+  g_clear_pointer (note, g_free);
+  return FALSE;
+}
+
+void
+gst_hybrid_frame_settings_clear (GstHybridFrameSettings * fs)
+{
+  g_clear_pointer (&fs->class_thresholds_text, g_free);
+  g_clear_pointer (&fs->dump_dir, g_free);
+  g_clear_pointer (&fs->dump_set, hyg_frame_set_free);
+}
+
+/* Looks r->thresholds_text up in the running model's labels. */
+static gboolean
+parse_thresholds (GstHybridRunner * r, GError ** error)
+{
+  guint n_labels;
+  const char *const *labels =
+      gst_hybrid_session_labels (gst_hybrid_runner_running_session (r),
+      &n_labels);
+  r->thresholds_dirty = FALSE;
+  return hyg_class_thresholds_parse (r->thresholds_text, labels, n_labels,
+      &r->thresholds, error);
+}
+
+/* new(), once the model the frames run on is there.  FALSE + error
+ * naming the property. */
+gboolean
+gst_hybrid_runner_start_thresholds (GstHybridRunner * r, const gchar * text,
+    GError ** error)
+{
+  r->thresholds_text = g_strdup (text);
+  return parse_thresholds (r, error);
+}
+
+/* Set while playing, or met by a reload's new labels, class-thresholds
+ * are looked up again before the next result, and a bad value is a
+ * warning (`threshold` alone applies until class-thresholds is set
+ * again).  `view` is `fs` with them; it owns nothing. */
+void
+gst_hybrid_runner_resolve_settings (GstHybridRunner * r,
+    const GstHybridFrameSettings * fs, GstHybridFrameSettings * view)
+{
+  GError *error = NULL;
+  if (fs->class_thresholds_changed) {
+    g_free (r->thresholds_text);
+    r->thresholds_text = g_strdup (fs->class_thresholds_text);
+    r->thresholds_dirty = TRUE;
+  }
+  if (r->thresholds_dirty && !parse_thresholds (r, &error)) {
+    RUNNER_MESSAGE (r, WARNING, RESOURCE, SETTINGS, ("%s", error->message),
+        ("only threshold applies until class-thresholds is set again"));
+    g_error_free (error);
+  }
+  *view = *fs;
+  view->class_thresholds = r->thresholds.n ? &r->thresholds : NULL;
+}
