@@ -2,8 +2,10 @@
  * infer-runner-private.h — what the parts of the runner (infer-runner.h)
  * share: its fields, each with the thread that owns it and the lock that
  * guards it, and the functions one part calls in another.  The calls run
- * one way: infer-runner.c, -reload.c, -batch.c, -session.c, -engine.c,
- * -regions.c, -frame.c, -report.c; a file calls only files after it.
+ * one way: infer-runner-dispatch.c, -reload.c, -batch.c, -session.c,
+ * -engine.c, -regions.c, -frame.c, -report.c; a file calls only files
+ * after it.  The types they share with the element are in
+ * frame-settings.h and infer-runner.h, which no .c file stands behind.
  */
 #ifndef GST_HYBRID_RUNNER_PRIVATE_H
 #define GST_HYBRID_RUNNER_PRIVATE_H

@@ -1,6 +1,7 @@
 /*
- * infer-runner.c — the runner's interface (infer-runner.h): made and
- * freed, told the frames of the caps, given frames, drained and flushed.
+ * infer-runner-dispatch.c — the runner's lifetime and the frames' way
+ * in (infer-runner.h): made and freed, told the frames of the caps,
+ * given frames, drained and flushed.
  * Which model a frame goes to is decided here, in one place: the
  * runner's own (infer-runner-frame.c, held for a batch by
  * infer-runner-batch.c), an engine's (infer-runner-engine.c), or the
