@@ -395,6 +395,36 @@ running (const hy_call *call)
   return &algorithms[n - 1];
 }
 
+#ifdef HY_HAVE_DNNL
+/* In bf16, where oneDNN's bf16 convolution pays against our fp32 kernels,
+ * its layout passes included.  Measured per call (Xeon, one thread, CPU
+ * ms, fp32 against bf16, docs/PRECISION.md): 1×1 convolutions on maps
+ * larger than 28×28 lost, ResNet-50's on 56×56 0.29-1.42 against
+ * 0.43-1.93, MobileNetV3-Large's on 56×56 0.11 against 0.24, while those
+ * on 28×28 and smaller maps won (ResNet-50 0.44-1.84 against 0.32-1.16)
+ * but for MobileNetV3's of 40-120 channels (0.03-0.07 against 0.09-0.12,
+ * kept in bf16: one rule per map size); a first layer of at most 4
+ * channels with a 3×3 kernel lost to the few-channels kernel (the
+ * MobileNets': 0.20 against 0.52), ResNet's 7×7 won (1.94 against
+ * 1.45).  HYBRIDINFER_BF16_CHAIN=1 (bf16 wherever it runs) also lifts
+ * this. */
+#define BF16_POINTWISE_MAX_MAP (28 * 28)
+
+static bool
+bf16_pays (const hy_call *call)
+{
+  const hy_conv_params *p = call->params;
+  if (bf16_chain_switch () == SWITCH_ALL || p->n_spatial != 2)
+    return true;
+  const hy_shape *x = &call->in[0]->shape, *y = &call->out[0]->shape;
+  if (p->kernel[0] == 1 && p->kernel[1] == 1
+      && y->dims[2] * y->dims[3] > BF16_POINTWISE_MAX_MAP)
+    return false;
+  return !(p->kernel[0] <= 3 && p->kernel[1] <= 3
+      && few_channels_takes (call) && x->dims[1] <= 4);
+}
+#endif
+
 gboolean
 hy_conv_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
 {
@@ -404,7 +434,7 @@ hy_conv_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
      * says: it is what computes in bf16.  What it declines (depthwise,
      * grouped) runs in fp32 below. */
     const bool bf16_dnnl = ctx->bf16 && a->kernel
-        == (hy_kernel_ptr) hy_cpu_convolution_dnnl;
+        == (hy_kernel_ptr) hy_cpu_convolution_dnnl && bf16_pays (call);
 #else
     const bool bf16_dnnl = false;
 #endif
