@@ -51,7 +51,8 @@ typedef struct stage_thread {
 typedef struct band_stage {
   dnnl_primitive_t prim;
   void *weights;                /* oneDNN's layout, bf16 */
-  float *bias;                  /* folded (inner stages) or the layer's */
+  float *bias;                  /* folded (inner stages) or the layer's;
+                                 * NULL: none (no argument for it) */
   size_t dst_bytes, scratch_bytes;
   stage_thread *threads;
 } band_stage;
@@ -244,9 +245,10 @@ make_band_stage (hy_conv_dnnl_chain *c, band_stage *bs, int si, int64_t o0,
             dnnl_oihw));
   }
   dnnl_convolution_desc_t desc;
+  const bool has_bias = s->bias_data || (!last && s->bn_data);
   ok = ok && OK (dnnl_convolution_forward_desc_init (&desc,
           dnnl_forward_inference, dnnl_convolution_direct, &src_md, &w_md,
-          &bias_md, &dst_md, strides, pad_l, pad_r));
+          has_bias ? &bias_md : NULL, &dst_md, strides, pad_l, pad_r));
   if (!ok)
     return false;
   dnnl_primitive_attr_t attr = NULL;
@@ -278,6 +280,13 @@ make_band_stage (hy_conv_dnnl_chain *c, band_stage *bs, int si, int64_t o0,
         dnnl_query_weights_md, 0);
     bs->bias = g_new (float, s->filters);
     w = folded_weights (s, !last, bs->bias);
+    /* oneDNN's execute allocates a node per argument (docs/PRECISION.md,
+     * "Allocations"): a layer with no bias and nothing folded into one
+     * (a projection, its BatchNorm ours) gets none. */
+    if (!has_bias) {
+      g_free (bs->bias);
+      bs->bias = NULL;
+    }
     bs->weights = aligned_alloc (64, round64 (dnnl_memory_desc_get_size (
                 wmd)));
     bs->dst_bytes = dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md (
@@ -296,7 +305,8 @@ make_band_stage (hy_conv_dnnl_chain *c, band_stage *bs, int si, int64_t o0,
           && OK (dnnl_memory_create (&th->src, dnnl_primitive_desc_query_md (
                   pd, dnnl_query_src_md, 0), eng, DNNL_MEMORY_NONE))
           && OK (dnnl_memory_create (&th->weights, wmd, eng, bs->weights))
-          && OK (dnnl_memory_create (&th->bias, &bias_md, eng, bs->bias))
+          && (!bs->bias || OK (dnnl_memory_create (&th->bias, &bias_md,
+                  eng, bs->bias)))
           && OK (dnnl_memory_create (&th->dst, dnnl_primitive_desc_query_md (
                   pd, dnnl_query_dst_md, 0), eng, DNNL_MEMORY_NONE))
           && OK (dnnl_memory_create (&th->scratch, smd, eng,
@@ -415,15 +425,21 @@ bool
 hy_conv_dnnl_chain_take_projection (hy_cpu_ctx *ctx,
     hy_conv_dnnl_chain *c, const hy_call *first, const hy_call *second)
 {
-  if (c->n_stages == MAX_STAGES || c->dw != 1
-      || !inner_ok (&c->st[1])
-      || !stage_of (&c->st[2], second, first->n_in - 1, false))
+  if (c->n_stages == MAX_STAGES || c->dw != 1 || !inner_ok (&c->st[1]))
     return false;
-  c->n_stages = 3;
-  if (make_bands (c))
-    return true;
-  c->n_stages = 2;              /* as it was */
-  return make_bands (c);
+  /* Made on a copy: where oneDNN declines, the chain stays as it was. */
+  hy_conv_dnnl_chain *t = g_memdup2 (c, sizeof *c);
+  t->bands = NULL;
+  t->n_stages = 3;
+  if (!stage_of (&t->st[2], second, first->n_in - 1, false)
+      || !make_bands (t)) {
+    hy_conv_dnnl_chain_free (t);
+    return false;
+  }
+  free_bands (c);
+  *c = *t;
+  g_free (t);
+  return true;
 }
 
 const char *
@@ -508,13 +524,18 @@ run_stage (const band_stage *bs, int thread, const void *src, void *dst,
     st = dnnl_memory_set_data_handle (th->scratch, scratch);
   if (st != dnnl_success)
     return st;
-  const dnnl_exec_arg_t args[] = {
+  /* Only the arguments there are: oneDNN's execute allocates a node for
+   * each. */
+  dnnl_exec_arg_t args[5] = {
     { DNNL_ARG_SRC, th->src }, { DNNL_ARG_WEIGHTS, th->weights },
-    { DNNL_ARG_BIAS, th->bias }, { DNNL_ARG_DST, th->dst },
-    { DNNL_ARG_SCRATCHPAD, th->scratch },
+    { DNNL_ARG_DST, th->dst },
   };
-  return dnnl_primitive_execute (bs->prim, th->stream,
-      bs->scratch_bytes ? 5 : 4, args);
+  int n = 3;
+  if (bs->bias)
+    args[n++] = (dnnl_exec_arg_t) { DNNL_ARG_BIAS, th->bias };
+  if (bs->scratch_bytes)
+    args[n++] = (dnnl_exec_arg_t) { DNNL_ARG_SCRATCHPAD, th->scratch };
+  return dnnl_primitive_execute (bs->prim, th->stream, n, args);
 }
 
 /* Items [begin, end): (image, band). */
