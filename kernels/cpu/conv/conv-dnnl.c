@@ -24,7 +24,8 @@
  * format_tag::any), so there are no bf16 kernels of ours: the weights go
  * to bf16 once, in the set-up's reorder; the input is rounded to bf16
  * (nearest even) in the pass that lays it out for the primitive; the
- * epilogue and every tensor between layers stay fp32.
+ * epilogue and every tensor between layers stay fp32 (but inside a
+ * pointwise-depthwise chain: conv-dnnl-chain.c).
  */
 #include <stdlib.h>
 #include <string.h>
