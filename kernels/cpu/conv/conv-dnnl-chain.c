@@ -132,7 +132,8 @@ inner_ok (const stage *s)
 {
   const hy_fused_act a = s->p.fused.act;
   return !s->p.fused.residual && (a == HY_FUSED_ACT_NONE
-      || a == HY_FUSED_ACT_RELU || a == HY_FUSED_ACT_CLIP);
+      || a == HY_FUSED_ACT_RELU || a == HY_FUSED_ACT_CLIP
+      || a == HY_FUSED_ACT_HARD_SWISH);
 }
 
 /* ---- making a band's primitives ----------------------------------------- */
@@ -261,6 +262,11 @@ make_band_stage (hy_conv_dnnl_chain *c, band_stage *bs, int si, int64_t o0,
   if (ok && !last && s->p.fused.act == HY_FUSED_ACT_RELU)
     ok = OK (dnnl_post_ops_append_eltwise (ops, 1.0f, dnnl_eltwise_relu,
             0.0f, 0.0f));
+  /* oneDNN's x·relu6 (x + 3) / 6: MXNet's x · (clip (x + 3, 0, 6) / 6)
+   * but for the rounding of one product, far below bf16's. */
+  if (ok && !last && s->p.fused.act == HY_FUSED_ACT_HARD_SWISH)
+    ok = OK (dnnl_post_ops_append_eltwise (ops, 1.0f,
+            dnnl_eltwise_hardswish, 0.0f, 0.0f));
   if (ok && !last && s->p.fused.act == HY_FUSED_ACT_CLIP)
     ok = OK (dnnl_post_ops_append_eltwise (ops, 1.0f, dnnl_eltwise_clip,
             s->p.fused.alpha, s->p.fused.beta));

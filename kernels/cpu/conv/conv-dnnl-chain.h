@@ -14,11 +14,12 @@
  * made for its rows (the depthwise layer's padding on the image's edges
  * only), run on the pool's threads.  Inside a chain: the expansion's and
  * the depthwise layer's BatchNorm folded into their weights and bias, and
- * their ReLU or clip as oneDNN post-ops; their outputs bf16.  The last
- * layer's output is fp32, its bias oneDNN's, its BatchNorm, residual and
- * activation ours on the way back to planes (as conv-dnnl.c).  Declined
- * (NULL): any other activation inside the chain, a residual inside it,
- * operands that are not constant, strides on a pointwise layer.
+ * their ReLU, clip or hard swish as oneDNN post-ops; their outputs bf16.
+ * The last layer's output is fp32, its bias oneDNN's, its BatchNorm,
+ * residual and activation ours on the way back to planes (as
+ * conv-dnnl.c).  Declined (NULL): any other activation inside the chain
+ * (hard sigmoid, leaky ReLU, ...), a residual inside it, operands that
+ * are not constant, strides on a pointwise layer.
  */
 #ifndef HY_CPU_CONV_DNNL_CHAIN_H
 #define HY_CPU_CONV_DNNL_CHAIN_H
