@@ -118,16 +118,13 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
       || hy_conv_prepare_call (hy_cpu_backend_ctx (be), call, error);
 }
 
-/* In bf16 too: the pointwise-depthwise chains it fuses stay fp32 kernels
- * of ours, and every other convolution goes to oneDNN in bf16.  Measured
- * on MobileNetV2 (Xeon, 2 threads, CPU ms per forward): fused 7.5 (b1)
- * and 49.8 (b8), every convolution alone in bf16 10.3 and 78.2, fp32
- * 8.0 and 58.6 (docs/PRECISION.md). */
+/* In bf16 too, the same chains: run by oneDNN in bf16 where it takes
+ * them (conv/conv-dnnl-chain.h), else as fp32 kernels of ours. */
 static gboolean
 cpu_fuse_calls (hy_backend *be, const hy_call *first, const hy_call *second,
     hy_call *fused)
 {
-  return hy_conv_fuse_calls (first, second, fused);
+  return hy_conv_fuse_calls (hy_cpu_backend_ctx (be), first, second, fused);
 }
 
 static gboolean

@@ -2,7 +2,7 @@
 """Benchmark hybridinfer against MXNet 1.9.1, ONNX Runtime and OpenVINO on the same models.
 
     compare.py [--threads N] [--quick] [--repeat R] [--only SUBSTRING[,...]] [--markdown FILE]
-               [--busy-neighbour [--neighbour-cpu C]] [--openvino-precision f32|bf16]
+               [--busy-neighbour [--neighbour-cpu C]] [--bf16]
 
 Run it with the MXNet reference venv's Python (~/.cache/hybridinfer/venv/bin/python: mxnet
 1.9.1, numpy, onnx, onnxruntime, openvino; `tools/setup.sh bench` installs them all) after building
@@ -19,6 +19,8 @@ export files, Gluon parameters and ONNX (mx.onnx.export_model).
 
 Engines, each timed in its own subprocess so that thread settings apply cleanly:
   ours-hybrid, ours-imperative  `hybridinfer bench --json` on the export files
+  ours-hybrid-bf16              the same with --precision bf16 (convolutions in bf16 through
+                                oneDNN; needs AVX512_BF16)
   mxnet-imperative              the Gluon block as built (not hybridized)
   mxnet-hybrid                  hybridize(static_alloc=True, static_shape=True)
   onnxruntime                   CPU execution provider, all graph optimisations
@@ -26,10 +28,15 @@ Engines, each timed in its own subprocess so that thread settings apply cleanly:
                                 "CPU" with PERFORMANCE_HINT=LATENCY (one stream, one
                                 request), INFERENCE_NUM_THREADS=--threads and
                                 INFERENCE_PRECISION_HINT=f32 (OpenVINO's default on a CPU
-                                with AVX512_BF16 is bf16, which no other engine here uses;
-                                --openvino-precision bf16 measures that); CPU pinning is
-                                left at OpenVINO's default (on); one synchronous
-                                InferRequest.infer() per forward
+                                with AVX512_BF16 is bf16, which no fp32 engine here uses);
+                                CPU pinning is left at OpenVINO's default (on); one
+                                synchronous InferRequest.infer() per forward
+  openvino-default              the same with INFERENCE_PRECISION_HINT unset: what OpenVINO
+                                runs when asked nothing (bf16 on a CPU with AVX512_BF16; the
+                                table prints the precision it reports)
+  openvino-bf16                 the same with INFERENCE_PRECISION_HINT=bf16
+ONNX Runtime has no bf16 path on x86 CPUs (its CPU execution provider computes convolutions
+and GEMMs in fp32), so it appears among the fp32 peers only.
 Every engine gets the same thread count: --threads for our OpenBLAS, OMP_NUM_THREADS for
 MXNet (with one engine worker thread, MXNET_CPU_WORKER_NTHREADS=1, so it never runs more
 compute threads than that), intra_op_num_threads for ONNX Runtime and INFERENCE_NUM_THREADS
@@ -51,6 +58,12 @@ Latency is per forward, synchronous (MXNet waits on each output), after a warm-u
 gives the median.  Speed-ups are "peer median / ours-hybrid median": above 1 means ours is
 faster.  For the MLP, the tutorial's own measure (1000 x net(x), then waitall) is also
 reported for MXNet, before and after hybridize().
+
+--bf16: the speed-mode table instead of issue 11's: engines ours-hybrid, ours-hybrid-bf16,
+onnxruntime, openvino, openvino-default, openvino-bf16 (unless --engines says otherwise), the
+four convolutional networks (the MLP has no convolution), and per row both ratios: the best
+fp32 peer over ours in fp32, and OpenVINO in bf16 over ours in bf16 (times: above 1 means ours
+is faster).
 """
 
 import argparse
@@ -94,8 +107,18 @@ WORKLOADS = [("mlp", 1), ("resnet18_v1", 1), ("resnet18_v1", 8),
 # MobileNetV1 (not in issue 11's table).
 DETECTOR_WORKLOADS = [("ssd_300_vgg16_atrous_voc", 1), ("yolo3_darknet53_voc", 1)]
 NAMED_ONLY_WORKLOADS = DETECTOR_WORKLOADS + [("mobilenet1.0", 1), ("mobilenet1.0", 8)]
+# The first six are issue 11's (the full table's columns); the last three compute in bf16
+# where the CPU has it (--bf16's table).
 ENGINES = ["ours-hybrid", "ours-imperative", "mxnet-hybrid", "mxnet-imperative",
-           "onnxruntime", "openvino"]
+           "onnxruntime", "openvino", "ours-hybrid-bf16", "openvino-default", "openvino-bf16"]
+FULL_TABLE_ENGINES = ENGINES[:6]
+# Engines that compute in fp32: the peers of "best fp32 peer" (ONNX Runtime has no bf16 CPU
+# path on x86, so it is fp32 whatever it is asked).
+FP32_PEERS = ["mxnet-hybrid", "mxnet-imperative", "onnxruntime", "openvino"]
+BF16_ENGINES = ["ours-hybrid", "ours-hybrid-bf16", "onnxruntime", "openvino",
+                "openvino-default", "openvino-bf16"]
+# INFERENCE_PRECISION_HINT per OpenVINO engine; None leaves it unset (OpenVINO's default).
+OPENVINO_PRECISION = {"openvino": "f32", "openvino-default": None, "openvino-bf16": "bf16"}
 # The peer table (issue 11): engine, column title; the peers are everything after ours.
 PEER_COLUMNS = [("ours-hybrid", "ours"), ("mxnet-hybrid", "MXNet %s"),
                 ("onnxruntime", "ONNX Runtime %s"), ("openvino", "OpenVINO %s")]
@@ -290,10 +313,11 @@ def worker_openvino(args):
     import openvino.properties as props
     import openvino.properties.hint as hints
     core = ov.Core()
-    precision = {"f32": ov.Type.f32, "bf16": ov.Type.bf16}[args["precision"]]
     config = {hints.performance_mode: hints.PerformanceMode.LATENCY,
-              props.inference_num_threads: args["threads"],
-              hints.inference_precision: precision}
+              props.inference_num_threads: args["threads"]}
+    if args["precision"]:
+        config[hints.inference_precision] = {"f32": ov.Type.f32,
+                                             "bf16": ov.Type.bf16}[args["precision"]]
     compiled = core.compile_model(core.read_model(args["onnx"]), "CPU", config)
     request = compiled.create_infer_request()
     x = random_input(tuple(args["shape"]))
@@ -455,9 +479,11 @@ def measure(engine, ctx):
         coretype = blas_coretype()
         if coretype:
             env["OPENBLAS_CORETYPE"] = coretype
+        mode, _, precision = engine[len("ours-"):].partition("-")
         cmd = [ctx["tool"], "bench", "--model", os.path.join(ctx["dir"], "model-symbol.json"),
                "--shape", "x".join(str(s) for s in shape),
-               "--mode", engine[len("ours-"):], "--iterations", str(ctx["iterations"]),
+               "--mode", mode, "--precision", precision or "fp32",
+               "--iterations", str(ctx["iterations"]),
                "--warmup", str(ctx["warmup"]), "--threads", str(ctx["threads"]), "--json"]
         res, err = run_json(cmd, env)
     elif engine.startswith("mxnet-"):
@@ -469,14 +495,14 @@ def measure(engine, ctx):
         onnx_err = ctx["onnx_errors"].get(str(ctx["batch"]))
         if onnx_err:
             return {"error": "ONNX export failed: " + onnx_err}
-        if engine == "openvino" and not ctx.get("have_openvino", True):
+        if engine.startswith("openvino") and not ctx.get("have_openvino", True):
             return {"error": "openvino is not installed in %s (`tools/setup.sh bench` installs it; "
                     "or: %s -m pip install %s)" % (ctx["python"], ctx["python"],
                                                    OPENVINO_INSTALL)}
-        res, err = run_worker(ctx["python"], engine, {
+        res, err = run_worker(ctx["python"], engine.partition("-")[0], {
             "onnx": os.path.join(ctx["dir"], "model-b%d.onnx" % ctx["batch"]),
             "shape": shape, "threads": ctx["threads"], "iterations": ctx["iterations"],
-            "warmup": ctx["warmup"], "precision": ctx.get("openvino_precision", "f32")}, env)
+            "warmup": ctx["warmup"], "precision": OPENVINO_PRECISION.get(engine)}, env)
     return res if res else {"error": err}
 
 
@@ -520,10 +546,10 @@ def markdown_table(rows):
     notes = []
     for row in rows:
         r = row["results"]
-        m = {e: median_of(r.get(e)) for e in ENGINES}
+        m = {e: median_of(r.get(e)) for e in FULL_TABLE_ENGINES}
         hyb = m["ours-hybrid"]
-        cells = [fmt_ms(m[e]) for e in ENGINES]
-        for e in ENGINES:
+        cells = [fmt_ms(m[e]) for e in FULL_TABLE_ENGINES]
+        for e in FULL_TABLE_ENGINES:
             if r.get(e) and "error" in r[e]:
                 notes.append("%s, %s: %s" % (row["label"], e, r[e]["error"]))
         oh = r.get("ours-hybrid") or {}
@@ -643,6 +669,85 @@ def report(rows, meta):
     return "\n".join(lines)
 
 
+def openvino_settings(rows, engine):
+    for row in rows:
+        res = row["results"].get(engine)
+        if res and res.get("settings"):
+            return res["settings"]
+    return None
+
+
+def bf16_report(rows, meta):
+    """The bf16 table in the chosen metric, then in the other one (the same runs: the
+    best of --repeat by the chosen one).  On a loaded machine wall clock mostly measures
+    the neighbours; CPU time what each engine computed."""
+    global METRIC
+    chosen = METRIC
+    other = "cpu_ms" if chosen == "latency_ms" else "latency_ms"
+    try:
+        METRIC = other
+        second = bf16_table(rows, meta)
+    finally:
+        METRIC = chosen
+    return bf16_table(rows, meta) + "\n\nThe same runs, " + second[0].lower() + second[1:]
+
+
+def bf16_table(rows, meta):
+    """The speed mode beside fp32: per workload ours and the fp32 peers, ours and OpenVINO
+    in bf16, and the two ratios (times; above 1: ours is faster)."""
+    what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
+            "Median process CPU time (all threads)")
+    ver = versions(rows)
+    default_precision = (openvino_settings(rows, "openvino-default") or {}).get(
+        "INFERENCE_PRECISION_HINT", "?")
+    lines = [what + " per forward in ms (lower is better), %d threads each, best median of "
+             "%d round(s).  Best fp32 peer / ours fp32: the fastest of MXNet, ONNX Runtime and "
+             "OpenVINO (f32) that ran, over ours in fp32; OpenVINO bf16 / ours bf16: OpenVINO "
+             "with INFERENCE_PRECISION_HINT=bf16 over ours with --precision bf16.  ONNX Runtime "
+             "has no bf16 path on x86 CPUs (its CPU execution provider runs convolutions and "
+             "GEMMs in fp32), so it has no bf16 column.  OpenVINO default: no precision hint "
+             "(it ran in %s)." % (meta["threads"], meta["repeat"], default_precision), ""]
+    cols = [("ours-hybrid", "ours fp32"), ("onnxruntime", "ONNX Runtime %s fp32"),
+            ("openvino", "OpenVINO %s f32"), (None, "**best fp32 peer / ours fp32**"),
+            ("ours-hybrid-bf16", "ours bf16"), ("openvino-default", "OpenVINO default"),
+            ("openvino-bf16", "OpenVINO bf16"), (None, "**OpenVINO bf16 / ours bf16**"),
+            (None, "ours fp32 / ours bf16")]
+    titles = []
+    for e, t in cols:
+        titles.append((t % ver.get(e, "")).replace("  ", " ") if "%s" in t else t)
+    lines += ["| workload | " + " | ".join(titles) + " | load |",
+              "|---|" + "---:|" * len(cols) + "---|"]
+    notes = []
+    for row in rows:
+        r = row["results"]
+        m = {e: median_of(r.get(e)) for e in ENGINES}
+        for e in ENGINES:
+            if r.get(e) and "error" in r[e]:
+                notes.append("%s, %s: %s" % (row["label"], e, r[e]["error"]))
+        peers = [m[e] for e in FP32_PEERS if m.get(e) is not None]
+        best = min(peers) if peers else None
+        cells = [fmt_ms(m["ours-hybrid"]), fmt_ms(m["onnxruntime"]), fmt_ms(m["openvino"]),
+                 "**%s**" % fmt_ratio(best, m["ours-hybrid"]), fmt_ms(m["ours-hybrid-bf16"]),
+                 fmt_ms(m["openvino-default"]), fmt_ms(m["openvino-bf16"]),
+                 "**%s**" % fmt_ratio(m["openvino-bf16"], m["ours-hybrid-bf16"]),
+                 fmt_ratio(m["ours-hybrid"], m["ours-hybrid-bf16"])]
+        lines.append("| %s | %s | %s |" % (row["label"], " | ".join(cells),
+                                           load_range(list(r.values()))))
+    for e in ("openvino", "openvino-default", "openvino-bf16"):
+        st = openvino_settings(rows, e)
+        if st:
+            lines.append("")
+            lines.append("%s settings (as the compiled model reports them): %s." % (
+                e, ", ".join("%s=%s" % kv for kv in sorted(st.items()))))
+    if notes:
+        lines += ["", "Not measured:"] + ["- " + n for n in notes]
+    lines += ["", "Threads: %d for every engine.  Iterations: %d, warm-up %d, best median of "
+              "%d run(s), the engines interleaved.  1-minute load average during the run: %s."
+              % (meta["threads"], meta["iterations"], meta["warmup"], meta["repeat"],
+                 meta["load"])]
+    return "\n".join(lines)
+
+
 def git_revision():
     try:
         rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
@@ -681,14 +786,14 @@ def main():
                     help="smoke run: 5 forwards per model, 100 of the MLP, 2 warm-up")
     ap.add_argument("--only", help="only workloads whose label contains this (or one of "
                     "these, comma-separated: --only 'resnet18_v1 b1,mlp')")
-    ap.add_argument("--engines", default=",".join(ENGINES),
+    ap.add_argument("--engines",
                     help="comma-separated subset of " + ",".join(ENGINES))
     ap.add_argument("--tool", default=os.path.join(ROOT, "build", "tools", "hybridinfer"))
     ap.add_argument("--python", default=default_python(),
                     help="Python with mxnet, onnx, onnxruntime and openvino for the peers")
-    ap.add_argument("--openvino-precision", choices=["f32", "bf16"], default="f32",
-                    help="OpenVINO's INFERENCE_PRECISION_HINT (default f32, as every other "
-                    "engine; OpenVINO itself would pick bf16 on a CPU with AVX512_BF16)")
+    ap.add_argument("--bf16", action="store_true",
+                    help="the bf16 table: ours and OpenVINO in bf16 beside the fp32 engines, "
+                    "on the convolutional networks (default engines: %s)" % ",".join(BF16_ENGINES))
     ap.add_argument("--busy-neighbour", action="store_true",
                     help="also time every engine with one CPU kept busy by a spinning "
                     "process, and on 1 thread on the quiet machine")
@@ -708,13 +813,15 @@ def main():
     iterations = a.iterations or (5 if a.quick else 100)
     mlp_iterations = a.mlp_iterations or (100 if a.quick else 1000)
     warmup = a.warmup if a.warmup is not None else (2 if a.quick else 10)
-    engines = [e for e in a.engines.split(",") if e]
+    engines = [e for e in (a.engines or ",".join(BF16_ENGINES if a.bf16 else FULL_TABLE_ENGINES))
+               .split(",") if e]
     unknown = set(engines) - set(ENGINES)
     if unknown:
         ap.error("unknown engine(s): " + ", ".join(sorted(unknown)))
     if any(e.startswith("ours-") for e in engines) and not os.access(a.tool, os.X_OK):
         ap.error("%s is not built (ninja -C build)" % a.tool)
-    have_openvino = "openvino" not in engines or python_has(a.python, "openvino")
+    have_openvino = (not any(e.startswith("openvino") for e in engines)
+                     or python_has(a.python, "openvino"))
     if not have_openvino:
         print("OpenVINO is not installed in %s: its column stays empty.  `tools/setup.sh "
               "bench` installs it, or: %s -m pip install %s" % (a.python, a.python, OPENVINO_INSTALL),
@@ -731,6 +838,7 @@ def main():
 
     revision = git_revision()   # now: the tree may move on during a long run
     workloads = [(m, b) for m, b in WORKLOADS + (NAMED_ONLY_WORKLOADS if a.only else [])
+                 if not (a.bf16 and m == "mlp")
                  if not a.only or any(o and o in "%s b%d" % (m, b) for o in a.only.split(","))]
     batches = {}
     for m, b in workloads:
@@ -743,7 +851,7 @@ def main():
         ctx = {"model": m, "batch": b, "dir": d, "threads": a.threads, "tool": a.tool,
                "python": a.python, "onnx_errors": info.get("onnx_errors", {}),
                "iterations": mlp_iterations if m == "mlp" else iterations, "warmup": warmup,
-               "have_openvino": have_openvino, "openvino_precision": a.openvino_precision}
+               "have_openvino": have_openvino}
         row = {"label": "%s b%d" % (m, b), "results": {}}
         # (key in row, thread count, with the neighbour?)
         passes = [("results", a.threads, False)]
@@ -786,7 +894,7 @@ def main():
             "warmup": warmup, "repeat": a.repeat, "neighbour_cpu": neighbour_cpu,
             "load": "%.1f to %.1f" % (min(seen), max(seen)) if seen else "unknown",
             "cpu": cpu_name(), "started": started}
-    text = report(rows, meta)
+    text = bf16_report(rows, meta) if a.bf16 else report(rows, meta)
     cmd = shlex.join(["tests/bench/compare.py"] + sys.argv[1:])
     blas = next((res.get("blas_core") for row in rows for res in row["results"].values()
                  if res and res.get("blas_core")), None)

@@ -24,7 +24,8 @@
  * format_tag::any), so there are no bf16 kernels of ours: the weights go
  * to bf16 once, in the set-up's reorder; the input is rounded to bf16
  * (nearest even) in the pass that lays it out for the primitive; the
- * epilogue and every tensor between layers stay fp32.
+ * epilogue and every tensor between layers stay fp32 (but inside a
+ * pointwise-depthwise chain: conv-dnnl-chain.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -528,11 +529,17 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
         ? (const void *) ((const float *) j->src
             + image * c->src_image_floats)
         : (const void *) (j->x + image * c->channels * c->in_hw);
+    /* oneDNN's execute allocates a node per argument (docs/PRECISION.md,
+     * "Allocations"): a scratchpad of no bytes is not passed. */
     dnnl_exec_arg_t args[5] = {
       { DNNL_ARG_SRC, th->src }, { DNNL_ARG_WEIGHTS, th->weights },
-      { DNNL_ARG_DST, th->dst }, { DNNL_ARG_SCRATCHPAD, th->scratch },
-      { DNNL_ARG_BIAS, th->bias },
+      { DNNL_ARG_DST, th->dst },
     };
+    int n_args = 3;
+    if (c->scratch_bytes)
+      args[n_args++] = (dnnl_exec_arg_t) { DNNL_ARG_SCRATCHPAD, th->scratch };
+    if (c->has_bias)
+      args[n_args++] = (dnnl_exec_arg_t) { DNNL_ARG_BIAS, th->bias };
     dnnl_status_t st = dnnl_memory_set_data_handle (th->src, (void *) src);
     if (st == dnnl_success)
       st = dnnl_memory_set_data_handle (th->weights,
@@ -544,8 +551,7 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
     if (st == dnnl_success && c->has_bias)
       st = dnnl_memory_set_data_handle (th->bias, (void *) (j->bias + f0));
     if (st == dnnl_success)
-      st = dnnl_primitive_execute (c->primitive, th->stream,
-          c->has_bias ? 5 : 4, args);
+      st = dnnl_primitive_execute (c->primitive, th->stream, n_args, args);
     if (st != dnnl_success) {
       j->failed = st;
       return;

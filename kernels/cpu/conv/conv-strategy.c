@@ -48,6 +48,7 @@
 #include "kernels/cpu/cpu-features.h"
 #ifdef HY_HAVE_DNNL
 #include "kernels/cpu/conv/conv-dnnl.h"
+#include "kernels/cpu/conv/conv-dnnl-chain.h"
 #endif
 
 /* ---- the switches --------------------------------------------------- */
@@ -90,6 +91,15 @@ pw_dw_switch (void)
 {
   static gint cache = -1;
   return switch_of ("HYBRIDINFER_PW_DW", &cache);
+}
+
+/* HYBRIDINFER_BF16_CHAIN=0: bf16 keeps the fp32 chains, =1: oneDNN's bf16
+ * chain wherever it runs (to measure one against the other). */
+static conv_switch
+bf16_chain_switch (void)
+{
+  static gint cache = -1;
+  return switch_of ("HYBRIDINFER_BF16_CHAIN", &cache);
 }
 
 static bool
@@ -385,6 +395,36 @@ running (const hy_call *call)
   return &algorithms[n - 1];
 }
 
+#ifdef HY_HAVE_DNNL
+/* In bf16, where oneDNN's bf16 convolution pays against our fp32 kernels,
+ * its layout passes included.  Measured per call (Xeon, one thread, CPU
+ * ms, fp32 against bf16, docs/PRECISION.md): 1×1 convolutions on maps
+ * larger than 28×28 lost, ResNet-50's on 56×56 0.29-1.42 against
+ * 0.43-1.93, MobileNetV3-Large's on 56×56 0.11 against 0.24, while those
+ * on 28×28 and smaller maps won (ResNet-50 0.44-1.84 against 0.32-1.16)
+ * but for MobileNetV3's of 40-120 channels (0.03-0.07 against 0.09-0.12,
+ * kept in bf16: one rule per map size); a first layer of at most 4
+ * channels with a 3×3 kernel lost to the few-channels kernel (the
+ * MobileNets': 0.20 against 0.52), ResNet's 7×7 won (1.94 against
+ * 1.45).  HYBRIDINFER_BF16_CHAIN=1 (bf16 wherever it runs) also lifts
+ * this. */
+#define BF16_POINTWISE_MAX_MAP (28 * 28)
+
+static bool
+bf16_pays (const hy_call *call)
+{
+  const hy_conv_params *p = call->params;
+  if (bf16_chain_switch () == SWITCH_ALL || p->n_spatial != 2)
+    return true;
+  const hy_shape *x = &call->in[0]->shape, *y = &call->out[0]->shape;
+  if (p->kernel[0] == 1 && p->kernel[1] == 1
+      && y->dims[2] * y->dims[3] > BF16_POINTWISE_MAX_MAP)
+    return false;
+  return !(p->kernel[0] <= 3 && p->kernel[1] <= 3
+      && few_channels_takes (call) && x->dims[1] <= 4);
+}
+#endif
+
 gboolean
 hy_conv_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
 {
@@ -394,7 +434,7 @@ hy_conv_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
      * says: it is what computes in bf16.  What it declines (depthwise,
      * grouped) runs in fp32 below. */
     const bool bf16_dnnl = ctx->bf16 && a->kernel
-        == (hy_kernel_ptr) hy_cpu_convolution_dnnl;
+        == (hy_kernel_ptr) hy_cpu_convolution_dnnl && bf16_pays (call);
 #else
     const bool bf16_dnnl = false;
 #endif
@@ -422,6 +462,12 @@ hy_conv_release_call (hy_call *call)
     hy_conv_pw_dw_free ((hy_conv_pw_dw *) call->params);
     return;
   }
+#ifdef HY_HAVE_DNNL
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl_chain) {
+    hy_conv_dnnl_chain_free ((hy_conv_dnnl_chain *) call->params);
+    return;
+  }
+#endif
   const conv_algorithm *a = running (call);
   if (a->free)
     a->free ((void *) call->params);
@@ -432,6 +478,10 @@ hy_conv_kernel_name (const hy_call *call)
 {
   if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw)
     return hy_conv_pw_dw_kernel_name (call->params);
+#ifdef HY_HAVE_DNNL
+  if (call->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl_chain)
+    return hy_conv_dnnl_chain_kernel_name (call->params);
+#endif
   return running (call)->name (call);
 }
 
@@ -513,15 +563,64 @@ hy_conv_may_fuse (const hy_call_shape *first, const hy_call_shape *second)
           && projection_pays (second->params, mid, second->out0));
 }
 
-bool
-hy_conv_fuse_calls (const hy_call *first, const hy_call *second,
+#ifdef HY_HAVE_DNNL
+/* In bf16, the chain conv-pw-dw.c made for first and second (fused) runs
+ * as oneDNN bf16 convolutions instead (conv-dnnl-chain.h) where its
+ * depthwise layer reads a map of at most BF16_CHAIN_MAX_MAP positions.
+ * Measured per call on MobileNetV2 b1 (Xeon, one thread, CPU ms, fp32
+ * chain against oneDNN bf16 chain, docs/PRECISION.md): the blocks on
+ * 28×28 and 14×14 maps 0.15-0.43 against 0.10-0.32 (1.1-2.6× faster),
+ * those reading 56×56 and 112×112 maps 0.56-0.74 against 0.55-0.90
+ * (level to 1.4× slower: the fp32 chain reads its input planes where
+ * they lie and keeps its bands in cache, the bf16 chain lays out and
+ * converts a whole image first); MobileNetV3-Large's first blocks, on
+ * 112×112 and 56×56 maps, 0.19-0.49 against 0.49-0.65. */
+#define BF16_CHAIN_MAX_MAP (28 * 28)
+
+static void
+bf16_chain (hy_cpu_ctx *ctx, const hy_call *first, const hy_call *second,
     hy_call *fused)
+{
+  /* The depthwise layer is second (after an expansion) or first. */
+  const hy_conv_params *p1 = first->params;
+  const hy_shape *dw_in = p1->num_group > 1 ? &first->in[0]->shape
+      : &second->in[0]->shape;
+  if (!ctx->bf16 || bf16_chain_switch () == SWITCH_OFF
+      || (bf16_chain_switch () == SWITCH_RULE
+          && dw_in->dims[2] * dw_in->dims[3] > BF16_CHAIN_MAX_MAP))
+    return;
+  hy_conv_dnnl_chain *chain = hy_conv_dnnl_chain_new (ctx, first, second);
+  if (!chain)
+    return;
+  hy_conv_pw_dw_free ((hy_conv_pw_dw *) fused->params);
+  fused->fn = (hy_kernel_ptr) hy_cpu_convolution_dnnl_chain;
+  fused->params = chain;
+}
+#endif
+
+bool
+hy_conv_fuse_calls (hy_cpu_ctx *ctx, const hy_call *first,
+    const hy_call *second, hy_call *fused)
 {
   /* The planner offers only pairs hy_conv_may_fuse said pay; what is left
    * is that each pointwise call of the chain would run packed alone. */
   if (dnnl_on () || pw_dw_switch () == SWITCH_OFF
       || first->op != HY_OP_CONVOLUTION || second->op != HY_OP_CONVOLUTION)
     return false;
+#ifdef HY_HAVE_DNNL
+  if (first->fn == (hy_kernel_ptr) hy_cpu_convolution_dnnl_chain) {
+    /* The same projections the fp32 chain would take in. */
+    hy_conv_dnnl_chain *chain = (hy_conv_dnnl_chain *) first->params;
+    if (!alone_runs_packed (second)
+        || !hy_conv_pw_dw_is_projection (second->params,
+            &first->out[0]->shape)
+        || !hy_conv_dnnl_chain_take_projection (ctx, chain, first, second))
+      return false;
+    fused->fn = first->fn;
+    fused->params = chain;
+    return true;
+  }
+#endif
   if (first->fn == (hy_kernel_ptr) hy_cpu_convolution_pw_dw) {
     /* The call is fused already: it may take the projection in too. */
     hy_conv_pw_dw *pair = (hy_conv_pw_dw *) first->params;
@@ -543,5 +642,8 @@ hy_conv_fuse_calls (const hy_call *first, const hy_call *second,
     return false;
   fused->fn = (hy_kernel_ptr) hy_cpu_convolution_pw_dw;
   fused->params = conv;
+#ifdef HY_HAVE_DNNL
+  bf16_chain (ctx, first, second, fused);
+#endif
   return true;
 }

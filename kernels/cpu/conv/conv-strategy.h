@@ -35,8 +35,9 @@ bool hy_conv_may_fuse (const hy_call_shape *first,
     const hy_call_shape *second);
 
 /* Two calls as one (fuse_calls), for a pair the planner was told may
- * fuse: fills fused's kernel and params, or returns false. */
-bool hy_conv_fuse_calls (const hy_call *first, const hy_call *second,
-    hy_call *fused);
+ * fuse: fills fused's kernel and params, or returns false.  ctx: the
+ * backend's (its precision picks the chain's kernel). */
+bool hy_conv_fuse_calls (hy_cpu_ctx *ctx, const hy_call *first,
+    const hy_call *second, hy_call *fused);
 
 #endif /* HY_CPU_CONV_STRATEGY_H */

@@ -77,21 +77,29 @@ hy_blocked_to_planes (float *y, const float *x, int64_t channels,
     int64_t hw, int64_t block, const hy_fused_epilogue *e, const float *res,
     const hy_epilogue_channels *ch)
 {
+  hy_blocked_to_planes_part (y, x, channels, hw, hw, block, e, res, ch);
+}
+
+void
+hy_blocked_to_planes_part (float *y, const float *x, int64_t channels,
+    int64_t n, int64_t hw, int64_t block, const hy_fused_epilogue *e,
+    const float *res, const hy_epilogue_channels *ch)
+{
   const bool epilogue = e && hy_epilogue_is_set (e);
   for (int64_t c0 = 0; c0 < channels; c0 += TILE_C) {
     const int64_t nc = channels - c0 < TILE_C ? channels - c0 : TILE_C;
     /* Channel c0's block and its place in it (tiles never straddle a
      * block: block is 16 or holds every channel). */
-    const float *xb = x + c0 / block * block * hw + c0 % block;
+    const float *xb = x + c0 / block * block * n + c0 % block;
     const hy_epilogue_channels tch = epilogue
         ? hy_epilogue_channels_from (ch, c0) : (hy_epilogue_channels) { 0 };
-    for (int64_t i0 = 0; i0 < hw; i0 += HY_BLOCKED_TILE) {
-      const int64_t n = hw - i0 < HY_BLOCKED_TILE ? hw - i0
+    for (int64_t i0 = 0; i0 < n; i0 += HY_BLOCKED_TILE) {
+      const int64_t m = n - i0 < HY_BLOCKED_TILE ? n - i0
           : HY_BLOCKED_TILE;
       float *yt = y + c0 * hw + i0;
-      tile_to_planes (yt, hw, xb + i0 * block, block, nc, n);
+      tile_to_planes (yt, hw, xb + i0 * block, block, nc, m);
       if (epilogue)
-        hy_epilogue_rows (e, yt, res ? res + c0 * hw + i0 : NULL, nc, n, hw,
+        hy_epilogue_rows (e, yt, res ? res + c0 * hw + i0 : NULL, nc, m, hw,
             &tch);
     }
   }

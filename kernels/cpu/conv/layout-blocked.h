@@ -38,4 +38,11 @@ void hy_blocked_to_planes (float *y, const float *x, int64_t channels,
     int64_t hw, int64_t block, const hy_fused_epilogue *e, const float *res,
     const hy_epilogue_channels *ch);
 
+/* The same for n positions of x (a run of them: x holds n, not hw) into
+ * planes of hw floats at y (and res), where y points at the run's first
+ * position in channel 0's plane. */
+void hy_blocked_to_planes_part (float *y, const float *x, int64_t channels,
+    int64_t n, int64_t hw, int64_t block, const hy_fused_epilogue *e,
+    const float *res, const hy_epilogue_channels *ch);
+
 #endif /* HY_CPU_LAYOUT_BLOCKED_H */
