@@ -601,6 +601,37 @@ def ops_shape():
     concat("dim0", [(2, 3, 4), (1, 3, 4)], dim=0)
     concat("dim3", [(2, 3, 4, 2), (2, 3, 4, 5)], dim=3)
     concat("3inputs", [(2, 1, 3, 3), (2, 2, 3, 3), (2, 3, 3, 3)], dim=1)
+    # SSD on COCO concatenates one value per class and more: nothing may cap
+    # the count of a node's inputs (shape inference, the plan's calls).
+    concat("100inputs", [(2, 1 + i % 3, 3) for i in range(100)], dim=1)
+
+    def wide_split(rng, n):
+        """One input split into n parts: n-input nodes without n input files."""
+        ins = OrderedDict(data=randn(rng, (2, n, 3)))
+        parts = mx.sym.split(V("data"), num_outputs=n, axis=1, name="parts")
+        return [parts[i] for i in range(n)], ins
+
+    def concat_reversed(rng):
+        parts, ins = wide_split(rng, 100)
+        return mx.sym.Concat(*parts[::-1], dim=2, name="concat"), ins, {}
+    op("Concat_100_split_parts", "Concat", concat_reversed,
+       "100 outputs of one split, concatenated in reverse order on another axis")
+
+    def add_n_wide(rng):
+        parts, ins = wide_split(rng, 70)
+        return mx.sym.add_n(*parts, name="sum"), ins, {}
+    op("add_n_70inputs", "add_n", add_n_wide, "ElementWiseSum of 70 split parts")
+
+    def stack_wide(rng):
+        parts, ins = wide_split(rng, 100)
+        return mx.sym.stack(*parts, num_args=100, axis=1, name="stk"), ins, {}
+    op("stack_100inputs", "stack", stack_wide, "100 split parts stacked on axis 1")
+
+    def many_heads(rng):
+        parts, ins = wide_split(rng, 80)
+        return mx.sym.Group([p * (i + 1) for i, p in enumerate(parts)]), ins, {}
+    op("SliceChannel_80_heads", "SliceChannel", many_heads,
+       "80 graph heads, each a split part times a scalar")
 
     op("Dropout_default", "Dropout", unary(lambda d: mx.sym.Dropout(d, name="drop")),
        "p=0.5 default; identity at inference")
