@@ -460,6 +460,45 @@ def ops_convolution():
          note="resnet-style downsampling shortcut")
 
 
+def ops_upsampling():
+    """UpSampling: nearest with one input and several (concatenated or summed, each input
+    repeated by its own whole factor), bilinear (a Deconvolution with the weight given)."""
+    def nearest(name, shapes, note="", **kw):
+        def build(rng):
+            ins = inputs_of(rng, *[(s, randn) for s in shapes])
+            sym = mx.sym.UpSampling(*[V(n) for n in ins], sample_type="nearest",
+                                    num_args=len(shapes), name="up", **kw)
+            return sym, ins, {}
+        op("UpSampling_" + name, "UpSampling", build, note)
+
+    nearest("nearest_s2", [(2, 3, 4, 5)], scale=2)
+    nearest("nearest_s3", [(1, 2, 3, 4)], scale=3)
+    nearest("nearest_s1", [(2, 2, 3, 3)], scale=1, note="scale 1 copies")
+    nearest("nearest_sum_one_input", [(2, 3, 2, 3)], scale=2, multi_input_mode="sum",
+            note="sum with one input is the plain repeat")
+    nearest("nearest_concat4", [(2, 3, 4, 4), (2, 2, 2, 2), (2, 1, 8, 8), (2, 2, 4, 4)],
+            scale=2, note="inputs repeated 2, 4, 1 and 2 times, channels concatenated")
+    nearest("nearest_sum2", [(2, 3, 3, 2), (2, 3, 6, 4)], scale=2, multi_input_mode="sum",
+            note="two inputs summed, the second already at the output size")
+    nearest("nearest_sum3", [(1, 2, 2, 3), (1, 2, 4, 6), (1, 2, 2, 3)], scale=4,
+            multi_input_mode="sum", note="three inputs summed, repeated 4, 2 and 4 times")
+
+    def bilinear(name, in_shape, scale, note=""):
+        def build(rng):
+            c = in_shape[1]
+            k = 2 * scale - scale % 2
+            sym = mx.sym.UpSampling(V("data"), V("up_weight"), scale=scale,
+                                    sample_type="bilinear", num_filter=c, num_args=2, name="up")
+            params = {"up_weight": weight(rng, (c, 1, k, k))}
+            return sym, OrderedDict(data=randn(rng, in_shape)), params
+        op("UpSampling_" + name, "UpSampling", build, note)
+
+    bilinear("bilinear_s2", (2, 3, 4, 5), 2, "kernel 4, stride 2, pad 1, one group a channel")
+    bilinear("bilinear_s3", (1, 2, 3, 4), 3, "odd scale: kernel 5, pad 1")
+    bilinear("bilinear_s4", (1, 4, 3, 3), 4, "kernel 8, pad 2")
+    bilinear("bilinear_s1", (2, 2, 3, 3), 1, "kernel 1: a per-channel scale")
+
+
 def ops_batchnorm():
     def bn(name, in_shape, axis_len, note, **kw):
         def build(rng):
@@ -1731,6 +1770,7 @@ def ops_multibox():
 
 def register_ops():
     ops_convolution()
+    ops_upsampling()
     ops_batchnorm()
     ops_activation()
     ops_leakyrelu()

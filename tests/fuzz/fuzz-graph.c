@@ -1146,6 +1146,46 @@ gen_deconvolution (gen *g, const char *op)
   emit (g, op);
 }
 
+/* Nearest: inputs at the scaled size over 1, 2 or the scale itself
+ * (and now and then not); bilinear: data and a (C, 1, k, k) weight. */
+static void
+gen_upsampling (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 4, 4);
+  const int scale = rand_int (g, 1, 3);
+  const gboolean bilinear = chance (&g->s, 2);
+  const int64_t c = x->shape.ndim >= 2 ? x->shape.dims[1] : 1;
+  if (!chance (&g->s, 16))
+    attr (g, "scale", "%d", scale);
+  if (!chance (&g->s, 16))
+    attr (g, "sample_type", "%s", bilinear ? "bilinear" : "nearest");
+  in_val (g, x);
+  if (bilinear) {
+    const int64_t k = 2 * scale - scale % 2;
+    attr (g, "num_filter", "%" G_GINT64_FORMAT,
+        chance (&g->s, 8) ? (gint64) c + 1 : (gint64) c);
+    in_const (g, (hy_shape) { .ndim = 4, .dims = { c, 1, k, k } },
+        FILL_RANDOM);
+    emit (g, op);
+    return;
+  }
+  const int n = rand_int (g, 1, 3);
+  attr (g, "num_args", "%d", n);
+  if (chance (&g->s, 2))
+    attr_pick (g, "multi_input_mode", (const char *const[]) { "concat",
+        "sum", NULL });
+  for (int i = 1; i < CLAMP (n, 1, MAX_INS); i++) {
+    hy_shape s = x->shape;
+    if (s.ndim == 4) {
+      const int64_t f = (int64_t[]) { 1, scale, scale * 2 }[pick (&g->s, 3)];
+      s.dims[2] = s.dims[2] * scale / f + (chance (&g->s, 16) ? 1 : 0);
+      s.dims[3] = s.dims[3] * scale / f;
+    }
+    in_operand (g, s);
+  }
+  emit (g, op);
+}
+
 /* ROIs as (batch index, x1, y1, x2, y2) rows, any values now and then. */
 static void
 gen_roi_align (gen *g, const char *op)
