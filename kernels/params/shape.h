@@ -259,4 +259,42 @@ hy_axes_mask (const int *axes, int n_axes, int ndim)
   return mask;
 }
 
+/* Pad (MXNet 1.9.1's: 4-D or 5-D data, no padding of the batch and
+ * channel axes).  Along each axis output position o reads input position
+ * o − before: outside the input that is `value` (constant), the nearest
+ * edge (edge), or the position mirrored about the edge without repeating
+ * it (reflect, which MXNet allows for pads shorter than the axis).  A
+ * negative pad crops, as it does in MXNet. */
+typedef enum hy_pad_mode {
+  HY_PAD_CONSTANT,
+  HY_PAD_EDGE,
+  HY_PAD_REFLECT,
+} hy_pad_mode;
+
+typedef struct hy_pad_params {
+  hy_op_id op;
+  hy_pad_mode mode;
+  int n_widths;                 /* pad_width's entries: 2 per data axis */
+  int64_t before[HY_SHAPE_PARAM_MAX / 2];
+  int64_t after[HY_SHAPE_PARAM_MAX / 2];
+  float value;
+} hy_pad_params;
+
+/* The input position output position o of an axis of `size` reads, or
+ * -1 for the constant. */
+static inline int64_t
+hy_pad_source (hy_pad_mode mode, int64_t o, int64_t before, int64_t size)
+{
+  int64_t i = o - before;
+  if (i >= 0 && i < size)
+    return i;
+  if (mode == HY_PAD_CONSTANT)
+    return -1;
+  if (mode == HY_PAD_REFLECT)
+    i = i < 0 ? -i : 2 * (size - 1) - i;
+  /* Edge; and reflect's pads are shorter than the axis, so this only
+   * keeps a one-element axis in range. */
+  return i < 0 ? 0 : i >= size ? size - 1 : i;
+}
+
 #endif /* HY_PARAMS_SHAPE_H */

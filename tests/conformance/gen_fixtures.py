@@ -499,6 +499,31 @@ def ops_upsampling():
     bilinear("bilinear_s1", (2, 2, 3, 3), 1, "kernel 1: a per-channel scale")
 
 
+def ops_pad():
+    """Pad in its three modes on 4-D and 5-D data; negative pads crop, as MXNet lets them."""
+    def pad(name, in_shape, note="", **kw):
+        op("Pad_" + name, "Pad",
+           unary(lambda d: mx.sym.pad(d, name="pad", **kw), shape=in_shape), note)
+
+    x4, x5 = (2, 3, 4, 5), (1, 2, 3, 4, 3)
+    pad("constant_4d", x4, mode="constant", pad_width=(0, 0, 0, 0, 1, 2, 0, 3))
+    pad("constant_value", x4, "constant_value=1.5",
+        mode="constant", pad_width=(0, 0, 0, 0, 2, 1, 1, 1), constant_value=1.5)
+    pad("constant_5d", x5, mode="constant", pad_width=(0, 0, 0, 0, 1, 0, 2, 1, 0, 2),
+        constant_value=-2)
+    pad("constant_crop", x4, "negative pads crop",
+        mode="constant", pad_width=(0, 0, 0, 0, -1, 2, 1, -2))
+    pad("edge_4d", x4, mode="edge", pad_width=(0, 0, 0, 0, 2, 1, 3, 2))
+    pad("edge_wider_than_input", (1, 2, 2, 3), "pads longer than the axis repeat the edge",
+        mode="edge", pad_width=(0, 0, 0, 0, 5, 4, 0, 7))
+    pad("edge_5d", x5, mode="edge", pad_width=(0, 0, 0, 0, 2, 1, 0, 1, 1, 2))
+    pad("edge_crop", x4, mode="edge", pad_width=(0, 0, 0, 0, -1, 2, 2, -1))
+    pad("reflect_4d", x4, "pads of the axis length less one, the most MXNet allows",
+        mode="reflect", pad_width=(0, 0, 0, 0, 3, 3, 4, 4))
+    pad("reflect_5d", x5, mode="reflect", pad_width=(0, 0, 0, 0, 1, 2, 2, 1, 2, 2))
+    pad("reflect_crop", x4, mode="reflect", pad_width=(0, 0, 0, 0, -1, 2, 1, -2))
+
+
 def ops_batchnorm():
     def bn(name, in_shape, axis_len, note, **kw):
         def build(rng):
@@ -1771,6 +1796,7 @@ def ops_multibox():
 def register_ops():
     ops_convolution()
     ops_upsampling()
+    ops_pad()
     ops_batchnorm()
     ops_activation()
     ops_leakyrelu()

@@ -1186,6 +1186,30 @@ gen_upsampling (gen *g, const char *op)
   emit (g, op);
 }
 
+/* pad_width of 8 or 10 entries, pads of -1 to 4 (reflect refuses the
+ * long ones), the batch or channel axis now and then. */
+static void
+gen_pad (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 4, 5);
+  const int n = chance (&g->s, 8) ? 2 * rand_int (g, 3, 5)
+      : 2 * CLAMP (x->shape.ndim, 4, 5);
+  int64_t widths[10] = { 0 };
+  for (int i = 4; i < n; i++)
+    widths[i] = rand_int (g, -1, 4);
+  if (chance (&g->s, 16))
+    widths[pick (&g->s, 4)] = 1;
+  if (!chance (&g->s, 16))
+    attr_pick (g, "mode", (const char *const[]) { "constant", "edge",
+        "reflect", NULL });
+  if (!chance (&g->s, 16))
+    attr_tuple (g, "pad_width", widths, n);
+  if (chance (&g->s, 2))
+    attr (g, "constant_value", "%s", rand_float (g));
+  in_val (g, x);
+  emit (g, op);
+}
+
 /* ROIs as (batch index, x1, y1, x2, y2) rows, any values now and then. */
 static void
 gen_roi_align (gen *g, const char *op)

@@ -4,7 +4,7 @@
  * fails inside its kernel), and we must say why before a forward.
  *
  * Their values are checked against MXNet by the conformance fixtures
- * (op_UpSampling_*); this file checks parsing and shape inference only.
+ * (op_UpSampling_*, op_Pad_*); this file checks parsing and shape inference only.
  */
 #include <string.h>
 
@@ -75,11 +75,45 @@ test_upsampling_refusals (void)
           "num_filter", "3"), bad_weight, 2, "weight");
 }
 
+/* ---- Pad ---------------------------------------------------------------- */
+
+static void
+test_pad (void)
+{
+  hy_shape x4 = SHAPE (2, 3, 4, 5), x5 = SHAPE (1, 2, 3, 4, 3);
+  expect_shape ("Pad", KV ("mode", "edge", "pad_width",
+          "(0, 0, 0, 0, 1, 2, 3, 4)"), &x4, 1, "(2, 3, 7, 12)");
+  expect_shape ("Pad", KV ("mode", "constant", "pad_width",
+          "(0, 0, 0, 0, -1, 0, 0, 0, 0, -3)"), &x5, 1, "(1, 2, 2, 4, 0)");
+  expect_error ("Pad", KV ("pad_width", "(0, 0, 0, 0, 1, 1, 1, 1)"), &x4, 1,
+      "'mode'");
+  expect_error ("Pad", KV ("mode", "constant"), &x4, 1, "'pad_width'");
+  expect_error ("Pad", KV ("mode", "wrap", "pad_width",
+          "(0, 0, 0, 0, 1, 1, 1, 1)"), &x4, 1, "'mode'");
+  expect_error ("Pad", KV ("mode", "constant", "pad_width",
+          "(0, 0, 0, 0, 1, 1)"), &x4, 1, "so 8 or 10");
+  expect_error ("Pad", KV ("mode", "constant", "pad_width",
+          "(0, 1, 0, 0, 1, 1, 1, 1)"), &x4, 1,
+      "pads the batch or channel axis");
+  expect_error ("Pad", KV ("mode", "constant", "pad_width",
+          "(0, 0, 0, 0, 1, 1, 1, 1, 1, 1)"), &x4, 1,
+      "pad_width has 10 entries, for 5-D data");
+  expect_error ("Pad", KV ("mode", "reflect", "pad_width",
+          "(0, 0, 0, 0, 4, 0, 0, 0)"), &x4, 1,
+      "each must be shorter than the axis");
+  expect_error ("Pad", KV ("mode", "constant", "pad_width",
+          "(0, 0, 0, 0, -3, -2, 0, 0)"), &x4, 1, "to less than nothing");
+  hy_shape empty = SHAPE (1, 1, 0, 2);
+  expect_error ("Pad", KV ("mode", "edge", "pad_width",
+          "(0, 0, 0, 0, 1, 0, 0, 0)"), &empty, 1, "has no edge to pad with");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/ops-zoo/upsampling/shapes", test_upsampling_shapes);
   g_test_add_func ("/ops-zoo/upsampling/refusals", test_upsampling_refusals);
+  g_test_add_func ("/ops-zoo/pad", test_pad);
   return g_test_run ();
 }
