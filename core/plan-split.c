@@ -52,6 +52,7 @@ op_works_per_image (hy_op_id op)
     case HY_OP_FULLY_CONNECTED:
     case HY_OP_POOLING:
     case HY_OP_BATCH_NORM:
+    case HY_OP_SYNC_BATCH_NORM:
     case HY_OP_ACTIVATION:
     case HY_OP_LEAKY_RELU:
     case HY_OP_RELU:

@@ -542,6 +542,28 @@ def ops_batchnorm():
     bn("axis3", (2, 5, 5, 3), 3, "NHWC, channel axis 3", fix_gamma=False, eps=1e-5, axis=3)
     bn("2d_input", (4, 6), 6, "BatchNorm after a Dense layer", fix_gamma=False, eps=1e-5)
 
+    def sync_bn(name, in_shape, note, conv=False, **kw):
+        def build(rng):
+            c = in_shape[1]
+            x = V("data")
+            params = {}
+            if conv:
+                x = mx.sym.Convolution(x, num_filter=c, kernel=(3, 3), pad=(1, 1), name="conv")
+                params["conv_weight"] = weight(rng, (c, c, 3, 3))
+                params["conv_bias"] = randn(rng, (c,), 0.1)
+            sym = mx.sym.contrib.SyncBatchNorm(x, name="bn", key="bn", **kw)
+            params.update({"bn_" + k: v for k, v in bn_stats(rng, c).items()})
+            return sym, OrderedDict(data=randn(rng, in_shape, 2.0)), params
+        op("SyncBatchNorm_" + name, "_contrib_SyncBatchNorm", build, note)
+
+    sync_bn("default", x, "defaults as BatchNorm's: fix_gamma=True, eps=1e-3")
+    sync_bn("fixgamma_false_eps1e-5", x, "Gluon's attributes", fix_gamma=False, eps=1e-5,
+            ndev=4)
+    sync_bn("3d_input", (2, 4, 5), "(N, C, W)", fix_gamma=False)
+    sync_bn("2d_input", (4, 6), "(N, C)", fix_gamma=False, eps=1e-4)
+    sync_bn("after_conv", (2, 4, 5, 5), "folded into the convolution in hybrid mode",
+            conv=True, fix_gamma=False, eps=1e-5)
+
 
 def ops_activation():
     def softrelu_input(rng, shape):

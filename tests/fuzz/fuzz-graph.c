@@ -527,9 +527,15 @@ static void
 gen_batch_norm (gen *g, const char *op)
 {
   const val *x = pick_val_rank (g, 1, 6);
-  int axis = chance (&g->s, 2) ? 1 : rand_axis (g, x->shape.ndim);
-  if (axis != 1 || chance (&g->s, 4))
+  /* _contrib_SyncBatchNorm: axis 1, a key, no axis attribute. */
+  const gboolean sync = strcmp (op, "BatchNorm") != 0;
+  int axis = sync || chance (&g->s, 2) ? 1 : rand_axis (g, x->shape.ndim);
+  if ((!sync && (axis != 1 || chance (&g->s, 4))) || chance (&g->s, 32))
     attr (g, "axis", "%d", axis);
+  if (sync && !chance (&g->s, 16))
+    attr (g, "key", "%s", "bn");
+  if (sync && chance (&g->s, 4))
+    attr (g, "ndev", "%d", rand_int (g, 1, 4));
   int a = axis < 0 ? axis + x->shape.ndim : axis;
   int64_t c = a >= 0 && a < x->shape.ndim ? x->shape.dims[a] : 1;
   if (chance (&g->s, 2))

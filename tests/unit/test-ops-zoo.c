@@ -4,7 +4,7 @@
  * fails inside its kernel), and we must say why before a forward.
  *
  * Their values are checked against MXNet by the conformance fixtures
- * (op_UpSampling_*, op_Pad_*); this file checks parsing and shape inference only.
+ * (op_UpSampling_*, op_Pad_*, op_SyncBatchNorm_*); this file checks parsing and shape inference only.
  */
 #include <string.h>
 
@@ -108,6 +108,25 @@ test_pad (void)
           "(0, 0, 0, 0, 1, 0, 0, 0)"), &empty, 1, "has no edge to pad with");
 }
 
+/* ---- _contrib_SyncBatchNorm -------------------------------------------- */
+
+static void
+test_sync_batch_norm (void)
+{
+  const char *op = "_contrib_SyncBatchNorm";
+  hy_shape in[5] = { SHAPE (2, 3, 4), SHAPE (3), SHAPE (3), SHAPE (3),
+    SHAPE (3) };
+  expect_shape (op, KV ("key", "bn0", "ndev", "8"), in, 5, "(2, 3, 4)");
+  expect_error (op, KV ("ndev", "1"), in, 5, "'key'");
+  expect_error (op, KV ("key", "bn0", "axis", "1"), in, 5,
+      "'axis' is not one of _contrib_SyncBatchNorm's");
+  expect_error (op, KV ("key", "bn0", "output_mean_var", "True"), in, 5,
+      "leaves _contrib_SyncBatchNorm's mean and var outputs unwritten");
+  hy_shape wrong[5] = { SHAPE (2, 4, 4), SHAPE (3), SHAPE (3), SHAPE (3),
+    SHAPE (3) };
+  expect_error (op, KV ("key", "bn0"), wrong, 5, "gamma");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -115,5 +134,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ops-zoo/upsampling/shapes", test_upsampling_shapes);
   g_test_add_func ("/ops-zoo/upsampling/refusals", test_upsampling_refusals);
   g_test_add_func ("/ops-zoo/pad", test_pad);
+  g_test_add_func ("/ops-zoo/sync-batch-norm", test_sync_batch_norm);
   return g_test_run ();
 }
