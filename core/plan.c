@@ -129,6 +129,7 @@ is_view_op (hy_op_id id)
 {
   switch (id) {
     case HY_OP_RESHAPE:
+    case HY_OP_RESHAPE_LIKE:
     case HY_OP_FLATTEN:
     case HY_OP_EXPAND_DIMS:
     case HY_OP_SQUEEZE:

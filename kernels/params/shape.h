@@ -40,6 +40,11 @@ typedef struct hy_reshape_params {
   bool reverse;
   bool legacy_target;
   bool keep_highest;            /* legacy_target only */
+  /* reshape_like: lhs's axes [begin[0], end[0]) replaced by rhs's
+   * [begin[1], end[1]), as written (may be negative); a bound left None
+   * is 0 for a begin and the rank for an end. */
+  int64_t like_begin[2], like_end[2];
+  bool like_begin_none[2], like_end_none[2];
 } hy_reshape_params;
 
 typedef struct hy_expand_dims_params {
@@ -144,7 +149,10 @@ typedef struct hy_repeat_params {
 /* _arange: start, start+step, … below stop, each value `repeat` times.
  * `stop` is always set (an omitted stop is resolved as range(0, start)).
  * integral: the dtype is an integer type, so MXNet truncates start and
- * step before computing the values. */
+ * step before computing the values.
+ * _contrib_arange_like: the same values, as many as its data has
+ * (stop unused), or as its data's `axis` is long; the dtype is the
+ * data's, recorded at load. */
 typedef struct hy_arange_params {
   hy_op_id op;
   double start;
@@ -153,6 +161,8 @@ typedef struct hy_arange_params {
   int64_t repeat;
   int dtype;
   bool integral;
+  bool has_axis;                /* arange_like */
+  int axis;                     /* arange_like: as written, may be < 0 */
 } hy_arange_params;
 
 /* Python's slice rule for one axis of length len: the first index, the
@@ -240,12 +250,18 @@ typedef struct hy_stack_params {
   int axis;                       /* in [-(ndim + 1), ndim] */
 } hy_stack_params;
 
-/* broadcast_axis: axes of length 1 repeated to size[i]. */
+/* broadcast_axis: axes of length 1 repeated to size[i].
+ * broadcast_like: lhs (input 0) broadcast to rhs's shape, or, given
+ * lhs_axes and rhs_axes, lhs's axis lhs_axes[i] (of length 1) repeated to
+ * rhs's axis rhs_axes[i] (n_axes pairs; axes as written, may be
+ * negative).  Either way the kernels repeat every input axis of length
+ * 1 to the output's length: the shape says which. */
 typedef struct hy_broadcast_axis_params {
   hy_op_id op;
   int n_axes;
   int axes[HY_SHAPE_PARAM_MAX];   /* >= 0, as MXNet requires */
   int64_t size[HY_SHAPE_PARAM_MAX];
+  int rhs_axes[HY_SHAPE_PARAM_MAX];     /* broadcast_like */
 } hy_broadcast_axis_params;
 
 /* The axis bits of a reverse or broadcast_axis for an input of rank ndim

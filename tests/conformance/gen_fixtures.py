@@ -524,6 +524,63 @@ def ops_pad():
     pad("reflect_crop", x4, mode="reflect", pad_width=(0, 0, 0, 0, -1, 2, 1, -2))
 
 
+def ops_like():
+    """Ops shaped by a second input: reshape_like (ranges of axes), broadcast_like (whole or by
+    axes pairs) and _contrib_arange_like (whole, along an axis, repeated, in an integer dtype)."""
+    def two(name, opname, fn, shapes, note=""):
+        def build(rng):
+            ins = inputs_of(rng, *[(s, randn) for s in shapes])
+            return fn(V("data0"), V("data1")), ins, {}
+        op(name, opname, build, note)
+
+    rl = mx.sym.reshape_like
+    two("reshape_like_whole", "reshape_like", lambda a, b: rl(a, b, name="rl"),
+        [(2, 3, 4), (6, 4)])
+    two("reshape_like_ranges", "reshape_like",
+        lambda a, b: rl(a, b, lhs_begin=1, lhs_end=3, rhs_begin=0, rhs_end=2, name="rl"),
+        [(2, 3, 4, 5), (6, 2, 9)], "lhs axes 1-2 become rhs axes 0-1")
+    two("reshape_like_negative", "reshape_like",
+        lambda a, b: rl(a, b, lhs_begin=-2, rhs_begin=1, rhs_end=-1, name="rl"),
+        [(2, 3, 4), (9, 2, 6, 8)], "negative bounds; lhs_end None is the rank")
+    two("reshape_like_begin_only", "reshape_like",
+        lambda a, b: rl(a, b, lhs_begin=1, rhs_begin=1, name="rl"),
+        [(2, 3, 4), (5, 12)])
+    bl = mx.sym.broadcast_like
+    two("broadcast_like_whole", "broadcast_like", lambda a, b: bl(a, b, name="bl"),
+        [(2, 1, 4, 1), (2, 3, 4, 5)])
+    two("broadcast_like_axes", "broadcast_like",
+        lambda a, b: bl(a, b, lhs_axes=(1,), rhs_axes=(2,), name="bl"),
+        [(2, 1), (5, 7, 9)])
+    two("broadcast_like_axes_negative", "broadcast_like",
+        lambda a, b: bl(a, b, lhs_axes=(-1, 1), rhs_axes=(0, -2), name="bl"),
+        [(2, 1, 1), (5, 7, 9)], "negative axes on both sides")
+    two("broadcast_like_repeated_axis", "broadcast_like",
+        lambda a, b: bl(a, b, lhs_axes=(1, 1), rhs_axes=(0, 2), name="bl"),
+        [(2, 1, 3), (5, 7, 9)], "lhs axis 1 named twice: the last pair wins")
+
+    def arange_like(name, in_shape, note="", dtype=None, **kw):
+        def build(rng):
+            x = V("data")
+            if dtype:
+                x = mx.sym.Cast(x, dtype=dtype)
+            sym = mx.sym.contrib.arange_like(x, name="al", **kw)
+            if dtype:
+                sym = mx.sym.Cast(sym, dtype="float32")
+            return sym, OrderedDict(data=randn(rng, in_shape)), {}
+        op("_contrib_arange_like_" + name, "_contrib_arange_like", build, note)
+
+    arange_like("default", (2, 3, 4))
+    arange_like("start_step", (2, 3, 4), start=2.5, step=-0.3)
+    arange_like("repeat", (3, 5), start=1, step=0.7, repeat=3)
+    arange_like("axis", (2, 3, 4), axis=1, start=-1, step=0.25)
+    arange_like("axis_negative_repeat", (2, 3, 7), axis=-1, start=3, repeat=2)
+    arange_like("step_zero", (2, 3), start=1.5, step=0.0, note="every value is start")
+    arange_like("long", (70000,), start=16777000.0, step=1.0,
+                note="past 2**24: float32 rounding of start + i*step")
+    arange_like("int32", (2, 3, 4), dtype="int32", start=0.5, step=2.7,
+                note="int32 data: start and step truncated first")
+
+
 def ops_batchnorm():
     def bn(name, in_shape, axis_len, note, **kw):
         def build(rng):
@@ -1819,6 +1876,7 @@ def register_ops():
     ops_convolution()
     ops_upsampling()
     ops_pad()
+    ops_like()
     ops_batchnorm()
     ops_activation()
     ops_leakyrelu()

@@ -827,9 +827,32 @@ gen_flatten (gen *g, const char *op)
   emit (g, op);
 }
 
+/* lhs_begin … rhs_end in and around the ranks, or None; rhs any value
+ * (a reshape of x's own shape now and then, so the counts match). */
+static void
+gen_reshape_like (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  const val *y = chance (&g->s, 2) ? x : pick_val (g);
+  static const char *const keys[] = { "lhs_begin", "lhs_end", "rhs_begin",
+    "rhs_end" };
+  for (int k = 0; k < 4; k++)
+    if (chance (&g->s, 2))
+      attr (g, keys[k], "%d", rand_int (g, -2, 3));
+    else if (chance (&g->s, 8))
+      attr (g, keys[k], "%s", "None");
+  in_val (g, x);
+  in_val (g, y);
+  emit (g, op);
+}
+
 static void
 gen_reshape (gen *g, const char *op)
 {
+  if (!strcmp (op, "reshape_like")) {
+    gen_reshape_like (g, op);
+    return;
+  }
   const val *x = pick_val (g);
   const hy_shape *s = &x->shape;
   int64_t t[HY_MAX_DIMS];
@@ -1033,9 +1056,31 @@ gen_repeat (gen *g, const char *op)
   emit (g, op);
 }
 
+/* _contrib_arange_like: start, step (0 too), repeat (0 too), an axis in
+ * and out of range, on data of any dtype. */
+static void
+gen_arange_like (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  if (chance (&g->s, 2))
+    attr (g, "start", "%s", rand_float (g));
+  if (chance (&g->s, 2))
+    attr (g, "step", "%s", chance (&g->s, 8) ? "0" : rand_float (g));
+  if (chance (&g->s, 3))
+    attr (g, "repeat", "%d", rand_int (g, 0, 3));
+  if (chance (&g->s, 2))
+    attr (g, "axis", "%d", rand_axis (g, x->shape.ndim));
+  in_val (g, x);
+  emit (g, op);
+}
+
 static void
 gen_arange (gen *g, const char *op)
 {
+  if (strcmp (op, "_arange") != 0) {
+    gen_arange_like (g, op);
+    return;
+  }
   attr (g, "start", "%s", rand_float (g));
   if (!chance (&g->s, 4))
     attr (g, "stop", "%d", rand_int (g, -4, 12));
@@ -1279,9 +1324,38 @@ gen_stack (gen *g, const char *op)
   emit (g, op);
 }
 
+/* Whole (lhs with axes of length 1 where rhs has others), or by axes
+ * pairs, in and out of range, lengths that differ now and then. */
+static void
+gen_broadcast_like (gen *g, const char *op)
+{
+  const val *y = pick_val (g);
+  hy_shape lhs = y->shape;
+  for (int i = 0; i < lhs.ndim; i++)
+    if (chance (&g->s, 2))
+      lhs.dims[i] = 1;
+  if (chance (&g->s, 3)) {
+    int64_t la[3], ra[3];
+    const int n = rand_int (g, 1, 3);
+    for (int i = 0; i < n; i++) {
+      la[i] = rand_axis (g, lhs.ndim);
+      ra[i] = rand_axis (g, y->shape.ndim);
+    }
+    attr_tuple (g, "lhs_axes", la, n);
+    attr_tuple (g, "rhs_axes", ra, chance (&g->s, 8) ? n - 1 : n);
+  }
+  in_operand (g, lhs);
+  in_val (g, y);
+  emit (g, op);
+}
+
 static void
 gen_broadcast_axis (gen *g, const char *op)
 {
+  if (!strcmp (op, "broadcast_like")) {
+    gen_broadcast_like (g, op);
+    return;
+  }
   const val *x = pick_val (g);
   int64_t axes[3], size[3];
   int n = (int) pick (&g->s, 4);

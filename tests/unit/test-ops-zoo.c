@@ -4,7 +4,8 @@
  * fails inside its kernel), and we must say why before a forward.
  *
  * Their values are checked against MXNet by the conformance fixtures
- * (op_UpSampling_*, op_Pad_*, op_SyncBatchNorm_*); this file checks parsing and shape inference only.
+ * (op_UpSampling_*, op_Pad_*, op_SyncBatchNorm_*, op_reshape_like_*,
+ * op_broadcast_like_*, op__contrib_arange_like_*); this file checks parsing and shape inference only.
  */
 #include <string.h>
 
@@ -127,6 +128,78 @@ test_sync_batch_norm (void)
   expect_error (op, KV ("key", "bn0"), wrong, 5, "gamma");
 }
 
+/* ---- reshape_like, broadcast_like, _contrib_arange_like ---------------- */
+
+static void
+test_reshape_like (void)
+{
+  hy_shape in[2] = { SHAPE (2, 3, 4), SHAPE (6, 4) };
+  expect_shape ("reshape_like", NULL, in, 2, "(6, 4)");
+  hy_shape part[2] = { SHAPE (2, 3, 4), SHAPE (9, 2, 6, 8) };
+  expect_shape ("reshape_like", KV ("lhs_begin", "-2", "rhs_begin", "1",
+          "rhs_end", "-1"), part, 2, "(2, 2, 6)");
+  expect_shape ("reshape_like", KV ("lhs_begin", "None", "lhs_end", "None",
+          "rhs_begin", "0", "rhs_end", "None"), in, 2, "(6, 4)");
+  /* MXNet's checks: a non-empty range inside the rank, equal counts. */
+  expect_error ("reshape_like", KV ("rhs_begin", "0", "rhs_end", "0"), in,
+      2, "rhs_begin, rhs_end resolve to axes [0, 0) of rhs (6, 4)");
+  expect_error ("reshape_like", KV ("lhs_begin", "2", "lhs_end", "1"), in,
+      2, "lhs_begin, lhs_end resolve to axes [2, 1)");
+  expect_error ("reshape_like", KV ("lhs_begin", "5"), in, 2,
+      "must be a non-empty range of its axes");
+  expect_error ("reshape_like", KV ("lhs_end", "4"), in, 2,
+      "must be a non-empty range of its axes");
+  hy_shape counts[2] = { SHAPE (2, 3, 4), SHAPE (3, 2, 5) };
+  expect_error ("reshape_like", NULL, counts, 2,
+      "lhs of shape (2, 3, 4) cannot become (3, 2, 5): the element counts "
+      "differ");
+  expect_error ("reshape_like", KV ("lhs_begin", "x"), in, 2,
+      "'lhs_begin'");
+}
+
+static void
+test_broadcast_like (void)
+{
+  hy_shape in[2] = { SHAPE (2, 1), SHAPE (2, 3) };
+  expect_shape ("broadcast_like", NULL, in, 2, "(2, 3)");
+  hy_shape axes[2] = { SHAPE (2, 1, 1), SHAPE (5, 7, 9) };
+  expect_shape ("broadcast_like", KV ("lhs_axes", "(-1, 1)", "rhs_axes",
+          "(0, -2)"), axes, 2, "(2, 7, 5)");
+  /* Only one of the two: MXNet broadcasts the whole shape. */
+  expect_error ("broadcast_like", KV ("lhs_axes", "(1,)"), axes, 2,
+      "the ranks must match");
+  hy_shape rank[2] = { SHAPE (3), SHAPE (2, 3) };
+  expect_error ("broadcast_like", NULL, rank, 2,
+      "lhs of shape (3,) cannot be broadcast to rhs's (2, 3)");
+  hy_shape wide[2] = { SHAPE (2, 2), SHAPE (2, 3) };
+  expect_error ("broadcast_like", NULL, wide, 2, "be 1 long");
+  expect_error ("broadcast_like", KV ("lhs_axes", "(1,)", "rhs_axes",
+          "(1, 2)"), axes, 2, "the same, non-zero number of entries");
+  expect_error ("broadcast_like", KV ("lhs_axes", "()", "rhs_axes", "()"),
+      axes, 2, "the same, non-zero number of entries");
+  hy_shape not_one[2] = { SHAPE (2, 2), SHAPE (5, 2, 9) };
+  expect_error ("broadcast_like", KV ("lhs_axes", "(1,)", "rhs_axes",
+          "(1,)"), not_one, 2, "an axis in lhs_axes must have length 1");
+  expect_error ("broadcast_like", KV ("lhs_axes", "(3,)", "rhs_axes",
+          "(0,)"), axes, 2, "axes pair 0 (lhs 3, rhs 0) is outside");
+}
+
+static void
+test_arange_like (void)
+{
+  const char *op = "_contrib_arange_like";
+  hy_shape x = SHAPE (2, 3, 4);
+  expect_shape (op, NULL, &x, 1, "(2, 3, 4)");
+  expect_shape (op, KV ("axis", "-1", "repeat", "2"), &x, 1, "(4,)");
+  expect_shape (op, KV ("axis", "None"), &x, 1, "(2, 3, 4)");
+  expect_error (op, KV ("axis", "3"), &x, 1,
+      "attribute 'axis' = 3 is out of range for data of shape (2, 3, 4)");
+  /* MXNet divides by repeat. */
+  expect_error (op, KV ("repeat", "0"), &x, 1,
+      "attribute 'repeat' = 0 must be positive");
+  expect_error (op, KV ("start", "one"), &x, 1, "'start'");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -135,5 +208,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ops-zoo/upsampling/refusals", test_upsampling_refusals);
   g_test_add_func ("/ops-zoo/pad", test_pad);
   g_test_add_func ("/ops-zoo/sync-batch-norm", test_sync_batch_norm);
+  g_test_add_func ("/ops-zoo/reshape-like", test_reshape_like);
+  g_test_add_func ("/ops-zoo/broadcast-like", test_broadcast_like);
+  g_test_add_func ("/ops-zoo/arange-like", test_arange_like);
   return g_test_run ();
 }
