@@ -1608,6 +1608,16 @@ def ops_vision():
     deconv("big_pad", (1, 2, 5, 5), 3, (3, 3), "padding larger than the kernel crops",
            stride=(2, 2), pad=(3, 2))
     deconv("1d", (2, 3, 6), 4, (3,), "1-D", stride=(2,), pad=(1,), adj=(1,), no_bias=False)
+    # A dilated kernel whose reach (dilate·(k − 1) + 1) is shorter than the stride leaves
+    # output positions no tap lands on, and with groups each group's taps must stay its own.
+    deconv("group_dilate_sparse", (2, 4, 3, 4), 6, (2, 2),
+           "groups, dilation 2, stride 4 past the kernel's reach of 3",
+           stride=(4, 4), dilate=(2, 2), num_group=2, no_bias=False)
+    deconv("group_dilate_sparse_pad", (1, 6, 4, 3), 3, (3, 2),
+           "three groups, dilation (2, 3), stride (6, 5), padded",
+           stride=(6, 5), dilate=(2, 3), pad=(1, 2), num_group=3)
+    deconv("dilate_sparse", (1, 2, 3, 3), 2, (2, 2), "ungrouped, dilation 2, stride 4",
+           stride=(4, 4), dilate=(2, 2))
 
 
 def ops_two_stage():
