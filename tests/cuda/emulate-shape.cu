@@ -81,6 +81,7 @@ emulate (emu *e)
     case HY_OP_BLOCK_GRAD:
     case HY_OP_FLATTEN:
     case HY_OP_RESHAPE:
+    case HY_OP_RESHAPE_LIKE:
     case HY_OP_EXPAND_DIMS:
     case HY_OP_SQUEEZE:
       memcpy (y->data, x->data, (size_t) n * sizeof (float));
@@ -131,7 +132,8 @@ emulate (emu *e)
         y->data[i] = x->data[hy_cuda_repeat_src (&r, i)];
       break;
     }
-    case HY_OP_ARANGE: {
+    case HY_OP_ARANGE:
+    case HY_OP_ARANGE_LIKE: {
       const hy_cuda_arange_args a = hy_cuda_arange_plan (
           (const hy_arange_params *) e->params);
       for (int64_t i = 0; i < n; i++)
@@ -161,6 +163,8 @@ copy_cases (void)
   run ("BlockGrad", NULL, { S (4, 1, 3) });
   run ("Flatten", NULL, { S (2, 3, 4, 5) });
   run ("Reshape", KV ("shape", "(-1, 5)"), { S (2, 3, 5) });
+  run ("reshape_like", KV ("lhs_begin", "1", "rhs_begin", "1"),
+      { S (2, 3, 4), S (5, 12) });
   run ("expand_dims", KV ("axis", "-1"), { S (2, 3) });
   run ("squeeze", NULL, { S (2, 1, 3, 1) });
   run ("squeeze", KV ("axis", "(-1,)"), { S (2, 3, 1) });
@@ -279,6 +283,10 @@ tile_cases (void)
   run ("_arange", KV ("start", "3"), {});
   run ("_arange", KV ("start", "0.5", "stop", "7.3", "step", "0.7"), {});
   run ("_arange", KV ("start", "-2", "stop", "5", "repeat", "3"), {});
+  run ("_contrib_arange_like", KV ("start", "0.1", "step", "0.3", "repeat",
+          "2"), { S (3, 5) });
+  run ("_contrib_arange_like", KV ("axis", "-1", "start", "-2.5"),
+      { S (2, 7) });
   run ("_arange", KV ("start", "10", "stop", "1", "step", "-1.5"), {});
   run ("_arange", KV ("start", "1.7", "stop", "9.2", "step", "1.3",
           "dtype", "int32"), {});
