@@ -297,8 +297,13 @@ typedef struct hy_pad_params {
 } hy_pad_params;
 
 /* The input position output position o of an axis of `size` reads, or
- * -1 for the constant. */
-static inline int64_t
+ * -1 for the constant.  The CUDA kernel runs it too (kernels/cuda/pad.cuh). */
+#ifdef __CUDACC__
+#define HY_PAD_HD __host__ __device__ __forceinline__
+#else
+#define HY_PAD_HD static inline
+#endif
+HY_PAD_HD int64_t
 hy_pad_source (hy_pad_mode mode, int64_t o, int64_t before, int64_t size)
 {
   int64_t i = o - before;

@@ -15,6 +15,7 @@
 #include "kernels/cuda/shape.cuh"
 #include "kernels/cuda/slice.cuh"
 #include "kernels/cuda/tile.cuh"
+#include "kernels/cuda/pad.cuh"
 #include "emulate-harness.h"
 
 /* ---- the CUDA side, emulated -------------------------------------------- */
@@ -130,6 +131,13 @@ emulate (emu *e)
           (const hy_repeat_params *) e->params, &x->shape);
       for (int64_t i = 0; i < n; i++)
         y->data[i] = x->data[hy_cuda_repeat_src (&r, i)];
+      break;
+    }
+    case HY_OP_PAD: {
+      const hy_cuda_pad_args a = hy_cuda_pad_plan (
+          (const hy_pad_params *) e->params, &x->shape, &y->shape);
+      for (int64_t i = 0; i < n; i++)
+        y->data[i] = hy_cuda_pad_at (&a, x->data, i);
       break;
     }
     case HY_OP_ARANGE:
@@ -267,6 +275,23 @@ concat_split_cases (void)
 }
 
 static void
+pad_cases (void)
+{
+  run ("Pad", KV ("mode", "constant", "pad_width", "(0, 0, 0, 0, 1, 2, 0, 3)",
+          "constant_value", "1.5"), { S (2, 3, 4, 5) });
+  run ("Pad", KV ("mode", "edge", "pad_width", "(0, 0, 0, 0, 5, 4, 0, 7)"),
+      { S (1, 2, 2, 3) });
+  run ("Pad", KV ("mode", "reflect", "pad_width", "(0, 0, 0, 0, 3, 3, 4, 4)"),
+      { S (2, 3, 4, 5) });
+  run ("pad", KV ("mode", "reflect", "pad_width",
+          "(0, 0, 0, 0, 1, 2, 2, 1, 2, 2)"), { S (1, 2, 3, 4, 3) });
+  run ("Pad", KV ("mode", "edge", "pad_width",
+          "(0, 0, 0, 0, -1, 2, 2, -1, 0, 0)"), { S (1, 2, 3, 4, 3) });
+  run ("Pad", KV ("mode", "constant", "pad_width", "(0, 0, 0, 0, -1, 2, 1, -2)"),
+      { S (2, 3, 4, 5) });
+}
+
+static void
 tile_cases (void)
 {
   run ("tile", KV ("reps", "(3,)"), { S (4) });
@@ -302,5 +327,6 @@ main (void)
   slice_cases ();
   concat_split_cases ();
   tile_cases ();
+  pad_cases ();
   return emu_summary ();
 }
