@@ -1204,6 +1204,9 @@ gen_upsampling (gen *g, const char *op)
 {
   const val *x = pick_val_rank (g, 4, 4);
   const int scale = rand_int (g, 1, 3);
+  /* The inputs' sizes follow the scale when it is in range: an attribute
+   * out of it is refused before they matter. */
+  const int64_t sc = CLAMP (scale, 1, 3);
   const gboolean bilinear = chance (&g->s, 2);
   const int64_t c = x->shape.ndim >= 2 ? x->shape.dims[1] : 1;
   if (!chance (&g->s, 16))
@@ -1212,7 +1215,7 @@ gen_upsampling (gen *g, const char *op)
     attr (g, "sample_type", "%s", bilinear ? "bilinear" : "nearest");
   in_val (g, x);
   if (bilinear) {
-    const int64_t k = 2 * scale - scale % 2;
+    const int64_t k = 2 * sc - sc % 2;
     attr (g, "num_filter", "%" G_GINT64_FORMAT,
         chance (&g->s, 8) ? (gint64) c + 1 : (gint64) c);
     in_const (g, (hy_shape) { .ndim = 4, .dims = { c, 1, k, k } },
@@ -1228,9 +1231,9 @@ gen_upsampling (gen *g, const char *op)
   for (int i = 1; i < CLAMP (n, 1, MAX_INS); i++) {
     hy_shape s = x->shape;
     if (s.ndim == 4) {
-      const int64_t f = (int64_t[]) { 1, scale, scale * 2 }[pick (&g->s, 3)];
-      s.dims[2] = s.dims[2] * scale / f + (chance (&g->s, 16) ? 1 : 0);
-      s.dims[3] = s.dims[3] * scale / f;
+      const int64_t f = (int64_t[]) { 1, sc, sc * 2 }[pick (&g->s, 3)];
+      s.dims[2] = s.dims[2] * sc / f + (chance (&g->s, 16) ? 1 : 0);
+      s.dims[3] = s.dims[3] * sc / f;
     }
     in_operand (g, s);
   }
@@ -1243,7 +1246,8 @@ static void
 gen_pad (gen *g, const char *op)
 {
   const val *x = pick_val_rank (g, 4, 5);
-  const int n = chance (&g->s, 8) ? 2 * rand_int (g, 3, 5)
+  /* rand_int strays outside its range now and then: widths[] bounds n. */
+  const int n = chance (&g->s, 8) ? CLAMP (2 * rand_int (g, 3, 5), 0, 10)
       : 2 * CLAMP (x->shape.ndim, 4, 5);
   int64_t widths[10] = { 0 };
   for (int i = 4; i < n; i++)
@@ -1336,7 +1340,7 @@ gen_broadcast_like (gen *g, const char *op)
       lhs.dims[i] = 1;
   if (chance (&g->s, 3)) {
     int64_t la[3], ra[3];
-    const int n = rand_int (g, 1, 3);
+    const int n = CLAMP (rand_int (g, 1, 3), 1, 3);
     for (int i = 0; i < n; i++) {
       la[i] = rand_axis (g, lhs.ndim);
       ra[i] = rand_axis (g, y->shape.ndim);
