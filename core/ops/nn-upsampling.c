@@ -12,8 +12,6 @@
  * Deconvolution with num_group = num_filter, which only computes when
  * num_filter is the channel count: anything else is refused here.
  */
-#include <string.h>
-
 #include "hybrid.h"
 #include "core/op.h"
 #include "kernels/params/nn.h"
@@ -119,8 +117,9 @@ nearest_infer (const hy_upsampling_params *p, const hy_shape *in, int n_in,
         || o.dims[2] % s->dims[2] != 0 || o.dims[3] % s->dims[3] != 0
         || o.dims[2] / s->dims[2] != o.dims[3] / s->dims[3]) {
       g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
-          "input %d (arg%d) of shape %s cannot be repeated to %" G_GINT64_FORMAT
-          "×%" G_GINT64_FORMAT " (input 0 %s times %" G_GINT64_FORMAT "): "
+          "input %d (arg%d) of shape %s cannot be repeated to %"
+          G_GINT64_FORMAT "×%" G_GINT64_FORMAT " (input 0 %s times %"
+          G_GINT64_FORMAT "): "
           "it needs the same batch and one whole factor on both axes", i, i,
           hy_shape_format (s, buf, sizeof buf), (gint64) o.dims[2],
           (gint64) o.dims[3], hy_shape_format (&in[0], obuf, sizeof obuf),

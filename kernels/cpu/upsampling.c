@@ -82,6 +82,7 @@ hy_cpu_upsampling (hy_cpu_ctx *ctx, const void *params,
     .channels = ys->dims[1], .oh = ys->dims[2], .ow = ys->dims[3],
   };
   const int64_t planes = ys->dims[0] * ys->dims[1];
-  hy_cpu_parallel_for (ctx, planes, hy_cpu_grain (j.oh * j.ow * (p->sum ? n_in : 1)),
+  const int64_t reads = p->sum ? n_in : 1;     /* input planes an output's */
+  hy_cpu_parallel_for (ctx, planes, hy_cpu_grain (j.oh * j.ow * reads),
       nearest_planes, &j);
 }

@@ -5,10 +5,9 @@
  *
  * Their values are checked against MXNet by the conformance fixtures
  * (op_UpSampling_*, op_Pad_*, op_SyncBatchNorm_*, op_reshape_like_*,
- * op_broadcast_like_*, op__contrib_arange_like_*); this file checks parsing and shape inference only.
+ * op_broadcast_like_*, op__contrib_arange_like_*); this file checks
+ * parsing and shape inference only.
  */
-#include <string.h>
-
 #include "hybrid.h"
 #include "op-checks.h"
 
