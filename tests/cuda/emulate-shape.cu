@@ -16,6 +16,7 @@
 #include "kernels/cuda/slice.cuh"
 #include "kernels/cuda/tile.cuh"
 #include "kernels/cuda/pad.cuh"
+#include "kernels/cuda/upsampling.cuh"
 #include "emulate-harness.h"
 
 /* ---- the CUDA side, emulated -------------------------------------------- */
@@ -131,6 +132,22 @@ emulate (emu *e)
           (const hy_repeat_params *) e->params, &x->shape);
       for (int64_t i = 0; i < n; i++)
         y->data[i] = x->data[hy_cuda_repeat_src (&r, i)];
+      break;
+    }
+    case HY_OP_UP_SAMPLING: {
+      /* Nearest: one launch per input, in order (upsampling.cu). */
+      const hy_upsampling_params *p = (const hy_upsampling_params *)
+          e->params;
+      for (int k = 0; k < e->n_in; k++) {
+        int64_t count, dst;
+        const hy_cuda_upsampling_args a = hy_cuda_upsampling_plan (p, e->in,
+            k, y, &count);
+        for (int64_t i = 0; i < count; i++) {
+          const float v = e->in[k]->data[hy_cuda_upsampling_src (&a, i,
+                  &dst)];
+          y->data[dst] = a.add ? y->data[dst] + v : v;
+        }
+      }
       break;
     }
     case HY_OP_PAD: {
@@ -275,6 +292,21 @@ concat_split_cases (void)
 }
 
 static void
+upsampling_cases (void)
+{
+  run ("UpSampling", KV ("scale", "2", "sample_type", "nearest"),
+      { S (2, 3, 4, 5) });
+  run ("UpSampling", KV ("scale", "3", "sample_type", "nearest"),
+      { S (1, 2, 3, 1) });
+  run ("UpSampling", KV ("scale", "2", "sample_type", "nearest", "num_args",
+          "4"), { S (2, 3, 4, 4), S (2, 2, 2, 2), S (2, 1, 8, 8),
+          S (2, 2, 4, 4) });
+  run ("UpSampling", KV ("scale", "4", "sample_type", "nearest", "num_args",
+          "3", "multi_input_mode", "sum"), { S (1, 2, 2, 3), S (1, 2, 4, 6),
+          S (1, 2, 2, 3) });
+}
+
+static void
 pad_cases (void)
 {
   run ("Pad", KV ("mode", "constant", "pad_width", "(0, 0, 0, 0, 1, 2, 0, 3)",
@@ -328,5 +360,6 @@ main (void)
   concat_split_cases ();
   tile_cases ();
   pad_cases ();
+  upsampling_cases ();
   return emu_summary ();
 }
