@@ -52,6 +52,12 @@ struct hy_plan {
   hy_plan *per_image;
   hy_tensor **batch_outputs;
   int64_t batch;
+  /* One image of each graph input, as the per-image plan is given it:
+   * sized by the model's inputs when the split is made, so a forward
+   * allocates nothing whatever their count. */
+  int n_image_inputs;
+  hy_tensor *image_slices;
+  const hy_tensor **image_inputs;
 
   /* Or image by image up to a cut, the rest for the whole batch: calls
    * [0, prefix_calls) run on `per_image` image after image, the values

@@ -52,6 +52,7 @@ op_works_per_image (hy_op_id op)
     case HY_OP_FULLY_CONNECTED:
     case HY_OP_POOLING:
     case HY_OP_BATCH_NORM:
+    case HY_OP_SYNC_BATCH_NORM:
     case HY_OP_ACTIVATION:
     case HY_OP_LEAKY_RELU:
     case HY_OP_RELU:
@@ -179,9 +180,15 @@ split_pays (const hy_plan *plan)
       && written > SPLIT_MIN_ACTIVATIONS_PER_WEIGHT * weights;
 }
 
-/* Inputs beyond this many cannot be split (the structs live on the
- * stack: a forward allocates nothing). */
-#define MAX_SPLIT_INPUTS 16
+/* The arrays a forward passes one image of each input in, made with
+ * the split (a forward allocates nothing). */
+static void
+make_image_inputs (hy_plan *plan, int n_inputs)
+{
+  plan->n_image_inputs = n_inputs;
+  plan->image_slices = g_new0 (hy_tensor, MAX (n_inputs, 1));
+  plan->image_inputs = g_new0 (const hy_tensor *, MAX (n_inputs, 1));
+}
 
 static int
 split_wanted (void)
@@ -510,7 +517,7 @@ split_batch (hy_plan *whole, const hy_shapes *shapes)
   const int n_inputs = hy_model_n_inputs (model);
   const int wanted = split_wanted (), forced = prefix_wanted ();
   if (!wanted || !whole->backend->iface->host_memory || n_inputs < 1
-      || n_inputs > MAX_SPLIT_INPUTS || whole->n_outputs < 1)
+      || whole->n_outputs < 1)
     return whole;
   const hy_shape first = hy_shapes_input (shapes, 0);
   const int64_t batch = first.ndim >= 1 ? first.dims[0] : 0;
@@ -523,28 +530,28 @@ split_batch (hy_plan *whole, const hy_shapes *shapes)
   }
   /* A cut where one pays (its last calls keep the batch's weight
    * reuse), else the whole batch image by image where that pays. */
-  if (wanted == 1 && works_per_image (whole, batch)) {
-    hy_plan *split = split_whole (whole, shapes, batch);
-    return split ? split : whole;
-  }
-  if (split_prefix (whole, shapes, batch, forced) || forced)
+  hy_plan *split = NULL;
+  if (wanted == 1 && works_per_image (whole, batch))
+    split = split_whole (whole, shapes, batch);
+  else if (split_prefix (whole, shapes, batch, forced))
+    split = whole;
+  else if (!forced && works_per_image (whole, batch) && split_pays (whole))
+    split = split_whole (whole, shapes, batch);
+  if (!split)
     return whole;
-  if (works_per_image (whole, batch) && split_pays (whole)) {
-    hy_plan *split = split_whole (whole, shapes, batch);
-    if (split)
-      return split;
-  }
-  return whole;
+  make_image_inputs (split, n_inputs);
+  return split;
 }
 
-/* split_batch splits no plan of more inputs: a caller's mistake. */
+/* The split was made for the model's inputs: more is a caller's mistake
+ * (fewer, the per-image plan reports). */
 static gboolean
-inputs_fit (int n_inputs, GError **error)
+inputs_fit (const hy_plan *plan, int n_inputs, GError **error)
 {
-  if (n_inputs <= MAX_SPLIT_INPUTS)
+  if (n_inputs <= plan->n_image_inputs)
     return TRUE;
   g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-      "%d inputs given to a plan of at most %d", n_inputs, MAX_SPLIT_INPUTS);
+      "%d inputs given to a plan of %d", n_inputs, plan->n_image_inputs);
   return FALSE;
 }
 
@@ -579,9 +586,9 @@ static gboolean
 split_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
     GError **error)
 {
-  hy_tensor slices[MAX_SPLIT_INPUTS];
-  const hy_tensor *ptrs[MAX_SPLIT_INPUTS];
-  if (!inputs_fit (n_inputs, error))
+  hy_tensor *slices = plan->image_slices;
+  const hy_tensor **ptrs = plan->image_inputs;
+  if (!inputs_fit (plan, n_inputs, error))
     return FALSE;
   for (int64_t b = 0; b < plan->batch; b++) {
     image_inputs (inputs, n_inputs, b, plan->batch, slices, ptrs);
@@ -597,9 +604,9 @@ split_profile (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
     int iterations, const hy_layer_profile **layers, int *n_layers,
     GError **error)
 {
-  hy_tensor slices[MAX_SPLIT_INPUTS];
-  const hy_tensor *ptrs[MAX_SPLIT_INPUTS];
-  if (!inputs_fit (n_inputs, error))
+  hy_tensor *slices = plan->image_slices;
+  const hy_tensor **ptrs = plan->image_inputs;
+  if (!inputs_fit (plan, n_inputs, error))
     return FALSE;
   /* Each layer's time per forward: its time on every image, summed. */
   if (!plan->profile)
@@ -643,9 +650,9 @@ static gboolean
 prefix_run (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
     GError **error)
 {
-  hy_tensor slices[MAX_SPLIT_INPUTS];
-  const hy_tensor *ptrs[MAX_SPLIT_INPUTS];
-  if (!inputs_fit (n_inputs, error))
+  hy_tensor *slices = plan->image_slices;
+  const hy_tensor **ptrs = plan->image_inputs;
+  if (!inputs_fit (plan, n_inputs, error))
     return FALSE;
   for (int64_t b = 0; b < plan->batch; b++) {
     image_inputs (inputs, n_inputs, b, plan->batch, slices, ptrs);
@@ -667,10 +674,10 @@ prefix_profile (hy_plan *plan, const hy_tensor *const *inputs, int n_inputs,
     int iterations, const hy_layer_profile **layers, int *n_layers,
     GError **error)
 {
-  hy_tensor slices[MAX_SPLIT_INPUTS];
-  const hy_tensor *ptrs[MAX_SPLIT_INPUTS];
+  hy_tensor *slices = plan->image_slices;
+  const hy_tensor **ptrs = plan->image_inputs;
   const int k = plan->prefix_calls, n = plan->n_calls;
-  if (!inputs_fit (n_inputs, error)
+  if (!inputs_fit (plan, n_inputs, error)
       || !hy_plan_profile_calls (plan, inputs, n_inputs, 0, k, n, layers,
           n_layers, error))   /* describes the calls, times none */
     return FALSE;

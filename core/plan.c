@@ -129,6 +129,7 @@ is_view_op (hy_op_id id)
 {
   switch (id) {
     case HY_OP_RESHAPE:
+    case HY_OP_RESHAPE_LIKE:
     case HY_OP_FLATTEN:
     case HY_OP_EXPAND_DIMS:
     case HY_OP_SQUEEZE:
@@ -703,6 +704,8 @@ hy_plan_free (hy_plan *plan)
     hy_tensor_free (plan->batch_outputs[h]);
   g_free (plan->batch_outputs);
   g_free (plan->cut_from);
+  g_free (plan->image_slices);
+  g_free (plan->image_inputs);
   g_free (plan->cut_to);
   hy_backend *be = plan->backend;
   if (plan->capture)
@@ -840,8 +843,8 @@ node_flops (const hy_plan *plan, guint i)
   const hy_node *node = hy_graph_node (plan->graph, i);
   if (!node->op->def->flops)
     return 0;
-  hy_shape in[64];
-  guint n_in = MIN (node->n_inputs, G_N_ELEMENTS (in));
+  const guint n_in = node->n_inputs;
+  g_autofree hy_shape *in = g_new (hy_shape, MAX (n_in, 1));
   for (guint k = 0; k < n_in; k++) {
     const hy_entry *e = &node->inputs[k];
     in[k] = hy_graph_node (plan->graph, e->node)->shapes[e->index];

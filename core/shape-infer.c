@@ -38,17 +38,21 @@ check_output (const hy_node *node, guint k, GError **error)
 gboolean
 hy_graph_infer_shapes (hy_graph *graph, GError **error)
 {
-  hy_shape in_shapes[64];
+  /* Concat, add_n and stack take any number of inputs (SSD on COCO
+   * concatenates one value per class): the widest node's shapes go on
+   * the heap, the usual ones on the stack, since a forward with a new
+   * input shape infers again and should allocate no more than it must. */
+  hy_shape on_stack[64];
+  guint widest = 1;
+  for (guint i = 0; i < hy_graph_n_nodes (graph); i++)
+    widest = MAX (widest, hy_graph_node (graph, i)->n_inputs);
+  g_autofree hy_shape *on_heap = widest > G_N_ELEMENTS (on_stack)
+      ? g_new (hy_shape, widest) : NULL;
+  hy_shape *in_shapes = on_heap ? on_heap : on_stack;
   for (guint i = 0; i < hy_graph_n_nodes (graph); i++) {
     hy_node *node = hy_graph_node (graph, i);
     if (!node->op)
       continue;                 /* variables: shapes set by the model */
-    if (node->n_inputs > G_N_ELEMENTS (in_shapes)) {
-      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
-          "node '%s' (op %s): %u inputs is more than the %zu supported",
-          node->name, node->op_name, node->n_inputs, G_N_ELEMENTS (in_shapes));
-      return FALSE;
-    }
     for (guint k = 0; k < node->n_inputs; k++) {
       const hy_entry *e = &node->inputs[k];
       const hy_node *src = hy_graph_node (graph, e->node);

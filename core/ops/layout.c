@@ -1,7 +1,7 @@
 /*
- * layout.c — shape_array, reverse (flip), stack and broadcast_axis
- * (broadcast_axes): the tensor plumbing of GluonCV's two-stage detectors,
- * with MXNet 1.9.1's attributes and shape checks.
+ * layout.c — shape_array, reverse (flip), stack, broadcast_axis
+ * (broadcast_axes) and broadcast_like: the tensor plumbing of GluonCV's
+ * two-stage detectors, with MXNet 1.9.1's attributes and shape checks.
  */
 #include "hybrid.h"
 #include "core/op.h"
@@ -187,10 +187,104 @@ const hy_op_def hy_opdef_stack = {
 
 /* ---- broadcast_axis ----------------------------------------------------- */
 
+/* broadcast_like's lhs_axes and rhs_axes: both or neither (MXNet takes
+ * the axes only when both are given), of one length, not empty; any
+ * integers here, checked against the shapes later. */
+static gboolean
+broadcast_like_parse (GHashTable *attrs, hy_broadcast_axis_params *p,
+    GError **error)
+{
+  hy_tuple lhs = { 0 }, rhs = { 0 };
+  const gboolean has_lhs = hy_attr_has (attrs, "lhs_axes")
+      && !hy_attr_is_none (attrs, "lhs_axes");
+  const gboolean has_rhs = hy_attr_has (attrs, "rhs_axes")
+      && !hy_attr_is_none (attrs, "rhs_axes");
+  if ((has_lhs && !hy_attr_tuple (attrs, "lhs_axes", &lhs, FALSE, error))
+      || (has_rhs && !hy_attr_tuple (attrs, "rhs_axes", &rhs, FALSE,
+              error)))
+    return FALSE;
+  if (!has_lhs || !has_rhs)
+    return TRUE;
+  if (lhs.n != rhs.n || lhs.n == 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attributes 'lhs_axes' = '%s' and 'rhs_axes' = '%s' must have the "
+        "same, non-zero number of entries",
+        hy_attr_string (attrs, "lhs_axes"), hy_attr_string (attrs,
+            "rhs_axes"));
+    return FALSE;
+  }
+  for (int i = 0; i < lhs.n; i++) {
+    if (lhs.v[i] < -HY_MAX_DIMS || lhs.v[i] >= HY_MAX_DIMS
+        || rhs.v[i] < -HY_MAX_DIMS || rhs.v[i] >= HY_MAX_DIMS) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "attributes 'lhs_axes' = '%s', 'rhs_axes' = '%s': entry %d is "
+          "out of range for tensors of at most %d dimensions",
+          hy_attr_string (attrs, "lhs_axes"), hy_attr_string (attrs,
+              "rhs_axes"), i, HY_MAX_DIMS);
+      return FALSE;
+    }
+    p->axes[i] = (int) lhs.v[i];
+    p->rhs_axes[i] = (int) rhs.v[i];
+  }
+  p->n_axes = lhs.n;
+  return TRUE;
+}
+
+/* Without axes: the shapes of one rank, lhs's axes of length 1 or
+ * rhs's.  With them: lhs with axis lhs_axes[i] (of length 1) as long as
+ * rhs's axis rhs_axes[i], a later pair winning over an earlier one for
+ * the same axis, as in MXNet. */
+static gboolean
+broadcast_like_infer (const hy_broadcast_axis_params *p, const hy_shape *in,
+    hy_shape *out, GError **error)
+{
+  char lbuf[HY_SHAPE_STRLEN], rbuf[HY_SHAPE_STRLEN];
+  const hy_shape *l = &in[0], *r = &in[1];
+  hy_shape o = *l;
+  if (p->n_axes == 0) {
+    gboolean ok = l->ndim == r->ndim;
+    for (int i = 0; ok && i < l->ndim; i++)
+      ok = l->dims[i] == r->dims[i] || l->dims[i] == 1;
+    if (!ok) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "lhs of shape %s cannot be broadcast to rhs's %s: the ranks must "
+          "match and each lhs axis be 1 long or as long as rhs's",
+          hy_shape_format (l, lbuf, sizeof lbuf),
+          hy_shape_format (r, rbuf, sizeof rbuf));
+      return FALSE;
+    }
+    *out = *r;
+    return TRUE;
+  }
+  for (int i = 0; i < p->n_axes; i++) {
+    int la, ra;
+    if (!hy_axis_normalize (p->axes[i], l->ndim, &la)
+        || !hy_axis_normalize (p->rhs_axes[i], r->ndim, &ra)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "axes pair %d (lhs %d, rhs %d) is outside lhs %s or rhs %s", i,
+          p->axes[i], p->rhs_axes[i], hy_shape_format (l, lbuf,
+              sizeof lbuf), hy_shape_format (r, rbuf, sizeof rbuf));
+      return FALSE;
+    }
+    if (l->dims[la] != 1) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "axis %d of lhs %s has length %" G_GINT64_FORMAT "; an axis in "
+          "lhs_axes must have length 1", la, hy_shape_format (l, lbuf,
+              sizeof lbuf), (gint64) l->dims[la]);
+      return FALSE;
+    }
+    o.dims[la] = r->dims[ra];
+  }
+  *out = o;
+  return TRUE;
+}
+
 static gboolean
 broadcast_axis_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_broadcast_axis_params *p = params;
+  if (p->op == HY_OP_BROADCAST_LIKE)
+    return broadcast_like_parse (attrs, p, error);
   if (!axes_attr (attrs, "axis", p->axes, &p->n_axes, error))
     return FALSE;
   hy_tuple t = { 0 };
@@ -220,6 +314,8 @@ broadcast_axis_infer (const void *params, const hy_shape *in, int n_in,
 {
   const hy_broadcast_axis_params *p = params;
   char buf[HY_SHAPE_STRLEN];
+  if (p->op == HY_OP_BROADCAST_LIKE)
+    return broadcast_like_infer (p, in, out, error);
   if (!check_axes (p->axes, p->n_axes, &in[0], "axis", error))
     return FALSE;
   hy_shape r = in[0];
@@ -239,10 +335,21 @@ broadcast_axis_infer (const void *params, const hy_shape *in, int n_in,
   return TRUE;
 }
 
+/* broadcast_like reads its second input's shape only. */
+static const char *const broadcast_inputs[] = { "data", "rhs", NULL };
+
+static int
+broadcast_num_inputs (const void *params)
+{
+  return ((const hy_broadcast_axis_params *) params)->op
+      == HY_OP_BROADCAST_LIKE ? 2 : 1;
+}
+
 const hy_op_def hy_opdef_broadcast_axis = {
   .params_size = sizeof (hy_broadcast_axis_params),
   .parse = broadcast_axis_parse,
-  .input_names = data_input,
+  .input_names = broadcast_inputs,
+  .num_inputs = broadcast_num_inputs,
   .infer_shape = broadcast_axis_infer,
   .infer_dtype = hy_dtype_like_data,
 };

@@ -10,6 +10,13 @@
  * With output_mean_var MXNet also returns its "mean" and "var" outputs;
  * at inference those are the moving mean and 1 / sqrt(moving_var + eps)
  * (it keeps the inverse standard deviation there, not the variance).
+ *
+ * _contrib_SyncBatchNorm is BatchNorm across devices in training; at
+ * inference it is BatchNorm on axis 1 with the same defaults, its own
+ * attribute set (no `axis`, a required `key`, `ndev`), and its own
+ * arithmetic order (kernels/cpu/batch-norm.c).  MXNet leaves its "mean"
+ * and "var" outputs unwritten at inference, so output_mean_var=True is
+ * refused rather than given values MXNet does not have.
  */
 #include "hybrid.h"
 #include "core/op.h"
@@ -18,6 +25,35 @@
 
 #define BN_DEFAULT_EPS 1e-3
 
+/* What _contrib_SyncBatchNorm takes that BatchNorm does not, and the
+ * reverse. */
+static gboolean
+sync_bn_attrs (GHashTable *attrs, GError **error)
+{
+  int64_t ndev;
+  gboolean output_mean_var;
+  if (hy_attr_has (attrs, "axis")) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'axis' is not one of _contrib_SyncBatchNorm's: it "
+        "normalises axis 1 always");
+    return FALSE;
+  }
+  if (!hy_attr_require (attrs, "key", error)
+      || !hy_attr_int (attrs, "ndev", 1, &ndev, error)
+      || !hy_attr_bool (attrs, "output_mean_var", FALSE, &output_mean_var,
+          error))
+    return FALSE;
+  if (output_mean_var) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "attribute 'output_mean_var' = '%s': MXNet leaves "
+        "_contrib_SyncBatchNorm's mean and var outputs unwritten at "
+        "inference, so there are no values to give",
+        hy_attr_string (attrs, "output_mean_var"));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 bn_parse (GHashTable *attrs, void *params, GError **error)
 {
@@ -25,6 +61,8 @@ bn_parse (GHashTable *attrs, void *params, GError **error)
   double eps;
   gboolean fix_gamma, output_mean_var, unused;
   int64_t axis;
+  if (p->op == HY_OP_SYNC_BATCH_NORM && !sync_bn_attrs (attrs, error))
+    return FALSE;
   if (!hy_attr_float (attrs, "eps", BN_DEFAULT_EPS, &eps, error)
       || !hy_attr_bool (attrs, "fix_gamma", TRUE, &fix_gamma, error)
       || !hy_attr_bool (attrs, "output_mean_var", FALSE, &output_mean_var,

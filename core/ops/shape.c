@@ -117,10 +117,98 @@ const hy_op_def hy_opdef_flatten = {
 
 /* ---- Reshape ------------------------------------------------------------ */
 
+/* reshape_like: lhs_begin, lhs_end, rhs_begin, rhs_end, each an integer
+ * or None. */
+static gboolean
+reshape_like_parse (GHashTable *attrs, hy_reshape_params *p, GError **error)
+{
+  static const char *const side[2] = { "lhs", "rhs" };
+  for (int k = 0; k < 2; k++) {
+    g_autofree char *begin = g_strdup_printf ("%s_begin", side[k]);
+    g_autofree char *end = g_strdup_printf ("%s_end", side[k]);
+    gboolean begin_none, end_none;
+    if (!hy_attr_opt_int (attrs, begin, 0, &p->like_begin[k], &begin_none,
+            error)
+        || !hy_attr_opt_int (attrs, end, 0, &p->like_end[k], &end_none,
+            error))
+      return FALSE;
+    p->like_begin_none[k] = begin_none || !hy_attr_has (attrs, begin);
+    p->like_end_none[k] = end_none || !hy_attr_has (attrs, end);
+  }
+  return TRUE;
+}
+
+/* Side k's range [*begin, *end) on a shape of rank ndim, as MXNet 1.9.1
+ * resolves it: negative bounds count from the end, and the range must
+ * be a non-empty part of the axes. */
+static gboolean
+reshape_like_range (const hy_reshape_params *p, int k, const hy_shape *s,
+    int *begin, int *end, GError **error)
+{
+  static const char *const side[2] = { "lhs", "rhs" };
+  char buf[HY_SHAPE_STRLEN];
+  int64_t b = p->like_begin_none[k] ? 0 : p->like_begin[k];
+  int64_t e = p->like_end_none[k] ? s->ndim : p->like_end[k];
+  b = b < 0 ? b + s->ndim : b;
+  e = e < 0 ? e + s->ndim : e;
+  if (b < 0 || e > s->ndim || b >= e) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "%s_begin, %s_end resolve to axes [%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ") of %s %s; they must be a non-empty range of its "
+        "axes", side[k], side[k], (gint64) b, (gint64) e, side[k],
+        hy_shape_format (s, buf, sizeof buf));
+    return FALSE;
+  }
+  *begin = (int) b;
+  *end = (int) e;
+  return TRUE;
+}
+
+/* lhs's axes before the range, rhs's in its range, lhs's after it: the
+ * same element count as lhs. */
+static gboolean
+reshape_like_infer (const hy_reshape_params *p, const hy_shape *in,
+    hy_shape *out, GError **error)
+{
+  char lbuf[HY_SHAPE_STRLEN], obuf[HY_SHAPE_STRLEN];
+  int lb, le, rb, re;
+  if (!reshape_like_range (p, 0, &in[0], &lb, &le, error)
+      || !reshape_like_range (p, 1, &in[1], &rb, &re, error))
+    return FALSE;
+  const int ndim = lb + (re - rb) + (in[0].ndim - le);
+  if (ndim > HY_MAX_DIMS) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "the result would have %d dimensions, more than the %d supported",
+        ndim, HY_MAX_DIMS);
+    return FALSE;
+  }
+  hy_shape o = { .ndim = ndim };
+  int n = 0;
+  for (int i = 0; i < lb; i++)
+    o.dims[n++] = in[0].dims[i];
+  for (int i = rb; i < re; i++)
+    o.dims[n++] = in[1].dims[i];
+  for (int i = le; i < in[0].ndim; i++)
+    o.dims[n++] = in[0].dims[i];
+  int64_t have, want;
+  if (!checked_product (in[0].dims, in[0].ndim, &have)
+      || !checked_product (o.dims, o.ndim, &want) || have != want) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "lhs of shape %s cannot become %s: the element counts differ",
+        hy_shape_format (&in[0], lbuf, sizeof lbuf),
+        hy_shape_format (&o, obuf, sizeof obuf));
+    return FALSE;
+  }
+  *out = o;
+  return TRUE;
+}
+
 static gboolean
 reshape_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_reshape_params *p = params;
+  if (p->op == HY_OP_RESHAPE_LIKE)
+    return reshape_like_parse (attrs, p, error);
   hy_tuple shape = { 0 }, target = { 0 };
   gboolean reverse, keep_highest;
   if (!hy_attr_tuple (attrs, "shape", &shape, FALSE, error)
@@ -311,6 +399,8 @@ reshape_infer (const void *params, const hy_shape *in, int n_in,
   const hy_reshape_params *p = params;
   char ibuf[HY_SHAPE_STRLEN];
   int64_t numel;
+  if (p->op == HY_OP_RESHAPE_LIKE)
+    return reshape_like_infer (p, in, out, error);
   if (!checked_product (in[0].dims, in[0].ndim, &numel)) {
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE, "input shape %s is too "
         "large", hy_shape_format (&in[0], ibuf, sizeof ibuf));
@@ -414,10 +504,21 @@ reshape_infer (const void *params, const hy_shape *in, int n_in,
   return TRUE;
 }
 
+/* reshape_like reads its second input's shape only. */
+static const char *const reshape_inputs[] = { "data", "rhs", NULL };
+
+static int
+reshape_num_inputs (const void *params)
+{
+  return ((const hy_reshape_params *) params)->op == HY_OP_RESHAPE_LIKE
+      ? 2 : 1;
+}
+
 const hy_op_def hy_opdef_reshape = {
   .params_size = sizeof (hy_reshape_params),
   .parse = reshape_parse,
-  .input_names = data_input,
+  .input_names = reshape_inputs,
+  .num_inputs = reshape_num_inputs,
   .infer_shape = reshape_infer,
   .infer_dtype = hy_dtype_like_data,
   .inplace = TRUE,

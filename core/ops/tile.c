@@ -1,6 +1,8 @@
 /*
  * tile.c — ops that make more data than they read: tile, repeat, and
- * _arange (which reads nothing: its shape comes from attributes alone).
+ * _arange (which reads nothing: its shape comes from attributes alone)
+ * with _contrib_arange_like (which reads only its data's shape and
+ * dtype).
  */
 #include <math.h>
 #include <string.h>
@@ -175,10 +177,43 @@ arange_dtype_ok (int dtype, gboolean *integral)
   }
 }
 
+/* _contrib_arange_like: start, step, repeat and an optional axis; MXNet
+ * 1.9.1 divides by repeat, so 0 is refused, and a zero step is allowed
+ * (every value is start). */
+static gboolean
+arange_like_parse (GHashTable *attrs, hy_arange_params *p, GError **error)
+{
+  int64_t axis;
+  gboolean axis_none;
+  if (!hy_attr_float (attrs, "start", 0.0, &p->start, error)
+      || !hy_attr_float (attrs, "step", 1.0, &p->step, error)
+      || !hy_attr_int (attrs, "repeat", 1, &p->repeat, error)
+      || !hy_attr_opt_int (attrs, "axis", 0, &axis, &axis_none, error))
+    return FALSE;
+  if (p->repeat < 1) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'repeat' = %" G_GINT64_FORMAT " must be positive",
+        (gint64) p->repeat);
+    return FALSE;
+  }
+  if (!axis_none && (axis < -HY_MAX_DIMS || axis >= HY_MAX_DIMS)) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'axis' = '%s' is out of range for tensors of at most %d "
+        "dimensions", hy_attr_string (attrs, "axis"), HY_MAX_DIMS);
+    return FALSE;
+  }
+  p->has_axis = !axis_none && hy_attr_has (attrs, "axis");
+  p->axis = (int) axis;
+  p->dtype = HY_DTYPE_FLOAT32;  /* the data's, from arange_dtype */
+  return TRUE;
+}
+
 static gboolean
 arange_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_arange_params *p = params;
+  if (p->op == HY_OP_ARANGE_LIKE)
+    return arange_like_parse (attrs, p, error);
   double stop = 0.0;
   gboolean stop_none = !hy_attr_has (attrs, "stop"), infer_range, integral;
   if (!stop_none) {
@@ -257,6 +292,22 @@ arange_infer (const void *params, const hy_shape *in, int n_in,
     hy_shape *out, int n_out, GError **error)
 {
   const hy_arange_params *p = params;
+  if (p->op == HY_OP_ARANGE_LIKE) {
+    char buf[HY_SHAPE_STRLEN];
+    int axis;
+    if (!p->has_axis) {
+      out[0] = in[0];
+      return TRUE;
+    }
+    if (!hy_axis_normalize (p->axis, in[0].ndim, &axis)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "attribute 'axis' = %d is out of range for data of shape %s",
+          p->axis, hy_shape_format (&in[0], buf, sizeof buf));
+      return FALSE;
+    }
+    out[0] = hy_shape_make (1, &in[0].dims[axis]);
+    return TRUE;
+  }
   /* MXNet sizes the output in double precision, like this. */
   int64_t n = (int64_t) (ceil ((p->stop - p->start) / p->step)
       * (double) p->repeat);
@@ -264,20 +315,41 @@ arange_infer (const void *params, const hy_shape *in, int n_in,
   return TRUE;
 }
 
-static const char *const no_inputs[] = { NULL };
+static int
+arange_num_inputs (const void *params)
+{
+  return ((const hy_arange_params *) params)->op == HY_OP_ARANGE_LIKE;
+}
 
+/* _arange's dtype is its attribute; arange_like's is its data's, which
+ * decides whether start and step are truncated first (as MXNet computes
+ * in the output's dtype). */
 static gboolean
 arange_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
     int n_out, GError **error)
 {
-  out[0] = ((const hy_arange_params *) params)->dtype;
+  hy_arange_params *p = params;
+  if (p->op == HY_OP_ARANGE_LIKE) {
+    const double int_limit = 9.2e18;
+    p->dtype = in[0];
+    p->integral = hy_dtype_is_integer (in[0]);
+    if (p->integral && !(fabs (p->start) < int_limit
+            && fabs (p->step) < int_limit)) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "attributes (start, step) = (%g, %g) do not fit the data's "
+          "integer dtype", p->start, p->step);
+      return FALSE;
+    }
+  }
+  out[0] = p->dtype;
   return TRUE;
 }
 
 const hy_op_def hy_opdef_arange = {
   .params_size = sizeof (hy_arange_params),
   .parse = arange_parse,
-  .input_names = no_inputs,
+  .input_names = data_input,
+  .num_inputs = arange_num_inputs,
   .infer_shape = arange_infer,
   .infer_dtype = arange_dtype,
 };

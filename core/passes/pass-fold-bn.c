@@ -125,7 +125,9 @@ hy_pass_fold_batchnorm (hy_graph *graph, GPtrArray *owned,
     hy_pass_stats *stats, GError **error)
 {
   for (guint i = 0; i < hy_graph_n_nodes (graph); i++) {
-    if (!hy_node_is_op (hy_graph_node (graph, i), HY_OP_BATCH_NORM))
+    const hy_node *node = hy_graph_node (graph, i);
+    if (!hy_node_is_op (node, HY_OP_BATCH_NORM)
+        && !hy_node_is_op (node, HY_OP_SYNC_BATCH_NORM))
       continue;
     int prod = foldable_producer (graph, i);
     if (prod < 0)

@@ -4,6 +4,10 @@
  * gamma read as 1 under fix_gamma.  The data is walked as (outer, C, inner)
  * so each channel's scale applies to a contiguous run, runs in parallel.
  * y may be x.
+ *
+ * _contrib_SyncBatchNorm rounds as MXNet's own kernel for it does:
+ *   y = gamma / sqrt(var + eps) · x + (beta − gamma · mean / sqrt(var + eps)),
+ * which is the same run with a mean of 0.
  */
 #include <math.h>
 #include <string.h>
@@ -58,14 +62,29 @@ hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,
 
   const float *gamma = in[1]->data, *beta = in[2]->data;
   const float *mean = in[3]->data, *var = in[4]->data;
-  float *scale = hy_cpu_workspace (ctx, (size_t) channels * sizeof (float));
-  for (int64_t c = 0; c < channels; c++) {
-    const float inv_std = 1.0f / sqrtf (var[c] + p->eps);
-    scale[c] = p->fix_gamma ? inv_std : gamma[c] * inv_std;
+  float *scale = hy_cpu_workspace (ctx,
+      3 * (size_t) channels * sizeof (float));
+  const float *run_mean = mean, *shift = beta;
+  if (p->op == HY_OP_SYNC_BATCH_NORM) {
+    float *zeros = scale + channels, *sync_shift = zeros + channels;
+    for (int64_t c = 0; c < channels; c++) {
+      const float slope = p->fix_gamma ? 1.0f : gamma[c];
+      const float std = sqrtf (var[c] + p->eps);
+      scale[c] = slope / std;
+      sync_shift[c] = beta[c] - slope * mean[c] / std;
+      zeros[c] = 0.0f;
+    }
+    run_mean = zeros;
+    shift = sync_shift;
+  } else {
+    for (int64_t c = 0; c < channels; c++) {
+      const float inv_std = 1.0f / sqrtf (var[c] + p->eps);
+      scale[c] = p->fix_gamma ? inv_std : gamma[c] * inv_std;
+    }
   }
 
   const batch_norm_job j = {
-    in[0]->data, mean, scale, beta, out[0]->data, channels, inner,
+    in[0]->data, run_mean, scale, shift, out[0]->data, channels, inner,
   };
   hy_cpu_parallel_for (ctx, outer * channels, hy_cpu_grain (inner),
       normalize_runs, (void *) &j);

@@ -93,14 +93,14 @@ void
 hy_cpu_broadcast_axis (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
-  const hy_broadcast_axis_params *p = params;
+  /* broadcast_axis and broadcast_like alike: the input axes of length 1
+   * are the ones repeated (hy_broadcast_axis_params). */
   const hy_shape *s = &in[0]->shape;
-  const uint32_t mask = hy_axes_mask (p->axes, p->n_axes, s->ndim);
   gather_job j = { .x = in[0]->data, .y = out[0]->data,
     .os = out[0]->shape };
   int64_t stride = 1;
   for (int i = s->ndim - 1; i >= 0; i--) {
-    j.step[i] = mask & (1u << i) ? 0 : stride;
+    j.step[i] = s->dims[i] == 1 ? 0 : stride;
     stride *= s->dims[i];
   }
   gather_run (ctx, &j);

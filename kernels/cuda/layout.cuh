@@ -46,13 +46,14 @@ static inline hy_cuda_strided_args
 hy_cuda_broadcast_axis_walk (const hy_broadcast_axis_params *p,
     const hy_shape *in, const hy_shape *out)
 {
-  const uint32_t mask = hy_axes_mask (p->axes, p->n_axes, in->ndim);
+  /* broadcast_axis and broadcast_like alike: the input axes of length 1
+   * are the ones repeated (hy_broadcast_axis_params). */
   int64_t in_stride[HY_MAX_DIMS];
   hy_cuda_input_strides (in, in_stride);
   hy_cuda_strided_args w = {};
   for (int i = 0; i < out->ndim; i++)
     hy_cuda_strided_push (&w, out->dims[i],
-        mask & (1u << i) ? 0 : in_stride[i]);
+        in->dims[i] == 1 ? 0 : in_stride[i]);
   return w;
 }
 

@@ -121,6 +121,28 @@ hy_deconv_pads (const hy_deconv_params *p, int i, int64_t size,
   *pad = (total + 1) / 2;
 }
 
+/* UpSampling (MXNet 1.9.1's: NCHW, one integer scale).  Nearest: each of
+ * num_args inputs repeated to the output's H×W, by its own factor (the
+ * output's size over the input's, the same on both axes), and then
+ * concatenated along the channels or summed.  Bilinear: data and a
+ * (C, 1, k, k) weight through `deconv`, the Deconvolution MXNet runs for
+ * it (kernel 2s − s mod 2, stride s, pad ⌈(s − 1)/2⌉, one group per
+ * channel, no bias). */
+typedef enum hy_upsampling_type {
+  HY_UPSAMPLING_NEAREST,
+  HY_UPSAMPLING_BILINEAR,
+} hy_upsampling_type;
+
+typedef struct hy_upsampling_params {
+  hy_op_id op;
+  hy_upsampling_type sample_type;
+  int64_t scale;
+  int64_t num_filter;           /* bilinear: must be the channel count */
+  int num_args;
+  bool sum;                     /* multi_input_mode: sum, else concat */
+  hy_deconv_params deconv;      /* bilinear */
+} hy_upsampling_params;
+
 typedef struct hy_fc_params {
   hy_op_id op;
   int64_t num_hidden;

@@ -40,6 +40,11 @@ typedef struct hy_reshape_params {
   bool reverse;
   bool legacy_target;
   bool keep_highest;            /* legacy_target only */
+  /* reshape_like: lhs's axes [begin[0], end[0]) replaced by rhs's
+   * [begin[1], end[1]), as written (may be negative); a bound left None
+   * is 0 for a begin and the rank for an end. */
+  int64_t like_begin[2], like_end[2];
+  bool like_begin_none[2], like_end_none[2];
 } hy_reshape_params;
 
 typedef struct hy_expand_dims_params {
@@ -144,7 +149,10 @@ typedef struct hy_repeat_params {
 /* _arange: start, start+step, … below stop, each value `repeat` times.
  * `stop` is always set (an omitted stop is resolved as range(0, start)).
  * integral: the dtype is an integer type, so MXNet truncates start and
- * step before computing the values. */
+ * step before computing the values.
+ * _contrib_arange_like: the same values, as many as its data has
+ * (stop unused), or as its data's `axis` is long; the dtype is the
+ * data's, recorded at load. */
 typedef struct hy_arange_params {
   hy_op_id op;
   double start;
@@ -153,6 +161,8 @@ typedef struct hy_arange_params {
   int64_t repeat;
   int dtype;
   bool integral;
+  bool has_axis;                /* arange_like */
+  int axis;                     /* arange_like: as written, may be < 0 */
 } hy_arange_params;
 
 /* Python's slice rule for one axis of length len: the first index, the
@@ -240,12 +250,18 @@ typedef struct hy_stack_params {
   int axis;                       /* in [-(ndim + 1), ndim] */
 } hy_stack_params;
 
-/* broadcast_axis: axes of length 1 repeated to size[i]. */
+/* broadcast_axis: axes of length 1 repeated to size[i].
+ * broadcast_like: lhs (input 0) broadcast to rhs's shape, or, given
+ * lhs_axes and rhs_axes, lhs's axis lhs_axes[i] (of length 1) repeated to
+ * rhs's axis rhs_axes[i] (n_axes pairs; axes as written, may be
+ * negative).  Either way the kernels repeat every input axis of length
+ * 1 to the output's length: the shape says which. */
 typedef struct hy_broadcast_axis_params {
   hy_op_id op;
   int n_axes;
   int axes[HY_SHAPE_PARAM_MAX];   /* >= 0, as MXNet requires */
   int64_t size[HY_SHAPE_PARAM_MAX];
+  int rhs_axes[HY_SHAPE_PARAM_MAX];     /* broadcast_like */
 } hy_broadcast_axis_params;
 
 /* The axis bits of a reverse or broadcast_axis for an input of rank ndim
@@ -257,6 +273,49 @@ hy_axes_mask (const int *axes, int n_axes, int ndim)
   for (int i = 0; i < n_axes; i++)
     mask |= 1u << (axes[i] < 0 ? axes[i] + ndim : axes[i]);
   return mask;
+}
+
+/* Pad (MXNet 1.9.1's: 4-D or 5-D data, no padding of the batch and
+ * channel axes).  Along each axis output position o reads input position
+ * o − before: outside the input that is `value` (constant), the nearest
+ * edge (edge), or the position mirrored about the edge without repeating
+ * it (reflect, which MXNet allows for pads shorter than the axis).  A
+ * negative pad crops, as it does in MXNet. */
+typedef enum hy_pad_mode {
+  HY_PAD_CONSTANT,
+  HY_PAD_EDGE,
+  HY_PAD_REFLECT,
+} hy_pad_mode;
+
+typedef struct hy_pad_params {
+  hy_op_id op;
+  hy_pad_mode mode;
+  int n_widths;                 /* pad_width's entries: 2 per data axis */
+  int64_t before[HY_SHAPE_PARAM_MAX / 2];
+  int64_t after[HY_SHAPE_PARAM_MAX / 2];
+  float value;
+} hy_pad_params;
+
+/* The input position output position o of an axis of `size` reads, or
+ * -1 for the constant.  The CUDA kernel runs it too (kernels/cuda/pad.cuh). */
+#ifdef __CUDACC__
+#define HY_PAD_HD __host__ __device__ __forceinline__
+#else
+#define HY_PAD_HD static inline
+#endif
+HY_PAD_HD int64_t
+hy_pad_source (hy_pad_mode mode, int64_t o, int64_t before, int64_t size)
+{
+  int64_t i = o - before;
+  if (i >= 0 && i < size)
+    return i;
+  if (mode == HY_PAD_CONSTANT)
+    return -1;
+  if (mode == HY_PAD_REFLECT)
+    i = i < 0 ? -i : 2 * (size - 1) - i;
+  /* Edge; and reflect's pads are shorter than the axis, so this only
+   * keeps a one-element axis in range. */
+  return i < 0 ? 0 : i >= size ? size - 1 : i;
 }
 
 #endif /* HY_PARAMS_SHAPE_H */

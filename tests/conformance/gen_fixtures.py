@@ -460,6 +460,127 @@ def ops_convolution():
          note="resnet-style downsampling shortcut")
 
 
+def ops_upsampling():
+    """UpSampling: nearest with one input and several (concatenated or summed, each input
+    repeated by its own whole factor), bilinear (a Deconvolution with the weight given)."""
+    def nearest(name, shapes, note="", **kw):
+        def build(rng):
+            ins = inputs_of(rng, *[(s, randn) for s in shapes])
+            sym = mx.sym.UpSampling(*[V(n) for n in ins], sample_type="nearest",
+                                    num_args=len(shapes), name="up", **kw)
+            return sym, ins, {}
+        op("UpSampling_" + name, "UpSampling", build, note)
+
+    nearest("nearest_s2", [(2, 3, 4, 5)], scale=2)
+    nearest("nearest_s3", [(1, 2, 3, 4)], scale=3)
+    nearest("nearest_s1", [(2, 2, 3, 3)], scale=1, note="scale 1 copies")
+    nearest("nearest_sum_one_input", [(2, 3, 2, 3)], scale=2, multi_input_mode="sum",
+            note="sum with one input is the plain repeat")
+    nearest("nearest_concat4", [(2, 3, 4, 4), (2, 2, 2, 2), (2, 1, 8, 8), (2, 2, 4, 4)],
+            scale=2, note="inputs repeated 2, 4, 1 and 2 times, channels concatenated")
+    nearest("nearest_sum2", [(2, 3, 3, 2), (2, 3, 6, 4)], scale=2, multi_input_mode="sum",
+            note="two inputs summed, the second already at the output size")
+    nearest("nearest_sum3", [(1, 2, 2, 3), (1, 2, 4, 6), (1, 2, 2, 3)], scale=4,
+            multi_input_mode="sum", note="three inputs summed, repeated 4, 2 and 4 times")
+
+    def bilinear(name, in_shape, scale, note=""):
+        def build(rng):
+            c = in_shape[1]
+            k = 2 * scale - scale % 2
+            sym = mx.sym.UpSampling(V("data"), V("up_weight"), scale=scale,
+                                    sample_type="bilinear", num_filter=c, num_args=2, name="up")
+            params = {"up_weight": weight(rng, (c, 1, k, k))}
+            return sym, OrderedDict(data=randn(rng, in_shape)), params
+        op("UpSampling_" + name, "UpSampling", build, note)
+
+    bilinear("bilinear_s2", (2, 3, 4, 5), 2, "kernel 4, stride 2, pad 1, one group a channel")
+    bilinear("bilinear_s3", (1, 2, 3, 4), 3, "odd scale: kernel 5, pad 1")
+    bilinear("bilinear_s4", (1, 4, 3, 3), 4, "kernel 8, pad 2")
+    bilinear("bilinear_s1", (2, 2, 3, 3), 1, "kernel 1: a per-channel scale")
+
+
+def ops_pad():
+    """Pad in its three modes on 4-D and 5-D data; negative pads crop, as MXNet lets them."""
+    def pad(name, in_shape, note="", **kw):
+        op("Pad_" + name, "Pad",
+           unary(lambda d: mx.sym.pad(d, name="pad", **kw), shape=in_shape), note)
+
+    x4, x5 = (2, 3, 4, 5), (1, 2, 3, 4, 3)
+    pad("constant_4d", x4, mode="constant", pad_width=(0, 0, 0, 0, 1, 2, 0, 3))
+    pad("constant_value", x4, "constant_value=1.5",
+        mode="constant", pad_width=(0, 0, 0, 0, 2, 1, 1, 1), constant_value=1.5)
+    pad("constant_5d", x5, mode="constant", pad_width=(0, 0, 0, 0, 1, 0, 2, 1, 0, 2),
+        constant_value=-2)
+    pad("constant_crop", x4, "negative pads crop",
+        mode="constant", pad_width=(0, 0, 0, 0, -1, 2, 1, -2))
+    pad("edge_4d", x4, mode="edge", pad_width=(0, 0, 0, 0, 2, 1, 3, 2))
+    pad("edge_wider_than_input", (1, 2, 2, 3), "pads longer than the axis repeat the edge",
+        mode="edge", pad_width=(0, 0, 0, 0, 5, 4, 0, 7))
+    pad("edge_5d", x5, mode="edge", pad_width=(0, 0, 0, 0, 2, 1, 0, 1, 1, 2))
+    pad("edge_crop", x4, mode="edge", pad_width=(0, 0, 0, 0, -1, 2, 2, -1))
+    pad("reflect_4d", x4, "pads of the axis length less one, the most MXNet allows",
+        mode="reflect", pad_width=(0, 0, 0, 0, 3, 3, 4, 4))
+    pad("reflect_5d", x5, mode="reflect", pad_width=(0, 0, 0, 0, 1, 2, 2, 1, 2, 2))
+    pad("reflect_crop", x4, mode="reflect", pad_width=(0, 0, 0, 0, -1, 2, 1, -2))
+
+
+def ops_like():
+    """Ops shaped by a second input: reshape_like (ranges of axes), broadcast_like (whole or by
+    axes pairs) and _contrib_arange_like (whole, along an axis, repeated, in an integer dtype)."""
+    def two(name, opname, fn, shapes, note=""):
+        def build(rng):
+            ins = inputs_of(rng, *[(s, randn) for s in shapes])
+            return fn(V("data0"), V("data1")), ins, {}
+        op(name, opname, build, note)
+
+    rl = mx.sym.reshape_like
+    two("reshape_like_whole", "reshape_like", lambda a, b: rl(a, b, name="rl"),
+        [(2, 3, 4), (6, 4)])
+    two("reshape_like_ranges", "reshape_like",
+        lambda a, b: rl(a, b, lhs_begin=1, lhs_end=3, rhs_begin=0, rhs_end=2, name="rl"),
+        [(2, 3, 4, 5), (6, 2, 9)], "lhs axes 1-2 become rhs axes 0-1")
+    two("reshape_like_negative", "reshape_like",
+        lambda a, b: rl(a, b, lhs_begin=-2, rhs_begin=1, rhs_end=-1, name="rl"),
+        [(2, 3, 4), (9, 2, 6, 8)], "negative bounds; lhs_end None is the rank")
+    two("reshape_like_begin_only", "reshape_like",
+        lambda a, b: rl(a, b, lhs_begin=1, rhs_begin=1, name="rl"),
+        [(2, 3, 4), (5, 12)])
+    bl = mx.sym.broadcast_like
+    two("broadcast_like_whole", "broadcast_like", lambda a, b: bl(a, b, name="bl"),
+        [(2, 1, 4, 1), (2, 3, 4, 5)])
+    two("broadcast_like_axes", "broadcast_like",
+        lambda a, b: bl(a, b, lhs_axes=(1,), rhs_axes=(2,), name="bl"),
+        [(2, 1), (5, 7, 9)])
+    two("broadcast_like_axes_negative", "broadcast_like",
+        lambda a, b: bl(a, b, lhs_axes=(-1, 1), rhs_axes=(0, -2), name="bl"),
+        [(2, 1, 1), (5, 7, 9)], "negative axes on both sides")
+    two("broadcast_like_repeated_axis", "broadcast_like",
+        lambda a, b: bl(a, b, lhs_axes=(1, 1), rhs_axes=(0, 2), name="bl"),
+        [(2, 1, 3), (5, 7, 9)], "lhs axis 1 named twice: the last pair wins")
+
+    def arange_like(name, in_shape, note="", dtype=None, **kw):
+        def build(rng):
+            x = V("data")
+            if dtype:
+                x = mx.sym.Cast(x, dtype=dtype)
+            sym = mx.sym.contrib.arange_like(x, name="al", **kw)
+            if dtype:
+                sym = mx.sym.Cast(sym, dtype="float32")
+            return sym, OrderedDict(data=randn(rng, in_shape)), {}
+        op("_contrib_arange_like_" + name, "_contrib_arange_like", build, note)
+
+    arange_like("default", (2, 3, 4))
+    arange_like("start_step", (2, 3, 4), start=2.5, step=-0.3)
+    arange_like("repeat", (3, 5), start=1, step=0.7, repeat=3)
+    arange_like("axis", (2, 3, 4), axis=1, start=-1, step=0.25)
+    arange_like("axis_negative_repeat", (2, 3, 7), axis=-1, start=3, repeat=2)
+    arange_like("step_zero", (2, 3), start=1.5, step=0.0, note="every value is start")
+    arange_like("long", (70000,), start=16777000.0, step=1.0,
+                note="past 2**24: float32 rounding of start + i*step")
+    arange_like("int32", (2, 3, 4), dtype="int32", start=0.5, step=2.7,
+                note="int32 data: start and step truncated first")
+
+
 def ops_batchnorm():
     def bn(name, in_shape, axis_len, note, **kw):
         def build(rng):
@@ -477,6 +598,28 @@ def ops_batchnorm():
        axis=-1)
     bn("axis3", (2, 5, 5, 3), 3, "NHWC, channel axis 3", fix_gamma=False, eps=1e-5, axis=3)
     bn("2d_input", (4, 6), 6, "BatchNorm after a Dense layer", fix_gamma=False, eps=1e-5)
+
+    def sync_bn(name, in_shape, note, conv=False, **kw):
+        def build(rng):
+            c = in_shape[1]
+            x = V("data")
+            params = {}
+            if conv:
+                x = mx.sym.Convolution(x, num_filter=c, kernel=(3, 3), pad=(1, 1), name="conv")
+                params["conv_weight"] = weight(rng, (c, c, 3, 3))
+                params["conv_bias"] = randn(rng, (c,), 0.1)
+            sym = mx.sym.contrib.SyncBatchNorm(x, name="bn", key="bn", **kw)
+            params.update({"bn_" + k: v for k, v in bn_stats(rng, c).items()})
+            return sym, OrderedDict(data=randn(rng, in_shape, 2.0)), params
+        op("SyncBatchNorm_" + name, "_contrib_SyncBatchNorm", build, note)
+
+    sync_bn("default", x, "defaults as BatchNorm's: fix_gamma=True, eps=1e-3")
+    sync_bn("fixgamma_false_eps1e-5", x, "Gluon's attributes", fix_gamma=False, eps=1e-5,
+            ndev=4)
+    sync_bn("3d_input", (2, 4, 5), "(N, C, W)", fix_gamma=False)
+    sync_bn("2d_input", (4, 6), "(N, C)", fix_gamma=False, eps=1e-4)
+    sync_bn("after_conv", (2, 4, 5, 5), "folded into the convolution in hybrid mode",
+            conv=True, fix_gamma=False, eps=1e-5)
 
 
 def ops_activation():
@@ -601,6 +744,37 @@ def ops_shape():
     concat("dim0", [(2, 3, 4), (1, 3, 4)], dim=0)
     concat("dim3", [(2, 3, 4, 2), (2, 3, 4, 5)], dim=3)
     concat("3inputs", [(2, 1, 3, 3), (2, 2, 3, 3), (2, 3, 3, 3)], dim=1)
+    # SSD on COCO concatenates one value per class and more: nothing may cap
+    # the count of a node's inputs (shape inference, the plan's calls).
+    concat("100inputs", [(2, 1 + i % 3, 3) for i in range(100)], dim=1)
+
+    def wide_split(rng, n):
+        """One input split into n parts: n-input nodes without n input files."""
+        ins = OrderedDict(data=randn(rng, (2, n, 3)))
+        parts = mx.sym.split(V("data"), num_outputs=n, axis=1, name="parts")
+        return [parts[i] for i in range(n)], ins
+
+    def concat_reversed(rng):
+        parts, ins = wide_split(rng, 100)
+        return mx.sym.Concat(*parts[::-1], dim=2, name="concat"), ins, {}
+    op("Concat_100_split_parts", "Concat", concat_reversed,
+       "100 outputs of one split, concatenated in reverse order on another axis")
+
+    def add_n_wide(rng):
+        parts, ins = wide_split(rng, 70)
+        return mx.sym.add_n(*parts, name="sum"), ins, {}
+    op("add_n_70inputs", "add_n", add_n_wide, "ElementWiseSum of 70 split parts")
+
+    def stack_wide(rng):
+        parts, ins = wide_split(rng, 100)
+        return mx.sym.stack(*parts, num_args=100, axis=1, name="stk"), ins, {}
+    op("stack_100inputs", "stack", stack_wide, "100 split parts stacked on axis 1")
+
+    def many_heads(rng):
+        parts, ins = wide_split(rng, 80)
+        return mx.sym.Group([p * (i + 1) for i, p in enumerate(parts)]), ins, {}
+    op("SliceChannel_80_heads", "SliceChannel", many_heads,
+       "80 graph heads, each a split part times a scalar")
 
     op("Dropout_default", "Dropout", unary(lambda d: mx.sym.Dropout(d, name="drop")),
        "p=0.5 default; identity at inference")
@@ -1434,6 +1608,16 @@ def ops_vision():
     deconv("big_pad", (1, 2, 5, 5), 3, (3, 3), "padding larger than the kernel crops",
            stride=(2, 2), pad=(3, 2))
     deconv("1d", (2, 3, 6), 4, (3,), "1-D", stride=(2,), pad=(1,), adj=(1,), no_bias=False)
+    # A dilated kernel whose reach (dilate·(k − 1) + 1) is shorter than the stride leaves
+    # output positions no tap lands on, and with groups each group's taps must stay its own.
+    deconv("group_dilate_sparse", (2, 4, 3, 4), 6, (2, 2),
+           "groups, dilation 2, stride 4 past the kernel's reach of 3",
+           stride=(4, 4), dilate=(2, 2), num_group=2, no_bias=False)
+    deconv("group_dilate_sparse_pad", (1, 6, 4, 3), 3, (3, 2),
+           "three groups, dilation (2, 3), stride (6, 5), padded",
+           stride=(6, 5), dilate=(2, 3), pad=(1, 2), num_group=3)
+    deconv("dilate_sparse", (1, 2, 3, 3), 2, (2, 2), "ungrouped, dilation 2, stride 4",
+           stride=(4, 4), dilate=(2, 2))
 
 
 def ops_two_stage():
@@ -1700,6 +1884,9 @@ def ops_multibox():
 
 def register_ops():
     ops_convolution()
+    ops_upsampling()
+    ops_pad()
+    ops_like()
     ops_batchnorm()
     ops_activation()
     ops_leakyrelu()

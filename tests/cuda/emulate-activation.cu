@@ -53,7 +53,8 @@ emulate (const hy_op_info *op, const void *params, hy_tensor *const *in,
     if ((p->act_type == HY_LEAKY_LEAKY || p->act_type == HY_LEAKY_RRELU)
         && n_out > 1)           /* the cudaMemsetAsync of the mask */
       memset (out[1]->data, 0, (size_t) n * sizeof (float));
-  } else if (op->id == HY_OP_BATCH_NORM) {
+  } else if (op->id == HY_OP_BATCH_NORM
+      || op->id == HY_OP_SYNC_BATCH_NORM) {
     hy_cuda_batch_norm_args a = hy_cuda_batch_norm_plan (
         (const hy_batch_norm_params *) params, in, o);
     MAP (a, hy_cuda_batch_norm_at, o);
@@ -72,7 +73,8 @@ emulate (const hy_op_info *op, const void *params, hy_tensor *const *in,
 static float
 adjust (const hy_op_info *op, int input, int64_t at, float v, GRand *rand)
 {
-  if (op->id == HY_OP_BATCH_NORM && input == 4)
+  if ((op->id == HY_OP_BATCH_NORM || op->id == HY_OP_SYNC_BATCH_NORM)
+      && input == 4)
     return (float) g_rand_double_range (rand, 0.1, 3.0);
   return v;
 }
@@ -166,6 +168,12 @@ check_batch_norm (void)
           "fix_gamma", "False"));
   check_batch_norm_on (S (3, 4, 5), 2, KV ("axis", "-1",
           "output_mean_var", "True"));
+  /* _contrib_SyncBatchNorm: axis 1, its own order of operations. */
+  const hy_shape c3 = S (3);
+  const hy_shape sync_in[5] = { nchw, c3, c3, c3, c3 };
+  check ("_contrib_SyncBatchNorm", KV ("key", "bn"), 5, sync_in, WIDE);
+  check ("_contrib_SyncBatchNorm", KV ("key", "bn", "fix_gamma", "False",
+          "eps", "1e-5"), 5, sync_in, WIDE);
 }
 
 /* Activation's relu against MXNet's relu itself, isnan(x) || x > 0 ? x : 0

@@ -159,6 +159,22 @@ main (void)
   run (KV ("kernel", "(3, 2)", "stride", "(1, 2)", "dilate", "(3, 1)",
           "pad", "(2, 1)", "num_filter", "4", "num_group", "2"),
       S (2, 4, 5, 4), S (4, 2, 3, 2), 0);
+  /* Bilinear UpSampling's Deconvolution (scale 2 and 3): a group per
+   * channel, kernel 2s − s mod 2, stride s, pad ⌈(s − 1)/2⌉. */
+  run (KV ("kernel", "(4, 4)", "stride", "(2, 2)", "pad", "(1, 1)",
+          "num_filter", "3", "num_group", "3"), S (2, 3, 4, 5),
+      S (3, 1, 4, 4), 0);
+  run (KV ("kernel", "(5, 5)", "stride", "(3, 3)", "pad", "(1, 1)",
+          "num_filter", "2", "num_group", "2"), S (1, 2, 3, 4),
+      S (2, 1, 5, 5), 0);
+  /* Groups, dilation and a stride past the dilated kernel's reach:
+   * output positions no tap lands on, each group's taps its own. */
+  run (KV ("kernel", "(2, 2)", "stride", "(4, 4)", "dilate", "(2, 2)",
+          "num_filter", "6", "num_group", "2", "no_bias", "False"),
+      S (2, 4, 3, 4), S (4, 3, 2, 2), 6);
+  run (KV ("kernel", "(3, 2)", "stride", "(6, 5)", "dilate", "(2, 3)",
+          "pad", "(1, 2)", "num_filter", "3", "num_group", "3"),
+      S (1, 6, 4, 3), S (6, 1, 3, 2), 0);
   /* 1-D: (N, C, W). */
   run (KV ("kernel", "(4,)", "stride", "(2,)", "pad", "(1,)",
           "num_filter", "3", "no_bias", "False"), S (2, 4, 7), S (4, 3, 4),

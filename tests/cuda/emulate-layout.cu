@@ -89,7 +89,8 @@ emulate (emu *e)
       emulate_walk (&w, x, y);
       break;
     }
-    case HY_OP_BROADCAST_AXIS: {
+    case HY_OP_BROADCAST_AXIS:
+    case HY_OP_BROADCAST_LIKE: {
       const hy_cuda_strided_args w = hy_cuda_broadcast_axis_walk (
           (const hy_broadcast_axis_params *) e->params, &x->shape,
           &y->shape);
@@ -197,6 +198,12 @@ broadcast_axis_cases (void)
       { S (1, 1, 1) });
   run ("broadcast_axis", KV ("axis", "2", "size", "1"), { S (2, 3, 1) });
   run ("broadcast_axis", KV ("axis", "3", "size", "7"), { S (2, 1, 3, 1) });
+  /* broadcast_like: the same walk, the lengths from the second input. */
+  run ("broadcast_like", NULL, { S (2, 1, 4, 1), S (2, 3, 4, 5) });
+  run ("broadcast_like", KV ("lhs_axes", "(-1, 1)", "rhs_axes", "(0, -2)"),
+      { S (2, 1, 1), S (5, 7, 9) });
+  run ("broadcast_like", KV ("lhs_axes", "(0,)", "rhs_axes", "(1,)"),
+      { S (1, 3), S (2, 6) });
 }
 
 static void

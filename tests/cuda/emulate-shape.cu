@@ -15,6 +15,8 @@
 #include "kernels/cuda/shape.cuh"
 #include "kernels/cuda/slice.cuh"
 #include "kernels/cuda/tile.cuh"
+#include "kernels/cuda/pad.cuh"
+#include "kernels/cuda/upsampling.cuh"
 #include "emulate-harness.h"
 
 /* ---- the CUDA side, emulated -------------------------------------------- */
@@ -81,6 +83,7 @@ emulate (emu *e)
     case HY_OP_BLOCK_GRAD:
     case HY_OP_FLATTEN:
     case HY_OP_RESHAPE:
+    case HY_OP_RESHAPE_LIKE:
     case HY_OP_EXPAND_DIMS:
     case HY_OP_SQUEEZE:
       memcpy (y->data, x->data, (size_t) n * sizeof (float));
@@ -131,7 +134,31 @@ emulate (emu *e)
         y->data[i] = x->data[hy_cuda_repeat_src (&r, i)];
       break;
     }
-    case HY_OP_ARANGE: {
+    case HY_OP_UP_SAMPLING: {
+      /* Nearest: one launch per input, in order (upsampling.cu). */
+      const hy_upsampling_params *p = (const hy_upsampling_params *)
+          e->params;
+      for (int k = 0; k < e->n_in; k++) {
+        int64_t count, dst;
+        const hy_cuda_upsampling_args a = hy_cuda_upsampling_plan (p, e->in,
+            k, y, &count);
+        for (int64_t i = 0; i < count; i++) {
+          const float v = e->in[k]->data[hy_cuda_upsampling_src (&a, i,
+                  &dst)];
+          y->data[dst] = a.add ? y->data[dst] + v : v;
+        }
+      }
+      break;
+    }
+    case HY_OP_PAD: {
+      const hy_cuda_pad_args a = hy_cuda_pad_plan (
+          (const hy_pad_params *) e->params, &x->shape, &y->shape);
+      for (int64_t i = 0; i < n; i++)
+        y->data[i] = hy_cuda_pad_at (&a, x->data, i);
+      break;
+    }
+    case HY_OP_ARANGE:
+    case HY_OP_ARANGE_LIKE: {
       const hy_cuda_arange_args a = hy_cuda_arange_plan (
           (const hy_arange_params *) e->params);
       for (int64_t i = 0; i < n; i++)
@@ -161,6 +188,8 @@ copy_cases (void)
   run ("BlockGrad", NULL, { S (4, 1, 3) });
   run ("Flatten", NULL, { S (2, 3, 4, 5) });
   run ("Reshape", KV ("shape", "(-1, 5)"), { S (2, 3, 5) });
+  run ("reshape_like", KV ("lhs_begin", "1", "rhs_begin", "1"),
+      { S (2, 3, 4), S (5, 12) });
   run ("expand_dims", KV ("axis", "-1"), { S (2, 3) });
   run ("squeeze", NULL, { S (2, 1, 3, 1) });
   run ("squeeze", KV ("axis", "(-1,)"), { S (2, 3, 1) });
@@ -263,6 +292,38 @@ concat_split_cases (void)
 }
 
 static void
+upsampling_cases (void)
+{
+  run ("UpSampling", KV ("scale", "2", "sample_type", "nearest"),
+      { S (2, 3, 4, 5) });
+  run ("UpSampling", KV ("scale", "3", "sample_type", "nearest"),
+      { S (1, 2, 3, 1) });
+  run ("UpSampling", KV ("scale", "2", "sample_type", "nearest", "num_args",
+          "4"), { S (2, 3, 4, 4), S (2, 2, 2, 2), S (2, 1, 8, 8),
+          S (2, 2, 4, 4) });
+  run ("UpSampling", KV ("scale", "4", "sample_type", "nearest", "num_args",
+          "3", "multi_input_mode", "sum"), { S (1, 2, 2, 3), S (1, 2, 4, 6),
+          S (1, 2, 2, 3) });
+}
+
+static void
+pad_cases (void)
+{
+  run ("Pad", KV ("mode", "constant", "pad_width", "(0, 0, 0, 0, 1, 2, 0, 3)",
+          "constant_value", "1.5"), { S (2, 3, 4, 5) });
+  run ("Pad", KV ("mode", "edge", "pad_width", "(0, 0, 0, 0, 5, 4, 0, 7)"),
+      { S (1, 2, 2, 3) });
+  run ("Pad", KV ("mode", "reflect", "pad_width", "(0, 0, 0, 0, 3, 3, 4, 4)"),
+      { S (2, 3, 4, 5) });
+  run ("pad", KV ("mode", "reflect", "pad_width",
+          "(0, 0, 0, 0, 1, 2, 2, 1, 2, 2)"), { S (1, 2, 3, 4, 3) });
+  run ("Pad", KV ("mode", "edge", "pad_width",
+          "(0, 0, 0, 0, -1, 2, 2, -1, 0, 0)"), { S (1, 2, 3, 4, 3) });
+  run ("Pad", KV ("mode", "constant", "pad_width", "(0, 0, 0, 0, -1, 2, 1, -2)"),
+      { S (2, 3, 4, 5) });
+}
+
+static void
 tile_cases (void)
 {
   run ("tile", KV ("reps", "(3,)"), { S (4) });
@@ -279,6 +340,10 @@ tile_cases (void)
   run ("_arange", KV ("start", "3"), {});
   run ("_arange", KV ("start", "0.5", "stop", "7.3", "step", "0.7"), {});
   run ("_arange", KV ("start", "-2", "stop", "5", "repeat", "3"), {});
+  run ("_contrib_arange_like", KV ("start", "0.1", "step", "0.3", "repeat",
+          "2"), { S (3, 5) });
+  run ("_contrib_arange_like", KV ("axis", "-1", "start", "-2.5"),
+      { S (2, 7) });
   run ("_arange", KV ("start", "10", "stop", "1", "step", "-1.5"), {});
   run ("_arange", KV ("start", "1.7", "stop", "9.2", "step", "1.3",
           "dtype", "int32"), {});
@@ -294,5 +359,7 @@ main (void)
   slice_cases ();
   concat_split_cases ();
   tile_cases ();
+  pad_cases ();
+  upsampling_cases ();
   return emu_summary ();
 }

@@ -527,9 +527,15 @@ static void
 gen_batch_norm (gen *g, const char *op)
 {
   const val *x = pick_val_rank (g, 1, 6);
-  int axis = chance (&g->s, 2) ? 1 : rand_axis (g, x->shape.ndim);
-  if (axis != 1 || chance (&g->s, 4))
+  /* _contrib_SyncBatchNorm: axis 1, a key, no axis attribute. */
+  const gboolean sync = strcmp (op, "BatchNorm") != 0;
+  int axis = sync || chance (&g->s, 2) ? 1 : rand_axis (g, x->shape.ndim);
+  if ((!sync && (axis != 1 || chance (&g->s, 4))) || chance (&g->s, 32))
     attr (g, "axis", "%d", axis);
+  if (sync && !chance (&g->s, 16))
+    attr (g, "key", "%s", "bn");
+  if (sync && chance (&g->s, 4))
+    attr (g, "ndev", "%d", rand_int (g, 1, 4));
   int a = axis < 0 ? axis + x->shape.ndim : axis;
   int64_t c = a >= 0 && a < x->shape.ndim ? x->shape.dims[a] : 1;
   if (chance (&g->s, 2))
@@ -821,9 +827,32 @@ gen_flatten (gen *g, const char *op)
   emit (g, op);
 }
 
+/* lhs_begin … rhs_end in and around the ranks, or None; rhs any value
+ * (a reshape of x's own shape now and then, so the counts match). */
+static void
+gen_reshape_like (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  const val *y = chance (&g->s, 2) ? x : pick_val (g);
+  static const char *const keys[] = { "lhs_begin", "lhs_end", "rhs_begin",
+    "rhs_end" };
+  for (int k = 0; k < 4; k++)
+    if (chance (&g->s, 2))
+      attr (g, keys[k], "%d", rand_int (g, -2, 3));
+    else if (chance (&g->s, 8))
+      attr (g, keys[k], "%s", "None");
+  in_val (g, x);
+  in_val (g, y);
+  emit (g, op);
+}
+
 static void
 gen_reshape (gen *g, const char *op)
 {
+  if (!strcmp (op, "reshape_like")) {
+    gen_reshape_like (g, op);
+    return;
+  }
   const val *x = pick_val (g);
   const hy_shape *s = &x->shape;
   int64_t t[HY_MAX_DIMS];
@@ -1027,9 +1056,31 @@ gen_repeat (gen *g, const char *op)
   emit (g, op);
 }
 
+/* _contrib_arange_like: start, step (0 too), repeat (0 too), an axis in
+ * and out of range, on data of any dtype. */
+static void
+gen_arange_like (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  if (chance (&g->s, 2))
+    attr (g, "start", "%s", rand_float (g));
+  if (chance (&g->s, 2))
+    attr (g, "step", "%s", chance (&g->s, 8) ? "0" : rand_float (g));
+  if (chance (&g->s, 3))
+    attr (g, "repeat", "%d", rand_int (g, 0, 3));
+  if (chance (&g->s, 2))
+    attr (g, "axis", "%d", rand_axis (g, x->shape.ndim));
+  in_val (g, x);
+  emit (g, op);
+}
+
 static void
 gen_arange (gen *g, const char *op)
 {
+  if (strcmp (op, "_arange") != 0) {
+    gen_arange_like (g, op);
+    return;
+  }
   attr (g, "start", "%s", rand_float (g));
   if (!chance (&g->s, 4))
     attr (g, "stop", "%d", rand_int (g, -4, 12));
@@ -1146,6 +1197,74 @@ gen_deconvolution (gen *g, const char *op)
   emit (g, op);
 }
 
+/* Nearest: inputs at the scaled size over 1, 2 or the scale itself
+ * (and now and then not); bilinear: data and a (C, 1, k, k) weight. */
+static void
+gen_upsampling (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 4, 4);
+  const int scale = rand_int (g, 1, 3);
+  /* The inputs' sizes follow the scale when it is in range: an attribute
+   * out of it is refused before they matter. */
+  const int64_t sc = CLAMP (scale, 1, 3);
+  const gboolean bilinear = chance (&g->s, 2);
+  const int64_t c = x->shape.ndim >= 2 ? x->shape.dims[1] : 1;
+  if (!chance (&g->s, 16))
+    attr (g, "scale", "%d", scale);
+  if (!chance (&g->s, 16))
+    attr (g, "sample_type", "%s", bilinear ? "bilinear" : "nearest");
+  in_val (g, x);
+  if (bilinear) {
+    const int64_t k = 2 * sc - sc % 2;
+    attr (g, "num_filter", "%" G_GINT64_FORMAT,
+        chance (&g->s, 8) ? (gint64) c + 1 : (gint64) c);
+    in_const (g, (hy_shape) { .ndim = 4, .dims = { c, 1, k, k } },
+        FILL_RANDOM);
+    emit (g, op);
+    return;
+  }
+  const int n = rand_int (g, 1, 3);
+  attr (g, "num_args", "%d", n);
+  if (chance (&g->s, 2))
+    attr_pick (g, "multi_input_mode", (const char *const[]) { "concat",
+        "sum", NULL });
+  for (int i = 1; i < CLAMP (n, 1, MAX_INS); i++) {
+    hy_shape s = x->shape;
+    if (s.ndim == 4) {
+      const int64_t f = (int64_t[]) { 1, sc, sc * 2 }[pick (&g->s, 3)];
+      s.dims[2] = s.dims[2] * sc / f + (chance (&g->s, 16) ? 1 : 0);
+      s.dims[3] = s.dims[3] * sc / f;
+    }
+    in_operand (g, s);
+  }
+  emit (g, op);
+}
+
+/* pad_width of 8 or 10 entries, pads of -1 to 4 (reflect refuses the
+ * long ones), the batch or channel axis now and then. */
+static void
+gen_pad (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 4, 5);
+  /* rand_int strays outside its range now and then: widths[] bounds n. */
+  const int n = chance (&g->s, 8) ? CLAMP (2 * rand_int (g, 3, 5), 0, 10)
+      : 2 * CLAMP (x->shape.ndim, 4, 5);
+  int64_t widths[10] = { 0 };
+  for (int i = 4; i < n; i++)
+    widths[i] = rand_int (g, -1, 4);
+  if (chance (&g->s, 16))
+    widths[pick (&g->s, 4)] = 1;
+  if (!chance (&g->s, 16))
+    attr_pick (g, "mode", (const char *const[]) { "constant", "edge",
+        "reflect", NULL });
+  if (!chance (&g->s, 16))
+    attr_tuple (g, "pad_width", widths, n);
+  if (chance (&g->s, 2))
+    attr (g, "constant_value", "%s", rand_float (g));
+  in_val (g, x);
+  emit (g, op);
+}
+
 /* ROIs as (batch index, x1, y1, x2, y2) rows, any values now and then. */
 static void
 gen_roi_align (gen *g, const char *op)
@@ -1209,9 +1328,38 @@ gen_stack (gen *g, const char *op)
   emit (g, op);
 }
 
+/* Whole (lhs with axes of length 1 where rhs has others), or by axes
+ * pairs, in and out of range, lengths that differ now and then. */
+static void
+gen_broadcast_like (gen *g, const char *op)
+{
+  const val *y = pick_val (g);
+  hy_shape lhs = y->shape;
+  for (int i = 0; i < lhs.ndim; i++)
+    if (chance (&g->s, 2))
+      lhs.dims[i] = 1;
+  if (chance (&g->s, 3)) {
+    int64_t la[3], ra[3];
+    const int n = CLAMP (rand_int (g, 1, 3), 1, 3);
+    for (int i = 0; i < n; i++) {
+      la[i] = rand_axis (g, lhs.ndim);
+      ra[i] = rand_axis (g, y->shape.ndim);
+    }
+    attr_tuple (g, "lhs_axes", la, n);
+    attr_tuple (g, "rhs_axes", ra, chance (&g->s, 8) ? n - 1 : n);
+  }
+  in_operand (g, lhs);
+  in_val (g, y);
+  emit (g, op);
+}
+
 static void
 gen_broadcast_axis (gen *g, const char *op)
 {
+  if (!strcmp (op, "broadcast_like")) {
+    gen_broadcast_like (g, op);
+    return;
+  }
   const val *x = pick_val (g);
   int64_t axes[3], size[3];
   int n = (int) pick (&g->s, 4);
