@@ -75,10 +75,40 @@ class SmallNet(mx.gluon.HybridBlock):
         return self.dense(self.pool1(x))
 
 
+class BranchNet(mx.gluon.HybridBlock):
+    """The quantized ops a ResNet does not make MXNet emit: `_contrib_quantized_concat` of two
+    convolution branches (DenseNet's and Inception's join), one ending in a ReLU (uint8) and one
+    not (int8), so the concat rescales both and mixes dtypes; a concat of two pooled uint8
+    branches of different ranges; and `_contrib_quantized_flatten` before the quantized dense
+    layer.  The add of two convolutions is fused into the second (with_sum)."""
+
+    def __init__(self, **kwargs):
+        super(BranchNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.stem = nn.Conv2D(8, 3, strides=2, padding=1)
+            self.left = nn.Conv2D(8, 1)
+            self.right = nn.Conv2D(8, 3, padding=1)
+            self.sum_a = nn.Conv2D(8, 3, padding=1)
+            self.sum_b = nn.Conv2D(8, 3, padding=1)
+            self.flat = nn.Flatten()
+            self.dense = nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        x = F.relu(self.stem(x))
+        y = F.concat(self.left(x), F.relu(self.right(x)), dim=1)
+        z = F.relu(self.sum_a(x) + self.sum_b(x))
+        y = F.Pooling(y, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        z = F.Pooling(z, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        y = F.Pooling(F.concat(y, z, dim=1), kernel=(4, 4), stride=(4, 4), pool_type="avg")
+        return self.dense(self.flat(y))
+
+
 def build_net(model, mrng, calib):
     """A network with seeded weights and calibrated BatchNorm statistics, hybridized."""
     if model == "small":
         net = SmallNet(prefix="small_")
+    elif model == "branches":
+        net = BranchNet(prefix="branches_")
     else:
         net = mx.gluon.model_zoo.vision.get_model(model, pretrained=False)
     net.initialize(mx.init.Xavier())
@@ -137,6 +167,8 @@ def register():
                     note="%s, optimize_for(backend='MKLDNN'), %dx%d" % (model, SIZE, SIZE))
     variants = [("small", "auto", "naive", False), ("small", "int8", "naive", False),
                 ("small", "uint8", "naive", True), ("small", "auto", "entropy", True),
+                ("branches", "auto", "naive", False), ("branches", "auto", "entropy", True),
+                ("mobilenetv2_1.0", "auto", "naive", False),
                 ("resnet18_v1", "auto", "naive", False),
                 ("resnet18_v1", "auto", "entropy", True)]
     for model, dtype, mode, positive in variants:
