@@ -5,7 +5,8 @@
                   [--expect-kernel NAME]
 
 For every case directory (written by gen_int8_fixtures.py with real MXNet 1.9.1 and its
-oneDNN kernels), runs `TOOL run` on the case's files and compares each output with MXNet's:
+oneDNN kernels), runs `TOOL run` on the case's files and compares each output (a detector's
+ids, scores and boxes each) with MXNet's:
 
   - the top-1 class of every row is MXNet's;
   - every element lies within one output quantization step of MXNet's (the step of an int8
@@ -114,9 +115,16 @@ def main():
                 print("not ok %d - %s [%s] # %s" % (i, name, args.mode,
                                                    proc.stderr.strip().splitlines()[-1:]))
                 continue
-            ok, text = compare(np.load(os.path.join(out_dir, "output0.npy")),
-                               np.load(os.path.join(case_dir, "output0.npy")),
-                               args.max_fraction)
+            with open(os.path.join(case_dir, "case.json")) as f:
+                outputs = json.load(f)["outputs"]
+            ok, texts = True, []
+            for out_file in outputs:  # a detector's ids, scores and boxes
+                one_ok, one = compare(np.load(os.path.join(out_dir, out_file)),
+                                      np.load(os.path.join(case_dir, out_file)),
+                                      args.max_fraction)
+                ok = ok and one_ok
+                texts.append(one if len(outputs) == 1 else "%s: %s" % (out_file, one))
+            text = "; ".join(texts)
             if args.expect_kernel:
                 x = np.load(os.path.join(case_dir, "input0.npy"))
                 kernels = conv_kernels(args.tool, case_dir, x.shape)
