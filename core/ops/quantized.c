@@ -270,6 +270,59 @@ const hy_op_def hy_opdef_quantized_flatten = {
   .infer_dtype = qpool_dtype,
 };
 
+/* ---- _contrib_quantized_act ---------------------------------------------- */
+
+static gboolean
+qact_parse (GHashTable *attrs, void *params, GError **error)
+{
+  const char *t = hy_attr_string (attrs, "act_type");
+  if (!t || strcmp (t, "relu")) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "attribute 'act_type' is %s; a quantized activation is relu (the "
+        "only one MXNet 1.9.1 quantizes)", t ? t : "not given");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+qact_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  if (!expect_range (&in[1], "min_data", error)
+      || !expect_range (&in[2], "max_data", error))
+    return FALSE;
+  out[0] = in[0];
+  set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+qact_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  /* MXNet declares the output int8 whatever comes in; what its oneDNN
+   * kernel makes of uint8 data under that is not reproduced here. */
+  if (in[0] != HY_DTYPE_INT8) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "input 'data' is %s; a quantized relu runs on int8 data only here",
+        hy_dtype_name (in[0]));
+    return FALSE;
+  }
+  out[0] = HY_DTYPE_INT8;
+  out[1] = out[2] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_quantized_act = {
+  .params_size = sizeof (hy_quantized_act_params),
+  .parse = qact_parse,
+  .input_names = qpool_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = qact_infer,
+  .infer_dtype = qact_dtype,
+};
+
 /* ---- _contrib_quantized_concat ------------------------------------------- */
 
 static gboolean

@@ -56,6 +56,12 @@ typedef struct hy_quantized_flatten_params {
   hy_op_id op;
 } hy_quantized_flatten_params;
 
+/* _contrib_quantized_act: ReLU (the only one MXNet quantizes) on int8
+ * data; min and max pass through.  Inputs: data, min_data, max_data. */
+typedef struct hy_quantized_act_params {
+  hy_op_id op;
+} hy_quantized_act_params;
+
 /* At most this many inputs to a quantized concat: their dtypes are one
  * bit each of a mask. */
 #define HY_QUANTIZED_CONCAT_MAX_ARGS 64

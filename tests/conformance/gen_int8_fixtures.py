@@ -79,8 +79,8 @@ class BranchNet(mx.gluon.HybridBlock):
     """The quantized ops a ResNet does not make MXNet emit: `_contrib_quantized_concat` of two
     convolution branches (DenseNet's and Inception's join), one ending in a ReLU (uint8) and one
     not (int8), so the concat rescales both and mixes dtypes; a concat of two pooled uint8
-    branches of different ranges; and `_contrib_quantized_flatten` before the quantized dense
-    layer.  The add of two convolutions is fused into the second (with_sum)."""
+    branches of different ranges, whose int8 output an Activation('relu') reads as
+    `_contrib_quantized_act`; and `_contrib_quantized_flatten` before the quantized dense layer.  The add of two convolutions is fused into the second (with_sum)."""
 
     def __init__(self, **kwargs):
         super(BranchNet, self).__init__(**kwargs)
@@ -90,6 +90,7 @@ class BranchNet(mx.gluon.HybridBlock):
             self.right = nn.Conv2D(8, 3, padding=1)
             self.sum_a = nn.Conv2D(8, 3, padding=1)
             self.sum_b = nn.Conv2D(8, 3, padding=1)
+            self.act = nn.Activation("relu")
             self.flat = nn.Flatten()
             self.dense = nn.Dense(10)
 
@@ -99,7 +100,8 @@ class BranchNet(mx.gluon.HybridBlock):
         z = F.relu(self.sum_a(x) + self.sum_b(x))
         y = F.Pooling(y, kernel=(2, 2), stride=(2, 2), pool_type="max")
         z = F.Pooling(z, kernel=(2, 2), stride=(2, 2), pool_type="max")
-        y = F.Pooling(F.concat(y, z, dim=1), kernel=(4, 4), stride=(4, 4), pool_type="avg")
+        y = self.act(F.concat(y, z, dim=1))
+        y = F.Pooling(y, kernel=(4, 4), stride=(4, 4), pool_type="avg")
         return self.dense(self.flat(y))
 
 
