@@ -267,6 +267,17 @@ merge_subgraph_attrs (const node_ctx *ctx, JsonObject *obj, const char *op,
       act = g_hash_table_lookup (inner_attrs, "act_type");
     } else if (!strcmp (inner, "relu")) {
       act = "relu";
+    } else if (!strcmp (inner, "clip")) {
+      /* MobileNetV2's ReLU6: MXNet fuses a clip from 0 as oneDNN's
+       * bounded ReLU, and only that one. */
+      const char *lo = g_hash_table_lookup (inner_attrs, "a_min");
+      if (!lo || g_ascii_strtod (lo, NULL) != 0.0) {
+        node_error (ctx, error, HY_ERROR_UNSUPPORTED,
+            "op %s: its subgraph's clip has a_min %s; a quantized fused "
+            "layer runs a clip from 0 only", op, lo ? lo : "not given");
+        return FALSE;
+      }
+      act = "bounded_relu";
     } else {
       node_error (ctx, error, HY_ERROR_UNSUPPORTED,
           "op %s: its subgraph holds op %s, which a quantized fused layer "

@@ -10,6 +10,7 @@
  * like any op's.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hybrid.h"
@@ -18,6 +19,8 @@
 
 extern const hy_op_def hy_opdef_convolution;
 extern const hy_op_def hy_opdef_pooling;
+extern const hy_op_def hy_opdef_flatten;
+extern const hy_op_def hy_opdef_concat;
 
 static int
 three_outputs (const void *params)
@@ -245,13 +248,163 @@ const hy_op_def hy_opdef_quantized_pooling = {
   .infer_dtype = qpool_dtype,
 };
 
+/* ---- _contrib_quantized_flatten ------------------------------------------ */
+
+static gboolean
+qflatten_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  if (!expect_range (&in[1], "min_data", error)
+      || !expect_range (&in[2], "max_data", error)
+      || !hy_opdef_flatten.infer_shape (NULL, in, 1, out, 1, error))
+    return FALSE;
+  set_range_shapes (out);
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_quantized_flatten = {
+  .params_size = sizeof (hy_quantized_flatten_params),
+  .input_names = qpool_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = qflatten_infer,
+  .infer_dtype = qpool_dtype,
+};
+
+/* ---- _contrib_quantized_act ---------------------------------------------- */
+
+static gboolean
+qact_parse (GHashTable *attrs, void *params, GError **error)
+{
+  const char *t = hy_attr_string (attrs, "act_type");
+  if (!t || strcmp (t, "relu")) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "attribute 'act_type' is %s; a quantized activation is relu (the "
+        "only one MXNet 1.9.1 quantizes)", t ? t : "not given");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+qact_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  if (!expect_range (&in[1], "min_data", error)
+      || !expect_range (&in[2], "max_data", error))
+    return FALSE;
+  out[0] = in[0];
+  set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+qact_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  /* MXNet declares the output int8 whatever comes in; what its oneDNN
+   * kernel makes of uint8 data under that is not reproduced here. */
+  if (in[0] != HY_DTYPE_INT8) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "input 'data' is %s; a quantized relu runs on int8 data only here",
+        hy_dtype_name (in[0]));
+    return FALSE;
+  }
+  out[0] = HY_DTYPE_INT8;
+  out[1] = out[2] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_quantized_act = {
+  .params_size = sizeof (hy_quantized_act_params),
+  .parse = qact_parse,
+  .input_names = qpool_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = qact_infer,
+  .infer_dtype = qact_dtype,
+};
+
+/* ---- _contrib_quantized_concat ------------------------------------------- */
+
+static gboolean
+qconcat_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_quantized_concat_params *p = params;
+  p->concat.op = HY_OP_CONCAT;
+  if (!hy_opdef_concat.parse (attrs, &p->concat, error))
+    return FALSE;
+  if (p->concat.num_args > HY_QUANTIZED_CONCAT_MAX_ARGS) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "attribute 'num_args' is %d; a quantized concat takes at most %d "
+        "inputs here", p->concat.num_args, HY_QUANTIZED_CONCAT_MAX_ARGS);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* MXNet's inputs: the data first, then a min and a max for each. */
+static int
+qconcat_num_inputs (const void *params)
+{
+  return 3 * ((const hy_quantized_concat_params *) params)->concat.num_args;
+}
+
+static gboolean
+qconcat_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_quantized_concat_params *p = params;
+  int n = p->concat.num_args;
+  for (int k = n; k < n_in; k++) {
+    char what[32];
+    snprintf (what, sizeof what, "arg%d_%s", (k - n) / 2,
+        (k - n) % 2 ? "max" : "min");
+    if (!expect_range (&in[k], what, error))
+      return FALSE;
+  }
+  if (!hy_opdef_concat.infer_shape (&p->concat, in, n, out, 1, error))
+    return FALSE;
+  set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+qconcat_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_quantized_concat_params *p = params;
+  p->in_uint8 = 0;
+  for (int k = 0; k < p->concat.num_args; k++) {
+    char what[16];
+    snprintf (what, sizeof what, "arg%d", k);
+    if (!expect_quantized (in, k, what, error))
+      return FALSE;
+    if (in[k] == HY_DTYPE_UINT8)
+      p->in_uint8 |= UINT64_C (1) << k;
+  }
+  /* MXNet's ConcatType: int8 as soon as one input is. */
+  p->out_uint8 = p->in_uint8 == (p->concat.num_args == 64 ? ~UINT64_C (0)
+      : (UINT64_C (1) << p->concat.num_args) - 1);
+  out[0] = p->out_uint8 ? HY_DTYPE_UINT8 : HY_DTYPE_INT8;
+  out[1] = out[2] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_quantized_concat = {
+  .params_size = sizeof (hy_quantized_concat_params),
+  .parse = qconcat_parse,
+  .num_inputs = qconcat_num_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = qconcat_infer,
+  .infer_dtype = qconcat_dtype,
+};
+
 /* ---- quantized _sg_mkldnn_conv ------------------------------------------- */
 
 /* The fused activations MXNet's oneDNN pass makes of ResNet-like nets;
  * the loader names them act_type and postsum_act_type. */
 static gboolean
 parse_relu (GHashTable *attrs, const char *flag, const char *key,
-    bool *on, GError **error)
+    bool bounded_ok, bool *on, GError **error)
 {
   gboolean set;
   if (!hy_attr_bool (attrs, flag, FALSE, &set, error))
@@ -260,6 +413,12 @@ parse_relu (GHashTable *attrs, const char *flag, const char *key,
   if (!set)
     return TRUE;
   const char *t = hy_attr_string (attrs, key);
+  /* A bounded ReLU (ReLU6, the loader's name for a fused clip from 0)
+   * without a residual after it is a ReLU here: MXNet's quantized layer
+   * drops it and lets the output's uint8 range do the cut-off
+   * (mkldnn_conv.cc), so the calibrated max bounds the value, not 6. */
+  if (t && bounded_ok && !strcmp (t, "bounded_relu"))
+    return TRUE;
   if (!t || strcmp (t, "relu")) {
     g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
         "%s: the fused activation is %s; only relu runs quantized here",
@@ -297,8 +456,9 @@ qconv_parse (GHashTable *attrs, void *params, GError **error)
   if (!hy_opdef_convolution.parse (attrs, &p->conv, error)
       || !hy_attr_bool (attrs, "with_bn", FALSE, &with_bn, error)
       || !hy_attr_bool (attrs, "with_sum", FALSE, &with_sum, error)
-      || !parse_relu (attrs, "with_act", "act_type", &p->with_act, error)
-      || !parse_relu (attrs, "with_postsum_act", "postsum_act_type",
+      || !parse_relu (attrs, "with_act", "act_type", !with_sum,
+          &p->with_act, error)
+      || !parse_relu (attrs, "with_postsum_act", "postsum_act_type", false,
           &p->with_postsum_act, error)
       || !hy_attr_float (attrs, "eps", 1e-3, &eps, error)
       || !hy_attr_bool (attrs, "fix_gamma", TRUE, &fix_gamma, error)

@@ -1,7 +1,8 @@
 /*
  * quantized.h — parameters of MXNet's int8 ops as its oneDNN build runs
  * them (what quantize_net_v2 exports): _contrib_quantize_v2,
- * _contrib_dequantize, _contrib_quantized_pooling, and the quantized
+ * _contrib_dequantize, _contrib_quantized_pooling, _flatten, _concat, and
+ * the quantized
  * _sg_mkldnn_conv / _sg_mkldnn_fully_connected.
  *
  * Quantized values are held as float32 like every value here (exact: they
@@ -19,6 +20,7 @@
 
 #include "kernels/hy-ops.h"
 #include "kernels/params/nn.h"
+#include "kernels/params/shape.h"
 
 /* What a quantized dtype's values reach: 127 for int8, 255 for uint8. */
 #define HY_INT8_RANGE 127.5f
@@ -47,6 +49,34 @@ typedef struct hy_quantized_pool_params {
   hy_op_id op;
   hy_pool_params pool;          /* pool.op is HY_OP_POOLING */
 } hy_quantized_pool_params;
+
+/* _contrib_quantized_flatten: Flatten on quantized data; min and max pass
+ * through.  Inputs: data, min_data, max_data. */
+typedef struct hy_quantized_flatten_params {
+  hy_op_id op;
+} hy_quantized_flatten_params;
+
+/* _contrib_quantized_act: ReLU (the only one MXNet quantizes) on int8
+ * data; min and max pass through.  Inputs: data, min_data, max_data. */
+typedef struct hy_quantized_act_params {
+  hy_op_id op;
+} hy_quantized_act_params;
+
+/* At most this many inputs to a quantized concat: their dtypes are one
+ * bit each of a mask. */
+#define HY_QUANTIZED_CONCAT_MAX_ARGS 64
+
+/* _contrib_quantized_concat: Concat of quantized values of different
+ * ranges.  The output's range is [min(0, mins), max(0, maxes)]; an input
+ * whose scale differs from the output's is rescaled to it and rounded
+ * (MXNet's oneDNN reorder).  The output is int8 if any input is, else
+ * uint8.  Inputs: arg0 … argN-1, then arg0's min and max, arg1's, … */
+typedef struct hy_quantized_concat_params {
+  hy_op_id op;
+  hy_concat_params concat;      /* concat.op is HY_OP_CONCAT */
+  uint64_t in_uint8;            /* bit i: input i is uint8 */
+  bool out_uint8;
+} hy_quantized_concat_params;
 
 /* A quantized _sg_mkldnn_conv:
  *   out = postsum_act (act (conv (data, W') + b') + sum)

@@ -5,7 +5,8 @@
                   [--expect-kernel NAME]
 
 For every case directory (written by gen_int8_fixtures.py with real MXNet 1.9.1 and its
-oneDNN kernels), runs `TOOL run` on the case's files and compares each output with MXNet's:
+oneDNN kernels), runs `TOOL run` on the case's files and compares each output (a detector's
+ids, scores and boxes each) with MXNet's:
 
   - the top-1 class of every row is MXNet's;
   - every element lies within one output quantization step of MXNet's (the step of an int8
@@ -18,7 +19,8 @@ integer, so one element one step off moves the layers after it by whole steps, a
 differences spread through a deep network.  --expect-kernel also asks `TOOL bench --profile`
 which kernel ran each quantized convolution of the hybridized forward (onednn-int8 when
 HYBRIDINFER_DNNL=1 sends them to oneDNN), so that a path that silently fell back to the
-reference is not taken for the one under test.  Prints TAP, one line per case.
+reference is not taken for the one under test (grouped convolutions, which the oneDNN int8 path
+does not take, must be on reference-prepared).  Prints TAP, one line per case.
 """
 
 import argparse
@@ -66,7 +68,26 @@ def conv_kernels(tool, case_dir, shape):
     if proc.returncode != 0:
         return None
     layers = json.loads(proc.stdout)["layers"]
-    return {l.get("kernel") for l in layers if l["op"] == "_sg_mkldnn_conv"}
+    return {l["node"]: l.get("kernel") for l in layers if l["op"] == "_sg_mkldnn_conv"}
+
+
+def grouped_convolutions(case_dir):
+    """Names of the quantized convolutions with groups (MobileNet's depthwise ones): the oneDNN
+    int8 path takes none of them, so they run on the reference whatever the switch."""
+    with open(os.path.join(case_dir, "model-symbol.json")) as f:
+        nodes = json.load(f)["nodes"]
+    def groups(node):  # the node's own attribute, else its subgraph's Convolution's
+        inner = [m.get("attrs") or {} for g in node.get("subgraphs") or []
+                 for m in g["nodes"] if m["op"] == "Convolution"]
+        own = node.get("attrs") or {}
+        return int(own.get("num_group", inner[0].get("num_group", "1") if inner else "1"))
+    return {n["name"] for n in nodes if n["op"] == "_sg_mkldnn_conv" and groups(n) != 1}
+
+
+def unexpected_kernels(kernels, expect, grouped):
+    """-> the convolutions not on the kernel asked for (grouped ones: on reference-prepared)."""
+    return sorted(name for name, kernel in kernels.items()
+                  if kernel != ("reference-prepared" if name in grouped else expect))
 
 
 def main():
@@ -94,16 +115,30 @@ def main():
                 print("not ok %d - %s [%s] # %s" % (i, name, args.mode,
                                                    proc.stderr.strip().splitlines()[-1:]))
                 continue
-            ok, text = compare(np.load(os.path.join(out_dir, "output0.npy")),
-                               np.load(os.path.join(case_dir, "output0.npy")),
-                               args.max_fraction)
+            with open(os.path.join(case_dir, "case.json")) as f:
+                outputs = json.load(f)["outputs"]
+            ok, texts = True, []
+            for out_file in outputs:  # a detector's ids, scores and boxes
+                one_ok, one = compare(np.load(os.path.join(out_dir, out_file)),
+                                      np.load(os.path.join(case_dir, out_file)),
+                                      args.max_fraction)
+                ok = ok and one_ok
+                texts.append(one if len(outputs) == 1 else "%s: %s" % (out_file, one))
+            text = "; ".join(texts)
             if args.expect_kernel:
                 x = np.load(os.path.join(case_dir, "input0.npy"))
                 kernels = conv_kernels(args.tool, case_dir, x.shape)
-                if kernels != {args.expect_kernel}:
+                grouped = grouped_convolutions(case_dir)
+                wrong = (unexpected_kernels(kernels, args.expect_kernel, grouped)
+                         if kernels else ["(bench failed)"])
+                if wrong:
                     ok = False
-                text += "; convolutions on %s" % (sorted(kernels, key=str) if kernels
-                                                   else "(bench failed)")
+                text += "; convolutions on %s" % (sorted(set(kernels.values()), key=str)
+                                                   if kernels else "(bench failed)")
+                if grouped:
+                    text += " (%d grouped ones on reference-prepared)" % len(grouped)
+                if wrong:
+                    text += "; NOT on the expected kernel: %s" % ", ".join(wrong[:5])
             failed += not ok
             print("%s %d - %s [%s] # %s" % ("ok" if ok else "not ok", i, name, args.mode, text))
         finally:

@@ -75,10 +75,42 @@ class SmallNet(mx.gluon.HybridBlock):
         return self.dense(self.pool1(x))
 
 
+class BranchNet(mx.gluon.HybridBlock):
+    """The quantized ops a ResNet does not make MXNet emit: `_contrib_quantized_concat` of two
+    convolution branches (DenseNet's and Inception's join), one ending in a ReLU (uint8) and one
+    not (int8), so the concat rescales both and mixes dtypes; a concat of two pooled uint8
+    branches of different ranges, whose int8 output an Activation('relu') reads as
+    `_contrib_quantized_act`; and `_contrib_quantized_flatten` before the quantized dense layer.  The add of two convolutions is fused into the second (with_sum)."""
+
+    def __init__(self, **kwargs):
+        super(BranchNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.stem = nn.Conv2D(8, 3, strides=2, padding=1)
+            self.left = nn.Conv2D(8, 1)
+            self.right = nn.Conv2D(8, 3, padding=1)
+            self.sum_a = nn.Conv2D(8, 3, padding=1)
+            self.sum_b = nn.Conv2D(8, 3, padding=1)
+            self.act = nn.Activation("relu")
+            self.flat = nn.Flatten()
+            self.dense = nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        x = F.relu(self.stem(x))
+        y = F.concat(self.left(x), F.relu(self.right(x)), dim=1)
+        z = F.relu(self.sum_a(x) + self.sum_b(x))
+        y = F.Pooling(y, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        z = F.Pooling(z, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        y = self.act(F.concat(y, z, dim=1))
+        y = F.Pooling(y, kernel=(4, 4), stride=(4, 4), pool_type="avg")
+        return self.dense(self.flat(y))
+
+
 def build_net(model, mrng, calib):
     """A network with seeded weights and calibrated BatchNorm statistics, hybridized."""
     if model == "small":
         net = SmallNet(prefix="small_")
+    elif model == "branches":
+        net = BranchNet(prefix="branches_")
     else:
         net = mx.gluon.model_zoo.vision.get_model(model, pretrained=False)
     net.initialize(mx.init.Xavier())
@@ -92,10 +124,11 @@ def build_net(model, mrng, calib):
 def export_and_run(case, case_dir, net, x):
     """Export, then outputs from the saved files (and the live block as a check)."""
     live = net(mx.nd.array(x))
+    live = [o.asnumpy() for o in live] if isinstance(live, (list, tuple)) else [live.asnumpy()]
     net.export(os.path.join(case_dir, "model"), epoch=0)
     outs = gf.run_symbol_files(os.path.join(case_dir, gf.SYMBOL_FILE),
                                os.path.join(case_dir, gf.PARAMS_FILE), {"data": x})
-    gf.check_close(case.name, outs, [live.asnumpy()], rtol=1e-3)
+    gf.check_close(case.name, outs, live, rtol=1e-3)
     return outs
 
 
@@ -131,12 +164,52 @@ def int8_builder(model, dtype, calib_mode, positive=False):
     return build
 
 
+DETECTOR_SIZE = 128  # the smallest input whose every SSD-512 feature map is still 1x1 or more
+
+
+def int8_detector_builder(model):
+    """A GluonCV detector, seeded, quantized as GluonCV's int8 scripts do: the concat layers
+    (the heads' joins and the anchors, whose calibrated range MXNet cannot quantize: it writes
+    an infinite one) stay fp32, the backbone and the heads' convolutions run int8."""
+    def build(case, case_dir, rng):
+        import gluoncv  # only this case needs it
+        mrng = np.random.RandomState(gf.seed_of("int8_" + model))
+        calib = gf.smooth_images(mrng, (4, 3, DETECTOR_SIZE, DETECTOR_SIZE))
+        x = gf.smooth_images(rng, (1, 3, DETECTOR_SIZE, DETECTOR_SIZE))
+        net = gluoncv.model_zoo.get_model(model, pretrained=False, pretrained_base=False)
+        net.initialize()
+        net(mx.nd.array(calib[:1]))
+        gf.randomize_gluon(net, mrng, xavier=True)
+        gf.calibrate_batchnorm(net, calib[:2], mrng)
+        # The heads' BatchNorms are not on calibrate_batchnorm's path and keep the random
+        # variances, some negative: a NaN scale, which MXNet's int8 layer saturates.
+        for name, param in net.collect_params().items():
+            if name.endswith("_var"):
+                param.set_data(mx.nd.abs(param.data()) + 0.1)
+        net.hybridize()
+        qnet = quantization.quantize_net_v2(
+            net, quantized_dtype="auto", quantize_mode="full", exclude_layers=None,
+            exclude_layers_match=["concat"],
+            calib_data=mx.io.NDArrayIter(calib, batch_size=2), num_calib_examples=4,
+            calib_mode="naive", ctx=mx.cpu(), logger=None)
+        qnet.hybridize(static_alloc=True, static_shape=True)
+        outs = export_and_run(case, case_dir, qnet, x)
+        ids, scores = outs[0].ravel(), outs[1].ravel()
+        found = ids >= 0
+        if found.sum() < 2 or len(set(ids[found])) < 2 or np.ptp(scores[found]) <= 0:
+            raise RuntimeError("%s: degenerate detections (%d found)" % (case.name, found.sum()))
+        return gf.finish_case(case, case_dir, {"data": x}, outs)
+    return build
+
+
 def register():
     for model in ("small", "resnet18_v1"):
         gf.register("sg_%s_fp32" % model, "int8", "zoo", fp32_subgraph_builder(model),
                     note="%s, optimize_for(backend='MKLDNN'), %dx%d" % (model, SIZE, SIZE))
     variants = [("small", "auto", "naive", False), ("small", "int8", "naive", False),
                 ("small", "uint8", "naive", True), ("small", "auto", "entropy", True),
+                ("branches", "auto", "naive", False), ("branches", "auto", "entropy", True),
+                ("mobilenetv2_1.0", "auto", "naive", False),
                 ("resnet18_v1", "auto", "naive", False),
                 ("resnet18_v1", "auto", "entropy", True)]
     for model, dtype, mode, positive in variants:
@@ -144,6 +217,10 @@ def register():
         gf.register(name, "int8", "zoo", int8_builder(model, dtype, mode, positive),
                     note="%s, quantize_net_v2(quantized_dtype=%s, calib_mode=%s), %s input"
                     % (model, dtype, mode, "non-negative" if positive else "signed"))
+    detector = "ssd_512_mobilenet1.0_voc"
+    gf.register("int8_" + detector, "int8", "zoo", int8_detector_builder(detector),
+                note="%s, quantize_net_v2 without its concat layers, %dx%d"
+                % (detector, DETECTOR_SIZE, DETECTOR_SIZE))
 
 
 def main(argv=None):

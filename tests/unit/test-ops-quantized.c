@@ -110,6 +110,32 @@ test_refusals_name_node_and_reason (void)
   assert_resolve_fails (v1, (const char *const[]) { "_contrib_quantize",
         "not implemented", NULL });
 
+  /* ReLU6 is a clip from 0; a clip from anywhere else is not fused */
+  g_autofree char *clip = qconv_json (", {\"op\": \"clip\", \"name\":"
+      " \"c\", \"attrs\": {\"a_min\": \"-1\", \"a_max\": \"6\"},"
+      " \"inputs\": [[2, 0, 0]]}", ", \"with_act\": \"true\","
+      " \"min_calib_range\": \"0\", \"max_calib_range\": \"1\"", "int8");
+  assert_resolve_fails (clip, (const char *const[]) { "'qconv'",
+        "_sg_mkldnn_conv", "clip", "a_min -1", NULL });
+
+  /* calib_mode='none' writes requantize nodes: still refused by name */
+  const char *requantize = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_requantize\", \"name\": \"rq\", \"inputs\": [[0, 0, 0],"
+      " [0, 0, 0], [0, 0, 0]]}], \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
+  assert_resolve_fails (requantize, (const char *const[]) { "'rq'",
+        "_contrib_requantize", "not implemented", NULL });
+
+  /* a quantized concat of a float value: the input is named */
+  const char *concat = "{\"nodes\": [" VAR ("data") ", " VAR ("lo") ", "
+      VAR ("hi") ", {\"op\": \"_contrib_quantize_v2\", \"name\": \"q\","
+      " \"attrs\": {\"min_calib_range\": \"-1\", \"max_calib_range\": \"1\"},"
+      " \"inputs\": [[0, 0, 0]]}, {\"op\": \"_contrib_quantized_concat\","
+      " \"name\": \"qc\", \"attrs\": {\"num_args\": \"2\", \"dim\": \"1\"},"
+      " \"inputs\": [[3, 0, 0], [0, 0, 0], [3, 1, 0], [3, 2, 0], [1, 0, 0],"
+      " [2, 0, 0]]}], \"arg_nodes\": [0, 1, 2], \"heads\": [[4, 0, 0]]}";
+  assert_resolve_fails (concat, (const char *const[]) { "'qc'", "'arg1'",
+        "float32", "int8 or uint8", NULL });
+
   /* dequantizing float data: a dtype error naming the input */
   const char *deq = "{\"nodes\": [" VAR ("data") ", " VAR ("lo") ", "
       VAR ("hi") ", {\"op\": \"_contrib_dequantize\", \"name\": \"dq\","
