@@ -411,8 +411,12 @@ GST_START_TEST (test_semantic_errors)
         "std value 2 is 1e+300", SETTINGS},
     {g_strdup_printf ("model=%s input-name=image", colors), small,
         "input-name 'image'", SETTINGS},
+    /* The output kind's error, naming what the heads are, not the
+     * input size's. */
     {g_strdup_printf ("model=%s output=detection", colors), small,
         "output=detection needs", SHAPE},
+    {g_strdup_printf ("model=%s output=detection", colors), small,
+        "which output=classification reads", SHAPE},
     {g_strdup_printf ("model=%s labels=/nonexistent/l.txt", colors), small,
         "labels file", OPEN_READ},
     {g_strdup ("model=/dev/zero"), small,
@@ -464,6 +468,9 @@ GST_START_TEST (test_semantic_errors)
       fail_unless (strstr (error->message, cases[i].message) != NULL,
           "%s: error '%s' does not say '%s'", cases[i].props, error->message,
           cases[i].message);
+      fail_unless (!strstr (cases[i].props, "output=")
+          || !strstr (error->message, "input-size"),
+          "%s: error '%s' blames input-size", cases[i].props, error->message);
       fail_unless (error->domain == cases[i].domain
           && error->code == cases[i].code, "%s: error %s %d",
           cases[i].props, g_quark_to_string (error->domain), error->code);
