@@ -33,6 +33,7 @@ typedef struct
 typedef struct
 {
   guint interval;
+  guint stats_interval_ms;      /* 0: off */
   hy_mode mode;
   guint top_k;
   gfloat threshold;

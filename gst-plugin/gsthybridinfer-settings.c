@@ -29,6 +29,7 @@ gst_hybrid_infer_take_frame_settings (GstHybridInfer * self,
   GST_OBJECT_LOCK (self);
   *fs = (GstHybridFrameSettings) {
     .interval = s->interval,
+    .stats_interval_ms = s->stats_interval_ms,
     .mode = s->mode,
     .top_k = s->top_k,
     .threshold = s->threshold,

@@ -23,6 +23,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->resize = DEFAULT_RESIZE;
   s->interpolation = DEFAULT_INTERPOLATION;
   s->interval = DEFAULT_INTERVAL;
+  s->stats_interval_ms = DEFAULT_STATS_INTERVAL;
   s->batch_size = DEFAULT_BATCH_SIZE;
   s->batch_timeout_ms = DEFAULT_BATCH_TIMEOUT_MS;
   s->output = DEFAULT_OUTPUT;

@@ -22,6 +22,7 @@ G_BEGIN_DECLS
 #define DEFAULT_RESIZE HY_RESIZE_STRETCH
 #define DEFAULT_INTERPOLATION HY_INTERP_BILINEAR
 #define DEFAULT_INTERVAL 1
+#define DEFAULT_STATS_INTERVAL 0
 #define DEFAULT_BATCH_SIZE 1
 #define MAX_BATCH_SIZE 256
 #define DEFAULT_BATCH_TIMEOUT_MS 1000
@@ -74,6 +75,7 @@ typedef struct {
   hy_resize_mode resize;
   hy_interpolation interpolation;
   guint interval;
+  guint stats_interval_ms;      /* 0: no hybridinfer-stats messages */
   guint batch_size;
   guint batch_timeout_ms;       /* 0: a partial batch waits for frames */
   GstHybridOutput output;
