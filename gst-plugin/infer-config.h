@@ -54,6 +54,8 @@ typedef enum {
   GST_HYBRID_SET_RESIZE = 1 << 8,
   GST_HYBRID_SET_INTERPOLATION = 1 << 9,
   GST_HYBRID_SET_OUTPUT = 1 << 10,
+  GST_HYBRID_SET_TOP_K = 1 << 11,
+  GST_HYBRID_SET_THRESHOLD = 1 << 12,
 } GstHybridSetFlags;
 
 /* What the properties say; the element guards it with its object lock. */
@@ -94,6 +96,12 @@ typedef struct {
    * not say).  labels_inline is packed (hyg_strv_pack): one block. */
   gchar **labels_inline;
   GstHybridActivation model_activation;
+  /* The snapshot only: top_k and threshold from the sidecar, where it
+   * gives them (GST_HYBRID_SET_TOP_K / _THRESHOLD bits; 0: none).  Frames
+   * take them from the running session unless the property was set. */
+  guint sidecar_scores;
+  guint sidecar_top_k;
+  gfloat sidecar_threshold;
 } GstHybridInferSettings;
 
 /* The defaults. */

@@ -241,4 +241,14 @@ gst_hybrid_runner_resolve_settings (GstHybridRunner * r,
   }
   *view = *fs;
   view->class_thresholds = r->thresholds.n ? &r->thresholds : NULL;
+  /* the running model's sidecar, where the property was not set */
+  guint top_k;
+  gfloat threshold;
+  guint from_sidecar =
+      gst_hybrid_session_sidecar_scores (gst_hybrid_runner_running_session
+      (r), &top_k, &threshold) & ~fs->scores_set;
+  if (from_sidecar & GST_HYBRID_SET_TOP_K)
+    view->top_k = top_k;
+  if (from_sidecar & GST_HYBRID_SET_THRESHOLD)
+    view->threshold = threshold;
 }

@@ -38,6 +38,8 @@ struct _GstHybridSession {
   const GstHybridDecoder *decoder;      /* the kind resolved; NULL: not
                                          * planned */
   GstHybridActivation requested_activation, model_activation, activation;
+  guint sidecar_scores, sidecar_top_k;
+  gfloat sidecar_threshold;
   gint64 n_classes;             /* per frame in output 0; -1: not planned */
   hy_frame_plan *plan;
   /* The GPU frame path (NULL: frames go through plan on the CPU), per
@@ -404,6 +406,9 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
   s->requested = c->output;
   s->requested_activation = c->activation;
   s->model_activation = c->model_activation;
+  s->sidecar_scores = c->sidecar_scores;
+  s->sidecar_top_k = c->sidecar_top_k;
+  s->sidecar_threshold = c->sidecar_threshold;
   if (!gst_hybrid_prep_from_config (c, &s->prep, error))
     goto fail;
 
@@ -751,6 +756,15 @@ hy_device
 gst_hybrid_session_device (const GstHybridSession *s)
 {
   return s->device;
+}
+
+guint
+gst_hybrid_session_sidecar_scores (const GstHybridSession *s, guint *top_k,
+    gfloat *threshold)
+{
+  *top_k = s->sidecar_top_k;
+  *threshold = s->sidecar_threshold;
+  return s->sidecar_scores;
 }
 
 gboolean

@@ -347,6 +347,51 @@ GST_START_TEST (test_no_sidecar_warns_of_unnormalised_pixels)
 
 GST_END_TEST;
 
+/* How many classes a frame's result lists, from a copy of the pattern
+ * model whose sidecar is `sidecar`, with `top_k` set when not 0. */
+static guint
+classes_listed (const gchar * sidecar, guint top_k)
+{
+  gchar *dir = g_dir_make_tmp ("hy-sidecar-XXXXXX", NULL);
+  gchar *model = model_copy (dir, sidecar);
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  g_object_set (e, "model", model, "device", "cpu", NULL);
+  if (top_k)
+    g_object_set (e, "top-k", top_k, NULL);
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGB", 64, 48);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 64, 48, pick_red, 0));
+  const GValue *labels = gst_structure_get_value (results_of (out),
+      "labels");
+  fail_unless (labels != NULL, "no labels in %" GST_PTR_FORMAT,
+      results_of (out));
+  guint n = gst_value_array_get_size (labels);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  g_free (model);
+  remove_copy (dir);
+  g_free (dir);
+  return n;
+}
+
+/* The sidecar's top_k applies unless the top-k property is set. */
+GST_START_TEST (test_sidecar_top_k)
+{
+  guint dflt;
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  g_object_get (e, "top-k", &dflt, NULL);
+  gst_object_unref (e);
+  fail_unless (dflt != 2 && dflt != 4, "default top-k %u", dflt);
+  fail_unless_equals_int (classes_listed ("{\"scale\": \"0-1\"}", 0), dflt);
+  fail_unless_equals_int (classes_listed ("{\"top_k\": 2}", 0), 2);
+  fail_unless_equals_int (classes_listed ("{\"top_k\": 2}", 4), 4);
+  /* set explicitly to the default: still the property's */
+  fail_unless_equals_int (classes_listed ("{\"top_k\": 2}", dflt), dflt);
+}
+
+GST_END_TEST;
+
 static Suite *
 model_sidecar_suite (void)
 {
@@ -358,6 +403,7 @@ model_sidecar_suite (void)
   tcase_add_test (tc, test_properties_override_sidecar);
   tcase_add_test (tc, test_sidecar_unknown_key_and_bad_value);
   tcase_add_test (tc, test_no_sidecar_warns_of_unnormalised_pixels);
+  tcase_add_test (tc, test_sidecar_top_k);
   return s;
 }
 
