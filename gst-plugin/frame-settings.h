@@ -33,9 +33,13 @@ typedef struct
 typedef struct
 {
   guint interval;
+  guint stats_interval_ms;      /* 0: off */
   hy_mode mode;
   guint top_k;
   gfloat threshold;
+  /* GST_HYBRID_SET_TOP_K / _THRESHOLD when the property was set: it wins
+   * over the sidecar's value */
+  guint scores_set;
   guint batch_timeout_ms;
   gboolean post_messages;
   GstClockTime frame_duration;  /* of the current caps; 0: unknown */

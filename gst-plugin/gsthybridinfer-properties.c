@@ -108,6 +108,11 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
       g_param_spec_uint ("interval", "Interval",
           "Infer every Nth frame; the frames between carry the last result",
           1, G_MAXUINT, DEFAULT_INTERVAL, playing));
+  g_object_class_install_property (gobject_class, PROP_STATS_INTERVAL,
+      g_param_spec_uint ("stats-interval", "Stats interval",
+          "Post a hybridinfer-stats element message every this many ms "
+          "(fps in and inferred, latency p50/p99, skipped frames); 0: off",
+          0, G_MAXUINT, DEFAULT_STATS_INTERVAL, playing));
   g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
       g_param_spec_uint ("batch-size", "Batch size",
           "Frames per forward; above 1, frames are held until their batch "
@@ -383,6 +388,9 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     case PROP_INTERVAL:
       s->interval = g_value_get_uint (value);
       break;
+    case PROP_STATS_INTERVAL:
+      s->stats_interval_ms = g_value_get_uint (value);
+      break;
     case PROP_BATCH_SIZE:
       s->batch_size = g_value_get_uint (value);
       break;
@@ -502,6 +510,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_INTERVAL:
       g_value_set_uint (value, s->interval);
+      break;
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, s->stats_interval_ms);
       break;
     case PROP_BATCH_SIZE:
       g_value_set_uint (value, s->batch_size);

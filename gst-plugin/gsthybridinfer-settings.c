@@ -29,9 +29,12 @@ gst_hybrid_infer_take_frame_settings (GstHybridInfer * self,
   GST_OBJECT_LOCK (self);
   *fs = (GstHybridFrameSettings) {
     .interval = s->interval,
+    .stats_interval_ms = s->stats_interval_ms,
     .mode = s->mode,
     .top_k = s->top_k,
     .threshold = s->threshold,
+    .scores_set = s->set_mask & (GST_HYBRID_SET_TOP_K
+        | GST_HYBRID_SET_THRESHOLD),
     .batch_timeout_ms = s->batch_timeout_ms,
     .post_messages = s->post_messages,
     .frame_duration = self->frame_duration,

@@ -575,7 +575,10 @@ draw_box (const hyg_canvas * canvas, const DrawStyle * st,
   int label_h = hyg_text_label_height (m);
   /* Above the box when it fits, else just inside its top edge. */
   int ty = y - label_h >= 0 ? y - label_h : y;
-  hyg_text_draw_label (canvas, m, x, ty, st->box, st->text);
+  /* A box at the right edge keeps its label whole: shifted left until it
+   * ends at the frame's edge (never past the left one). */
+  int tx = MAX (0, MIN (x, canvas->width - hyg_text_label_width (m)));
+  hyg_text_draw_label (canvas, m, tx, ty, st->box, st->text);
 }
 
 static void

@@ -23,6 +23,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->resize = DEFAULT_RESIZE;
   s->interpolation = DEFAULT_INTERPOLATION;
   s->interval = DEFAULT_INTERVAL;
+  s->stats_interval_ms = DEFAULT_STATS_INTERVAL;
   s->batch_size = DEFAULT_BATCH_SIZE;
   s->batch_timeout_ms = DEFAULT_BATCH_TIMEOUT_MS;
   s->output = DEFAULT_OUTPUT;
@@ -55,6 +56,7 @@ gst_hybrid_infer_settings_snapshot (const GstHybridInferSettings * s,
   copy->std = g_array_copy (s->std);
   copy->labels_inline = NULL;
   copy->model_activation = GST_HYBRID_ACTIVATION_AUTO;
+  copy->sidecar_scores = 0;
 }
 
 void
@@ -96,6 +98,8 @@ gst_hybrid_infer_settings_mark_set (GstHybridInferSettings * s,
     {"resize", GST_HYBRID_SET_RESIZE},
     {"interpolation", GST_HYBRID_SET_INTERPOLATION},
     {"output", GST_HYBRID_SET_OUTPUT},
+    {"top-k", GST_HYBRID_SET_TOP_K},
+    {"threshold", GST_HYBRID_SET_THRESHOLD},
   };
   for (guint i = 0; i < G_N_ELEMENTS (props); i++)
     if (!strcmp (name, props[i].name))
@@ -166,6 +170,15 @@ gst_hybrid_infer_settings_apply_sidecar (GstHybridInferSettings * c,
     c->interpolation = sc->interpolation;
   if (FROM_SIDECAR (HY_SIDECAR_OUTPUT, GST_HYBRID_SET_OUTPUT))
     c->output = gst_hybrid_output_from_sidecar (sc->output);
+  /* per frame, so kept apart: the properties are read at every frame */
+  if (sc->set & HY_SIDECAR_TOP_K) {
+    c->sidecar_scores |= GST_HYBRID_SET_TOP_K;
+    c->sidecar_top_k = MIN (sc->top_k, MAX_TOP_K);
+  }
+  if (sc->set & HY_SIDECAR_THRESHOLD) {
+    c->sidecar_scores |= GST_HYBRID_SET_THRESHOLD;
+    c->sidecar_threshold = (gfloat) sc->threshold;
+  }
   /* not a property's value: what output-activation=auto starts from */
   if (sc->set & HY_SIDECAR_ACTIVATION)
     c->model_activation = sc->activation == HY_SIDECAR_ACTIVATION_SOFTMAX
@@ -212,6 +225,9 @@ gst_hybrid_infer_settings_to_config (const GstHybridInferSettings * copy,
   c->precision = copy->precision;
   c->activation = copy->output_activation;
   c->model_activation = copy->model_activation;
+  c->sidecar_scores = copy->sidecar_scores;
+  c->sidecar_top_k = copy->sidecar_top_k;
+  c->sidecar_threshold = copy->sidecar_threshold;
   c->mode = copy->mode;
   c->input_name = copy->input_name && *copy->input_name
       ? copy->input_name : NULL;

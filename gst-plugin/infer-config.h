@@ -22,6 +22,7 @@ G_BEGIN_DECLS
 #define DEFAULT_RESIZE HY_RESIZE_STRETCH
 #define DEFAULT_INTERPOLATION HY_INTERP_BILINEAR
 #define DEFAULT_INTERVAL 1
+#define DEFAULT_STATS_INTERVAL 0
 #define DEFAULT_BATCH_SIZE 1
 #define MAX_BATCH_SIZE 256
 #define DEFAULT_BATCH_TIMEOUT_MS 1000
@@ -53,6 +54,8 @@ typedef enum {
   GST_HYBRID_SET_RESIZE = 1 << 8,
   GST_HYBRID_SET_INTERPOLATION = 1 << 9,
   GST_HYBRID_SET_OUTPUT = 1 << 10,
+  GST_HYBRID_SET_TOP_K = 1 << 11,
+  GST_HYBRID_SET_THRESHOLD = 1 << 12,
 } GstHybridSetFlags;
 
 /* What the properties say; the element guards it with its object lock. */
@@ -74,6 +77,7 @@ typedef struct {
   hy_resize_mode resize;
   hy_interpolation interpolation;
   guint interval;
+  guint stats_interval_ms;      /* 0: no hybridinfer-stats messages */
   guint batch_size;
   guint batch_timeout_ms;       /* 0: a partial batch waits for frames */
   GstHybridOutput output;
@@ -92,6 +96,12 @@ typedef struct {
    * not say).  labels_inline is packed (hyg_strv_pack): one block. */
   gchar **labels_inline;
   GstHybridActivation model_activation;
+  /* The snapshot only: top_k and threshold from the sidecar, where it
+   * gives them (GST_HYBRID_SET_TOP_K / _THRESHOLD bits; 0: none).  Frames
+   * take them from the running session unless the property was set. */
+  guint sidecar_scores;
+  guint sidecar_top_k;
+  gfloat sidecar_threshold;
 } GstHybridInferSettings;
 
 /* The defaults. */

@@ -24,6 +24,11 @@ struct _GstHybridRoi {
   const hy_frame_plan **slot_plans;
   int *slot_xy;                 /* the crops' corners in the frame */
   int n_slots;
+  /* object-class against the types seen (check_classes): judged once */
+  gboolean classes_judged;
+  guint frames_unmatched;
+  GQuark seen[16];              /* the first distinct types seen */
+  guint n_seen;
 };
 
 GstHybridRoi *
@@ -95,6 +100,86 @@ wanted (const GstHybridRoi *roi, const GstVideoRegionOfInterestMeta *meta)
     if (*q == meta->roi_type)
       return TRUE;
   return FALSE;
+}
+
+static gchar *
+classes_text (const GstHybridRoi *roi)
+{
+  GString *s = g_string_new (NULL);
+  for (const GQuark *q = roi->classes; *q; q++)
+    g_string_append_printf (s, "%s%s", q == roi->classes ? "" : ",",
+        g_quark_to_string (*q));
+  return g_string_free (s, FALSE);
+}
+
+static gchar *
+seen_text (const GstHybridRoi *roi)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < roi->n_seen; i++)
+    g_string_append_printf (s, "%s'%s'", i ? ", " : "",
+        g_quark_to_string (roi->seen[i]));
+  if (roi->n_seen == G_N_ELEMENTS (roi->seen))
+    g_string_append (s, ", ...");
+  return g_string_free (s, FALSE);
+}
+
+static void
+remember_type (GstHybridRoi *roi, GQuark type)
+{
+  for (guint i = 0; i < roi->n_seen; i++)
+    if (roi->seen[i] == type)
+      return;
+  if (roi->n_seen < G_N_ELEMENTS (roi->seen))
+    roi->seen[roi->n_seen++] = type;
+}
+
+/* The class `type` equals but for case, or 0. */
+static GQuark
+class_but_for_case (const GstHybridRoi *roi, GQuark type)
+{
+  for (const GQuark *q = roi->classes; *q; q++)
+    if (!g_ascii_strcasecmp (g_quark_to_string (*q),
+            g_quark_to_string (type)))
+      return *q;
+  return 0;
+}
+
+gchar *
+gst_hybrid_roi_check_classes (GstHybridRoi *roi, GstBuffer *buf)
+{
+  if (!roi->classes || roi->classes_judged)
+    return NULL;
+  gpointer state = NULL;
+  GstMeta *meta;
+  gboolean any = FALSE;
+  while ((meta = gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    const GstVideoRegionOfInterestMeta *m =
+        (const GstVideoRegionOfInterestMeta *) meta;
+    any = TRUE;
+    if (wanted (roi, m)) {
+      roi->classes_judged = TRUE;
+      return NULL;
+    }
+    remember_type (roi, m->roi_type);
+    GQuark near = class_but_for_case (roi, m->roi_type);
+    if (near) {
+      roi->classes_judged = TRUE;
+      return g_strdup_printf ("object-class '%s' takes no region of type "
+          "'%s': the case differs (object-class matches region types "
+          "exactly)", g_quark_to_string (near),
+          g_quark_to_string (m->roi_type));
+    }
+  }
+  if (!any || ++roi->frames_unmatched < GST_HYBRID_ROI_CLASS_PATIENCE)
+    return NULL;
+  roi->classes_judged = TRUE;
+  g_autofree gchar *classes = classes_text (roi);
+  g_autofree gchar *seen = seen_text (roi);
+  return g_strdup_printf ("object-class '%s' took none of the regions of "
+      "%u frames; their types (the detector's labels) are %s", classes,
+      roi->frames_unmatched, seen);
 }
 
 /* The plan for crops of width x height: a kept one, or a new one in place

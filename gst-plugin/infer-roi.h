@@ -41,6 +41,18 @@ void gst_hybrid_roi_set_session (GstHybridRoi * roi,
 void gst_hybrid_roi_set_frame (GstHybridRoi * roi, hy_pixel_layout layout,
     float yuv_kr, float yuv_kb, bool yuv_full_range);
 
+/* Frames with regions, none of them of object-class's types, before
+ * that is said (a frame of only other types is normal; a hundred are a
+ * misspelt class). */
+#define GST_HYBRID_ROI_CLASS_PATIENCE 100
+
+/* object-class judged against the region types `buf` carries, until
+ * judged once: a type that differs from a class only by case at once,
+ * else GST_HYBRID_ROI_CLASS_PATIENCE frames with regions and no region
+ * of the classes.  Returns the warning's text (free it) that one time,
+ * else NULL; allocates nothing until then. */
+gchar *gst_hybrid_roi_check_classes (GstHybridRoi * roi, GstBuffer * buf);
+
 /* What a frame's regions need: the frame mapped, and what a result says
  * of the frame. */
 typedef struct {

@@ -215,6 +215,7 @@ gst_hybrid_runner_submit (GstHybridRunner * r,
   GstHybridFrameSettings view;
   GstFlowReturn ret;
 
+  gst_hybrid_runner_count_frame_in (r, fs);
   /* an engine's wait for its batch holds no lock: nothing a swap
    * changes is used there (no swap runs on an engine) */
   if (r->client) {
@@ -240,7 +241,8 @@ gst_hybrid_runner_submit_held (GstHybridRunner * r,
 {
   GstHybridFrameSettings view;
   GstFlowReturn ret = r->flush_ret;
-  g_mutex_lock (&r->model_lock);
+
+  gst_hybrid_runner_count_frame_in (r, fs);  g_mutex_lock (&r->model_lock);
   /* (a changed class-thresholds is taken in whatever becomes of the
    * frame) */
   gst_hybrid_runner_resolve_settings (r, fs, &view);

@@ -16,6 +16,7 @@
 #include "infer-engine.h"
 #include "infer-roi.h"
 #include "infer-session.h"
+#include "infer-stats-window.h"
 
 G_BEGIN_DECLS
 
@@ -87,9 +88,10 @@ struct _GstHybridRunner
   gint64 flush_deadline;        /* monotonic us; 0: nothing held */
   gboolean flush_quit;
 
-  /* statistics: stats_lock */
+  /* statistics: stats_lock; the window is stats-interval's */
   GMutex stats_lock;
   GstHybridRunnerStats stats;
+  GstHybridStatsWindow window;
 
   /* Hot reload: reload_lock guards all of these.  `want` is the newest
    * request, `running` what the model that runs was loaded from; the
@@ -184,6 +186,8 @@ void gst_hybrid_runner_finish_frame (GstHybridRunner * r,
 void gst_hybrid_runner_count_inferred (GstHybridRunner * r,
     gdouble latency_us);
 void gst_hybrid_runner_count_skipped (GstHybridRunner * r);
+void gst_hybrid_runner_count_frame_in (GstHybridRunner * r,
+    const GstHybridFrameSettings * fs);
 void gst_hybrid_runner_set_arena (GstHybridRunner * r, gint64 bytes);
 
 /* Posts `error` (the core's message) in the GStreamer domain that fits;

@@ -40,6 +40,13 @@ gst_hybrid_runner_on_regions (GstHybridRunner * r,
   guint n_done;
   if (!gst_buffer_get_meta (buf, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
     return GST_FLOW_OK;         /* nothing to look at: not even mapped */
+  /* a misspelt object-class infers nothing and fails nothing: said once */
+  gchar *unmatched = gst_hybrid_roi_check_classes (r->roi, buf);
+  if (unmatched) {
+    RUNNER_MESSAGE (r, WARNING, RESOURCE, SETTINGS, ("%s", unmatched),
+        (NULL));
+    g_free (unmatched);
+  }
   if (!gst_hybrid_runner_map_frame (r, buf, &mapped, f.planes, f.strides))
     return GST_FLOW_ERROR;
   f.width = GST_VIDEO_FRAME_WIDTH (&mapped);

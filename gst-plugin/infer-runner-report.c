@@ -20,6 +20,8 @@ gst_hybrid_runner_count_inferred (GstHybridRunner * r, gdouble latency_us)
   r->stats.frames_inferred++;
   r->stats.total_latency_us += latency_us;
   r->stats.last_latency_us = latency_us;
+  r->window.frames_inferred++;
+  gst_hybrid_stats_window_add_latency (&r->window, latency_us);
   g_mutex_unlock (&r->stats_lock);
 }
 
@@ -28,7 +30,37 @@ gst_hybrid_runner_count_skipped (GstHybridRunner * r)
 {
   g_mutex_lock (&r->stats_lock);
   r->stats.frames_skipped++;
+  r->window.frames_skipped++;
   g_mutex_unlock (&r->stats_lock);
+}
+
+/* A frame came in (streaming thread): counted in the stats-interval's
+ * window, and once the interval has passed the window is posted as a
+ * "hybridinfer-stats" element message and starts again.  With
+ * stats-interval 0 the window stays unstarted and nothing is counted. */
+void
+gst_hybrid_runner_count_frame_in (GstHybridRunner * r,
+    const GstHybridFrameSettings * fs)
+{
+  GstStructure *report = NULL;
+  gint64 now = g_get_monotonic_time ();
+  g_mutex_lock (&r->stats_lock);
+  if (!fs->stats_interval_ms) {
+    r->window.start_us = 0;
+  } else if (!r->window.start_us) {
+    gst_hybrid_stats_window_reset (&r->window, now);
+  } else if (now - r->window.start_us
+      >= (gint64) fs->stats_interval_ms * 1000) {
+    report = gst_hybrid_stats_window_to_structure (&r->window, now);
+    gst_hybrid_stats_window_reset (&r->window, now);
+  }
+  if (fs->stats_interval_ms)
+    r->window.frames_in++;
+  g_mutex_unlock (&r->stats_lock);
+  /* posted with no lock held: a bus sync handler may call back in */
+  if (report)
+    r->cb.post_message (r->cb.owner,
+        gst_message_new_element (r->cb.owner, report));
 }
 
 /* The arena of the model that runs: it changes with the mode, the caps

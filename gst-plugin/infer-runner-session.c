@@ -29,11 +29,54 @@ gst_hybrid_runner_plan_frames (GstHybridSession * session,
       f->height, f->kr, f->kb, f->full_range, error);
 }
 
+static const gchar *
+enum_nick (GType type, gint value)
+{
+  GEnumValue *v = g_enum_get_value (g_type_class_peek (type), value);
+  return v ? v->value_nick : "?";
+}
+
+static gchar *
+format_values (const GArray * values)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < values->len; i++)
+    g_string_append_printf (s, "%s%g", i ? "," : "",
+        g_array_index (values, gdouble, i));
+  return g_string_free (s, FALSE);
+}
+
+/* Without a sidecar every choice is the element's default or a property:
+ * said once, so that a first pipeline's wrong answers can be traced to
+ * the pre-processing.  Pixels fed as 0..255 to a model trained on
+ * normalised ones give confident nonsense, not an error, so that default
+ * is a warning unless a property chose it. */
+static void
+report_defaults (GstHybridRunner * r, const GstHybridInferSettings * copy)
+{
+  const guint normalisation = GST_HYBRID_SET_MEAN | GST_HYBRID_SET_STD
+      | GST_HYBRID_SET_SCALE;
+  g_autofree gchar *mean = format_values (copy->mean);
+  g_autofree gchar *std = format_values (copy->std);
+  GST_INFO_OBJECT (r->cb.owner, "model %s has no sidecar: input-size %s, "
+      "color-order %s, scale %s, mean <%s>, std <%s>, output %s, labels %s",
+      copy->model, copy->input_size ? copy->input_size : "from the model",
+      enum_nick (GST_TYPE_HYBRID_INFER_COLOR_ORDER, copy->color_order),
+      enum_nick (GST_TYPE_HYBRID_INFER_SCALE, copy->scale), mean, std,
+      enum_nick (GST_TYPE_HYBRID_INFER_OUTPUT, copy->output),
+      copy->labels ? copy->labels : "none");
+  if (!(copy->set_mask & normalisation))
+    RUNNER_MESSAGE (r, WARNING, RESOURCE, SETTINGS,
+        ("model %s has no sidecar and none of mean, std, scale is set: "
+            "pixels are fed as 0..255; set mean/std/scale or write a "
+            "sidecar", copy->model), (NULL));
+}
+
 /* The settings the user left unset, from PREFIX-model.json beside the
  * model (hybrid-sidecar.h); its unknown keys are a warning, once. */
 static gboolean
 apply_sidecar (GstHybridRunner * r, GstHybridInferSettings * copy,
-    GError ** error)
+    gboolean * found, GError ** error)
 {
   gchar *path = NULL, *warning = NULL;
   if (!gst_hybrid_infer_settings_apply_sidecar (copy, &path, &warning, error))
@@ -41,6 +84,7 @@ apply_sidecar (GstHybridRunner * r, GstHybridInferSettings * copy,
   if (path)
     GST_INFO_OBJECT (r->cb.owner, "settings the properties leave unset come "
         "from the sidecar %s", path);
+  *found = path != NULL;
   if (warning)
     RUNNER_MESSAGE (r, WARNING, RESOURCE, SETTINGS, ("%s", warning),
         ("model %s", copy->model));
@@ -67,9 +111,10 @@ check_settings (GstHybridInferSettings * copy, GError ** error)
  * made from it and checked.  FALSE + error, *what saying what failed. */
 static gboolean
 configure (GstHybridRunner * r, GstHybridInferSettings * copy,
-    GstHybridSessionConfig * config, gchar ** what, GError ** error)
+    GstHybridSessionConfig * config, gboolean * sidecar, gchar ** what,
+    GError ** error)
 {
-  if (!apply_sidecar (r, copy, error)) {
+  if (!apply_sidecar (r, copy, sidecar, error)) {
     *what = g_strdup_printf ("the sidecar of model %s", copy->model);
     return FALSE;
   }
@@ -99,11 +144,12 @@ gst_hybrid_runner_build_session (GstHybridRunner * r,
 {
   gboolean on_engine = copy->shared_engine || copy->skip_when_busy;
   gboolean regions = copy->inference_region == GST_HYBRID_INFER_REGION_ROI;
+  gboolean sidecar = FALSE;
 
   *session = NULL;
   *client = NULL;
   *note = NULL;
-  if (!configure (r, copy, config, what, error))
+  if (!configure (r, copy, config, &sidecar, what, error))
     return FALSE;
   if (on_engine) {
     if (!gst_hybrid_runner_join_engine (copy, config, client, note, error))
@@ -111,6 +157,9 @@ gst_hybrid_runner_build_session (GstHybridRunner * r,
   } else if (!(*session = gst_hybrid_session_new (config, note, error))) {
     goto model_failed;
   }
+  /* once the model loads: a missing file's error says enough */
+  if (!sidecar)
+    report_defaults (r, copy);
   /* regions are cropped to the input size: a model (or its sidecar) that
    * makes it follow the frame leaves them none */
   if (regions && gst_hybrid_session_follows_frame (*session)) {
@@ -192,4 +241,14 @@ gst_hybrid_runner_resolve_settings (GstHybridRunner * r,
   }
   *view = *fs;
   view->class_thresholds = r->thresholds.n ? &r->thresholds : NULL;
+  /* the running model's sidecar, where the property was not set */
+  guint top_k;
+  gfloat threshold;
+  guint from_sidecar =
+      gst_hybrid_session_sidecar_scores (gst_hybrid_runner_running_session
+      (r), &top_k, &threshold) & ~fs->scores_set;
+  if (from_sidecar & GST_HYBRID_SET_TOP_K)
+    view->top_k = top_k;
+  if (from_sidecar & GST_HYBRID_SET_THRESHOLD)
+    view->threshold = threshold;
 }

@@ -38,6 +38,8 @@ struct _GstHybridSession {
   const GstHybridDecoder *decoder;      /* the kind resolved; NULL: not
                                          * planned */
   GstHybridActivation requested_activation, model_activation, activation;
+  guint sidecar_scores, sidecar_top_k;
+  gfloat sidecar_threshold;
   gint64 n_classes;             /* per frame in output 0; -1: not planned */
   hy_frame_plan *plan;
   /* The GPU frame path (NULL: frames go through plan on the CPU), per
@@ -192,9 +194,13 @@ resolve_decoder (GstHybridOutput requested, const hy_shape *shapes,
   }
   if (d->fits && !d->fits (shapes, n_heads, batch)) {
     gchar *got = format_shapes (shapes, n_heads);
+    /* Which kind the heads are is the likely fix: a classifier given
+     * output=detection. */
+    const GstHybridDecoder *read_as = claimed (shapes, n_heads, batch);
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
         "output=%s needs %s (B = batch-size = %" G_GINT64_FORMAT
-        "); the model's heads are %s", d->nick, d->fits_needs, batch, got);
+        "); the model's heads are %s, which output=%s reads (output=auto "
+        "picks it)", d->nick, d->fits_needs, batch, got, read_as->nick);
     g_free (got);
     return FALSE;
   }
@@ -220,10 +226,11 @@ resolve_output (GstHybridSession *s, GError **error)
   return ok;
 }
 
+/* Plans for a width x height input, 3 or 1 channels when the model does
+ * not say. */
 static gboolean
-plan_input_at (GstHybridSession *s, int width, int height, GError **error)
+plan_shape (GstHybridSession *s, int width, int height, GError **error)
 {
-  gint64 before = hy_shape_numel (&s->shape);
   if (s->channels_known) {
     if (!try_plan (s, (int) s->shape.dims[1], width, height, error))
       return FALSE;
@@ -239,6 +246,41 @@ plan_input_at (GstHybridSession *s, int width, int height, GError **error)
       return FALSE;
     }
   }
+  return TRUE;
+}
+
+/* A shape the model refuses is said to come from input-size, the property
+ * that picks it. */
+static gboolean
+plan_shape_from_input_size (GstHybridSession *s, int width, int height,
+    GError **error)
+{
+  GError *local = NULL;
+  if (plan_shape (s, width, height, &local))
+    return TRUE;
+  if (g_error_matches (local, HY_ERROR, HY_ERROR_SHAPE)) {
+    if (s->follow_frame)
+      g_prefix_error (&local, "input-size=frame: the model cannot take "
+          "%dx%d frames as its input (set input-size to a size it takes): ",
+          width, height);
+    else
+      g_prefix_error (&local, "input-size %dx%d: the model cannot take "
+          "this input size (set input-size to one it takes): ", width,
+          height);
+  }
+  g_propagate_error (error, local);
+  return FALSE;
+}
+
+/* Plans for a width x height input.  Heads that do not fit the output
+ * kind are the output property's error, not input-size's: only the
+ * planning itself is blamed on the size. */
+static gboolean
+plan_input (GstHybridSession *s, int width, int height, GError **error)
+{
+  gint64 before = hy_shape_numel (&s->shape);
+  if (!plan_shape_from_input_size (s, width, height, error))
+    return FALSE;
   if (!check_values ("mean", s->prep.n_mean, (int) s->shape.dims[1], error)
       || !check_values ("std", s->prep.n_std, (int) s->shape.dims[1], error)
       || !resolve_output (s, error))
@@ -254,28 +296,6 @@ plan_input_at (GstHybridSession *s, int width, int height, GError **error)
     s->input->shape = s->shape;
   }
   return TRUE;
-}
-
-/* Plans for a width x height input; a shape the model refuses is said to
- * come from input-size, the property that picks it. */
-static gboolean
-plan_input (GstHybridSession *s, int width, int height, GError **error)
-{
-  GError *local = NULL;
-  if (plan_input_at (s, width, height, &local))
-    return TRUE;
-  if (g_error_matches (local, HY_ERROR, HY_ERROR_SHAPE)) {
-    if (s->follow_frame)
-      g_prefix_error (&local, "input-size=frame: the model cannot take "
-          "%dx%d frames as its input (set input-size to a size it takes): ",
-          width, height);
-    else
-      g_prefix_error (&local, "input-size %dx%d: the model cannot take "
-          "this input size (set input-size to one it takes): ", width,
-          height);
-  }
-  g_propagate_error (error, local);
-  return FALSE;
 }
 
 void
@@ -386,6 +406,9 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
   s->requested = c->output;
   s->requested_activation = c->activation;
   s->model_activation = c->model_activation;
+  s->sidecar_scores = c->sidecar_scores;
+  s->sidecar_top_k = c->sidecar_top_k;
+  s->sidecar_threshold = c->sidecar_threshold;
   if (!gst_hybrid_prep_from_config (c, &s->prep, error))
     goto fail;
 
@@ -733,6 +756,15 @@ hy_device
 gst_hybrid_session_device (const GstHybridSession *s)
 {
   return s->device;
+}
+
+guint
+gst_hybrid_session_sidecar_scores (const GstHybridSession *s, guint *top_k,
+    gfloat *threshold)
+{
+  *top_k = s->sidecar_top_k;
+  *threshold = s->sidecar_threshold;
+  return s->sidecar_scores;
 }
 
 gboolean

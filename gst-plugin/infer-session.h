@@ -41,6 +41,11 @@ typedef struct {
   /* What the model's last layer applies, as its sidecar says; AUTO when
    * no sidecar says (the graph's head is looked at). */
   GstHybridActivation model_activation;
+  /* top_k and threshold from the sidecar: GST_HYBRID_SET_TOP_K and
+   * _THRESHOLD bits of the ones it gives */
+  guint sidecar_scores;
+  guint sidecar_top_k;
+  gfloat sidecar_threshold;
   /* pre-processing: the rest of hy_frame_config comes from caps */
   bool bgr;
   hy_resize_mode resize;
@@ -155,6 +160,10 @@ void gst_hybrid_session_default_input_size (const GstHybridSession *
     session, int *width, int *height);
 /* TRUE when the input size follows the frame (input-size=frame). */
 gboolean gst_hybrid_session_follows_frame (const GstHybridSession * session);
+/* The top_k and threshold the model's sidecar gives: the
+ * GstHybridSessionConfig.sidecar_scores bits of those it gives. */
+guint gst_hybrid_session_sidecar_scores (const GstHybridSession * session,
+    guint * top_k, gfloat * threshold);
 /* Arena of the hybrid plan for the current shape; 0 in imperative mode. */
 gint64 gst_hybrid_session_arena_bytes (const GstHybridSession * session);
 

@@ -219,12 +219,18 @@ hyg_text_label_height (const hyg_text_mask *m)
 }
 
 int
+hyg_text_label_width (const hyg_text_mask *m)
+{
+  return m->width + 2 * hyg_text_label_margin (m);
+}
+
+int
 hyg_text_draw_label (const hyg_canvas *c, const hyg_text_mask *m, int x,
     int y, hyg_color background, hyg_color color)
 {
   int margin = hyg_text_label_margin (m);
   int h = m->height + 2 * margin;
-  hyg_canvas_fill_rect (c, x, y, m->width + 2 * margin, h, background);
+  hyg_canvas_fill_rect (c, x, y, hyg_text_label_width (m), h, background);
   hyg_canvas_blend_mask (c, x + margin + m->mask_x, y + margin + m->mask_y,
       m->coverage, m->mask_w, m->mask_h, m->stride, color);
   return h;

@@ -61,6 +61,7 @@ unsigned hyg_text_renderer_n_cached (const hyg_text_renderer *r);
  * at (x, y).  Returns the label's height (hyg_text_label_height()). */
 int hyg_text_label_margin (const hyg_text_mask *m);
 int hyg_text_label_height (const hyg_text_mask *m);
+int hyg_text_label_width (const hyg_text_mask *m);
 int hyg_text_draw_label (const hyg_canvas *c, const hyg_text_mask *m, int x,
     int y, hyg_color background, hyg_color color);
 

@@ -49,6 +49,8 @@ typedef enum hy_sidecar_field {
   HY_SIDECAR_OUTPUT = 1 << 9,
   HY_SIDECAR_ACTIVATION = 1 << 10,
   HY_SIDECAR_PARAMS = 1 << 11,
+  HY_SIDECAR_THRESHOLD = 1 << 12,
+  HY_SIDECAR_TOP_K = 1 << 13,
 } hy_sidecar_field;
 
 typedef enum hy_sidecar_output {
@@ -70,6 +72,7 @@ typedef enum hy_sidecar_activation {
 } hy_sidecar_activation;
 
 #define HY_SIDECAR_MAX_CHANNELS 3
+#define HY_SIDECAR_MAX_TOP_K 1000
 /* The largest side input_size takes: the element's input-size bound too
  * (property-parse.c), so that a sidecar that loads also starts. */
 #define HY_MAX_INPUT_SIDE 16384
@@ -94,6 +97,8 @@ typedef struct hy_sidecar {
   hy_sidecar_output output;
   hy_sidecar_activation activation;
   char *params_file;            /* resolved like labels_file; or NULL */
+  double threshold;             /* the lowest score reported; float range */
+  unsigned top_k;               /* classes reported, 1 … HY_SIDECAR_MAX_TOP_K */
   /* "description" (a string), "validation" and "training" (any JSON):
    * for people; kept verbatim (as JSON text of one object holding those
    * keys) so that a rewrite carries them over.  May be NULL. */

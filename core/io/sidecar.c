@@ -321,6 +321,21 @@ read_key (hy_sidecar *s, const char *path, const char *key, JsonNode *node,
       return FALSE;
     s->activation = (hy_sidecar_activation) choice;
     s->set |= HY_SIDECAR_ACTIVATION;
+  } else if (!strcmp (key, "threshold")) {
+    double v;
+    if (!get_number (node, &v) || !isfinite (v) || fabs (v) > G_MAXFLOAT)
+      return bad_value (error, path, key, node, "a number within float "
+          "range");
+    s->threshold = v;
+    s->set |= HY_SIDECAR_THRESHOLD;
+  } else if (!strcmp (key, "top_k")) {
+    double v;
+    if (!get_number (node, &v) || v != floor (v) || v < 1
+        || v > HY_SIDECAR_MAX_TOP_K)
+      return bad_value (error, path, key, node, "a whole number from 1 to "
+          G_STRINGIFY (HY_SIDECAR_MAX_TOP_K));
+    s->top_k = (unsigned) v;
+    s->set |= HY_SIDECAR_TOP_K;
   } else if (!strcmp (key, "params")) {
     if (!get_string (node, path, key, &text, error))
       return FALSE;
@@ -568,6 +583,14 @@ hy_sidecar_to_json (const hy_sidecar *s)
     add_choice (b, "output", output_names, s->output);
   if (s->set & HY_SIDECAR_ACTIVATION)
     add_choice (b, "activation", activation_names, s->activation);
+  if (s->set & HY_SIDECAR_THRESHOLD) {
+    json_builder_set_member_name (b, "threshold");
+    json_builder_add_double_value (b, s->threshold);
+  }
+  if (s->set & HY_SIDECAR_TOP_K) {
+    json_builder_set_member_name (b, "top_k");
+    json_builder_add_int_value (b, s->top_k);
+  }
   if (s->set & HY_SIDECAR_PARAMS && s->params_file) {
     json_builder_set_member_name (b, "params");
     json_builder_add_string_value (b, s->params_file);

@@ -21,6 +21,7 @@
 
 #include "hybrid.h"
 #include "core/graph.h"
+#include "core/io/format-sniff.h"
 
 /* A symbol file larger than this is not a symbol file. */
 #define MAX_SYMBOL_BYTES (G_GINT64_CONSTANT (1) << 30)
@@ -754,6 +755,10 @@ hy_symbol_json_parse (const char *json, gsize length, const char *source,
         "(the limit is 1 GiB)", source, length);
     return NULL;
   }
+  /* Before the JSON reader, whose complaint about these files would name
+   * neither what they are nor what to give instead. */
+  if (!hy_symbol_sniff_foreign (json, length, source, error))
+    return NULL;
   if (!hy_json_check_nesting (json, length, MAX_JSON_DEPTH, source, NULL,
           error))
     return NULL;

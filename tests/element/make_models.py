@@ -156,6 +156,7 @@ def quadrants_multibox():
               "arg:anchors": nd.array(quads)}
     det.save(os.path.join(OUT, "quadrants-multibox-symbol.json"))
     nd.save(os.path.join(OUT, "quadrants-multibox-0000.params"), params)
+    write_sidecar("quadrants-multibox")
     # MXNet's own answer for a quadrants frame: red, green, blue, black
     x = np.zeros((1, 3, DET_SIZE, DET_SIZE), np.float32)
     h = DET_SIZE // 2
@@ -223,10 +224,21 @@ class Lrn(gluon.HybridBlock):
         return F.LRN(x, nsize=3)
 
 
+SIDECAR = '{"sidecar_version": 1, "scale": "0-255",\n "description": "a test model of tests/element/make_models.py"}\n'
+
+
+def write_sidecar(name):
+    """Every model here takes pixels as 0..255: its sidecar says so, as a user's would, so
+    that the element has no normalisation to guess (and warn about)."""
+    with open(os.path.join(OUT, name + "-model.json"), "w") as f:
+        f.write(SIDECAR)
+
+
 def export(net, name, shape):
     net.hybridize()
     net(nd.zeros(shape))        # hybridize traces on the first call
     net.export(os.path.join(OUT, name), epoch=0)
+    write_sidecar(name)
 
 
 def export_with_shape(src, name, shape):
@@ -239,6 +251,7 @@ def export_with_shape(src, name, shape):
         params = f.read()
     with open(os.path.join(OUT, name + "-0000.params"), "wb") as f:
         f.write(params)
+    write_sidecar(name)
 
 
 def main():

@@ -411,8 +411,12 @@ GST_START_TEST (test_semantic_errors)
         "std value 2 is 1e+300", SETTINGS},
     {g_strdup_printf ("model=%s input-name=image", colors), small,
         "input-name 'image'", SETTINGS},
+    /* The output kind's error, naming what the heads are, not the
+     * input size's. */
     {g_strdup_printf ("model=%s output=detection", colors), small,
         "output=detection needs", SHAPE},
+    {g_strdup_printf ("model=%s output=detection", colors), small,
+        "which output=classification reads", SHAPE},
     {g_strdup_printf ("model=%s labels=/nonexistent/l.txt", colors), small,
         "labels file", OPEN_READ},
     {g_strdup ("model=/dev/zero"), small,
@@ -464,6 +468,9 @@ GST_START_TEST (test_semantic_errors)
       fail_unless (strstr (error->message, cases[i].message) != NULL,
           "%s: error '%s' does not say '%s'", cases[i].props, error->message,
           cases[i].message);
+      fail_unless (!strstr (cases[i].props, "output=")
+          || !strstr (error->message, "input-size"),
+          "%s: error '%s' blames input-size", cases[i].props, error->message);
       fail_unless (error->domain == cases[i].domain
           && error->code == cases[i].code, "%s: error %s %d",
           cases[i].props, g_quark_to_string (error->domain), error->code);
@@ -1620,6 +1627,9 @@ GST_START_TEST (test_out_of_memory_while_playing)
   GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
   g_object_set (e, "model", model, "device", "cpu", "input-size", "512x512",
       NULL);
+  /* chosen, so no warning of guessed normalisation comes before the
+   * one this test waits for */
+  gst_util_set_object_arg (G_OBJECT (e), "scale", "0-255");
   GstHarness *h = harness_for (e, &bus);
   set_caps (h, "RGB", 64, 48);
   for (guint i = 0; i < 3; i++)
@@ -1921,6 +1931,87 @@ GST_START_TEST (test_statistics)
 
 GST_END_TEST;
 
+/* stats-interval: a "hybridinfer-stats" element message once the interval
+ * has passed, counting the frames of that interval: every frame in,
+ * every interval-th inferred, latencies no larger than the slowest frame
+ * the element measured. */
+static const GstStructure *
+next_stats (GstBus * bus, GstMessage ** msg)
+{
+  while ((*msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    const GstStructure *st = gst_message_get_structure (*msg);
+    if (gst_structure_has_name (st, "hybridinfer-stats"))
+      return st;
+    gst_message_unref (*msg);
+  }
+  return NULL;
+}
+
+GST_START_TEST (test_stats_interval)
+{
+  gchar *model = model_path ("colors");
+  GstBus *bus;
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  guint interval;
+  g_object_get (e, "stats-interval", &interval, NULL);
+  fail_unless_equals_int (interval, 0);
+  g_object_set (e, "model", model, "device", "cpu", "interval", 2,
+      "stats-interval", 100, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 64, 48);
+  /* the first frame starts the window; 10 more within it; one after the
+   * interval closes it */
+  gdouble slowest = 0, last;
+  for (guint i = 0; i < 11; i++) {
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 64, 48, pick_red, i)));
+    g_object_get (h->element, "last-latency-us", &last, NULL);
+    slowest = MAX (slowest, last);
+  }
+  GstMessage *msg;
+  fail_unless (next_stats (bus, &msg) == NULL, "posted before the interval");
+  g_usleep (120 * 1000);
+  gst_buffer_unref (gst_harness_push_and_pull (h,
+          frame_new ("RGB", 64, 48, pick_red, 11)));
+  const GstStructure *st = next_stats (bus, &msg);
+  fail_unless (st != NULL, "no hybridinfer-stats message");
+  guint64 in, inferred, skipped;
+  guint ms;
+  gdouble fps_in, fps_inferred, p50, p99;
+  fail_unless (gst_structure_get (st, "frames-in", G_TYPE_UINT64, &in,
+          "frames-inferred", G_TYPE_UINT64, &inferred, "skipped",
+          G_TYPE_UINT64, &skipped, "interval-ms", G_TYPE_UINT, &ms,
+          "fps-in", G_TYPE_DOUBLE, &fps_in, "fps-inferred", G_TYPE_DOUBLE,
+          &fps_inferred, "latency-p50-us", G_TYPE_DOUBLE, &p50,
+          "latency-p99-us", G_TYPE_DOUBLE, &p99, NULL), "%" GST_PTR_FORMAT,
+      st);
+  /* frames 0 … 10: 0, 2, 4, 6, 8 and 10 inferred (interval 2) */
+  fail_unless_equals_int ((gint) in, 11);
+  fail_unless_equals_int ((gint) inferred, 6);
+  fail_unless_equals_int ((gint) skipped, 0);
+  fail_unless (ms >= 100, "interval %u ms", ms);
+  fail_unless (fabs (fps_in - 11 * 1000.0 / ms) < 0.02 * fps_in, "%g fps",
+      fps_in);
+  fail_unless (fabs (fps_inferred - 6 * 1000.0 / ms) < 0.02 * fps_inferred,
+      "%g fps", fps_inferred);
+  /* each a bucket's upper edge, at most 9 % above a latency in it */
+  fail_unless (p50 > 0 && p50 <= p99, "p50 %g, p99 %g", p50, p99);
+  fail_unless (p99 >= slowest && p99 <= slowest * 1.1, "p99 %g, slowest %g",
+      p99, slowest);
+  gst_message_unref (msg);
+  /* off again: no more messages */
+  g_object_set (h->element, "stats-interval", 0, NULL);
+  g_usleep (120 * 1000);
+  for (guint i = 12; i < 14; i++)
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 64, 48, pick_red, i)));
+  fail_unless (next_stats (bus, &msg) == NULL, "posted while off");
+  teardown_with_bus (h, bus);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 /* device=auto: on a machine with no GPU at all (this one, unless a GPU is
  * lent), the CPU is the normal choice and no warning is posted; where a
  * GPU is there, auto uses it.  Either way nothing is posted, however
@@ -2017,6 +2108,7 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_renegotiation);
   tcase_add_test (tc, test_statistics);
   tcase_add_test (tc, test_device_auto_quiet);
+  tcase_add_test (tc, test_stats_interval);
   tcase_add_test (tc, test_labels_mismatch_warns);
   return s;
 }

@@ -279,6 +279,31 @@ GST_START_TEST (test_secondary_label)
 
 GST_END_TEST;
 
+/* A box at the frame's right edge keeps its label whole inside the
+ * frame: shifted left to end at the edge, not cut off there. */
+GST_START_TEST (test_label_at_right_edge)
+{
+  GstHarness *h = overlay_new ("font-scale=1 line-width=2");
+  GstBuffer *in = frame_new ("RGB", RW, RH, pick_white, 0);
+  add_roi (in, "car", RW - 20, 40, 20, 40, 0.91);
+  add_roi (in, "car", 10, 40, 100, 40, 0.91);
+  GstBuffer *out = gst_harness_push_and_pull (h, in);
+  /* the same label's width where nothing stops it */
+  int full = green_run (out, 10, 39);
+  fail_unless (full > 30, "label %d wide", full);
+  /* at the edge: the background runs from RW - full to the last column */
+  fail_unless_equals_int (green_run (out, RW - full, 39), full);
+  fail_unless (!is_colour (pixel_of (out, "RGB", RW, RH, RW - full - 1, 39),
+          0, 255, 0), "the label reaches further left than its width");
+  /* and its text is there, left of the box */
+  fail_unless (text_pixels (out, "RGB", RW, RH, RW - full, 20, RW - 20,
+          40) > 20);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* Descenders: "gg" reaches lower than "aa" in labels of the same height
  * (the 5x7 font had none), and digits render. */
 GST_START_TEST (test_descenders)
@@ -470,6 +495,7 @@ hybridoverlay_suite (void)
   tcase_add_test (tc, test_no_results_untouched);
   tcase_add_test (tc, test_every_format);
   tcase_add_test (tc, test_secondary_label);
+  tcase_add_test (tc, test_label_at_right_edge);
   tcase_add_test (tc, test_descenders);
   tcase_add_test (tc, test_font_desc_size);
   tcase_add_test (tc, test_steady_state_allocates_nothing);

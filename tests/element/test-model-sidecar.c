@@ -219,8 +219,8 @@ GST_START_TEST (test_properties_override_sidecar)
 
 GST_END_TEST;
 
-/* A copy of the pattern model whose sidecar is `sidecar`; returns the
- * symbol file's path. */
+/* A copy of the pattern model whose sidecar is `sidecar` (NULL: none);
+ * returns the symbol file's path. */
 static gchar *
 model_copy (const gchar * dir, const gchar * sidecar)
 {
@@ -241,7 +241,7 @@ model_copy (const gchar * dir, const gchar * sidecar)
     g_free (to);
   }
   gchar *side = g_build_filename (dir, "patterns-model.json", NULL);
-  fail_unless (g_file_set_contents (side, sidecar, -1, NULL));
+  fail_unless (!sidecar || g_file_set_contents (side, sidecar, -1, NULL));
   g_free (side);
   g_free (src_dir);
   g_free (src);
@@ -306,6 +306,92 @@ GST_START_TEST (test_sidecar_unknown_key_and_bad_value)
 
 GST_END_TEST;
 
+/* Without a sidecar, pixels fed as 0..255 because nothing said otherwise
+ * are a warning naming the model; a normalisation property set by hand,
+ * even to the default, is a choice and silences it. */
+GST_START_TEST (test_no_sidecar_warns_of_unnormalised_pixels)
+{
+  static const struct {
+    const gchar *extra;
+    gboolean warns;
+  } cases[] = {
+    {"device=cpu", TRUE},
+    {"device=cpu scale=0-255", FALSE},
+    {"device=cpu mean=\"<0.5>\"", FALSE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gchar *dir = g_dir_make_tmp ("hy-sidecar-XXXXXX", NULL);
+    gchar *model = model_copy (dir, NULL);
+    gchar *launch = launch_line ("snow", "RGB", 64, 64, model,
+        cases[i].extra);
+    GPtrArray *messages;
+    gchar *warnings, *error;
+    GPtrArray *got = run_pipeline (launch, &messages, &warnings, &error);
+    fail_unless (error == NULL, "%s: %s", cases[i].extra, error);
+    if (cases[i].warns)
+      fail_unless (warnings && strstr (warnings, "patterns-symbol.json has "
+              "no sidecar") && strstr (warnings, "pixels are fed as 0..255"),
+          "%s: warnings: %s", cases[i].extra, warnings);
+    else
+      fail_unless (warnings == NULL, "%s: warnings: %s", cases[i].extra,
+          warnings);
+    g_ptr_array_unref (got);
+    g_ptr_array_unref (messages);
+    g_free (warnings);
+    g_free (launch);
+    g_free (model);
+    remove_copy (dir);
+    g_free (dir);
+  }
+}
+
+GST_END_TEST;
+
+/* How many classes a frame's result lists, from a copy of the pattern
+ * model whose sidecar is `sidecar`, with `top_k` set when not 0. */
+static guint
+classes_listed (const gchar * sidecar, guint top_k)
+{
+  gchar *dir = g_dir_make_tmp ("hy-sidecar-XXXXXX", NULL);
+  gchar *model = model_copy (dir, sidecar);
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  g_object_set (e, "model", model, "device", "cpu", NULL);
+  if (top_k)
+    g_object_set (e, "top-k", top_k, NULL);
+  GstHarness *h = harness_for (e, NULL);
+  set_caps (h, "RGB", 64, 48);
+  GstBuffer *out = gst_harness_push_and_pull (h,
+      frame_new ("RGB", 64, 48, pick_red, 0));
+  const GValue *labels = gst_structure_get_value (results_of (out),
+      "labels");
+  fail_unless (labels != NULL, "no labels in %" GST_PTR_FORMAT,
+      results_of (out));
+  guint n = gst_value_array_get_size (labels);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  g_free (model);
+  remove_copy (dir);
+  g_free (dir);
+  return n;
+}
+
+/* The sidecar's top_k applies unless the top-k property is set. */
+GST_START_TEST (test_sidecar_top_k)
+{
+  guint dflt;
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  g_object_get (e, "top-k", &dflt, NULL);
+  gst_object_unref (e);
+  fail_unless (dflt != 2 && dflt != 4, "default top-k %u", dflt);
+  fail_unless_equals_int (classes_listed ("{\"scale\": \"0-1\"}", 0), dflt);
+  fail_unless_equals_int (classes_listed ("{\"top_k\": 2}", 0), 2);
+  fail_unless_equals_int (classes_listed ("{\"top_k\": 2}", 4), 4);
+  /* set explicitly to the default: still the property's */
+  fail_unless_equals_int (classes_listed ("{\"top_k\": 2}", dflt), dflt);
+}
+
+GST_END_TEST;
+
 static Suite *
 model_sidecar_suite (void)
 {
@@ -316,6 +402,8 @@ model_sidecar_suite (void)
   tcase_add_test (tc, test_model_alone_names_every_pattern);
   tcase_add_test (tc, test_properties_override_sidecar);
   tcase_add_test (tc, test_sidecar_unknown_key_and_bad_value);
+  tcase_add_test (tc, test_no_sidecar_warns_of_unnormalised_pixels);
+  tcase_add_test (tc, test_sidecar_top_k);
   return s;
 }
 

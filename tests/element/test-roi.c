@@ -161,6 +161,62 @@ GST_START_TEST (test_roi_object_class)
 
 GST_END_TEST;
 
+/* An object-class that takes no region is said once on the bus: at once
+ * when a region's type differs from it only by case, else after
+ * GST_HYBRID_ROI_CLASS_PATIENCE (100) frames with regions, naming the
+ * types seen; one that takes a region is never said. */
+static gchar *
+class_warning (const gchar * classes, guint frames)
+{
+  GstBus *bus;
+  GstElement *e = infer_new ("colors");
+  g_object_set (e, "input-size", "32x32", "object-class", classes, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "inference-region", "roi");
+  GstHarness *hn = harness_for (e, &bus);
+  set_caps (hn, "RGB", 96, 70);
+  gchar *text = NULL;
+  guint warnings = 0;
+  for (guint i = 0; i < frames; i++) {
+    GstBuffer *in = frame_new ("RGB", 96, 70, pick_quadrants, i);
+    add_quadrant_rois (in, 96, 70);
+    gst_buffer_unref (gst_harness_push_and_pull (hn, in));
+    GstMessage *msg;
+    while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING))) {
+      GError *err = NULL;
+      gst_message_parse_warning (msg, &err, NULL);
+      if (!text)
+        text = g_strdup_printf ("%u: %s", i, err->message);
+      warnings++;
+      g_error_free (err);
+      gst_message_unref (msg);
+    }
+  }
+  fail_unless (warnings <= 1, "%u warnings: %s", warnings, text);
+  teardown_with_bus (hn, bus);
+  return text;
+}
+
+GST_START_TEST (test_roi_object_class_unmatched)
+{
+  /* case: on the first frame */
+  gchar *w = class_warning ("Q1", 3);
+  fail_unless (w && g_str_has_prefix (w, "0: ") && strstr (w, "'Q1'")
+      && strstr (w, "'q1'") && strstr (w, "case differs"), "%s", w);
+  g_free (w);
+  /* no such type: after 100 frames, not before, naming the types seen */
+  w = class_warning ("person", 99);
+  fail_unless (w == NULL, "%s", w);
+  w = class_warning ("person", 101);
+  fail_unless (w && g_str_has_prefix (w, "99: ") && strstr (w, "'person'")
+      && strstr (w, "'q0', 'q1', 'q2', 'q3'"), "%s", w);
+  g_free (w);
+  /* a class that takes regions: nothing */
+  w = class_warning ("person,q2", 101);
+  fail_unless (w == NULL, "%s", w);
+}
+
+GST_END_TEST;
+
 /* A region partly or wholly outside the frame: clamped, or skipped. */
 GST_START_TEST (test_roi_outside_frame)
 {
@@ -308,6 +364,7 @@ roi_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_roi_each_region);
   tcase_add_test (tc, test_roi_object_class);
+  tcase_add_test (tc, test_roi_object_class_unmatched);
   tcase_add_test (tc, test_roi_outside_frame);
   tcase_add_test (tc, test_roi_behind_detector);
   tcase_add_test (tc, test_roi_reload_other_input_size);

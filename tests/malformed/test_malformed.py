@@ -215,6 +215,30 @@ class Fixture:
         return argv + list(extra)
 
 
+def pb_varint(v):
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out += bytes([b | (0x80 if v else 0)])
+        if not v:
+            return out
+
+
+def pb_field(number, payload):
+    """A length-delimited protobuf field (wire type 2)."""
+    return pb_varint(number << 3 | 2) + pb_varint(len(payload)) + payload
+
+
+def onnx_model_bytes():
+    """The head of an ONNX ModelProto as exporters write it (onnx.proto: ir_version = 1,
+    producer_name = 2, graph = 7, opset_import = 8), built field by field."""
+    opset = pb_field(1, b"") + pb_varint(2 << 3) + pb_varint(13)
+    graph = pb_field(2, b"g")
+    return (pb_varint(1 << 3) + pb_varint(8) + pb_field(2, b"pytorch")
+            + pb_field(7, graph) + pb_field(8, opset))
+
+
 def symbol_checks(fx):
     checks = []
     missing = fx.path("absent-symbol.json")
@@ -224,6 +248,15 @@ def symbol_checks(fx):
     p = fx.write("notjson-symbol.json", '{"nodes": [ {"op": "null", "name": "data", ]')
     checks.append(Check("symbol file is not JSON", fx.run(symbol=p),
                         ["notjson-symbol.json", "json"]))
+
+    # Other formats given as the model: named for what they are, with what to pass instead.
+    checks.append(Check("--model is the params file", fx.run(symbol=fx.params),
+                        ["model-0000.params", "params file", "symbol.json"]))
+    onnx = onnx_model_bytes()
+    for name in ("model.onnx", "model-symbol.json"):
+        p = fx.write(name, onnx)
+        checks.append(Check("--model is an ONNX model named %s" % name, fx.run(symbol=p),
+                            [name, "onnx", "symbol json"]))
 
     p = fx.write("empty-symbol.json", "")
     checks.append(Check("symbol file is empty", fx.run(symbol=p), ["empty-symbol.json"]))

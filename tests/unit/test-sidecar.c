@@ -39,7 +39,8 @@ test_read_all (void)
       "\"std\": [0.5], \"resize\": \"letterbox\", "
       "\"interpolation\": \"nearest\", \"labels\": \"sub/l.txt\", "
       "\"output\": \"detection\", \"activation\": \"sigmoid\", "
-      "\"params\": \"all-0003.params\", "
+      "\"params\": \"all-0003.params\", \"threshold\": 0.35, "
+      "\"top_k\": 3, "
       "\"validation\": {\"accuracy\": 0.9}, \"colour\": 1, \"x\": []}");
   GError *error = NULL;
   g_autoptr (hy_sidecar) s = hy_sidecar_load (path, &error);
@@ -61,7 +62,9 @@ test_read_all (void)
   g_assert_cmpint (s->activation, ==, HY_SIDECAR_ACTIVATION_SIGMOID);
   g_autofree char *params = g_build_filename (dir, "all-0003.params", NULL);
   g_assert_cmpstr (s->params_file, ==, params);
-  g_assert_cmpuint (s->set, ==, (1u << 12) - 1);
+  g_assert_cmpfloat (s->threshold, ==, 0.35);
+  g_assert_cmpuint (s->top_k, ==, 3);
+  g_assert_cmpuint (s->set, ==, (1u << 14) - 1);
   g_assert_nonnull (strstr (s->notes_json, "\"accuracy\""));
   g_assert_nonnull (s->unknown_keys);
   g_assert_cmpuint (g_strv_length (s->unknown_keys), ==, 2);
@@ -102,6 +105,9 @@ test_errors (void)
     {"{\"labels\": 7}", {"\"labels\"", "7", NULL}},
     {"{\"color_order\": \"RGB\"}", {"\"color_order\"", "\"RGB\"", NULL}},
     {"{\"output\": \"boxes\"}", {"\"output\"", "\"boxes\"", NULL}},
+    {"{\"top_k\": 0}", {"\"top_k\"", "from 1 to 1000", NULL}},
+    {"{\"top_k\": 2.5}", {"\"top_k\"", "2.5", NULL}},
+    {"{\"threshold\": \"0.5\"}", {"\"threshold\"", "float range", NULL}},
     {"{\"input_name\": 1}", {"\"input_name\"", "a string", NULL}},
     {"{\"sidecar_version\": 2}", {"\"sidecar_version\"", "2", NULL}},
     {"{\"description\": []}", {"\"description\"", "a string", NULL}},
