@@ -1247,7 +1247,7 @@ gen_pad (gen *g, const char *op)
 {
   const val *x = pick_val_rank (g, 4, 5);
   /* rand_int strays outside its range now and then: widths[] bounds n. */
-  const int n = chance (&g->s, 8) ? CLAMP (2 * rand_int (g, 3, 5), 0, 10)
+  const int n = chance (&g->s, 8) ? 2 * CLAMP (rand_int (g, 3, 5), 0, 5)
       : 2 * CLAMP (x->shape.ndim, 4, 5);
   int64_t widths[10] = { 0 };
   for (int i = 4; i < n; i++)
@@ -1584,6 +1584,165 @@ gen_multibox_detection (gen *g, const char *op)
   if (chance (&g->s, 2))
     attr (g, "nms_topk", "%d", rand_int (g, -1, 5));
   emit (g, op);
+}
+
+/* ---- int8 ops (MXNet's oneDNN exports) ------------------------------------
+ * The loader checks their ranges, dtypes and fused attributes; most random
+ * nodes are refused, which is the path these exercise.  The ones that
+ * pass run in both modes like any other op. */
+
+static const char *const out_types[] = { "auto", "int8", "uint8", "int32",
+  "float32", "bogus", NULL
+};
+
+/* A quantized value's range, as MXNet passes it: min and max inputs of
+ * one element each. */
+static void
+in_range (gen *g)
+{
+  hy_shape one = { .ndim = 1, .dims = { 1 } };
+  in_const (g, one, FILL_RANDOM);
+  in_const (g, one, FILL_POSITIVE);
+}
+
+static void
+calib_attrs (gen *g)
+{
+  if (!chance (&g->s, 3)) {
+    attr (g, "min_calib_range", "%s", rand_float (g));
+    attr (g, "max_calib_range", "%s", rand_float (g));
+  }
+}
+
+/* A value and its range, the attributes every int8 op may carry. */
+static void
+gen_quantized_unary (gen *g, const char *op)
+{
+  in_val (g, pick_val (g));
+  in_range (g);
+  attr_pick (g, "out_type", out_types);
+  calib_attrs (g);
+  emit (g, op);
+}
+
+static void
+gen_quantize_v2 (gen *g, const char *op)
+{
+  in_val (g, pick_val (g));
+  attr_pick (g, "out_type", out_types);
+  calib_attrs (g);
+  emit (g, op);
+}
+
+static void
+gen_dequantize (gen *g, const char *op)
+{
+  gen_quantized_unary (g, op);
+}
+
+static void
+gen_quantized_flatten (gen *g, const char *op)
+{
+  gen_quantized_unary (g, op);
+}
+
+/* Known and refused by name: _contrib_quantize (v1), requantize, the
+ * unfused layers and the quantized add. */
+static void
+gen_quantize (gen *g, const char *op)
+{
+  gen_quantized_unary (g, op);
+}
+
+static void
+gen_requantize (gen *g, const char *op)
+{
+  gen_quantized_unary (g, op);
+}
+
+static void
+gen_quantized_conv_plain (gen *g, const char *op)
+{
+  gen_quantized_unary (g, op);
+}
+
+static void
+gen_quantized_fc_plain (gen *g, const char *op)
+{
+  gen_quantized_unary (g, op);
+}
+
+static void
+gen_quantized_elemwise_add (gen *g, const char *op)
+{
+  gen_quantized_unary (g, op);
+}
+
+static void
+gen_quantized_act (gen *g, const char *op)
+{
+  attr_pick (g, "act_type", (const char *const[]) { "relu", "sigmoid",
+      "bogus", NULL });
+  gen_quantized_unary (g, op);
+}
+
+static void
+gen_quantized_pooling (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 3, 5);
+  int64_t kernel[3];
+  window_attrs (g, CLAMP (x->shape.ndim - 2, 1, 3), kernel, FALSE);
+  attr_pick (g, "pool_type", (const char *const[]) { "max", "avg", "sum",
+      NULL });
+  if (chance (&g->s, 4))
+    attr (g, "global_pool", "True");
+  in_val (g, x);
+  in_range (g);
+  emit (g, op);
+}
+
+static void
+gen_quantized_concat (gen *g, const char *op)
+{
+  /* n values and their n ranges must fit MAX_INS; num_args may lie */
+  int num_args = rand_int (g, 1, 2);
+  int n = CLAMP (num_args, 0, MAX_INS / 3);
+  for (int i = 0; i < n; i++)
+    in_val (g, pick_val (g));
+  for (int i = 0; i < n; i++)
+    in_range (g);
+  attr (g, "num_args", "%d", num_args);
+  if (chance (&g->s, 2))
+    attr (g, "dim", "%d", rand_int (g, 0, 3));
+  emit (g, op);
+}
+
+/* The fused layers without their nested graph: what a hand-edited or
+ * truncated export gives. */
+static void
+gen_quantized_fused (gen *g, const char *op)
+{
+  in_val (g, pick_val (g));
+  in_const (g, (hy_shape) { .ndim = 4, .dims = { 2, 1, 1, 1 } },
+      FILL_RANDOM);
+  in_range (g);
+  attr_pick (g, "quantized", bools);
+  attr_pick (g, "with_act", bools);
+  attr_pick (g, "with_sum", bools);
+  calib_attrs (g);
+  emit (g, op);
+}
+
+static void
+gen_quantized_conv (gen *g, const char *op)
+{
+  gen_quantized_fused (g, op);
+}
+
+static void
+gen_quantized_fc (gen *g, const char *op)
+{
+  gen_quantized_fused (g, op);
 }
 
 typedef void (*op_gen) (gen *g, const char *op);
