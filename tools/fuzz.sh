@@ -19,6 +19,10 @@ shift || true
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=(symbol-json params npy diff-index graph element)
 FUZZ_DIR="${FUZZ_DIR:-$ROOT/build-fuzz}"
+# FUZZ_SEED fixes libFuzzer's random seed, so that a failing run can be
+# repeated (tools/test.sh sets it: a gate must not change from run to run).
+SEED_ARG=()
+[ -n "${FUZZ_SEED:-}" ] && SEED_ARG=(-seed="$FUZZ_SEED")
 
 if [ ! -f "$FUZZ_DIR/build.ninja" ]; then
   CC=clang meson setup "$FUZZ_DIR" -Dfuzz=true -Dtests=false -Dcuda=disabled \
@@ -58,7 +62,7 @@ for target in "${TARGETS[@]}"; do
   [ "$target" = element ] && rm -f "$FUZZ_DIR/tests/fuzz/registry-fuzz.bin"
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ASAN_OPTIONS=allocator_may_return_null=1 \
-    "$exe" -max_total_time="$SECONDS_EACH" -max_len=4096 \
+    "$exe" -max_total_time="$SECONDS_EACH" -max_len=4096 "${SEED_ARG[@]}" \
     -detect_leaks=1 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$FUZZ_DIR/crash-$target-" "$corpus" \
     >"$FUZZ_DIR/fuzz-$target.log" 2>&1

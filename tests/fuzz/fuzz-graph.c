@@ -266,6 +266,15 @@ rand_int (gen *g, int lo, int hi)
   return lo + (int) pick (&g->s, hi - lo + 1);
 }
 
+/* A function, not CLAMP: CLAMP evaluates its argument up to three times,
+ * and every rand_int or pick call draws afresh, so CLAMP (rand_int (..))
+ * can return an unclamped odd value. */
+static int
+clamp_int (int v, int lo, int hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
 static const char *
 rand_float (gen *g)
 {
@@ -972,7 +981,7 @@ static void
 gen_slice (gen *g, const char *op)
 {
   const val *x = pick_val (g);
-  int n = CLAMP (x->shape.ndim - (int) pick (&g->s, 2), 1, HY_MAX_DIMS);
+  int n = clamp_int (x->shape.ndim - (int) pick (&g->s, 2), 1, HY_MAX_DIMS);
   attr_slice_tuple (g, "begin", n, -3, 2);
   attr_slice_tuple (g, "end", n, -2, 4);
   if (chance (&g->s, 2))
@@ -1247,7 +1256,7 @@ gen_pad (gen *g, const char *op)
 {
   const val *x = pick_val_rank (g, 4, 5);
   /* rand_int strays outside its range now and then: widths[] bounds n. */
-  const int n = chance (&g->s, 8) ? 2 * CLAMP (rand_int (g, 3, 5), 0, 5)
+  const int n = chance (&g->s, 8) ? 2 * clamp_int (rand_int (g, 3, 5), 0, 5)
       : 2 * CLAMP (x->shape.ndim, 4, 5);
   int64_t widths[10] = { 0 };
   for (int i = 4; i < n; i++)
@@ -1340,7 +1349,7 @@ gen_broadcast_like (gen *g, const char *op)
       lhs.dims[i] = 1;
   if (chance (&g->s, 3)) {
     int64_t la[3], ra[3];
-    const int n = CLAMP (rand_int (g, 1, 3), 1, 3);
+    const int n = clamp_int (rand_int (g, 1, 3), 1, 3);
     for (int i = 0; i < n; i++) {
       la[i] = rand_axis (g, lhs.ndim);
       ra[i] = rand_axis (g, y->shape.ndim);
