@@ -18,6 +18,7 @@ int hy_cmd_inspect (int argc, char **argv);
 int hy_cmd_export (int argc, char **argv);
 int hy_cmd_diff (int argc, char **argv);
 int hy_cmd_bench (int argc, char **argv);
+int hy_cmd_quantize (int argc, char **argv);
 
 /* Prints one error line (the GError's message) and returns HY_EXIT_FAIL. */
 int hy_cli_fail (const GError *error);

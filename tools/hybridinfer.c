@@ -1,11 +1,12 @@
 /*
- * hybridinfer.c — the command-line tool: run, inspect, export.
+ * hybridinfer.c — the command-line tool: run, inspect, export, quantize.
  *
  *   hybridinfer run --model M-symbol.json --input data=x.npy --output-dir out
  *   hybridinfer inspect --model M-symbol.json --shape 1x3x224x224 [--json]
  *   hybridinfer export --model M-symbol.json --prefix out/model [--epoch N]
  *   hybridinfer diff DUMP_A DUMP_B [--rtol R] [--atol A] [--json]
  *   hybridinfer bench --model M-symbol.json --shape 1x3x224x224 [--json]
+ *   hybridinfer quantize M-symbol.json --calib DIR --calib-mode naive -o out/m
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,7 @@ static const command commands[] = {
   {"export", hy_cmd_export, "write the model as MXNet 1.9.1 export files"},
   {"diff", hy_cmd_diff, "find the first layer where two layer dumps differ"},
   {"bench", hy_cmd_bench, "time forwards: latency, throughput, memory"},
+  {"quantize", hy_cmd_quantize, "calibrate and write an int8 model MXNet loads"},
 };
 
 static int

@@ -866,20 +866,29 @@ written_shape (const hy_tensor *t)
   return t->shape;
 }
 
-static gsize
-array_bytes (const hy_tensor *t)
+/* Everything is written float32 but an int8 one (the integers it holds),
+ * as MXNet keeps a quantized layer's weights. */
+static gboolean
+written_int8 (const hy_param *p)
 {
-  hy_shape shape = written_shape (t);
-  if (shape.ndim < 0)
-    return 12;
-  return 12 + 8 * (gsize) shape.ndim + 12
-      + (gsize) hy_shape_numel (&shape) * sizeof (float);
+  return p->write_int8;
 }
 
-/* V2 dense float32 on cpu(0). */
-static void
-put_array (writer *w, const hy_tensor *t)
+static gsize
+array_bytes (const hy_param *p)
 {
+  hy_shape shape = written_shape (p->tensor);
+  if (shape.ndim < 0)
+    return 12;
+  return 12 + 8 * (gsize) shape.ndim + 12 + (gsize) hy_shape_numel (&shape)
+      * (written_int8 (p) ? 1 : sizeof (float));
+}
+
+/* V2 dense float32 (or int8) on cpu(0). */
+static void
+put_array (writer *w, const hy_param *p)
+{
+  const hy_tensor *t = p->tensor;
   hy_shape shape = written_shape (t);
   put_u32 (w, ARRAY_V2_MAGIC);
   put_u32 (w, STORAGE_DENSE);
@@ -892,8 +901,15 @@ put_array (writer *w, const hy_tensor *t)
     put_u64 (w, (guint64) shape.dims[i]);
   put_u32 (w, 1);               /* dev_type: cpu */
   put_u32 (w, 0);               /* dev_id */
+  gsize n = (gsize) hy_shape_numel (&shape);
+  if (written_int8 (p)) {
+    put_u32 (w, HY_DTYPE_INT8);
+    for (gsize i = 0; i < n; i++)
+      *w->p++ = (guint8) (gint8) t->data[i];
+    return;
+  }
   put_u32 (w, HY_DTYPE_FLOAT32);
-  put_floats (w, t->data, (gsize) hy_shape_numel (&shape));
+  put_floats (w, t->data, n);
 }
 
 static const char *
@@ -912,7 +928,7 @@ hy_params_write (const hy_param_list *list)
 
   gsize total = 32;
   for (guint i = 0; i < list->n; i++) {
-    total += array_bytes (list->items[i].tensor);
+    total += array_bytes (&list->items[i]);
     if (named)
       total += 8 + strlen (kind_prefix (list->items[i].kind))
           + strlen (list->items[i].name);
@@ -924,7 +940,7 @@ hy_params_write (const hy_param_list *list)
   put_u64 (&w, 0);
   put_u64 (&w, list->n);
   for (guint i = 0; i < list->n; i++)
-    put_array (&w, list->items[i].tensor);
+    put_array (&w, &list->items[i]);
   put_u64 (&w, named ? list->n : 0);
   for (guint i = 0; named && i < list->n; i++) {
     const char *prefix = kind_prefix (list->items[i].kind);

@@ -26,6 +26,8 @@ typedef struct hy_param {
   int stored_dtype;             /* dtype in the file, before conversion;
                                  * -1 for an empty ("none") array */
   hy_tensor *tensor;            /* float32; an empty array's has ndim -1 */
+  gboolean write_int8;          /* writing: store as int8 (a quantized
+                                 * layer's weights), not float32 */
 } hy_param;
 
 typedef struct hy_param_list {
@@ -40,7 +42,9 @@ void hy_param_list_free (hy_param_list *list);
 const hy_param *hy_param_list_find (const hy_param_list *list,
     const char *name);
 
-/* Serialises (name, kind, tensor) triples; the list is only read. */
+/* Serialises (name, kind, tensor) triples; the list is only read.  Every
+ * array is written float32, except one marked write_int8 (its tensor
+ * holds the integers). */
 GBytes *hy_params_write (const hy_param_list *list);
 gboolean hy_params_save (const hy_param_list *list, const char *path,
     GError **error);
