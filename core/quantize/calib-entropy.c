@@ -113,10 +113,8 @@ hy_calib_entropy_threshold (const hy_calib_stats *s, int num_quantized_bins)
       d = divergence_of (p, q, width);
     /* the first least one wins, as MXNet's strict < keeps it */
     if (!any || d < best) {
-      if (!any || d < best) {
-        best = d;
-        best_th = th;
-      }
+      best = d;
+      best_th = th;
       any = TRUE;
     }
   }

@@ -7,8 +7,8 @@
  *
  * MXNet numbers its fused layers in the order a depth-first walk from the
  * outputs finishes them (inputs in order), and a residual add goes to the
- * convolution on its first input: both are followed here so that the
- * layers carry MXNet's names.
+ * first convolution of that walk that reaches it: both are followed here
+ * so that the layers carry MXNet's names.
  */
 #include <string.h>
 
@@ -143,13 +143,15 @@ conv_group (const hy_quantizer *q, const readers *r, guint conv,
   if (next >= 0 && !taken[next] && is_relu (hy_graph_node (g, next))) {
     grp->with_act = TRUE;
     grp->members[grp->n_members++] = cur = next;
-  } else if (next >= 0 && !taken[next] && in == 0
+  } else if (next >= 0 && !taken[next] && in < 2
       && !strcmp (op_of (hy_graph_node (g, next)), "elemwise_add")
-      && hy_graph_node (g, next)->inputs[1].node != cur) {
-    /* the add's first input is this chain: MXNet's choice of the layer
-     * that takes a residual add */
+      && hy_graph_node (g, next)->inputs[1 - in].node != cur) {
+    /* the first chain to reach the add in MXNet's walk takes it (the
+     * walk is in the order the chains are tried in): in a ResNet v1
+     * block with a shortcut convolution, the shortcut, the add's first
+     * input */
     grp->with_sum = TRUE;
-    grp->sum_input = 1;
+    grp->sum_input = 1 - in;
     grp->members[grp->n_members++] = cur = next;
     next = sole_reader (r, cur, &in);
     if (next >= 0 && !taken[next] && is_relu (hy_graph_node (g, next))) {

@@ -255,7 +255,8 @@ json_entry (JsonBuilder *b, guint node, guint index)
  * that stand for the layer's inputs.  `outer` gets the original entries
  * the variables stand for, in order. */
 static JsonNode *
-subgraph_of (wctx *c, const guint *members, guint n_members, GArray *outer)
+subgraph_of (wctx *c, const guint *members, guint n_members, int swapped,
+    GArray *outer)
 {
   g_autoptr (GHashTable) counts = g_hash_table_new_full (g_str_hash,
       g_str_equal, g_free, NULL);
@@ -269,7 +270,9 @@ subgraph_of (wctx *c, const guint *members, guint n_members, GArray *outer)
   for (guint m = 0; m < n_members; m++) {
     const hy_node *node = hy_graph_node (c->g, members[m]);
     GArray *ins = g_array_new (FALSE, FALSE, sizeof (guint));
-    for (guint k = 0; k < node->n_inputs; k++) {
+    for (guint kk = 0; kk < node->n_inputs; kk++) {
+      /* MXNet's layer reads its residual add as (chain, residual) */
+      guint k = (int) m == swapped && node->n_inputs == 2 ? 1 - kk : kk;
       hy_entry e = node->inputs[k];
       int inner = -1;
       for (guint j = 0; j < m; j++)
@@ -312,9 +315,7 @@ subgraph_of (wctx *c, const guint *members, guint n_members, GArray *outer)
     json_builder_set_member_name (b, "inputs");
     json_builder_begin_array (b);
     for (guint k = 0; k < ins->len; k++)
-      json_entry (b, g_array_index (ins, guint, k),
-          node->inputs[k].node == members[m > 0 ? m - 1 : 0] && m > 0
-          ? 0 : 0);
+      json_entry (b, g_array_index (ins, guint, k), 0);
     json_builder_end_array (b);
     json_builder_end_object (b);
     g_array_unref (ins);
@@ -325,6 +326,11 @@ subgraph_of (wctx *c, const guint *members, guint n_members, GArray *outer)
   json_builder_begin_array (b);
   for (guint j = 0; j < args->len; j++)
     json_builder_add_int_value (b, g_array_index (args, guint, j));
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "node_row_ptr");
+  json_builder_begin_array (b);
+  for (guint k = 0; k <= n_sub; k++)
+    json_builder_add_int_value (b, k);
   json_builder_end_array (b);
   json_builder_set_member_name (b, "heads");
   json_builder_begin_array (b);
@@ -356,7 +362,9 @@ static void
 emit_conv (wctx *c, int gi, const hy_qgroup *g)
 {
   GArray *outer = g_array_new (FALSE, FALSE, sizeof (hy_entry));
-  JsonNode *sub = subgraph_of (c, g->members, g->n_members, outer);
+  int add = g->with_sum && g->sum_input == 0
+      ? (int) g->n_members - 1 - (g->with_postsum_act ? 1 : 0) : -1;
+  JsonNode *sub = subgraph_of (c, g->members, g->n_members, add, outer);
   GArray *ins = g_array_new (FALSE, FALSE, sizeof (hy_entry));
   int q_ids[2], n_q = 0;
   for (guint j = 0; j < outer->len; j++) {
@@ -399,8 +407,7 @@ emit_conv (wctx *c, int gi, const hy_qgroup *g)
 /* MXNet's offline int8 weights (contrib.quantize, out_type int8): zero
  * centred on the largest magnitude, rounded half away from zero. */
 static int
-quantized_weight (wctx *c, const hy_node *w, const char *suffix_of,
-    int *min_id, int *max_id)
+quantized_weight (wctx *c, const hy_node *w, int *min_id, int *max_id)
 {
   const hy_tensor *t = w->value;
   gint64 n = hy_shape_numel (&t->shape);
@@ -417,7 +424,6 @@ quantized_weight (wctx *c, const hy_node *w, const char *suffix_of,
     float m = MIN (fabsf (x) * scale + 0.5f, 127.0f);
     qt->data[i] = (float) (gint8) (x < 0 ? -m : x > 0 ? m : 0);
   }
-  (void) suffix_of;
   int id = add_node (c, "null", g_strdup_printf ("%s_quantize", w->name));
   qn (c, id)->owned = qt;
   qn (c, id)->value = qt;
@@ -441,16 +447,16 @@ emit_fc (wctx *c, int gi, const hy_qgroup *g)
 {
   const hy_node *fc = hy_graph_node (c->g, g->members[0]);
   GArray *outer = g_array_new (FALSE, FALSE, sizeof (hy_entry));
-  JsonNode *sub = subgraph_of (c, g->members, 1, outer);
+  JsonNode *sub = subgraph_of (c, g->members, 1, -1, outer);
   g_array_unref (outer);
   int data = int8_node (c, fc->inputs[0]);
   gboolean bias = fc->n_inputs >= 3;
   int wmin, wmax, bmin = -1, bmax = -1, bq = -1;
   int wq = quantized_weight (c, hy_graph_node (c->g, fc->inputs[1].node),
-      "weight", &wmin, &wmax);
+      &wmin, &wmax);
   if (bias)
     bq = quantized_weight (c, hy_graph_node (c->g, fc->inputs[2].node),
-        "bias", &bmin, &bmax);
+        &bmin, &bmax);
   int id = add_node (c, "_sg_mkldnn_fully_connected",
       g_strdup_printf ("quantized_%s", g->fp32_name));
   qn (c, id)->subgraph = sub;

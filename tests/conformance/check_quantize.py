@@ -14,7 +14,12 @@ kernels:
   4. MXNet loads OUR files (gluon.SymbolBlock.imports) and runs them, and its own model, on
      held-out images; per image the top-1 class must be the same, and every output element
      within one output quantization step (max|reference| / 127.5) of the reference's, except
-     a fraction of them, reported, that may not exceed --max-fraction;
+     a fraction of them, reported, that may not exceed MAX_FRACTION (per network, below: why);
+     our int8 model's RMS error against the fp32 network may not exceed MXNet's int8 model's
+     by more than MAX_ERROR_RATIO; with MXNet's calibrated ranges put into our files, MXNet
+     must compute its own model's outputs (to 1e-5: the graph and weights are the same);
+     `TOOL run` on our files must match MXNet's run of them within one step but
+     --max-fraction;
   5. the calibrated ranges (min_calib_range/max_calib_range of every node, matched by name,
      and the node names themselves) must be MXNet's: to float rounding (relative 1e-5) for
      naive calibration, within --entropy-rtol (relative) for entropy, whose histograms bin
@@ -45,6 +50,19 @@ TIMEOUT_S = 900
 CASES = [("small", "auto", "naive", False), ("small", "int8", "naive", False),
          ("small", "uint8", "naive", True), ("small", "auto", "entropy", True),
          ("resnet18_v1", "auto", "naive", False), ("resnet18_v1", "auto", "entropy", True)]
+
+# The fraction of output elements ours may have beyond one step of MXNet's own int8 model.
+# Our calibrated ranges are MXNet's to about 1e-5, not bit for bit (they are min/max of our fp32
+# forward, not of MXNet's oneDNN one), and every int8 layer rounds with its range's scale: a
+# range one part in 1e5 off moves a few values of a layer by one step, and in a deep network
+# those moves spread (docs/PRECISION.md, "int8").  The small net stays within one step; over
+# ResNet-18's 21 int8 layers they grow to a few steps on about 40 % of the logits (top-1 the
+# same).  What is ours beyond the ranges is checked bit for bit instead: with MXNet's ranges
+# put into our files, MXNet computes exactly its own model's outputs.
+MAX_FRACTION = {"small": 0.01, "resnet18_v1": 0.6}
+# ... and the int8 model's error against the fp32 one may not exceed MXNet's int8 model's by
+# more than this factor (RMS over the held-out logits).
+MAX_ERROR_RATIO = 1.3
 
 
 def case_name(model, dtype, mode, positive):
@@ -104,6 +122,21 @@ def compare_ranges(ours, ref, rtol):
         len(r_ref), worst, " at " + where if where else "", rtol)
 
 
+def patch_ranges(ours_file, ref_file, out_file):
+    """Our symbol file with MXNet's calibrated ranges, node by node (same names)."""
+    with open(ours_file) as f:
+        ours = json.load(f)
+    with open(ref_file) as f:
+        ref = {n["name"]: n.get("attrs") or {} for n in json.load(f)["nodes"]}
+    for n in ours["nodes"]:
+        for key in ("min_calib_range", "max_calib_range"):
+            if key in (n.get("attrs") or {}):
+                n["attrs"][key] = ref[n["name"]][key]
+    with open(out_file, "w") as f:
+        json.dump(ours, f)
+    return out_file
+
+
 def compare_outputs(ours, ref, max_fraction):
     step = float(np.max(np.abs(ref))) / 127.5
     diff = np.abs(ours.astype(np.float64) - ref)
@@ -139,8 +172,37 @@ def run_case(tool, work, model, dtype, mode, positive, args):
     ref = run_block(ref_prefix, held)
     gf.check_classifier_output(type("Case", (), {"name": name}), ref, len(held))
     ours = run_block(ours_prefix, held)
-    ok_o, text_o = compare_outputs(ours, ref, args.max_fraction)
-    return ok_r and ok_o, text_r + "; " + text_o
+    ok_o, text_o = compare_outputs(ours, ref, MAX_FRACTION[model])
+    # against fp32: ours no worse than MXNet's own int8 model
+    fp32 = net(mx.nd.array(held)).asnumpy().astype(np.float64)
+    rms_ours = float(np.sqrt(np.mean((ours - fp32) ** 2)))
+    rms_ref = float(np.sqrt(np.mean((ref - fp32) ** 2)))
+    ok_f = rms_ours <= MAX_ERROR_RATIO * rms_ref + 1e-6
+    text_f = "RMS error vs fp32: ours %.3g, MXNet's %.3g (max|fp32| %.3g)" % (
+        rms_ours, rms_ref, float(np.max(np.abs(fp32))))
+    # the graph itself: with MXNet's ranges in our files, MXNet's outputs exactly
+    patched = patch_ranges(ours_prefix + "-symbol.json", ref_prefix + "-symbol.json",
+                           os.path.join(d, "patched-%s-%s-symbol.json" % (dtype, mode)))
+    blk = mx.gluon.SymbolBlock.imports(patched, ["data"], ours_prefix + "-0000.params")
+    same = blk(mx.nd.array(held)).asnumpy()
+    worst = float(np.max(np.abs(same - ref)))
+    ok_p = worst <= 1e-5 * float(np.max(np.abs(ref)))
+    text_p = "with MXNet's ranges: max|diff| %.3g" % worst
+    # and our engine on our files, against MXNet on them
+    held_npy = os.path.join(d, "held-out.npy")
+    np.save(held_npy, held)
+    out_dir = os.path.join(d, "ours-run-%s-%s" % (dtype, mode))
+    proc = subprocess.run([tool, "run", "--model", ours_prefix + "-symbol.json",
+                           "--input", "data=" + held_npy, "--output-dir", out_dir],
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    if proc.returncode != 0:
+        return False, "run on our int8 files failed: %s" % proc.stderr.strip()[-300:]
+    engine = np.load(os.path.join(out_dir, sorted(os.listdir(out_dir))[0]))
+    ok_e, text_e = compare_outputs(engine, ours, args.max_fraction)
+    return ok_r and ok_o and ok_e and ok_f and ok_p, \
+        "%s; MXNet, ours vs its own: %s; %s; %s; hybridinfer vs MXNet on ours: %s" % (
+            text_r, text_o.replace("outputs: ", ""), text_p, text_f,
+            text_e.replace("outputs: ", ""))
 
 
 def bad_inputs(tool, work):
@@ -179,7 +241,8 @@ def main():
     ap.add_argument("tool")
     ap.add_argument("work")
     ap.add_argument("--only")
-    ap.add_argument("--max-fraction", type=float, default=0.01)
+    ap.add_argument("--max-fraction", type=float, default=0.01,
+                    help="hybridinfer vs MXNet on our files")
     ap.add_argument("--entropy-rtol", type=float, default=0.05)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
