@@ -43,15 +43,40 @@ bin_values (gint64 *hist, const float *edges, guint n_bins, const float *x,
       continue;
     float offset = v - lo;
     float f = offset * norm;
-    gint64 k = (gint64) f;
-    if (k >= (gint64) n_bins)
-      k = n_bins - 1;
+    /* a range of denormals makes norm infinite: never convert a NaN or
+     * an infinity to an integer */
+    gint64 k = !(f >= 0) ? 0 : f >= (float) n_bins ? (gint64) n_bins - 1
+        : (gint64) f;
     if (k > 0 && v < edges[k])
       k--;
     if (k < (gint64) n_bins - 1 && v >= edges[k + 1])
       k++;
     hist[k]++;
   }
+}
+
+/* A batch far wider than the histogram (a first batch of zeros, then
+ * real data) would widen it by whole old bins into billions of them,
+ * which MXNet would try to allocate: start a histogram of the usual size
+ * over the new range instead, each old bin's count moved to the new bin
+ * of its centre. */
+static void
+regrid (hy_calib_stats *s, double th)
+{
+  guint n_bins = HY_CALIB_HIST_BINS;
+  gint64 *hist = g_new0 (gint64, n_bins);
+  double old_step = 2.0 * s->th / s->n_bins, step = 2.0 * th / n_bins;
+  for (guint k = 0; k < s->n_bins; k++) {
+    double centre = -s->th + (k + 0.5) * old_step;
+    double j = floor ((centre + th) / step);
+    hist[j < 0 ? 0 : j >= n_bins ? n_bins - 1 : (guint) j] += s->hist[k];
+  }
+  g_free (s->hist);
+  g_free (s->edges);
+  s->hist = hist;
+  s->n_bins = n_bins;
+  s->th = th;
+  s->edges = make_edges (th, n_bins);
 }
 
 static void
@@ -76,7 +101,13 @@ add_histogram (hy_calib_stats *s, const float *x, gint64 n, float bmin,
   /* combine_histogram: widen by whole old bins on each side, re-bin this
    * batch over the wider range and add the old counts in the middle. */
   double old_step = 2.0 * s->th / s->n_bins;
-  gint64 half = (gint64) floor ((th - s->th) / old_step) + 1;
+  double half_d = floor ((th - s->th) / old_step) + 1;
+  if (!(half_d <= HY_CALIB_MAX_BINS / 2)) {
+    regrid (s, th);
+    bin_values (s->hist, s->edges, s->n_bins, x, n);
+    return;
+  }
+  gint64 half = (gint64) half_d;
   guint n_bins = (guint) (half * 2 + s->n_bins);
   double new_th = half * old_step + s->th;
   gint64 *hist = g_new0 (gint64, n_bins);

@@ -11,6 +11,9 @@
 #include <glib.h>
 
 #define HY_CALIB_HIST_BINS 8001
+/* Past this many bins a histogram is started again over the new range
+ * (calib-stats.c, regrid): MXNet's would grow without bound. */
+#define HY_CALIB_MAX_BINS (1 << 24)
 
 typedef struct hy_calib_stats {
   gboolean seen;
@@ -18,7 +21,7 @@ typedef struct hy_calib_stats {
   /* entropy only: hist[n_bins] over [-th, th] */
   gint64 *hist;
   guint n_bins;
-  float th;
+  double th;                    /* the histogram's range: ±th */
   float *edges;                 /* n_bins + 1, as numpy's (float32) */
 } hy_calib_stats;
 

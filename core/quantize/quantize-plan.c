@@ -204,6 +204,21 @@ dfs_order (const hy_graph *g, guint *n_out)
   return order;
 }
 
+/* The data and residual a layer quantizes are their producers' first
+ * outputs: the ones calibration measures. */
+static gboolean
+reads_first_outputs (const hy_graph *g, const hy_qgroup *grp)
+{
+  const hy_node *first = hy_graph_node (g, grp->members[0]);
+  if (first->inputs[0].index != 0)
+    return FALSE;
+  if (!grp->with_sum)
+    return TRUE;
+  const hy_node *add = hy_graph_node (g, grp->members[grp->n_members - 1
+          - (grp->with_postsum_act ? 1 : 0)]);
+  return add->inputs[grp->sum_input].index == 0;
+}
+
 static char *
 conv_name (const hy_qgroup *grp, int id)
 {
@@ -220,7 +235,8 @@ hy_quantize_plan (hy_quantizer *q, GError **error)
   for (const char *const *l = q->options.exclude_layers; l && *l; l++) {
     if (hy_graph_find (g, *l) < 0) {
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-          "exclude: the model has no node named '%s'", *l);
+          "%s: excluded layer '%s' is no node of the model",
+          hy_model_symbol_path (q->model), *l);
       return FALSE;
     }
   }
@@ -277,6 +293,10 @@ hy_quantize_plan (hy_quantizer *q, GError **error)
     if (grp->n_members == 0) {
       grp->members[grp->n_members++] = i;
       grp->last = i;
+    }
+    if (!reads_first_outputs (g, grp)) {  /* calibration keeps output 0 */
+      hy_qgroup_free (grp);
+      continue;
     }
     if (!grp->fp32_name)
       grp->fp32_name = g_strdup (node->name);

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """`hybridinfer quantize` against MXNet 1.9.1's own quantize_net_v2, both read by MXNet.
 
-    check_quantize.py TOOL WORK_DIR [--only SUBSTRING] [--max-fraction F]
-                      [--entropy-rtol R]
+    check_quantize.py TOOL WORK_DIR [--only SUBSTRING] [--entropy-rtol R]
 
 For every case (a network, a dtype, a calibration mode), with real MXNet 1.9.1 and its oneDNN
 kernels:
@@ -19,7 +18,7 @@ kernels:
      by more than MAX_ERROR_RATIO; with MXNet's calibrated ranges put into our files, MXNet
      must compute its own model's outputs (to 1e-5: the graph and weights are the same);
      `TOOL run` on our files must match MXNet's run of them within one step but
-     --max-fraction;
+     ENGINE_MAX_FRACTION;
   5. the calibrated ranges (min_calib_range/max_calib_range of every node, matched by name,
      and the node names themselves) must be MXNet's: to float rounding (relative 1e-5) for
      naive calibration, within --entropy-rtol (relative) for entropy, whose histograms bin
@@ -60,6 +59,12 @@ CASES = [("small", "auto", "naive", False), ("small", "int8", "naive", False),
 # same).  What is ours beyond the ranges is checked bit for bit instead: with MXNet's ranges
 # put into our files, MXNet computes exactly its own model's outputs.
 MAX_FRACTION = {"small": 0.01, "resnet18_v1": 0.6}
+# hybridinfer on our files against MXNet on them.  On ResNet-18 with entropy ranges one
+# element of 65536 of quantized_sg_mkldnn_conv_bn_add_act_9 (a residual layer, uint8 output)
+# comes out one step off MXNet's (150 against 149: found with mxnet_dump.py --onednn and
+# `hybridinfer diff`), a rounding case of the int8 kernels these ranges reach and MXNet's own
+# do not, and the layers after spread it to 2.8 % of the logits; the small net matches exactly.
+ENGINE_MAX_FRACTION = {"small": 0.001, "resnet18_v1": 0.05}
 # ... and the int8 model's error against the fp32 one may not exceed MXNet's int8 model's by
 # more than this factor (RMS over the held-out logits).
 MAX_ERROR_RATIO = 1.3
@@ -198,7 +203,7 @@ def run_case(tool, work, model, dtype, mode, positive, args):
     if proc.returncode != 0:
         return False, "run on our int8 files failed: %s" % proc.stderr.strip()[-300:]
     engine = np.load(os.path.join(out_dir, sorted(os.listdir(out_dir))[0]))
-    ok_e, text_e = compare_outputs(engine, ours, args.max_fraction)
+    ok_e, text_e = compare_outputs(engine, ours, ENGINE_MAX_FRACTION[model])
     return ok_r and ok_o and ok_e and ok_f and ok_p, \
         "%s; MXNet, ours vs its own: %s; %s; %s; hybridinfer vs MXNet on ours: %s" % (
             text_r, text_o.replace("outputs: ", ""), text_p, text_f,
@@ -209,6 +214,8 @@ def bad_inputs(tool, work):
     """-> [(ok, text)]: errors that name the problem, exit 1 or 2, never a crash."""
     d = os.path.join(work, "small")
     sym = os.path.join(d, "fp32-symbol.json")
+    if not os.path.exists(sym):  # --only picked no signed small case
+        prepare("small", work, False)
     bad_npy = os.path.join(work, "not-an-array.npy")
     with open(bad_npy, "wb") as f:
         f.write(b"not numpy")
@@ -241,9 +248,7 @@ def main():
     ap.add_argument("tool")
     ap.add_argument("work")
     ap.add_argument("--only")
-    ap.add_argument("--max-fraction", type=float, default=0.01,
-                    help="hybridinfer vs MXNet on our files")
-    ap.add_argument("--entropy-rtol", type=float, default=0.05)
+    ap.add_argument("--entropy-rtol", type=float, default=0.01)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     cases = [c for c in CASES if not args.only or args.only in case_name(*c)]
