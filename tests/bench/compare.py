@@ -1021,6 +1021,9 @@ def main():
                     "latency an idle machine would show)")
     ap.add_argument("--markdown", help="also write the report here")
     ap.add_argument("--json", help="also write every raw result here")
+    ap.add_argument("--with-json", help="also report the results of an earlier --json run, for "
+                    "the workloads and engines this run does not measure (on a busy machine: "
+                    "the peers measured while ours was still building)")
     a = ap.parse_args()
     global METRIC
     METRIC = "latency_ms" if a.metric == "wall" else "cpu_ms"
@@ -1109,6 +1112,13 @@ def main():
             row["tutorial"] = res if res else {"error": err}
         rows.append(row)
 
+    if a.with_json:
+        earlier = {row["label"]: row for row in json.load(open(a.with_json))["rows"]}
+        for row in rows:
+            for e, res in earlier.get(row["label"], {}).get("results", {}).items():
+                row["results"].setdefault(e, res)
+                if res and res.get("load_before") is not None:
+                    loads.append(res["load_before"])
     seen = [l for l in loads if l is not None]
     meta = {"threads": a.threads, "iterations": iterations, "mlp_iterations": mlp_iterations,
             "warmup": warmup, "repeat": a.repeat, "neighbour_cpu": neighbour_cpu,
