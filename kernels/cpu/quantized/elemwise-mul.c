@@ -37,6 +37,8 @@ hy_cpu_quantized_elemwise_mul (hy_cpu_ctx *ctx, const void *params,
       fabsf (in[3]->data[0]));
   const float rhs_scale = HY_INT8_RANGE / fmaxf (fabsf (in[4]->data[0]),
       fabsf (in[5]->data[0]));
+  /* MXNet multiplies in int32; the product of two int8 values is exact in
+   * float too, and a hostile non-integer input cannot overflow a cast */
   const float *a = in[0]->data, *b = in[1]->data;
   float *y = out[0]->data;
   const int64_t n = hy_shape_numel (&out[0]->shape);
@@ -44,14 +46,14 @@ hy_cpu_quantized_elemwise_mul (hy_cpu_ctx *ctx, const void *params,
     /* MXNet: 1.0 / lhs_scale / rhs_scale, in double, stored as float */
     const float scale = (float) (1.0 / lhs_scale / rhs_scale);
     for (int64_t i = 0; i < n; i++)
-      y[i] = (float) ((int32_t) a[i] * (int32_t) b[i]) * scale;
+      y[i] = a[i] * b[i] * scale;
     return;
   }
   const float out_data_scale = HY_INT8_RANGE / fmaxf (fabsf (p->min_calib),
       fabsf (p->max_calib));
   const float scale = out_data_scale / lhs_scale / rhs_scale;
   for (int64_t i = 0; i < n; i++)
-    y[i] = cast_to_int8 ((float) ((int32_t) a[i] * (int32_t) b[i]) * scale);
+    y[i] = cast_to_int8 (a[i] * b[i] * scale);
   out[1]->data[0] = p->min_calib;
   out[2]->data[0] = p->max_calib;
 }
