@@ -21,6 +21,7 @@ extern const hy_op_def hy_opdef_convolution;
 extern const hy_op_def hy_opdef_pooling;
 extern const hy_op_def hy_opdef_flatten;
 extern const hy_op_def hy_opdef_concat;
+extern const hy_op_def hy_opdef_batch_norm;
 
 static int
 three_outputs (const void *params)
@@ -718,4 +719,165 @@ const hy_op_def hy_opdef_quantized_fc = {
   .infer_shape = qfc_infer,
   .infer_dtype = qfc_dtype,
   .flops = qfc_flops,
+};
+
+/* ---- _contrib_quantized_batch_norm --------------------------------------- */
+
+static const char *const qbn_inputs[] = { "data", "gamma", "beta",
+  "moving_mean", "moving_var", "min_data", "max_data", NULL };
+
+static gboolean
+qbn_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_quantized_batch_norm_params *p = params;
+  gboolean calibrated;
+  p->bn.op = HY_OP_BATCH_NORM;
+  if (!hy_opdef_batch_norm.parse (attrs, &p->bn, error)
+      || !hy_attr_float (attrs, "eps", 1e-3, &p->eps, error)
+      || !parse_calib (attrs, &calibrated, &p->min_calib, &p->max_calib,
+          error))
+    return FALSE;
+  if (!calibrated) {
+    /* MXNet itself stops here: its quantized BatchNorm has no int32 form */
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "a quantized BatchNorm needs min_calib_range and max_calib_range "
+        "(MXNet runs none without): calibrate the model");
+    return FALSE;
+  }
+  if (p->bn.output_mean_var) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "attribute 'output_mean_var': a quantized BatchNorm gives its value "
+        "and range only");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+qbn_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_quantized_batch_norm_params *p = params;
+  if (!expect_range (&in[5], "min_data", error)
+      || !expect_range (&in[6], "max_data", error)
+      || !hy_opdef_batch_norm.infer_shape (&p->bn, in, 5, out, 1, error))
+    return FALSE;
+  set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+qbn_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_quantized_batch_norm_params *p = params;
+  if (!expect_quantized (in, 0, "data", error))
+    return FALSE;
+  for (int k = 1; k < 5; k++) {
+    if (!hy_dtype_is_integer (in[k]))
+      continue;
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "input '%s' is %s, expected float32", qbn_inputs[k],
+        hy_dtype_name (in[k]));
+    return FALSE;
+  }
+  p->in_uint8 = in[0] == HY_DTYPE_UINT8;
+  out[0] = HY_DTYPE_INT8;
+  out[1] = out[2] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_quantized_batch_norm = {
+  .params_size = sizeof (hy_quantized_batch_norm_params),
+  .parse = qbn_parse,
+  .input_names = qbn_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = qbn_infer,
+  .infer_dtype = qbn_dtype,
+};
+
+/* ---- _contrib_quantized_elemwise_mul ------------------------------------- */
+
+static const char *const qmul_inputs[] = { "lhs", "rhs", "lhs_min",
+  "lhs_max", "rhs_min", "rhs_max", NULL };
+
+static gboolean
+qmul_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_quantized_elemwise_mul_params *p = params;
+  gboolean float_output, calibrated;
+  if (!hy_attr_bool (attrs, "enable_float_output", FALSE, &float_output,
+          error)
+      || !parse_calib (attrs, &calibrated, &p->min_calib, &p->max_calib,
+          error))
+    return FALSE;
+  if (!float_output && !calibrated) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "a quantized elemwise_mul without min_calib_range/max_calib_range "
+        "(int32 output) is not supported: calibrate the model");
+    return FALSE;
+  }
+  p->float_output = float_output;
+  return TRUE;
+}
+
+static int
+qmul_num_outputs (const void *params)
+{
+  return ((const hy_quantized_elemwise_mul_params *) params)->float_output
+      ? 1 : 3;
+}
+
+static gboolean
+qmul_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_quantized_elemwise_mul_params *p = params;
+  for (int k = 2; k < 6; k++)
+    if (!expect_range (&in[k], qmul_inputs[k], error))
+      return FALSE;
+  if (!hy_shape_equal (&in[0], &in[1])) {
+    char a[HY_SHAPE_STRLEN], b[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "inputs 'lhs' %s and 'rhs' %s differ; a quantized elemwise_mul "
+        "does not broadcast", hy_shape_format (&in[0], a, sizeof a),
+        hy_shape_format (&in[1], b, sizeof b));
+    return FALSE;
+  }
+  out[0] = in[0];
+  if (!p->float_output)
+    set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+qmul_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  const hy_quantized_elemwise_mul_params *p = params;
+  for (int k = 0; k < 2; k++) {
+    if (in[k] == HY_DTYPE_INT8)
+      continue;
+    /* MXNet 1.9.1 logs an error and reads such bytes as int8 anyway, so
+     * its own outputs are wrong there (MobileNetV3 quantized with
+     * quantized_dtype auto or uint8): quantize it with int8 instead. */
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "input '%s' is %s; a quantized elemwise_mul multiplies int8 values "
+        "only (MXNet 1.9.1 misreads any other: quantize with "
+        "quantized_dtype='int8')", qmul_inputs[k], hy_dtype_name (in[k]));
+    return FALSE;
+  }
+  out[0] = p->float_output ? HY_DTYPE_FLOAT32 : HY_DTYPE_INT8;
+  for (int k = 1; k < n_out; k++)
+    out[k] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_quantized_elemwise_mul = {
+  .params_size = sizeof (hy_quantized_elemwise_mul_params),
+  .parse = qmul_parse,
+  .input_names = qmul_inputs,
+  .num_outputs = qmul_num_outputs,
+  .infer_shape = qmul_infer,
+  .infer_dtype = qmul_dtype,
 };

@@ -62,6 +62,32 @@ typedef struct hy_quantized_act_params {
   hy_op_id op;
 } hy_quantized_act_params;
 
+/* _contrib_quantized_batch_norm (ResNet v2's pre-activation BatchNorm):
+ * BatchNorm folded into one scale and shift per channel that map the
+ * input's int8 steps to the calibrated output's, rounded to int8 (always
+ * int8, whatever comes in).  Inputs: data, gamma, beta, moving_mean,
+ * moving_var, min_data, max_data; outputs: out, min, max. */
+typedef struct hy_quantized_batch_norm_params {
+  hy_op_id op;
+  hy_batch_norm_params bn;      /* bn.op is HY_OP_BATCH_NORM */
+  double eps;                   /* MXNet folds with the double it parsed */
+  float min_calib;
+  float max_calib;
+  bool in_uint8;                /* from dtype inference */
+} hy_quantized_batch_norm_params;
+
+/* _contrib_quantized_elemwise_mul (MobileNetV3's hard swish): the product
+ * of two int8 values of the same shape, either scaled to the calibrated
+ * output range and truncated to int8, or (enable_float_output) scaled to
+ * float32.  Inputs: lhs, rhs, lhs_min, lhs_max, rhs_min, rhs_max;
+ * outputs: out[, min, max]. */
+typedef struct hy_quantized_elemwise_mul_params {
+  hy_op_id op;
+  bool float_output;
+  float min_calib;
+  float max_calib;
+} hy_quantized_elemwise_mul_params;
+
 /* At most this many inputs to a quantized concat: their dtypes are one
  * bit each of a mask. */
 #define HY_QUANTIZED_CONCAT_MAX_ARGS 64

@@ -2,7 +2,7 @@
 """Benchmark hybridinfer against MXNet 1.9.1, ONNX Runtime and OpenVINO on the same models.
 
     compare.py [--threads N] [--quick] [--repeat R] [--only SUBSTRING[,...]] [--markdown FILE]
-               [--busy-neighbour [--neighbour-cpu C]] [--bf16]
+               [--busy-neighbour [--neighbour-cpu C]] [--bf16 | --int8]
 
 Run it with the MXNet reference venv's Python (~/.cache/hybridinfer/venv/bin/python: mxnet
 1.9.1, numpy, onnx, onnxruntime, openvino; `tools/setup.sh bench` installs them all) after building
@@ -64,6 +64,25 @@ onnxruntime, openvino, openvino-default, openvino-bf16 (unless --engines says ot
 four convolutional networks (the MLP has no convolution), and per row both ratios: the best
 fp32 peer over ours in fp32, and OpenVINO in bf16 over ours in bf16 (times: above 1 means ours
 is faster).
+
+--int8: the int8 table: the four convolutional networks quantized by each engine's own tool
+from the same calibration set (CALIB_IMAGES seeded images, kept in the cache beside the
+export; one calibration, naive min/max, per engine and model):
+  ours-hybrid-int8              `hybridinfer bench` on MXNet's int8 export (below): the
+                                quantized convolutions on our reference int8 kernels
+  ours-hybrid-int8-dnnl         the same with HYBRIDINFER_DNNL=1 (on oneDNN's int8 kernels)
+  mxnet-int8                    mxnet.contrib.quantization.quantize_net_v2 (calib_mode naive,
+                                quantized_dtype auto; int8 for MobileNetV3, whose hard swish
+                                MXNet 1.9.1 multiplies wrongly on uint8), exported, read back as
+                                a SymbolBlock, hybridize(static_alloc, static_shape), oneDNN on
+  onnxruntime-int8              onnxruntime.quantization.quantize_static on the fp32 ONNX file
+                                above (QDQ, uint8 activations, int8 weights per channel, MinMax)
+  openvino-int8                 OpenVINO on that same QDQ file (its CPU plugin runs the
+                                quantized parts in int8; INFERENCE_PRECISION_HINT=f32 for the
+                                rest).  Not through NNCF: NNCF 3.x needs numpy >= 1.24, which
+                                MXNet 1.9.1 cannot load, so it cannot share the reference venv.
+and per row "best int8 peer / ours int8" (the fastest peer over the faster of our two runs:
+above 1 means ours is faster).
 """
 
 import argparse
@@ -117,8 +136,17 @@ FULL_TABLE_ENGINES = ENGINES[:6]
 FP32_PEERS = ["mxnet-hybrid", "mxnet-imperative", "onnxruntime", "openvino"]
 BF16_ENGINES = ["ours-hybrid", "ours-hybrid-bf16", "onnxruntime", "openvino",
                 "openvino-default", "openvino-bf16"]
+# --int8's engines: ours on MXNet's int8 export (reference kernels, then oneDNN's) and each
+# peer on its own quantization of the same model from the same calibration images.
+INT8_ENGINES = ["ours-hybrid-int8", "ours-hybrid-int8-dnnl", "mxnet-int8", "onnxruntime-int8",
+                "openvino-int8"]
+INT8_PEERS = ["mxnet-int8", "onnxruntime-int8", "openvino-int8"]
+ENGINES += INT8_ENGINES
+CALIB_IMAGES = 8
+CALIB_SEED = SEED + 1
 # INFERENCE_PRECISION_HINT per OpenVINO engine; None leaves it unset (OpenVINO's default).
-OPENVINO_PRECISION = {"openvino": "f32", "openvino-default": None, "openvino-bf16": "bf16"}
+OPENVINO_PRECISION = {"openvino": "f32", "openvino-default": None, "openvino-bf16": "bf16",
+                      "openvino-int8": "f32"}
 # The peer table (issue 11): engine, column title; the peers are everything after ours.
 PEER_COLUMNS = [("ours-hybrid", "ours"), ("mxnet-hybrid", "MXNet %s"),
                 ("onnxruntime", "ONNX Runtime %s"), ("openvino", "OpenVINO %s")]
@@ -336,7 +364,99 @@ def worker_openvino(args):
     return res
 
 
-WORKERS = {"export": worker_export, "mxnet": worker_mxnet, "tutorial": worker_tutorial,
+def calibration_images(model):
+    """The calibration set every engine's quantizer sees: seeded, in the model's input range."""
+    import numpy as np
+    rng = np.random.default_rng(CALIB_SEED)
+    return rng.uniform(-1.0, 1.0, size=(CALIB_IMAGES,) + MODELS[model][1]).astype(np.float32)
+
+
+def mxnet_int8_dtype(model):
+    """quantize_net_v2's quantized_dtype: auto (uint8 after a ReLU), except where MXNet 1.9.1
+    gets its own uint8 wrong: MobileNetV3's hard swish is a quantized elemwise_mul, which reads
+    a uint8 factor as int8."""
+    return "int8" if model.startswith("mobilenetv3") else "auto"
+
+
+def worker_quantize(args):
+    """MXNet's int8 export (quantize_net_v2) and ONNX Runtime's QDQ files, from the same
+    calibration images."""
+    os.environ["MXNET_MKLDNN_ENABLED"] = "1"   # the quantized ops exist only with oneDNN
+    import mxnet as mx
+    from mxnet.contrib import quantization
+    model, d = args["model"], args["dir"]
+    calib = calibration_images(model)
+    net = build_net(model)
+    net.load_parameters(os.path.join(d, "gluon.params"))
+    net.hybridize()
+    qnet = quantization.quantize_net_v2(
+        net, quantized_dtype=mxnet_int8_dtype(model), quantize_mode="full",
+        exclude_layers=None, calib_data=mx.io.NDArrayIter(calib, batch_size=CALIB_IMAGES // 2),
+        num_calib_examples=CALIB_IMAGES, calib_mode="naive", ctx=mx.cpu(), logger=None)
+    qnet.hybridize(static_alloc=True, static_shape=True)
+    qnet(mx.nd.array(calib[:1]))
+    os.makedirs(os.path.join(d, "int8"), exist_ok=True)
+    qnet.export(os.path.join(d, "int8", "model"), epoch=0)
+    errors = {}
+    for batch in args["batches"]:
+        src = os.path.join(d, "model-b%d.onnx" % batch)
+        if not os.path.exists(src):
+            continue
+        err = quantize_onnx(src, os.path.join(d, "model-b%d-int8.onnx" % batch), calib, batch)
+        if err:
+            errors[str(batch)] = err
+    return {"seed": SEED, "calib_seed": CALIB_SEED, "calib_images": CALIB_IMAGES,
+            "mxnet_dtype": mxnet_int8_dtype(model), "onnx_int8_errors": errors}
+
+
+def quantize_onnx(src, dst, calib, batch):
+    """-> None, or why onnxruntime.quantization.quantize_static failed."""
+    try:
+        import onnx
+        from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                              quantize_static)
+        name = onnx.load(src).graph.input[0].name
+
+        class Reader(CalibrationDataReader):
+            # the file's batch is fixed: the images go in batches of its size
+            def __init__(self):
+                self.batches = iter([{name: calib[i:i + batch]}
+                                     for i in range(0, len(calib) - batch + 1, batch)])
+
+            def get_next(self):
+                return next(self.batches, None)
+
+        quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        per_channel=True)
+        return None
+    except Exception as e:  # noqa: BLE001 — a table entry, not a crash
+        if os.path.exists(dst):
+            os.remove(dst)
+        return "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+
+
+def worker_mxnet_int8(args):
+    os.environ["MXNET_MKLDNN_ENABLED"] = "1"
+    import mxnet as mx
+    prefix = os.path.join(args["dir"], "int8", "model")
+    net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"],
+                                       prefix + "-0000.params")
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = mx.nd.array(random_input(tuple(args["shape"])))
+
+    def forward():
+        net(x)
+        mx.nd.waitall()
+
+    for _ in range(args["warmup"]):
+        forward()
+    res = time_forwards(forward, args["iterations"])
+    res["version"] = mx.__version__
+    return res
+
+
+WORKERS = {"export": worker_export, "quantize": worker_quantize, "mxnet_int8": worker_mxnet_int8, "mxnet": worker_mxnet, "tutorial": worker_tutorial,
            "onnxruntime": worker_onnxruntime, "openvino": worker_openvino}
 
 
@@ -471,21 +591,51 @@ def ensure_exported(python, model, batches, reexport):
     return d, info
 
 
+def ensure_quantized(python, model, d, batches, requantize):
+    """MXNet's int8 export and ONNX Runtime's QDQ files beside the fp32 export (cached)."""
+    stamp = os.path.join(d, "int8.json")
+    if not requantize and os.path.exists(stamp):
+        info = json.load(open(stamp))
+        if info.get("seed") == SEED and info.get("calib_seed") == CALIB_SEED and all(
+                str(b) in info.get("onnx_int8_errors", {})
+                or os.path.exists(os.path.join(d, "model-b%d-int8.onnx" % b)) for b in batches):
+            return info
+    print("quantizing %s in %s" % (model, d), file=sys.stderr)
+    info, err = run_worker(python, "quantize", {"model": model, "dir": d, "batches": batches},
+                           thread_env(1))
+    if err:
+        return {"error": err}
+    json.dump(info, open(stamp, "w"), indent=1)
+    return info
+
+
 def measure(engine, ctx):
     """-> result dict (latency_ms, ...) or {"error": why}."""
     shape = [ctx["batch"]] + list(MODELS[ctx["model"]][1])
     env = thread_env(ctx["threads"])
+    int8 = engine in INT8_ENGINES
+    if int8 and "error" in ctx.get("int8", {}):
+        return {"error": "quantization failed: " + ctx["int8"]["error"]}
     if engine.startswith("ours-"):
         coretype = blas_coretype()
         if coretype:
             env["OPENBLAS_CORETYPE"] = coretype
         mode, _, precision = engine[len("ours-"):].partition("-")
-        cmd = [ctx["tool"], "bench", "--model", os.path.join(ctx["dir"], "model-symbol.json"),
+        model = os.path.join(ctx["dir"], "model-symbol.json")
+        if int8:  # the graph itself is int8: MXNet's export, our fp32 setting
+            model = os.path.join(ctx["dir"], "int8", "model-symbol.json")
+            env["HYBRIDINFER_DNNL"] = "1" if engine.endswith("-dnnl") else "0"
+            precision = None
+        cmd = [ctx["tool"], "bench", "--model", model,
                "--shape", "x".join(str(s) for s in shape),
                "--mode", mode, "--precision", precision or "fp32",
                "--iterations", str(ctx["iterations"]),
                "--warmup", str(ctx["warmup"]), "--threads", str(ctx["threads"]), "--json"]
         res, err = run_json(cmd, env)
+    elif engine == "mxnet-int8":
+        res, err = run_worker(ctx["python"], "mxnet_int8", {
+            "dir": ctx["dir"], "shape": shape, "iterations": ctx["iterations"],
+            "warmup": ctx["warmup"]}, env)
     elif engine.startswith("mxnet-"):
         res, err = run_worker(ctx["python"], "mxnet", {
             "model": ctx["model"], "dir": ctx["dir"], "shape": shape,
@@ -499,8 +649,14 @@ def measure(engine, ctx):
             return {"error": "openvino is not installed in %s (`tools/setup.sh bench` installs it; "
                     "or: %s -m pip install %s)" % (ctx["python"], ctx["python"],
                                                    OPENVINO_INSTALL)}
+        onnx_file = "model-b%d.onnx" % ctx["batch"]
+        if int8:
+            onnx_err = ctx["int8"].get("onnx_int8_errors", {}).get(str(ctx["batch"]))
+            if onnx_err:
+                return {"error": "ONNX Runtime's quantization failed: " + onnx_err}
+            onnx_file = "model-b%d-int8.onnx" % ctx["batch"]
         res, err = run_worker(ctx["python"], engine.partition("-")[0], {
-            "onnx": os.path.join(ctx["dir"], "model-b%d.onnx" % ctx["batch"]),
+            "onnx": os.path.join(ctx["dir"], onnx_file),
             "shape": shape, "threads": ctx["threads"], "iterations": ctx["iterations"],
             "warmup": ctx["warmup"], "precision": OPENVINO_PRECISION.get(engine)}, env)
     return res if res else {"error": err}
@@ -748,6 +904,60 @@ def bf16_table(rows, meta):
     return "\n".join(lines)
 
 
+def int8_report(rows, meta):
+    """The int8 table in the chosen metric, then in the other (as bf16_report)."""
+    global METRIC
+    chosen = METRIC
+    try:
+        METRIC = "cpu_ms" if chosen == "latency_ms" else "latency_ms"
+        second = int8_table(rows, meta)
+    finally:
+        METRIC = chosen
+    return int8_table(rows, meta) + "\n\nThe same runs, " + second[0].lower() + second[1:]
+
+
+def int8_table(rows, meta):
+    """Per workload every int8 engine and the ratio (times; above 1: ours is faster)."""
+    what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
+            "Median process CPU time (all threads)")
+    ver = versions(rows)
+    lines = [what + " per forward in ms (lower is better), %d threads each, best median of "
+             "%d round(s), int8 throughout, every engine quantizing from the same %d "
+             "calibration images.  Best int8 peer / ours int8: the fastest of MXNet, ONNX "
+             "Runtime and OpenVINO in int8 over the faster of our two int8 runs (reference "
+             "kernels, oneDNN's)." % (meta["threads"], meta["repeat"], CALIB_IMAGES), ""]
+    cols = [("ours-hybrid-int8", "ours int8"), ("ours-hybrid-int8-dnnl", "ours int8 oneDNN"),
+            ("mxnet-int8", "MXNet %s int8"), ("onnxruntime-int8", "ONNX Runtime %s QDQ"),
+            ("openvino-int8", "OpenVINO %s QDQ")]
+    titles = [(t % ver.get(e, "")).replace("  ", " ") if "%s" in t else t for e, t in cols]
+    lines += ["| workload | " + " | ".join(titles) + " | **best int8 peer / ours int8** "
+              "| load |", "|---|" + "---:|" * (len(cols) + 1) + "---|"]
+    notes = []
+    for row in rows:
+        r = row["results"]
+        m = {e: median_of(r.get(e)) for e in INT8_ENGINES}
+        for e in INT8_ENGINES:
+            if r.get(e) and "error" in r[e]:
+                notes.append("%s, %s: %s" % (row["label"], e, r[e]["error"]))
+        ours = [m[e] for e in ("ours-hybrid-int8", "ours-hybrid-int8-dnnl") if m[e] is not None]
+        peers = [m[e] for e in INT8_PEERS if m[e] is not None]
+        ratio = fmt_ratio(min(peers) if peers else None, min(ours) if ours else None)
+        lines.append("| %s | %s | **%s** | %s |" % (
+            row["label"], " | ".join(fmt_ms(m[e]) for e, _ in cols), ratio,
+            load_range([r.get(e) for e in INT8_ENGINES])))
+    st = openvino_settings(rows, "openvino-int8")
+    if st:
+        lines += ["", "openvino-int8 settings (as the compiled model reports them): %s." % (
+            ", ".join("%s=%s" % kv for kv in sorted(st.items())))]
+    if notes:
+        lines += ["", "Not measured:"] + ["- " + n for n in notes]
+    lines += ["", "Threads: %d for every engine.  Iterations: %d, warm-up %d, best median of "
+              "%d run(s), the engines interleaved.  1-minute load average during the run: %s."
+              % (meta["threads"], meta["iterations"], meta["warmup"], meta["repeat"],
+                 meta["load"])]
+    return "\n".join(lines)
+
+
 def git_revision():
     try:
         rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
@@ -794,6 +1004,10 @@ def main():
     ap.add_argument("--bf16", action="store_true",
                     help="the bf16 table: ours and OpenVINO in bf16 beside the fp32 engines, "
                     "on the convolutional networks (default engines: %s)" % ",".join(BF16_ENGINES))
+    ap.add_argument("--int8", action="store_true",
+                    help="the int8 table: ours on MXNet's int8 export beside MXNet, ONNX Runtime "
+                    "and OpenVINO in int8, on the convolutional networks (default engines: %s)"
+                    % ",".join(INT8_ENGINES))
     ap.add_argument("--busy-neighbour", action="store_true",
                     help="also time every engine with one CPU kept busy by a spinning "
                     "process, and on 1 thread on the quiet machine")
@@ -807,14 +1021,20 @@ def main():
                     "latency an idle machine would show)")
     ap.add_argument("--markdown", help="also write the report here")
     ap.add_argument("--json", help="also write every raw result here")
+    ap.add_argument("--with-json", help="also report the results of an earlier --json run, for "
+                    "the workloads and engines this run does not measure (on a busy machine: "
+                    "the peers measured while ours was still building)")
     a = ap.parse_args()
     global METRIC
     METRIC = "latency_ms" if a.metric == "wall" else "cpu_ms"
     iterations = a.iterations or (5 if a.quick else 100)
     mlp_iterations = a.mlp_iterations or (100 if a.quick else 1000)
     warmup = a.warmup if a.warmup is not None else (2 if a.quick else 10)
-    engines = [e for e in (a.engines or ",".join(BF16_ENGINES if a.bf16 else FULL_TABLE_ENGINES))
-               .split(",") if e]
+    if a.bf16 and a.int8:
+        ap.error("--bf16 and --int8 are two different tables: choose one")
+    default_engines = (BF16_ENGINES if a.bf16 else INT8_ENGINES if a.int8
+                       else FULL_TABLE_ENGINES)
+    engines = [e for e in (a.engines or ",".join(default_engines)).split(",") if e]
     unknown = set(engines) - set(ENGINES)
     if unknown:
         ap.error("unknown engine(s): " + ", ".join(sorted(unknown)))
@@ -838,12 +1058,15 @@ def main():
 
     revision = git_revision()   # now: the tree may move on during a long run
     workloads = [(m, b) for m, b in WORKLOADS + (NAMED_ONLY_WORKLOADS if a.only else [])
-                 if not (a.bf16 and m == "mlp")
+                 if not ((a.bf16 or a.int8) and m == "mlp")
                  if not a.only or any(o and o in "%s b%d" % (m, b) for o in a.only.split(","))]
     batches = {}
     for m, b in workloads:
         batches.setdefault(m, []).append(b)
     exported = {m: ensure_exported(a.python, m, bs, a.reexport) for m, bs in batches.items()}
+    quantized = ({m: ensure_quantized(a.python, m, exported[m][0], bs, a.reexport)
+                  for m, bs in batches.items()}
+                 if any(e in INT8_ENGINES for e in engines) else {})
 
     rows, loads = [], []
     for m, b in workloads:
@@ -851,7 +1074,7 @@ def main():
         ctx = {"model": m, "batch": b, "dir": d, "threads": a.threads, "tool": a.tool,
                "python": a.python, "onnx_errors": info.get("onnx_errors", {}),
                "iterations": mlp_iterations if m == "mlp" else iterations, "warmup": warmup,
-               "have_openvino": have_openvino}
+               "have_openvino": have_openvino, "int8": quantized.get(m, {})}
         row = {"label": "%s b%d" % (m, b), "results": {}}
         # (key in row, thread count, with the neighbour?)
         passes = [("results", a.threads, False)]
@@ -889,12 +1112,20 @@ def main():
             row["tutorial"] = res if res else {"error": err}
         rows.append(row)
 
+    if a.with_json:
+        earlier = {row["label"]: row for row in json.load(open(a.with_json))["rows"]}
+        for row in rows:
+            for e, res in earlier.get(row["label"], {}).get("results", {}).items():
+                row["results"].setdefault(e, res)
+                if res and res.get("load_before") is not None:
+                    loads.append(res["load_before"])
     seen = [l for l in loads if l is not None]
     meta = {"threads": a.threads, "iterations": iterations, "mlp_iterations": mlp_iterations,
             "warmup": warmup, "repeat": a.repeat, "neighbour_cpu": neighbour_cpu,
             "load": "%.1f to %.1f" % (min(seen), max(seen)) if seen else "unknown",
             "cpu": cpu_name(), "started": started}
-    text = bf16_report(rows, meta) if a.bf16 else report(rows, meta)
+    text = (bf16_report(rows, meta) if a.bf16 else int8_report(rows, meta) if a.int8
+            else report(rows, meta))
     cmd = shlex.join(["tests/bench/compare.py"] + sys.argv[1:])
     blas = next((res.get("blas_core") for row in rows for res in row["results"].values()
                  if res and res.get("blas_core")), None)

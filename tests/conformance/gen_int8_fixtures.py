@@ -105,12 +105,41 @@ class BranchNet(mx.gluon.HybridBlock):
         return self.dense(self.flat(y))
 
 
+class PreActNet(mx.gluon.HybridBlock):
+    """The two int8 ops ResNet v2 and MobileNetV3 add, small: a BatchNorm on the input and
+    one on a convolution's output that also feeds a residual add (so the oneDNN pass cannot
+    fold it into the convolution), both `_contrib_quantized_batch_norm`, and a hard swish,
+    x * relu6(x + 3) / 6, whose product is `_contrib_quantized_elemwise_mul`."""
+
+    def __init__(self, **kwargs):
+        super(PreActNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.bn_data = nn.BatchNorm(scale=False, center=False)
+            self.conv0 = nn.Conv2D(16, 3, strides=2, padding=1, use_bias=False)
+            self.bn1 = nn.BatchNorm()
+            self.conv1 = nn.Conv2D(16, 3, padding=1, use_bias=False)
+            self.conv2 = nn.Conv2D(24, 1, use_bias=False)
+            self.pool = nn.GlobalAvgPool2D()
+            self.dense = nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        x = self.conv0(self.bn_data(x))
+        x = self.conv1(F.relu(self.bn1(x))) + x
+        x = x * (F.clip(x + 3.0, 0.0, 6.0) / 6.0)
+        return self.dense(self.pool(self.conv2(x)))
+
+
 def build_net(model, mrng, calib):
     """A network with seeded weights and calibrated BatchNorm statistics, hybridized."""
     if model == "small":
         net = SmallNet(prefix="small_")
     elif model == "branches":
         net = BranchNet(prefix="branches_")
+    elif model == "preact":
+        net = PreActNet(prefix="preact_")
+    elif model.startswith("mobilenetv3"):  # GluonCV's: MXNet's own zoo has no MobileNetV3
+        import gluoncv
+        net = gluoncv.model_zoo.get_model(model, pretrained=False)
     else:
         net = mx.gluon.model_zoo.vision.get_model(model, pretrained=False)
     net.initialize(mx.init.Xavier())
@@ -211,7 +240,16 @@ def register():
                 ("branches", "auto", "naive", False), ("branches", "auto", "entropy", True),
                 ("mobilenetv2_1.0", "auto", "naive", False),
                 ("resnet18_v1", "auto", "naive", False),
-                ("resnet18_v1", "auto", "entropy", True)]
+                ("resnet18_v1", "auto", "entropy", True),
+                # ResNet v2's pre-activation BatchNorms: _contrib_quantized_batch_norm, on
+                # int8 data and (the first one, on a non-negative input) on uint8 data
+                ("resnet18_v2", "auto", "naive", True),
+                # MobileNetV3's hard swish: _contrib_quantized_elemwise_mul.  int8 only: with
+                # auto or uint8 one factor is uint8, which MXNet 1.9.1 reads as int8 (it logs
+                # an error and gives wrong products)
+                ("mobilenetv3_large", "int8", "naive", False),
+                # both ops small, for entropy calibration (slow on the zoo nets)
+                ("preact", "int8", "naive", False), ("preact", "int8", "entropy", False)]
     for model, dtype, mode, positive in variants:
         name = "int8_%s_%s_%s%s" % (model, dtype, mode, "_positive" if positive else "")
         gf.register(name, "int8", "zoo", int8_builder(model, dtype, mode, positive),

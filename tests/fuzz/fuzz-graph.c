@@ -1726,6 +1726,42 @@ gen_quantized_concat (gen *g, const char *op)
   emit (g, op);
 }
 
+/* The statistics may lie about their length, the eps be hostile. */
+static void
+gen_quantized_batch_norm (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int64_t c = x->shape.ndim > 1 ? x->shape.dims[1] : 1;
+  if (chance (&g->s, 5))
+    c = clamp_int (rand_int (g, 0, 4), 1, 4);
+  hy_shape cs = { .ndim = 1, .dims = { c } };
+  in_val (g, x);
+  in_const (g, cs, FILL_RANDOM);
+  in_const (g, cs, FILL_RANDOM);
+  in_const (g, cs, FILL_RANDOM);
+  in_const (g, cs, FILL_POSITIVE);
+  in_range (g);
+  if (chance (&g->s, 3))
+    attr (g, "eps", "%s", rand_float (g));
+  if (chance (&g->s, 4))
+    attr (g, "axis", "%d", rand_int (g, -3, 3));
+  calib_attrs (g);
+  emit (g, op);
+}
+
+static void
+gen_quantized_elemwise_mul (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  in_val (g, x);
+  in_val (g, chance (&g->s, 2) ? x : pick_val (g));
+  in_range (g);
+  in_range (g);
+  attr_pick (g, "enable_float_output", bools);
+  calib_attrs (g);
+  emit (g, op);
+}
+
 /* The fused layers without their nested graph: what a hand-edited or
  * truncated export gives. */
 static void

@@ -143,6 +143,34 @@ test_refusals_name_node_and_reason (void)
       " [0, 1, 2], \"heads\": [[3, 0, 0]]}";
   assert_resolve_fails (deq, (const char *const[]) { "'dq'", "'data'",
         "float32", "int8 or uint8", NULL });
+
+  /* a uint8 factor, which MXNet 1.9.1 misreads as int8 (MobileNetV3
+   * quantized with quantized_dtype auto): refused, saying what to do */
+  const char *mul_u8 = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_quantize_v2\", \"name\": \"qa\", \"attrs\":"
+      " {\"min_calib_range\": \"-1\", \"max_calib_range\": \"1\"},"
+      " \"inputs\": [[0, 0, 0]]}, {\"op\": \"_contrib_quantize_v2\","
+      " \"name\": \"qb\", \"attrs\": {\"out_type\": \"uint8\","
+      " \"min_calib_range\": \"0\","
+      " \"max_calib_range\": \"1\"}, \"inputs\": [[0, 0, 0]]},"
+      " {\"op\": \"_contrib_quantized_elemwise_mul\", \"name\": \"qm\","
+      " \"attrs\": {\"min_calib_range\": \"-1\", \"max_calib_range\":"
+      " \"1\"}, \"inputs\": [[1, 0, 0], [2, 0, 0], [1, 1, 0], [1, 2, 0],"
+      " [2, 1, 0], [2, 2, 0]]}], \"arg_nodes\": [0], \"heads\": [[3, 0, 0]]}";
+  assert_resolve_fails (mul_u8, (const char *const[]) { "'qm'", "'rhs'",
+        "uint8", "quantized_dtype='int8'", NULL });
+
+  /* MXNet has no uncalibrated quantized BatchNorm either */
+  const char *bn = "{\"nodes\": [" VAR ("data") ", " VAR ("g") ", "
+      VAR ("b") ", " VAR ("m") ", " VAR ("v") ", {\"op\":"
+      " \"_contrib_quantize_v2\", \"name\": \"q\", \"attrs\":"
+      " {\"min_calib_range\": \"-1\", \"max_calib_range\": \"1\"},"
+      " \"inputs\": [[0, 0, 0]]}, {\"op\": \"_contrib_quantized_batch_norm\","
+      " \"name\": \"qbn\", \"inputs\": [[5, 0, 0], [1, 0, 0], [2, 0, 0],"
+      " [3, 0, 0], [4, 0, 0], [5, 1, 0], [5, 2, 0]]}], \"arg_nodes\":"
+      " [0, 1, 2, 3, 4], \"heads\": [[6, 0, 0]]}";
+  assert_resolve_fails (bn, (const char *const[]) { "'qbn'",
+        "min_calib_range", "calibrate", NULL });
 }
 
 int

@@ -1,0 +1,59 @@
+/*
+ * elemwise-mul.c — CPU kernel of _contrib_quantized_elemwise_mul as MXNet
+ * 1.9.1 computes it (quantized_elemwise_mul.cc; no oneDNN kernel): the
+ * product of the two int8 values times one float scale, which takes both
+ * inputs' steps to the output's.  With a calibrated output MXNet casts
+ * that to int8 in C++: truncated toward zero and, beyond int8, wrapped
+ * (the low byte of the int32 conversion), not saturated; a value beyond
+ * int32 converts to INT32_MIN, whose low byte is 0.  Both are kept, or a
+ * value past the calibrated range would differ from MXNet's.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/quantized/quantized-common.h"
+
+void hy_cpu_quantized_elemwise_mul (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+/* What static_cast<int8_t> of a float gives on x86 (cvttss2si, then the
+ * low byte), without the undefined behaviour of writing it so in C. */
+static float
+cast_to_int8 (float v)
+{
+  if (!(fabsf (v) < 2147483648.0f))
+    return 0.0f;
+  int32_t t = (int32_t) v;
+  return (float) (int8_t) (uint8_t) ((uint32_t) t & 0xffu);
+}
+
+void
+hy_cpu_quantized_elemwise_mul (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_quantized_elemwise_mul_params *p = params;
+  const float lhs_scale = HY_INT8_RANGE / fmaxf (fabsf (in[2]->data[0]),
+      fabsf (in[3]->data[0]));
+  const float rhs_scale = HY_INT8_RANGE / fmaxf (fabsf (in[4]->data[0]),
+      fabsf (in[5]->data[0]));
+  /* MXNet multiplies in int32; the product of two int8 values is exact in
+   * float too, and a hostile non-integer input cannot overflow a cast */
+  const float *a = in[0]->data, *b = in[1]->data;
+  float *y = out[0]->data;
+  const int64_t n = hy_shape_numel (&out[0]->shape);
+  if (p->float_output) {
+    /* MXNet: 1.0 / lhs_scale / rhs_scale, in double, stored as float */
+    const float scale = (float) (1.0 / lhs_scale / rhs_scale);
+    for (int64_t i = 0; i < n; i++)
+      y[i] = a[i] * b[i] * scale;
+    return;
+  }
+  const float out_data_scale = HY_INT8_RANGE / fmaxf (fabsf (p->min_calib),
+      fabsf (p->max_calib));
+  const float scale = out_data_scale / lhs_scale / rhs_scale;
+  for (int64_t i = 0; i < n; i++)
+    y[i] = cast_to_int8 (a[i] * b[i] * scale);
+  out[1]->data[0] = p->min_calib;
+  out[2]->data[0] = p->max_calib;
+}
