@@ -134,10 +134,17 @@ hy_onnx_add_weight (hy_onnx_importer *imp, const char *name,
   t->shape = *shape;
   t->data = f;
   t->owns_data = true;
-  hy_param p = { .name = g_strdup (name), .kind = HY_PARAM_ARG,
+  /* Weights are bound by name: one made here (Gemm's transposed B) must
+   * not take the name of anything in the graph already. */
+  char *unique = g_strdup (name);
+  for (guint i = 1; hy_graph_find (imp->graph, unique) >= 0; i++) {
+    g_free (unique);
+    unique = g_strdup_printf ("%s_%u", name, i);
+  }
+  hy_param p = { .name = unique, .kind = HY_PARAM_ARG,
     .stored_dtype = 0, .tensor = t };
   g_array_append_val (imp->params, p);
-  hy_node *var = hy_node_new_variable (name);
+  hy_node *var = hy_node_new_variable (unique);
   var->shapes[0] = *shape;
   return (hy_entry) { hy_graph_add_node (imp->graph, var), 0 };
 }
@@ -183,7 +190,14 @@ hy_onnx_input_shape (hy_onnx_importer *imp, guint k, hy_shape *out,
     return FALSE;
   }
   *out = src->shapes[v->entry.index];
-  return out->ndim >= 0;
+  if (out->ndim < 0) {
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "%s: node '%s' (%s) needs the static shape of '%s', which has none",
+        imp->source, node_label (imp->node), imp->node->op_type,
+        hy_onnx_input_name (imp, k));
+    return FALSE;
+  }
+  return TRUE;
 }
 
 static hy_onnx_value *
@@ -347,8 +361,10 @@ fold_concat (hy_onnx_importer *imp, GError **error)
     g_array_append_vals (all, v->ints, numel_of (v));
   }
   hy_shape s = { .ndim = 1, .dims = { all->len } };
-  hy_onnx_set_const (imp, 0, &s, NULL,
-      (gint64 *) g_array_free (all, all->len == 0));
+  gint64 *ints = g_new0 (gint64, MAX (all->len, 1));
+  memcpy (ints, all->data, all->len * sizeof (gint64));
+  g_array_unref (all);
+  hy_onnx_set_const (imp, 0, &s, NULL, ints);
   return TRUE;
 }
 

@@ -200,8 +200,9 @@ hy_onnx_tensor_value (hy_onnx_importer *imp, const Onnx__TensorProto *t,
       return FALSE;
     }
   }
-  float *f = g_new (float, MAX (numel, 1));
-  gint64 *ints = is_int ? g_new (gint64, MAX (numel, 1)) : NULL;
+  /* Zeroed: an empty tensor still has one readable value. */
+  float *f = g_new0 (float, MAX (numel, 1));
+  gint64 *ints = is_int ? g_new0 (gint64, MAX (numel, 1)) : NULL;
   for (gint64 i = 0; i < numel; i++) {
     double v = 0;
     gint64 iv = 0;

@@ -165,6 +165,9 @@ import_conv (hy_onnx_importer *imp, gboolean transposed, GError **error)
         ws.ndim);
   int nk;
   const gint64 *ks = hy_onnx_attr_ints (imp->node, "kernel_shape", &nk);
+  if (nk >= 0 && nk != ws.ndim - 2)
+    return refuse (imp, error, "kernel_shape has %d axes, the weight %d",
+        nk, ws.ndim - 2);
   window w;
   if (!read_window (imp, nk > 0 ? ks : ws.dims + 2, ws.ndim - 2, &w, error))
     return FALSE;
@@ -1018,8 +1021,13 @@ import_resize (hy_onnx_importer *imp, GError **error)
       return FALSE;
     if (hy_shape_numel (&sc->shape) != 4)
       return refuse (imp, error, "scales must be 4 values");
-    out_h = (gint64) floor (s.dims[2] * (double) sc->f[2]);
-    out_w = (gint64) floor (s.dims[3] * (double) sc->f[3]);
+    double h = floor (s.dims[2] * (double) sc->f[2]);
+    double w = floor (s.dims[3] * (double) sc->f[3]);
+    /* Checked before the conversion, which is undefined out of range. */
+    if (!(h >= 1 && h <= 1 << 20 && w >= 1 && w <= 1 << 20))
+      return refuse (imp, error, "scales give an output of %g x %g", h, w);
+    out_h = (gint64) h;
+    out_w = (gint64) w;
   } else {
     return refuse (imp, error, "neither scales nor sizes given");
   }
@@ -1073,6 +1081,16 @@ hy_onnx_import_node (hy_onnx_importer *imp, GError **error)
         node->name ? node->name : "", op);
     return FALSE;
   }
+  /* ONNX graphs are in SSA form: a value defined twice (or a node
+   * writing its own input) is corrupt, and would free a value in use. */
+  for (size_t k = 0; k < node->n_output; k++)
+    if (node->output[k] && node->output[k][0]
+        && g_hash_table_contains (imp->values, node->output[k])) {
+      g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+          "%s: node '%s' (%s): value '%s' is already defined before it",
+          imp->source, NODE_NAME (imp), op, node->output[k]);
+      return FALSE;
+    }
   if (node->domain && node->domain[0] && strcmp (node->domain, "ai.onnx"))
     return refuse (imp, error, "domain '%s' is not supported (only the "
         "default ai.onnx)", node->domain);

@@ -166,6 +166,8 @@ def op_cases():
     c["pad"] = one("Pad", x4, [("pads", i64(0, 0, 1, 2, 0, 0, 2, 1)),
                                ("v", np.float32(0.5))])
     c["pad-reflect"] = one("Pad", x4, [("pads", i64(0, 0, 2, 2, 0, 0, 2, 2))], mode="reflect")
+    # Weights in a file beside the model (saved so by main()).
+    c["external-data-conv"] = one("Conv", x4, [("w", rand(4, 3, 3, 3)), ("b", rand(4))])
     # A batch left symbolic: 1 at load, 2 as fed (the plan follows the input).
     c["symbolic-batch"] = one("Conv", [("x", ("N", 3, 8, 8))], [("w", rand(4, 3, 3, 3))],
                               pads=[1, 1, 1, 1])
@@ -183,7 +185,22 @@ def refused_cases():
     unknown = one("Einsum", x, equation="ij->ji").SerializeToString()
     old = one("Relu", x, opset=9).SerializeToString()
     gather = one("Gather", x, [("i", i64(0))]).SerializeToString()
+    twice = model([helper.make_node("Relu", ["x"], ["y0"]),
+                   helper.make_node("Relu", ["y0"], ["y0"])], x, ["y0"]).SerializeToString()
+    dangling = model([helper.make_node("Add", ["x", "nowhere"], ["y0"])], x,
+                     ["y0"]).SerializeToString()
+    short = one("Add", x, [("b", rand(3))])
+    short.graph.initializer[0].raw_data = short.graph.initializer[0].raw_data[:5]
+    outside = one("Add", x, [("b", rand(3))])
+    t = outside.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value="../../etc/passwd")
     return {
+        "refuse-value-defined-twice": (twice, "already defined"),
+        "refuse-input-from-nowhere": (dangling, "nowhere"),
+        "refuse-truncated-initializer": (short.SerializeToString(), "raw_data holds 5 bytes"),
+        "refuse-external-data-outside": (outside.SerializeToString(), "not a file beside"),
         "refuse-unsupported-op": (unknown, "einsum"),
         "refuse-old-opset": (old, "opset 9"),
         "refuse-gather-on-data": (gather, "gather"),
@@ -348,7 +365,11 @@ def main():
             d = os.path.join(args.work, name)
             os.makedirs(d, exist_ok=True)
             path = os.path.join(d, "model.onnx")
-            onnx.save(m, path)
+            if name.startswith("external-data"):
+                onnx.save(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                          location="weights.bin", size_threshold=0)
+            else:
+                onnx.save(m, path)
             cases[name] = path
     refused = {} if args.zoo else refused_cases()
     names = [n for n in list(cases) + list(plans) + list(refused)
