@@ -1075,6 +1075,12 @@ hy_onnx_import_node (hy_onnx_importer *imp, GError **error)
   const Onnx__NodeProto *node = imp->node;
   const char *op = node->op_type ? node->op_type : "";
   imp->n_made = 0;
+  if (!node->op_type) {
+    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+        "%s: node '%s' has no op_type", imp->source,
+        node->name ? node->name : "");
+    return FALSE;
+  }
   if (node->n_output < 1 || !node->output[0] || !node->output[0][0]) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
         "%s: node '%s' (%s) has no output", imp->source,
