@@ -116,8 +116,8 @@ extern const char *const hy_onnx_supported_ops[];
 #endif
 
 /* Reads `path` (an ONNX ModelProto) into a resolved graph and its
- * weights.  Symbolic dimensions of the graph's inputs are 1.  Without protobuf-c at build time, refuses with
- * HY_ERROR_UNSUPPORTED. */
+ * weights.  Symbolic dimensions of the graph's inputs are 1.  Without
+ * protobuf-c at build time, refuses with HY_ERROR_UNSUPPORTED. */
 gboolean hy_onnx_load (const char *path, hy_graph **graph,
     hy_param_list **params, GError **error);
 /* The same from bytes in memory (the fuzz target); `dir` is where

@@ -1189,6 +1189,8 @@ hy_onnx_import_node (hy_onnx_importer *imp, GError **error)
   if (!strcmp (op, "Gather"))
     return refuse (imp, error, "Gather is supported on shape values only "
         "(folded at load), not on data");
-  return refuse (imp, error, "op '%s' (opset %d) is not supported", op,
-      imp->opset);
+  g_autofree char *known = g_strjoinv (", ",
+      (char **) hy_onnx_supported_ops);
+  return refuse (imp, error, "op '%s' (opset %d) is not supported (these "
+      "are: %s)", op, imp->opset, known);
 }

@@ -5,8 +5,8 @@
 
 Makes every case at test time into WORK_DIR: one-op (and a few small multi-op) graphs written with
 onnx.helper, attribute variants included, and with --zoo the Gluon model zoo's ResNet-18 v1 and
-MobileNetV2 (seeded random weights) exported by MXNet 1.9.1's own mx.onnx.export_model.  ONNX Runtime
-computes the reference outputs; the tool runs each model in hybrid and in imperative mode and every
+MobileNetV2 (seeded random weights) exported by MXNet 1.9.1's own mx.onnx.export_model.  ONNX
+Runtime computes the reference outputs; the tool runs each model in hybrid and in imperative mode and every
 output must hold
 
     max|ours - ort| <= 1e-4 * max(1, max|ort|)
