@@ -11,7 +11,8 @@ output must hold
 
     max|ours - ort| <= 1e-4 * max(1, max|ort|)
 
-The zoo models must also plan the same from their Gluon export and from their ONNX export: as many
+With --element the GStreamer element runs them too (model=prefix.onnx), its dumped output compared
+with ONNX Runtime's on the same frame.  The zoo models must also plan the same from their Gluon export and from their ONNX export: as many
 kernel calls, an arena of the same size (`hybridinfer bench --json`).
 
 Models the importer must refuse (an unknown op, an opset outside 11-19, bytes that are no protobuf)
@@ -278,6 +279,37 @@ def check_same_plan(tool, onnx_path):
     return a == b, text
 
 
+def check_element(onnx_path, plugin_dir, work):
+    """The GStreamer element with model=prefix.onnx on one RGB videotestsrc frame of the model's
+    size (no resize, scale 0-1): the dumped output against ONNX Runtime on that frame / 255."""
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir,
+               GST_REGISTRY=os.path.join(work, "registry.bin"))
+    caps = "video/x-raw,format=RGB,width=224,height=224"
+    raw = os.path.join(work, "frame.rgb")
+    dump = os.path.join(work, "dump")
+    shutil.rmtree(dump, ignore_errors=True)
+    os.makedirs(dump)
+    for argv in (["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=1", "!", caps, "!",
+                  "filesink", "location=" + raw],
+                 ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=1", "!", caps, "!",
+                  "hybridinfer", "model=" + onnx_path, "mode=imperative", "scale=0-1",
+                  "dump-dir=" + dump, "!", "fakesink"]):
+        proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=TIMEOUT_S)
+        if proc.returncode != 0:
+            return False, "%s failed: %s" % (" ".join(argv[:6]),
+                                              proc.stderr.decode("utf-8", "replace")[-300:])
+    frame = np.fromfile(raw, dtype=np.uint8).reshape(224, 224, 3)
+    x = (frame.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0))
+    ref = np.asarray(ort_outputs(onnx_path, {"data": x})[0], dtype=np.float64)
+    frame_dir = os.path.join(dump, "frame-000000")
+    with open(os.path.join(frame_dir, "index.json")) as f:
+        last = json.load(f)["nodes"][-1]
+    ours = np.load(os.path.join(frame_dir, last["file"]))
+    return compare(ours, ref)
+
+
 def feeds_for(m):
     inits = {t.name for t in m.graph.initializer}
     feeds = {}
@@ -349,17 +381,21 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--only")
     ap.add_argument("--zoo", action="store_true")
+    ap.add_argument("--element", metavar="PLUGIN_DIR",
+                    help="with --zoo: also run the element (from PLUGIN_DIR) on the ONNX models")
     args = ap.parse_args()
     tool = os.path.abspath(args.tool)
     os.makedirs(args.work, exist_ok=True)
     onnx.save(one("Relu", [("x", (1,))]), os.path.join(args.work, "probe.onnx"))
 
     cases = {}
-    plans = {}
+    plans, elements = {}, {}
     if args.zoo:
         for name, path in zoo_models(args.work).items():
             cases[name] = path
             plans["same-plan-" + name[len("zoo-"):]] = path
+            if args.element:
+                elements["element-" + name[len("zoo-"):]] = path
     else:
         for name, m in op_cases().items():
             d = os.path.join(args.work, name)
@@ -372,7 +408,7 @@ def main():
                 onnx.save(m, path)
             cases[name] = path
     refused = {} if args.zoo else refused_cases()
-    names = [n for n in list(cases) + list(plans) + list(refused)
+    names = [n for n in list(cases) + list(plans) + list(elements) + list(refused)
              if not args.only or args.only in n]
     probe = run_tool(tool, os.path.join(args.work, "probe.onnx"), {}, args.work, "hybrid")[0]
     if b"built without protobuf-c" in probe.stderr:
@@ -388,6 +424,9 @@ def main():
             ok, text = check_model(tool, d, path, feeds_for(onnx.load(path)))
         elif name in plans:
             ok, text = check_same_plan(tool, plans[name])
+        elif name in elements:
+            ok, text = check_element(os.path.abspath(elements[name]),
+                                     os.path.abspath(args.element), d)
         else:
             data, want = refused[name]
             path = os.path.join(d, "model.onnx")
