@@ -151,6 +151,24 @@ resolve_node (hy_node *node, GPtrArray *new_vars, GError **error)
   return TRUE;
 }
 
+gboolean
+hy_node_resolve (hy_node *node, GError **error)
+{
+  g_autoptr (GPtrArray) new_vars =
+      g_ptr_array_new_with_free_func ((GDestroyNotify) hy_node_free);
+  guint had = node->n_inputs;
+  if (!resolve_node (node, new_vars, error))
+    return FALSE;
+  if (new_vars->len > 0) {
+    /* Only symbol files may leave auxiliary states out. */
+    node->n_inputs = had;
+    g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
+        "has %u inputs, expected %u", had, had + new_vars->len);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* On failure the graph is left consistent enough to free, nothing more. */
 gboolean
 hy_graph_resolve (hy_graph *graph, GPtrArray *unsupported, GError **error)

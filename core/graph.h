@@ -77,6 +77,11 @@ int hy_graph_find (const hy_graph *graph, const char *name);
 gboolean hy_graph_resolve (hy_graph *graph, GPtrArray *unsupported,
     GError **error);
 
+/* Resolves one op node built in memory with all its inputs (an importer
+ * placing nodes one by one): its op, its parsed attributes, its output
+ * count.  Errors say what is wrong, not which node (the caller names it). */
+gboolean hy_node_resolve (hy_node *node, GError **error);
+
 /* Parses a symbol file's JSON text into a graph (unresolved; see
  * hy_graph_resolve).  `source` names the file in errors. */
 hy_graph *hy_symbol_json_parse (const char *json, gsize length,

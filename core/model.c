@@ -8,6 +8,9 @@
 #include <gio/gio.h>
 
 #include "core/model-impl.h"
+#include "core/io/file-read.h"
+#include "core/io/format-sniff.h"
+#include "core/io/onnx-import.h"
 #include "hybrid-npy.h"
 
 #define SYMBOL_SUFFIX "-symbol.json"
@@ -219,10 +222,42 @@ infer_declared_shapes (hy_model *m)
   m->shapes_valid = hy_graph_infer_shapes (m->graph, NULL);
 }
 
+/* Whether `path` holds an ONNX model, by its first bytes (or its name);
+ * FALSE for anything unreadable, which the symbol reader then reports. */
+static gboolean
+is_onnx (const char *path)
+{
+  g_autoptr (hy_file) file = hy_file_open (path, "model", NULL);
+  char head[32];
+  gsize n = file ? MIN (hy_file_size (file), sizeof head) : 0;
+  if (!file || !hy_file_read_at (file, head, n, 0, NULL))
+    return FALSE;
+  return hy_sniff_onnx (head, n, path);
+}
+
+/* An ONNX file carries graph and weights together. */
+static hy_model *
+onnx_model_load (const char *path, const char *params_path, GError **error)
+{
+  if (params_path) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "%s is an ONNX model, which holds its weights: give no params "
+        "file (%s)", path, params_path);
+    return NULL;
+  }
+  hy_graph *graph;
+  hy_param_list *params;
+  if (!hy_onnx_load (path, &graph, &params, error))
+    return NULL;
+  return hy_model_new_from_graph (graph, params, path, error);
+}
+
 static hy_model *
 model_load (const char *symbol_path, const char *params_path,
     GPtrArray *unsupported, GError **error)
 {
+  if (is_onnx (symbol_path))
+    return onnx_model_load (symbol_path, params_path, error);
   hy_model *m = g_new0 (hy_model, 1);
   m->symbol_path = g_strdup (symbol_path);
   m->graph = hy_symbol_json_load (symbol_path, error);

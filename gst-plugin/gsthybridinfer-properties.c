@@ -38,7 +38,8 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
 
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "Model",
-          "The Gluon export's symbol file (prefix-symbol.json); set while "
+          "The model: a Gluon export's symbol file (prefix-symbol.json) "
+          "or an ONNX model (prefix.onnx, no params); set while "
           "playing, the new model loads in the background and takes over "
           "at a frame boundary", NULL,
           reloads));

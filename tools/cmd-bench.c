@@ -421,7 +421,7 @@ hy_cmd_bench (int argc, char **argv)
   bench_args a = { .iterations = 100, .warmup = 10, .threads = 0 };
   GOptionEntry entries[] = {
     {"model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model,
-        "Symbol file (prefix-symbol.json)", "M"},
+        "Model: prefix-symbol.json or prefix.onnx", "M"},
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
     {"shape", 's', 0, G_OPTION_ARG_STRING_ARRAY, &a.shapes,

@@ -64,7 +64,7 @@ hy_cmd_export (int argc, char **argv)
   export_args a = { .epoch = 0 };
   GOptionEntry entries[] = {
     {"model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model,
-        "Symbol file (prefix-symbol.json)", "M"},
+        "Model: prefix-symbol.json or prefix.onnx", "M"},
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
     {"prefix", 'o', 0, G_OPTION_ARG_FILENAME, &a.prefix,

@@ -225,7 +225,7 @@ hy_cmd_inspect (int argc, char **argv)
   inspect_args a = { 0 };
   GOptionEntry entries[] = {
     {"model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model,
-        "Symbol file (prefix-symbol.json)", "M"},
+        "Model: prefix-symbol.json or prefix.onnx", "M"},
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
     {"shape", 's', 0, G_OPTION_ARG_STRING_ARRAY, &a.shapes,

@@ -203,7 +203,7 @@ hy_cmd_run (int argc, char **argv)
   run_args a = { 0 };
   GOptionEntry entries[] = {
     {"model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model,
-        "Symbol file (prefix-symbol.json)", "M"},
+        "Model: prefix-symbol.json or prefix.onnx", "M"},
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
     {"input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &a.inputs,

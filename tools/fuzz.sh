@@ -4,7 +4,7 @@
 #
 #   tools/fuzz.sh [SECONDS] [TARGET...]
 #
-# Targets: symbol-json params npy diff-index graph element (default: all
+# Targets: symbol-json params npy onnx diff-index graph element (default: all
 # that are built; element needs GStreamer).  Corpora grow in
 # build-fuzz/corpus-TARGET, seeded from the fixtures or tests/fuzz/corpus-*;
 # a crash is written to build-fuzz/crash-TARGET-*.  Prints libFuzzer's last
@@ -17,7 +17,7 @@ cd "$ROOT"
 SECONDS_EACH="${1:-600}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(symbol-json params npy diff-index graph element)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(symbol-json params npy onnx diff-index graph element)
 FUZZ_DIR="${FUZZ_DIR:-$ROOT/build-fuzz}"
 # FUZZ_SEED fixes libFuzzer's random seed, so that a failing run can be
 # repeated (tools/test.sh sets it: a gate must not change from run to run).
@@ -48,6 +48,7 @@ for target in "${TARGETS[@]}"; do
     symbol-json) pattern='*-symbol.json'; limit=64k ;;
     params) pattern='*.params'; limit=64k ;;
     npy) pattern='*.npy'; limit=16k ;;
+    onnx) pattern='*.onnx'; limit=16k; seeds=tests/fuzz/corpus-onnx ;;
     diff-index) pattern='*.json'; limit=16k; seeds=tests/fuzz/corpus-diff ;;
     *) pattern='*'; limit=16k; seeds="tests/fuzz/corpus-$target" ;;
   esac

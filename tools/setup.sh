@@ -49,7 +49,8 @@ case "$SETUP_FOR" in
 esac
 
 # To build the library and the elements (hybridoverlay draws with Pango
-# and Cairo, hybridpublish speaks MQTT through libmosquitto), and to run
+# and Cairo, hybridpublish speaks MQTT through libmosquitto; ONNX models are
+# decoded with protobuf-c from libonnx-dev's onnx.proto), and to run
 # the pipelines: videotestsrc and the converters are
 # in the base plugins; v4l2src, vp8enc, pngenc and multifilesink (webcam.sh,
 # file.sh, detect_ball.sh) in the good ones.  oneDNN is here although no
@@ -61,7 +62,8 @@ APT_DEMO=(meson ninja-build pkg-config gcc libglib2.0-dev libjson-glib-dev
   libopenblas-dev libdnnl-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  libpango1.0-dev libcairo2-dev fonts-dejavu-core libmosquitto-dev)
+  libpango1.0-dev libcairo2-dev fonts-dejavu-core libmosquitto-dev
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev)
 # The tests: the fuzz targets (clang, its sanitizer runtimes), the
 # GstHybrid-1.0 typelib and the Python that reads it, the comma-decimal
 # locale, the reference venv, an MQTT broker and subscriber (track-mqtt).

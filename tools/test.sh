@@ -159,7 +159,7 @@ if (ulimit -t "$FUZZ_COMPILE_CPU_S"; ninja -C "$FUZZ_DIR") >"$FUZZ_DIR/build.log
   # The same runs as the long one (tools/fuzz.sh: seeds, options), short,
   # from a fixed random seed: a finding here can be replayed, and the gate
   # does not depend on the draw (hunting is tools/fuzz.sh's job).
-  for target in symbol-json params npy diff-index graph element; do
+  for target in symbol-json params npy onnx diff-index graph element; do
     # fuzz-element is built only with GStreamer.
     [ -x "$FUZZ_DIR/tests/fuzz/fuzz-$target" ] || continue
     FUZZ_DIR="$FUZZ_DIR" FUZZ_SEED="${FUZZ_SEED:-1}" \

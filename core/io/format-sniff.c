@@ -85,6 +85,14 @@ onnx_by_name (const char *source, const guint8 *data, gsize length)
 }
 
 gboolean
+hy_sniff_onnx (const char *data, gsize length, const char *source)
+{
+  const guint8 *bytes = (const guint8 *) data;
+  return looks_like_onnx (bytes, length) || onnx_by_name (source, bytes,
+      length);
+}
+
+gboolean
 hy_symbol_sniff_foreign (const char *data, gsize length, const char *source,
     GError **error)
 {
@@ -100,9 +108,9 @@ hy_symbol_sniff_foreign (const char *data, gsize length, const char *source,
   }
   if (looks_like_onnx (bytes, length) || onnx_by_name (source, bytes, length)) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
-        "%s is an ONNX model (protobuf), not a symbol file: hybridinfer "
-        "reads MXNet's symbol JSON (prefix-symbol.json with its "
-        "prefix-NNNN.params, as HybridBlock.export writes them)", source);
+        "%s is an ONNX model (protobuf), not a symbol file: load it as a "
+        "model (hy_model_load, the tool's --model, the element's model=), "
+        "which reads ONNX as well as MXNet's symbol JSON", source);
     return FALSE;
   }
   return TRUE;

@@ -19,4 +19,9 @@
 gboolean hy_symbol_sniff_foreign (const char *data, gsize length,
     const char *source, GError **error);
 
+/* TRUE when `data` (a file's first bytes) is an ONNX ModelProto, or a
+ * file named *.onnx that is not JSON: the model loader then reads it as
+ * ONNX. */
+gboolean hy_sniff_onnx (const char *data, gsize length, const char *source);
+
 #endif

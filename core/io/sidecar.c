@@ -25,6 +25,7 @@
 #define LABELS_MAX_BYTES ((gsize) 16 << 20)
 #define SIDECAR_SUFFIX "-model.json"
 #define SYMBOL_SUFFIX "-symbol.json"
+#define ONNX_SUFFIX ".onnx"
 
 static const char *const notes_keys[] = { "description", "validation",
   "training", NULL
@@ -33,9 +34,15 @@ static const char *const notes_keys[] = { "description", "validation",
 char *
 hy_sidecar_path_for_model (const char *model_path)
 {
-  if (!model_path || !g_str_has_suffix (model_path, SYMBOL_SUFFIX))
+  if (!model_path)
     return NULL;
-  gsize stem = strlen (model_path) - strlen (SYMBOL_SUFFIX);
+  /* prefix-symbol.json and prefix.onnx share prefix-model.json. */
+  const char *suffix = g_str_has_suffix (model_path, SYMBOL_SUFFIX)
+      ? SYMBOL_SUFFIX : g_str_has_suffix (model_path, ONNX_SUFFIX)
+      ? ONNX_SUFFIX : NULL;
+  if (!suffix)
+    return NULL;
+  gsize stem = strlen (model_path) - strlen (suffix);
   return g_strdup_printf ("%.*s" SIDECAR_SUFFIX, (int) stem, model_path);
 }
 

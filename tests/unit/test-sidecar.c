@@ -25,6 +25,9 @@ test_path_for_model (void)
 {
   g_autofree char *a = hy_sidecar_path_for_model ("m/res-net-symbol.json");
   g_assert_cmpstr (a, ==, "m/res-net-model.json");
+  /* prefix.onnx shares prefix-model.json with prefix-symbol.json. */
+  g_autofree char *b = hy_sidecar_path_for_model ("m/res-net.onnx");
+  g_assert_cmpstr (b, ==, "m/res-net-model.json");
   g_assert_null (hy_sidecar_path_for_model ("m/model.json"));
   g_assert_null (hy_sidecar_path_for_model (NULL));
 }
