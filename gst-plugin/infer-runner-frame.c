@@ -10,6 +10,7 @@
 
 #include "infer-runner-private.h"
 #include "gsthybridmeta.h"
+#include "publish-json.h"
 
 /* Maps buf's planes for reading (unmap `frame` after); FALSE, the error
  * posted, when it cannot be read. */
@@ -181,6 +182,23 @@ gst_hybrid_runner_frame_details (const GstHybridFrameSettings * fs,
   return details;
 }
 
+/* A bus message's structure: `results` and, when the buffer is here,
+ * the buffer's results as the JSON object hybridpublish writes, in the
+ * string field `json`: bindings that cannot read GStreamer's typed lists
+ * (python3-gi) read one string and parse it. */
+GstStructure *
+gst_hybrid_runner_message_structure (const GstStructure * results,
+    GstBuffer * buf, guint64 frame)
+{
+  GstStructure *s = gst_structure_copy (results);
+  if (buf) {
+    gchar *json = gst_hybrid_publish_json_string (buf, frame);
+    gst_structure_set (s, "json", G_TYPE_STRING, json, NULL);
+    g_free (json);
+  }
+  return s;
+}
+
 /* A new result (taken): attached to `buf` as its own when the frame is
  * still here (NULL: it went on without it, skip-when-busy), posted, kept
  * for the frames after it, and accounted for.  Nothing is allocated here
@@ -197,7 +215,8 @@ gst_hybrid_runner_publish_result (GstHybridRunner * r, GstBuffer * buf,
   if (post)
     r->cb.post_message (r->cb.owner,
         gst_message_new_element (r->cb.owner,
-            gst_structure_copy (result->results)));
+            gst_hybrid_runner_message_structure (result->results, buf,
+                result->frame_number)));
   if (r->last)
     gst_hybrid_result_unref (r->last);
   r->last = result;

@@ -175,6 +175,8 @@ gboolean gst_hybrid_runner_run_forward (GstHybridRunner * r,
 void gst_hybrid_runner_carry_last (GstHybridRunner * r, GstBuffer * buf);
 GstHybridResultFrame gst_hybrid_runner_frame_details (const
     GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame);
+GstStructure *gst_hybrid_runner_message_structure (const GstStructure *
+    results, GstBuffer * buf, guint64 frame);
 void gst_hybrid_runner_publish_result (GstHybridRunner * r, GstBuffer * buf,
     GstHybridResult * result, gdouble latency_us, gboolean post);
 void gst_hybrid_runner_finish_frame (GstHybridRunner * r,

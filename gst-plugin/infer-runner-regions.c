@@ -25,9 +25,32 @@ gst_hybrid_runner_start_regions (GstHybridRunner * r,
   g_strfreev (classes);
 }
 
+/* post-messages on regions: one message per frame with regions inferred,
+ * named "hybridinfer" like a frame's, of type "regions": the frame's
+ * fields, how many regions ran, and in `json` the frame's objects with
+ * each one's secondary result (hybridpublish's object), since the results
+ * themselves are on the regions' metas, one structure each. */
+static void
+post_regions (GstHybridRunner * r, GstBuffer * buf,
+    const GstHybridResultFrame * details, guint n_done, gdouble latency_us)
+{
+  GstStructure *s = gst_structure_new ("hybridinfer",
+      "frame-number", G_TYPE_UINT64, details->frame_number,
+      "timestamp", G_TYPE_UINT64, details->timestamp,
+      "running-time", G_TYPE_UINT64, details->running_time,
+      "latency-us", G_TYPE_DOUBLE, latency_us,
+      "type", G_TYPE_STRING, "regions",
+      "count", G_TYPE_INT, (gint) n_done, NULL);
+  GstStructure *with_json = gst_hybrid_runner_message_structure (s, buf,
+      details->frame_number);
+  gst_structure_free (s);
+  r->cb.post_message (r->cb.owner,
+      gst_message_new_element (r->cb.owner, with_json));
+}
+
 /* inference-region=roi: every region of the frame the classes take runs
- * through the model, its result added to its meta (infer-roi.h).
- * model_lock held. */
+ * through the model, its result added to its meta (infer-roi.h), and
+ * with post-messages the frame's regions posted.  model_lock held. */
 GstFlowReturn
 gst_hybrid_runner_on_regions (GstHybridRunner * r,
     const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame)
@@ -63,8 +86,11 @@ gst_hybrid_runner_on_regions (GstHybridRunner * r,
     gst_hybrid_runner_post_frame_error (r, error, frame);
     return GST_FLOW_ERROR;
   }
-  if (n_done)
-    gst_hybrid_runner_count_inferred (r,
-        (gdouble) (g_get_monotonic_time () - start));
+  if (n_done) {
+    gdouble latency_us = (gdouble) (g_get_monotonic_time () - start);
+    gst_hybrid_runner_count_inferred (r, latency_us);
+    if (fs->post_messages)
+      post_regions (r, buf, &f.details, n_done, latency_us);
+  }
   return GST_FLOW_OK;
 }
