@@ -40,7 +40,8 @@ struct _GstHybridSession {
   GstHybridActivation requested_activation, model_activation, activation;
   guint sidecar_scores, sidecar_top_k;
   gfloat sidecar_threshold;
-  gint64 n_classes;             /* per frame in output 0; -1: not planned */
+  gint64 n_classes;             /* the decoder's classes_of; -1: not
+                                 * planned, or the heads do not say */
   hy_frame_plan *plan;
   /* The GPU frame path (NULL: frames go through plan on the CPU), per
    * frame plan and executor plan. */
@@ -220,8 +221,8 @@ resolve_output (GstHybridSession *s, GError **error)
   gboolean ok = resolve_decoder (s->requested, shapes, (guint) n,
       s->shape.dims[0], &s->decoder, error);
   s->activation = resolve_activation (s);
-  s->n_classes = n > 0 && shapes[0].ndim > 0
-      ? hy_shape_numel (&shapes[0]) / MAX (shapes[0].dims[0], 1) : -1;
+  s->n_classes = ok && s->decoder->classes_of
+      ? s->decoder->classes_of (shapes, (guint) n, s->shape.dims[0]) : -1;
   g_free (shapes);
   return ok;
 }
@@ -744,8 +745,7 @@ gboolean
 gst_hybrid_session_labels_mismatch (const GstHybridSession *s,
     guint *n_labels, gint64 *n_classes)
 {
-  if (!s->labels || !s->decoder || !s->decoder->class_scores
-      || s->n_classes < 0)
+  if (!s->labels || !s->decoder || s->n_classes < 0)
     return FALSE;
   *n_labels = s->n_labels;
   *n_classes = s->n_classes;
