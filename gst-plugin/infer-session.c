@@ -311,6 +311,20 @@ gst_hybrid_session_default_input_size (const GstHybridSession *s, int *width,
   }
 }
 
+/* A declared (N, H, W, C) image: the last dimension a colour count (1
+ * grey, 3 RGB, 4 RGBA) where the second is none.  Read as NCHW its rows
+ * would become channels and the pixels garbage, and the planner's error
+ * (a weight shape that does not fit an input size of C x W) would point
+ * at input-size rather than at the layout. */
+static gboolean
+looks_channels_last (const hy_shape *declared)
+{
+  gint64 second = declared->dims[1], last = declared->dims[3];
+  gboolean last_is_colour = last == 1 || last == 3 || last == 4;
+  gboolean second_is_colour = second == 1 || second == 3 || second == 4;
+  return last_is_colour && !second_is_colour;
+}
+
 /* Where the input's size and channel count come from. */
 static gboolean
 initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
@@ -324,6 +338,18 @@ initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
         "input '%s' is declared %s: hybridinfer feeds images as "
         "(N, C, H, W)", s->input_name,
+        hy_shape_format (&declared, buf, sizeof buf));
+    return FALSE;
+  }
+  if (declared.ndim == 4 && looks_channels_last (&declared)) {
+    char buf[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "input '%s' is declared %s: its last dimension looks like the "
+        "colour channels (NHWC, channels last) and its second like the "
+        "height; hybridinfer feeds images as (N, C, H, W) (NCHW, MXNet's "
+        "layout) and would give this model its rows as channels: export the "
+        "model NCHW, or give it a transpose (axes 0, 3, 1, 2) in front of "
+        "its first layer and declare the input NCHW", s->input_name,
         hy_shape_format (&declared, buf, sizeof buf));
     return FALSE;
   }
