@@ -1,6 +1,7 @@
 """hybridinfer's bus messages read from Debian's stock /usr/bin/python3
-(python3-gi): each result message carries, in its string field `json`, the
-same JSON object hybridpublish writes for that buffer.  TAP output.
+(python3-gi): with message-json=true each result message carries, in its
+string field `json`, the same JSON object hybridpublish writes for that
+buffer.  TAP output.
 
 The camera pipeline (pipelines/camera_app.py) with post-messages=true on the
 detector and on the classifier (inference-region=roi) and hybridpublish to a
@@ -46,8 +47,9 @@ def main():
     argv = camera_app.pipeline("gst-launch-1.0", FRAMES, 320, 240, jsonl=jsonl)
     # the description without the program and -q, the two inferring elements
     # posting their results
-    desc = " ".join(argv[2:]).replace("name=detector", "name=detector post-messages=true") \
-        .replace("name=classifier", "name=classifier post-messages=true")
+    on = "post-messages=true message-json=true"
+    desc = " ".join(argv[2:]).replace("name=detector", f"name=detector {on}") \
+        .replace("name=classifier", f"name=classifier {on}")
     pipe = Gst.parse_launch(desc)
     bus = pipe.get_bus()
     pipe.set_state(Gst.State.PLAYING)
