@@ -35,25 +35,41 @@ add_classes (JsonBuilder * b, const GstHybridTensorMeta * tm)
   json_builder_end_array (b);
 }
 
+/* The size and the i-th value of a GstValueArray (what results hold:
+ * `< … >`) or of a GstValueList; 0 for anything else. */
+static guint
+values_size (const GValue * v)
+{
+  if (v && GST_VALUE_HOLDS_ARRAY (v))
+    return gst_value_array_get_size (v);
+  if (v && GST_VALUE_HOLDS_LIST (v))
+    return gst_value_list_get_size (v);
+  return 0;
+}
+
+static const GValue *
+values_nth (const GValue * v, guint i)
+{
+  return GST_VALUE_HOLDS_ARRAY (v) ? gst_value_array_get_value (v, i)
+      : gst_value_list_get_value (v, i);
+}
+
 /* A classification's top classes from a "hybridinfer" structure's
- * `labels`, `class-ids` and `scores` lists, best first. */
+ * `labels`, `class-ids` and `scores` arrays, best first. */
 static void
 add_top_classes (JsonBuilder * b, const GstStructure * s)
 {
   const GValue *labels = gst_structure_get_value (s, "labels");
   const GValue *ids = gst_structure_get_value (s, "class-ids");
   const GValue *scores = gst_structure_get_value (s, "scores");
-  if (!labels || !ids || !scores || !GST_VALUE_HOLDS_LIST (labels)
-      || !GST_VALUE_HOLDS_LIST (ids) || !GST_VALUE_HOLDS_LIST (scores))
-    return;
-  guint n = MIN (gst_value_list_get_size (labels),
-      MIN (gst_value_list_get_size (ids), gst_value_list_get_size (scores)));
+  guint n = MIN (values_size (labels), MIN (values_size (ids),
+          values_size (scores)));
   json_builder_set_member_name (b, "classes");
   json_builder_begin_array (b);
   for (guint i = 0; i < n; i++) {
-    const GValue *label = gst_value_list_get_value (labels, i);
-    const GValue *id = gst_value_list_get_value (ids, i);
-    const GValue *score = gst_value_list_get_value (scores, i);
+    const GValue *label = values_nth (labels, i);
+    const GValue *id = values_nth (ids, i);
+    const GValue *score = values_nth (scores, i);
     json_builder_begin_object (b);
     json_builder_set_member_name (b, "label");
     json_builder_add_string_value (b, G_VALUE_HOLDS_STRING (label)

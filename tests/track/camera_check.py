@@ -159,7 +159,10 @@ def check_case(tap, args, case, classify, labels, broker_port):
         if clear and (sec["class-id"] != best or sec["label"] != labels[best]):
             wrong.append((i, f"{sec['label']} but MXNet {labels[best]}"))
         diffs = [abs(sec["score"] - p[sec["class-id"]])]
-        for c in sec.get("classes", []):
+        classes = sec.get("classes") or []
+        if not classes or classes[0]["class-id"] != sec["class-id"]:
+            wrong.append((i, f"top classes {classes} do not start with the label"))
+        for c in classes:
             diffs.append(abs(c["score"] - p[c["class-id"]]))
             if c["label"] != labels[c["class-id"]]:
                 wrong.append((i, f"class {c['class-id']} labelled {c['label']}"))
