@@ -108,7 +108,6 @@ add_secondary (JsonBuilder * b, GstVideoRegionOfInterestMeta * roi)
   if (g_strcmp0 (type, "classification") == 0) {
     const gchar *label = gst_structure_get_string (s, "label");
     gint class_id;
-    gfloat score;
     json_builder_set_member_name (b, "label");
     if (label)
       json_builder_add_string_value (b, label);
@@ -122,12 +121,10 @@ add_secondary (JsonBuilder * b, GstVideoRegionOfInterestMeta * roi)
     /* floats in the structure: gst_structure_get_double refuses them */
     const GValue *v = gst_structure_get_value (s, "score");
     json_builder_set_member_name (b, "score");
-    if (v && G_VALUE_HOLDS_FLOAT (v)) {
-      score = g_value_get_float (v);
-      json_builder_add_double_value (b, score);
-    } else {
+    if (v && G_VALUE_HOLDS_FLOAT (v))
+      json_builder_add_double_value (b, g_value_get_float (v));
+    else
       json_builder_add_null_value (b);
-    }
     add_top_classes (b, s);
   }
   json_builder_end_object (b);
