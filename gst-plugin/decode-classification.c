@@ -159,6 +159,15 @@ decode (GstHybridResult *r, const GstHybridResultSpec *spec)
   }
 }
 
+/* One score per class: the first head's values per frame. */
+static gint64
+classes_of (const hy_shape *shapes, guint n_heads, gint64 batch)
+{
+  if (n_heads < 1 || shapes[0].ndim < 1)
+    return -1;
+  return hy_shape_numel (&shapes[0]) / MAX (shapes[0].dims[0], 1);
+}
+
 const GstHybridDecoder gst_hybrid_decoder_classification = {
   .nick = "classification",
   .description = "Top-k classes of the first head",
@@ -167,6 +176,7 @@ const GstHybridDecoder gst_hybrid_decoder_classification = {
   .fits_needs = "a first head whose first dimension is the batch",
   .claims = claims,
   .class_scores = TRUE,
+  .classes_of = classes_of,
   .block = block,
   .decode = decode,
 };

@@ -168,6 +168,15 @@ decode (GstHybridResult *r, const GstHybridResultSpec *spec)
   }
 }
 
+/* A score per class and pixel: the first head's channels, C of
+ * (B, C, H, W).  A model whose labels count another head's channels
+ * would label every pixel of this map wrongly. */
+static gint64
+classes_of (const hy_shape *shapes, guint n_heads, gint64 batch)
+{
+  return fits (shapes, n_heads, batch) ? shapes[0].dims[1] : -1;
+}
+
 const GstHybridDecoder gst_hybrid_decoder_segmentation = {
   .nick = "segmentation",
   .description = "A class per pixel of the first head "
@@ -175,6 +184,7 @@ const GstHybridDecoder gst_hybrid_decoder_segmentation = {
   .sidecar = HY_SIDECAR_OUTPUT_SEGMENTATION,
   .fits = fits,
   .fits_needs = "a first head (B, C, H, W): C class scores per pixel",
+  .classes_of = classes_of,
   .fields = fields,
   .block = block,
   .decode = decode,

@@ -84,6 +84,12 @@ struct _GstHybridDecoder {
    * kind: the model's own values), and a labels file of another length is
    * warned about. */
   gboolean class_scores;
+  /* How many classes the heads score, which is how many labels the
+   * labels file should have (a file of another length is warned about);
+   * -1 when these heads say nothing of it.  NULL: the kind's class count
+   * is not in its heads' shapes (a detector's class ids are values). */
+  gint64 (*classes_of) (const hy_shape * shapes, guint n_heads,
+      gint64 batch);
 
   /* Once per process, before any result: makes the names of the fields
    * only this kind writes (result-fields.h has the shared ones). */

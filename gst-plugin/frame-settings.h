@@ -42,6 +42,7 @@ typedef struct
   guint scores_set;
   guint batch_timeout_ms;
   gboolean post_messages;
+  gboolean message_json;        /* with post_messages: the `json` field */
   GstClockTime frame_duration;  /* of the current caps; 0: unknown */
   /* the sink pad's segment, for results' running times: read by whoever
    * holds the stream lock (the streaming thread, the flush thread) */

@@ -156,6 +156,13 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
           "(off by default: a bus nobody reads keeps every one; each "
           "buffer carries its result as GstHybridTensorMeta)",
           DEFAULT_POST_MESSAGES, playing));
+  g_object_class_install_property (gobject_class, PROP_MESSAGE_JSON,
+      g_param_spec_boolean ("message-json", "Message JSON",
+          "With post-messages: each message also carries the buffer's "
+          "results as hybridpublish's JSON object in its string field "
+          "\"json\" (for bindings that cannot read typed lists); costs "
+          "json-glib's allocations per message (off by default)",
+          DEFAULT_MESSAGE_JSON, playing));
   g_object_class_install_property (gobject_class, PROP_SHARED_ENGINE,
       g_param_spec_string ("shared-engine", "Shared engine",
           "Run on the engine of this name, shared by every hybridinfer in "
@@ -413,6 +420,9 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
     case PROP_POST_MESSAGES:
       s->post_messages = g_value_get_boolean (value);
       break;
+    case PROP_MESSAGE_JSON:
+      s->message_json = g_value_get_boolean (value);
+      break;
     case PROP_SHARED_ENGINE:
       g_free (s->shared_engine);
       s->shared_engine = g_value_dup_string (value);
@@ -535,6 +545,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_POST_MESSAGES:
       g_value_set_boolean (value, s->post_messages);
+      break;
+    case PROP_MESSAGE_JSON:
+      g_value_set_boolean (value, s->message_json);
       break;
     case PROP_SHARED_ENGINE:
       g_value_set_string (value, s->shared_engine);

@@ -23,6 +23,7 @@
 #include <json-glib/json-glib.h>
 
 #include "publish-json.h"
+#include "refuse-while-running.h"
 #include "publish-mqtt.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_hybrid_publish_debug);
@@ -84,13 +85,8 @@ gst_hybrid_publish_set_property (GObject * object, guint prop_id,
   /* Every setting is taken at start: a change while running would not
    * apply, so it is refused aloud rather than kept silently. */
   GST_OBJECT_LOCK (self);
-  if (GST_STATE (self) > GST_STATE_READY) {
-    GST_OBJECT_UNLOCK (self);
-    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, (NULL),
-        ("%s can only change in the NULL or READY state: the running "
-            "value stays", pspec->name));
+  if (gst_hybrid_refuse_while_running (GST_ELEMENT (self), pspec, NULL))
     return;
-  }
   switch (prop_id) {
     case PROP_LOCATION:
       g_free (self->location);

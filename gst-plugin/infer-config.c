@@ -31,6 +31,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->top_k = DEFAULT_TOP_K;
   s->threshold = DEFAULT_THRESHOLD;
   s->post_messages = DEFAULT_POST_MESSAGES;
+  s->message_json = DEFAULT_MESSAGE_JSON;
   s->skip_when_busy = DEFAULT_SKIP_WHEN_BUSY;
   s->inference_region = DEFAULT_INFERENCE_REGION;
 }

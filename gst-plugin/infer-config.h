@@ -32,6 +32,10 @@ G_BEGIN_DECLS
 #define MAX_TOP_K GST_HYBRID_MAX_TOP_K
 #define DEFAULT_THRESHOLD 0.5f
 #define DEFAULT_POST_MESSAGES FALSE
+/* Off: scripts parse gst-launch -m's text of the structure, which a
+ * quoted JSON string at its end breaks, and it costs json-glib's
+ * allocations per message. */
+#define DEFAULT_MESSAGE_JSON FALSE
 #define DEFAULT_SKIP_WHEN_BUSY FALSE
 #define DEFAULT_INFERENCE_REGION GST_HYBRID_INFER_REGION_FULL_FRAME
 #define MAX_CHANNEL_VALUES 3
@@ -86,6 +90,7 @@ typedef struct {
   gfloat threshold;
   gchar *class_thresholds;      /* NULL: none (property-parse.h) */
   gboolean post_messages;
+  gboolean message_json;        /* messages carry the JSON object */
   gchar *shared_engine;         /* NULL: the element's own model */
   GstHybridInferRegion inference_region;
   gchar *object_class;          /* roi: comma-separated types; NULL: all */

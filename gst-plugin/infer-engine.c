@@ -95,6 +95,14 @@ struct _GstHybridEngineClient {
   GError *error;
 };
 
+/* The plan c's frame in flight is converted and read with: its request's
+ * (a crop's), else the client's for its caps. */
+static const hy_frame_plan *
+plan_of (const GstHybridEngineClient *c)
+{
+  return c->request.plan ? c->request.plan : c->plan;
+}
+
 /* Named engines: name → GstHybridEngine. */
 static GMutex registry_lock;
 static GHashTable *registry;
@@ -323,7 +331,8 @@ run_batch (GstHybridEngine *e, int n)
     gboolean grew;
     GstHybridResultFrame details = c->request.frame;
     details.latency_us = (gdouble) (now - c->start_us);
-    c->result = gst_hybrid_session_result (e->session, i, c->plan, &details,
+    c->result = gst_hybrid_session_result (e->session, i, plan_of (c),
+        &details,
         c->request.top_k, c->request.threshold,
         &c->request.class_thresholds, &grew);
   }
@@ -552,6 +561,12 @@ gst_hybrid_engine_client_has_frame (const GstHybridEngineClient *c)
   return c->plan != NULL;
 }
 
+const GstHybridPrep *
+gst_hybrid_engine_client_prep (const GstHybridEngineClient *c)
+{
+  return &c->prep;
+}
+
 const GstHybridSession *
 gst_hybrid_engine_client_session (const GstHybridEngineClient *c)
 {
@@ -581,7 +596,7 @@ load_and_commit (GstHybridEngineClient *c, const uint8_t *const planes[3],
     const int strides[3])
 {
   GstHybridEngine *e = c->engine;
-  gst_hybrid_session_load_with (e->session, c->plan, c->slot, planes,
+  gst_hybrid_session_load_with (e->session, plan_of (c), c->slot, planes,
       strides);
   g_mutex_lock (&e->lock);
   e->committed++;
@@ -673,6 +688,16 @@ gst_hybrid_engine_client_infer (GstHybridEngineClient *c,
   }
   g_mutex_unlock (&e->lock);
   return ret;
+}
+
+gboolean
+gst_hybrid_engine_client_settle (GstHybridEngineClient *c)
+{
+  GstHybridEngine *e = c->engine;
+  g_mutex_lock (&e->lock);
+  gboolean ok = drop_previous (c);
+  g_mutex_unlock (&e->lock);
+  return ok;
 }
 
 gboolean

@@ -55,6 +55,11 @@ typedef struct {
    * as flowing with nothing queued: a partial batch waits that long for
    * its next frame, no longer.  Its frame interval with a margin. */
   gint64 quiet_us;
+  /* The plan the frame is converted and its result read with: a crop's
+   * (inference-region=roi: its size, the client's pre-processing), kept
+   * alive by the caller until the result is back.  NULL: the client's
+   * plan for its caps. */
+  const hy_frame_plan *plan;
 } GstHybridEngineRequest;
 
 /* Joins engine `name` (NULL: a private engine of this client alone),
@@ -102,6 +107,11 @@ GstFlowReturn gst_hybrid_engine_client_infer (GstHybridEngineClient *
     const GstHybridEngineRequest * request, GstHybridResult ** result,
     GError ** error);
 
+/* Waits until a frame a flush left in a batch (infer returned
+ * GST_FLOW_FLUSHING) has run, so that what its request points to (a
+ * crop's plan) may go; FALSE while the client is flushing (it may still
+ * be in flight).  TRUE at once with nothing in flight. */
+gboolean gst_hybrid_engine_client_settle (GstHybridEngineClient * client);
 /* Hands a frame to the engine without waiting; FALSE when the engine is
  * busy (this client's previous frame is still in it, or a batch is
  * running), and the frame is not taken. */
@@ -114,6 +124,10 @@ gboolean gst_hybrid_engine_client_try_submit (GstHybridEngineClient *
 GstHybridResult *gst_hybrid_engine_client_take_result (GstHybridEngineClient
     * client, GError ** error);
 
+/* The client's pre-processing: crops' plans (inference-region=roi) are
+ * made with it for the engine's session. */
+const GstHybridPrep *gst_hybrid_engine_client_prep (const
+    GstHybridEngineClient * client);
 /* The engine's session, for what does not change while it runs: its
  * device, batch and arena.  Read it only between joining and leaving. */
 const GstHybridSession *gst_hybrid_engine_client_session (const

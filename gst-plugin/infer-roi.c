@@ -18,6 +18,13 @@ struct _GstHybridRoi {
   roi_plan plans[GST_HYBRID_ROI_PLANS];   /* for `session` */
   guint64 clock;
   const GstHybridSession *session;      /* what the plans and slots fit */
+  /* on a shared engine: the client, whose pre-processing the plans use
+   * (NULL: the own session's) */
+  GstHybridEngineClient *client;
+  const GstHybridPrep *prep;
+  /* a crop's request a flush left in the engine: its plan stays until
+   * that has run (gst_hybrid_engine_client_settle) */
+  gboolean unsettled;
   /* the regions of the forward being gathered, by slot: one per entry of
    * the session's batch */
   GstVideoRegionOfInterestMeta **slots;
@@ -81,9 +88,20 @@ gst_hybrid_roi_set_session (GstHybridRoi *roi,
 }
 
 void
+gst_hybrid_roi_set_engine (GstHybridRoi *roi, GstHybridEngineClient *client)
+{
+  gst_hybrid_roi_set_session (roi, gst_hybrid_engine_client_session (client));
+  roi->client = client;
+  roi->prep = gst_hybrid_engine_client_prep (client);
+}
+
+void
 gst_hybrid_roi_set_frame (GstHybridRoi *roi, hy_pixel_layout layout,
     float yuv_kr, float yuv_kb, bool yuv_full_range)
 {
+  /* a flushed crop still in the engine is read with its plan */
+  if (roi->unsettled && gst_hybrid_engine_client_settle (roi->client))
+    roi->unsettled = FALSE;
   forget_plans (roi);
   roi->layout = layout;
   roi->yuv_kr = yuv_kr;
@@ -199,7 +217,7 @@ plan_for (GstHybridRoi *roi, const GstHybridSession *session, int width,
     if (!p->plan || (oldest->plan && p->used < oldest->used))
       oldest = p;
   }
-  hy_frame_plan *plan = gst_hybrid_session_plan_frames (session, NULL,
+  hy_frame_plan *plan = gst_hybrid_session_plan_frames (session, roi->prep,
       roi->layout, width, height, roi->yuv_kr, roi->yuv_kb,
       roi->yuv_full_range, error);
   if (!plan)
@@ -320,4 +338,52 @@ gst_hybrid_roi_infer (GstHybridRoi *roi, GstHybridSession *session,
       return FALSE;
   }
   return run_slots (roi, session, f, error);
+}
+
+GstFlowReturn
+gst_hybrid_roi_infer_on_engine (GstHybridRoi *roi, GstBuffer *buf,
+    const GstHybridRoiFrame *f, const GstHybridEngineRequest *base,
+    guint *n_done, GError **error)
+{
+  gpointer state = NULL;
+  GstMeta *meta;
+  *n_done = 0;
+  g_return_val_if_fail (roi->client != NULL, GST_FLOW_ERROR);
+  /* no plan may go (plan_for replaces the oldest) while a flushed crop
+   * may still be converted or read with it */
+  if (roi->unsettled) {
+    if (!gst_hybrid_engine_client_settle (roi->client))
+      return GST_FLOW_FLUSHING;
+    roi->unsettled = FALSE;
+  }
+  while ((meta = gst_buffer_iterate_meta_filtered (buf, &state,
+              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *m = (GstVideoRegionOfInterestMeta *) meta;
+    int x, y, w, h;
+    if (!wanted (roi, m)
+        || !crop_of (roi, m, f->width, f->height, &x, &y, &w, &h))
+      continue;
+    const hy_frame_plan *plan = plan_for (roi, roi->session, w, h, error);
+    if (!plan)
+      return GST_FLOW_ERROR;
+    const uint8_t *planes[3];
+    crop_planes (roi, f, x, y, planes);
+    GstHybridEngineRequest request = *base;
+    request.plan = plan;
+    request.frame.origin_x = (gfloat) x;
+    request.frame.origin_y = (gfloat) y;
+    GstHybridResult *result = NULL;
+    GstFlowReturn ret = gst_hybrid_engine_client_infer (roi->client,
+        planes, f->strides, &request, &result, error);
+    if (ret == GST_FLOW_FLUSHING)
+      roi->unsettled = TRUE;
+    if (ret != GST_FLOW_OK)
+      return ret;
+    /* the meta owns its parameters: a copy (GStreamer's allocation) */
+    gst_video_region_of_interest_meta_add_param (m,
+        gst_structure_copy (result->results));
+    gst_hybrid_result_unref (result);
+    (*n_done)++;
+  }
+  return GST_FLOW_OK;
 }

@@ -17,6 +17,7 @@
 
 #include <gst/video/video.h>
 
+#include "infer-engine.h"
 #include "infer-session.h"
 
 G_BEGIN_DECLS
@@ -36,6 +37,11 @@ void gst_hybrid_roi_free (GstHybridRoi * roi);
  * this forgets the old ones. */
 void gst_hybrid_roi_set_session (GstHybridRoi * roi,
     const GstHybridSession * session);
+/* On a shared engine: its session (crops' plans are made for its input)
+ * and the client's pre-processing; regions then run through
+ * gst_hybrid_roi_infer_on_engine. */
+void gst_hybrid_roi_set_engine (GstHybridRoi * roi,
+    GstHybridEngineClient * client);
 
 /* The frame format of the caps: crops are cut from frames of it. */
 void gst_hybrid_roi_set_frame (GstHybridRoi * roi, hy_pixel_layout layout,
@@ -73,6 +79,16 @@ typedef struct {
 gboolean gst_hybrid_roi_infer (GstHybridRoi * roi, GstHybridSession * session,
     GstBuffer * buf, const GstHybridRoiFrame * frame, guint * n_done,
     GError ** error);
+
+/* On a shared engine (gst_hybrid_roi_set_engine): each region the classes
+ * take is handed to the engine as a request of its own (`base` with the
+ * region's corner and its crop's plan) and waited for, so the crops of
+ * every element on the engine share its batches; its result is added to
+ * its meta.  GST_FLOW_FLUSHING when a flush or a state change ended the
+ * wait; GST_FLOW_ERROR + error when a forward or a plan failed. */
+GstFlowReturn gst_hybrid_roi_infer_on_engine (GstHybridRoi * roi,
+    GstBuffer * buf, const GstHybridRoiFrame * frame,
+    const GstHybridEngineRequest * base, guint * n_done, GError ** error);
 
 G_END_DECLS
 #endif /* GST_HYBRID_INFER_ROI_H */

@@ -143,9 +143,15 @@ static gboolean
 plan_locked (GstHybridRunner * r, const GstHybridFrameFormat * f,
     GError ** error)
 {
-  if (r->client)
-    return gst_hybrid_engine_client_set_frame (r->client, f->layout,
-        f->width, f->height, f->kr, f->kb, f->full_range, error);
+  if (r->client) {
+    if (!gst_hybrid_engine_client_set_frame (r->client, f->layout,
+            f->width, f->height, f->kr, f->kb, f->full_range, error))
+      return FALSE;
+    if (r->roi)
+      gst_hybrid_roi_set_frame (r->roi, f->layout, f->kr, f->kb,
+          f->full_range);
+    return TRUE;
+  }
   if (!gst_hybrid_runner_plan_frames (r->session, f, error))
     return FALSE;
   if (r->roi)
@@ -220,6 +226,9 @@ gst_hybrid_runner_submit (GstHybridRunner * r,
    * changes is used there (no swap runs on an engine) */
   if (r->client) {
     gst_hybrid_runner_resolve_settings (r, fs, &view);
+    if (r->roi)
+      return gst_hybrid_frame_settings_wants (&view, frame)
+          ? gst_hybrid_runner_on_regions (r, &view, buf, frame) : GST_FLOW_OK;
     return gst_hybrid_runner_on_engine_frame (r, &view, buf, frame);
   }
   /* on the own model under model_lock, so that a reload takes over

@@ -10,32 +10,6 @@
 
 #include "infer-runner-private.h"
 
-/* How long a stream with nothing queued still counts toward a full batch
- * on its engine (docs/ELEMENT.md, "When a camera stalls on a shared
- * engine"): two of its intervals between frames to infer, the next one's
- * due time and as much again for a live source's jitter, within
- * QUIET_MIN_US (below it the scheduler's jitter on a loaded machine would
- * split healthy batches) and QUIET_MAX_US (a slow camera, or one of
- * unknown rate, holds the others back no longer than that). */
-#define QUIET_MIN_US (20 * G_TIME_SPAN_MILLISECOND)
-#define QUIET_MAX_US (1000 * G_TIME_SPAN_MILLISECOND)
-
-/* The bound for this frame's stream, from its frame duration (of the
- * caps, else of the buffer; unknown: the ceiling) times `interval` (only
- * every interval-th frame reaches the engine). */
-static gint64
-quiet_us_for (const GstHybridFrameSettings * fs, GstBuffer * buf)
-{
-  GstClockTime duration = fs->frame_duration;
-  if (!duration && GST_BUFFER_DURATION_IS_VALID (buf))
-    duration = GST_BUFFER_DURATION (buf);
-  if (!duration)
-    return QUIET_MAX_US;
-  gint64 us = (gint64) (duration / GST_USECOND);
-  us *= 2 * (gint64) MAX (fs->interval, 1);
-  return CLAMP (us, QUIET_MIN_US, QUIET_MAX_US);
-}
-
 /* Joins the engine the settings name (shared-engine), or a private one
  * (skip-when-busy alone): *client. */
 gboolean
@@ -78,7 +52,8 @@ take_engine_result (GstHybridRunner * r, gboolean post)
   if (result) {
     gdouble latency = 0;
     gst_structure_get_double (result->results, "latency-us", &latency);
-    gst_hybrid_runner_publish_result (r, NULL, result, latency, post);
+    /* the frame has gone on: no buffer to write the JSON of */
+    gst_hybrid_runner_publish_result (r, NULL, result, latency, post, FALSE);
   }
   return TRUE;
 }
@@ -123,7 +98,7 @@ gst_hybrid_runner_on_engine_frame (GstHybridRunner * r,
   request.top_k = fs->top_k;
   request.threshold = fs->threshold;
   request.timeout_ms = fs->batch_timeout_ms;
-  request.quiet_us = quiet_us_for (fs, buf);
+  request.quiet_us = gst_hybrid_runner_quiet_us (fs, buf);
   request.class_thresholds = r->thresholds;  /* by value: n 0 for none */
   if (!gst_hybrid_runner_map_frame (r, buf, &mapped, planes, strides))
     return GST_FLOW_ERROR;
@@ -144,6 +119,7 @@ gst_hybrid_runner_on_engine_frame (GstHybridRunner * r,
     return GST_FLOW_ERROR;
   }
   gst_hybrid_runner_publish_result (r, buf, result,
-      (gdouble) (g_get_monotonic_time () - start), fs->post_messages);
+      (gdouble) (g_get_monotonic_time () - start), fs->post_messages,
+      fs->message_json);
   return GST_FLOW_OK;
 }

@@ -10,6 +10,35 @@
 
 #include "infer-runner-private.h"
 #include "gsthybridmeta.h"
+#include "publish-json.h"
+
+/* How long a stream with nothing queued still counts toward a full batch
+ * on its engine (docs/ELEMENT.md, "When a camera stalls on a shared
+ * engine"): two of its intervals between frames to infer, the next one's
+ * due time and as much again for a live source's jitter, within
+ * QUIET_MIN_US (below it the scheduler's jitter on a loaded machine would
+ * split healthy batches) and QUIET_MAX_US (a slow camera, or one of
+ * unknown rate, holds the others back no longer than that). */
+#define QUIET_MIN_US (20 * G_TIME_SPAN_MILLISECOND)
+#define QUIET_MAX_US (1000 * G_TIME_SPAN_MILLISECOND)
+
+/* The bound for this frame's stream on an engine (infer-runner-engine.c,
+ * -regions.c), from its frame duration (of the
+ * caps, else of the buffer; unknown: the ceiling) times `interval` (only
+ * every interval-th frame reaches the engine). */
+gint64
+gst_hybrid_runner_quiet_us (const GstHybridFrameSettings * fs,
+    GstBuffer * buf)
+{
+  GstClockTime duration = fs->frame_duration;
+  if (!duration && GST_BUFFER_DURATION_IS_VALID (buf))
+    duration = GST_BUFFER_DURATION (buf);
+  if (!duration)
+    return QUIET_MAX_US;
+  gint64 us = (gint64) (duration / GST_USECOND);
+  us *= 2 * (gint64) MAX (fs->interval, 1);
+  return CLAMP (us, QUIET_MIN_US, QUIET_MAX_US);
+}
 
 /* Maps buf's planes for reading (unmap `frame` after); FALSE, the error
  * posted, when it cannot be read. */
@@ -181,6 +210,23 @@ gst_hybrid_runner_frame_details (const GstHybridFrameSettings * fs,
   return details;
 }
 
+/* A bus message's structure: `results` and, given the buffer,
+ * the buffer's results as the JSON object hybridpublish writes, in the
+ * string field `json`: bindings that cannot read GStreamer's typed lists
+ * (python3-gi) read one string and parse it. */
+GstStructure *
+gst_hybrid_runner_message_structure (const GstStructure * results,
+    GstBuffer * buf, guint64 frame)
+{
+  GstStructure *s = gst_structure_copy (results);
+  if (buf) {
+    gchar *json = gst_hybrid_publish_json_string (buf, frame);
+    gst_structure_set (s, "json", G_TYPE_STRING, json, NULL);
+    g_free (json);
+  }
+  return s;
+}
+
 /* A new result (taken): attached to `buf` as its own when the frame is
  * still here (NULL: it went on without it, skip-when-busy), posted, kept
  * for the frames after it, and accounted for.  Nothing is allocated here
@@ -188,7 +234,8 @@ gst_hybrid_runner_frame_details (const GstHybridFrameSettings * fs,
  * "Allocations per frame". */
 void
 gst_hybrid_runner_publish_result (GstHybridRunner * r, GstBuffer * buf,
-    GstHybridResult * result, gdouble latency_us, gboolean post)
+    GstHybridResult * result, gdouble latency_us, gboolean post,
+    gboolean json)
 {
   if (buf)
     attach_result (buf, result, TRUE);
@@ -197,7 +244,8 @@ gst_hybrid_runner_publish_result (GstHybridRunner * r, GstBuffer * buf,
   if (post)
     r->cb.post_message (r->cb.owner,
         gst_message_new_element (r->cb.owner,
-            gst_structure_copy (result->results)));
+            gst_hybrid_runner_message_structure (result->results,
+                json ? buf : NULL, result->frame_number)));
   if (r->last)
     gst_hybrid_result_unref (r->last);
   r->last = result;
@@ -221,5 +269,5 @@ gst_hybrid_runner_finish_frame (GstHybridRunner * r,
   if (grew)
     GST_DEBUG_OBJECT (r->cb.owner, "every result block held: one more");
   gst_hybrid_runner_publish_result (r, buf, result, details.latency_us,
-      fs->post_messages);
+      fs->post_messages, fs->message_json);
 }

@@ -166,6 +166,11 @@ GstFlowReturn gst_hybrid_runner_on_regions (GstHybridRunner * r,
 
 /* ---- one frame on the own model (infer-runner-frame.c) ----------------- */
 
+/* How long the stream of this frame still counts toward a full batch on
+ * an engine with nothing queued (docs/ELEMENT.md, "When a camera
+ * stalls"). */
+gint64 gst_hybrid_runner_quiet_us (const GstHybridFrameSettings * fs,
+    GstBuffer * buf);
 gboolean gst_hybrid_runner_map_frame (GstHybridRunner * r, GstBuffer * buf,
     GstVideoFrame * frame, const uint8_t * planes[3], int strides[3]);
 gboolean gst_hybrid_runner_load_frame (GstHybridRunner * r, GstBuffer * buf,
@@ -175,8 +180,12 @@ gboolean gst_hybrid_runner_run_forward (GstHybridRunner * r,
 void gst_hybrid_runner_carry_last (GstHybridRunner * r, GstBuffer * buf);
 GstHybridResultFrame gst_hybrid_runner_frame_details (const
     GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame);
+GstStructure *gst_hybrid_runner_message_structure (const GstStructure *
+    results, GstBuffer * buf, guint64 frame);
+/* post: a message; json (with post): with the `json` field */
 void gst_hybrid_runner_publish_result (GstHybridRunner * r, GstBuffer * buf,
-    GstHybridResult * result, gdouble latency_us, gboolean post);
+    GstHybridResult * result, gdouble latency_us, gboolean post,
+    gboolean json);
 void gst_hybrid_runner_finish_frame (GstHybridRunner * r,
     const GstHybridFrameSettings * fs, GstBuffer * buf, guint64 frame,
     gint slot, gint64 start_us);

@@ -97,11 +97,15 @@ apply_sidecar (GstHybridRunner * r, GstHybridInferSettings * copy,
 static gboolean
 check_settings (GstHybridInferSettings * copy, GError ** error)
 {
-  gboolean on_engine = copy->shared_engine || copy->skip_when_busy;
-  if (copy->inference_region == GST_HYBRID_INFER_REGION_ROI && on_engine) {
+  /* A region's result belongs to that region of that frame: carried to
+   * a later frame (what skip-when-busy does with a result) it would
+   * label other boxes, so regions always wait for theirs. */
+  if (copy->inference_region == GST_HYBRID_INFER_REGION_ROI
+      && copy->skip_when_busy) {
     g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region=roi "
-        "runs on the element's own model: not with shared-engine or "
-        "skip-when-busy");
+        "cannot skip-when-busy: a region's result labels that region of "
+        "that frame and cannot be carried to the boxes of a later one "
+        "(shared-engine batches regions across streams)");
     return FALSE;
   }
   return TRUE;
@@ -162,7 +166,8 @@ gst_hybrid_runner_build_session (GstHybridRunner * r,
     report_defaults (r, copy);
   /* regions are cropped to the input size: a model (or its sidecar) that
    * makes it follow the frame leaves them none */
-  if (regions && gst_hybrid_session_follows_frame (*session)) {
+  if (regions && gst_hybrid_session_follows_frame (*session ? *session
+          : gst_hybrid_engine_client_session (*client))) {
     g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "inference-region="
         "roi needs an input size for its crops: input-size=frame has "
         "none");

@@ -40,7 +40,8 @@ struct _GstHybridSession {
   GstHybridActivation requested_activation, model_activation, activation;
   guint sidecar_scores, sidecar_top_k;
   gfloat sidecar_threshold;
-  gint64 n_classes;             /* per frame in output 0; -1: not planned */
+  gint64 n_classes;             /* the decoder's classes_of; -1: not
+                                 * planned, or the heads do not say */
   hy_frame_plan *plan;
   /* The GPU frame path (NULL: frames go through plan on the CPU), per
    * frame plan and executor plan. */
@@ -220,8 +221,8 @@ resolve_output (GstHybridSession *s, GError **error)
   gboolean ok = resolve_decoder (s->requested, shapes, (guint) n,
       s->shape.dims[0], &s->decoder, error);
   s->activation = resolve_activation (s);
-  s->n_classes = n > 0 && shapes[0].ndim > 0
-      ? hy_shape_numel (&shapes[0]) / MAX (shapes[0].dims[0], 1) : -1;
+  s->n_classes = ok && s->decoder->classes_of
+      ? s->decoder->classes_of (shapes, (guint) n, s->shape.dims[0]) : -1;
   g_free (shapes);
   return ok;
 }
@@ -310,6 +311,20 @@ gst_hybrid_session_default_input_size (const GstHybridSession *s, int *width,
   }
 }
 
+/* A declared (N, H, W, C) image: the last dimension a colour count (1
+ * grey, 3 RGB, 4 RGBA) where the second is none.  Read as NCHW its rows
+ * would become channels and the pixels garbage, and the planner's error
+ * (a weight shape that does not fit an input size of C x W) would point
+ * at input-size rather than at the layout. */
+static gboolean
+looks_channels_last (const hy_shape *declared)
+{
+  gint64 second = declared->dims[1], last = declared->dims[3];
+  gboolean last_is_colour = last == 1 || last == 3 || last == 4;
+  gboolean second_is_colour = second == 1 || second == 3 || second == 4;
+  return last_is_colour && !second_is_colour;
+}
+
 /* Where the input's size and channel count come from. */
 static gboolean
 initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
@@ -323,6 +338,18 @@ initial_shape (GstHybridSession *s, const GstHybridSessionConfig *c, int *width,
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
         "input '%s' is declared %s: hybridinfer feeds images as "
         "(N, C, H, W)", s->input_name,
+        hy_shape_format (&declared, buf, sizeof buf));
+    return FALSE;
+  }
+  if (declared.ndim == 4 && looks_channels_last (&declared)) {
+    char buf[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "input '%s' is declared %s: its last dimension looks like the "
+        "colour channels (NHWC, channels last) and its second like the "
+        "height; hybridinfer feeds images as (N, C, H, W) (NCHW, MXNet's "
+        "layout) and would give this model its rows as channels: export the "
+        "model NCHW, or give it a transpose (axes 0, 3, 1, 2) in front of "
+        "its first layer and declare the input NCHW", s->input_name,
         hy_shape_format (&declared, buf, sizeof buf));
     return FALSE;
   }
@@ -744,8 +771,7 @@ gboolean
 gst_hybrid_session_labels_mismatch (const GstHybridSession *s,
     guint *n_labels, gint64 *n_classes)
 {
-  if (!s->labels || !s->decoder || !s->decoder->class_scores
-      || s->n_classes < 0)
+  if (!s->labels || !s->decoder || s->n_classes < 0)
     return FALSE;
   *n_labels = s->n_labels;
   *n_classes = s->n_classes;

@@ -144,9 +144,10 @@ GstHybridResult *gst_hybrid_session_result (GstHybridSession * session,
 const char *const *gst_hybrid_session_labels (const GstHybridSession *
     session, guint * n_labels);
 
-/* TRUE when a labels file was given, the output kind's first head is one
- * score per class (a classification) and the label count (*n_labels) is
- * not the class count (*n_classes). */
+/* TRUE when a labels file was given, the output kind's heads say how
+ * many classes they score (a classification's scores, a segmentation's
+ * channels: GstHybridDecoder.classes_of) and the label count (*n_labels)
+ * is not that class count (*n_classes). */
 gboolean gst_hybrid_session_labels_mismatch (const GstHybridSession *
     session,
     guint * n_labels, gint64 * n_classes);

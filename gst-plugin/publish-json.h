@@ -15,5 +15,10 @@ G_BEGIN_DECLS
 void gst_hybrid_publish_build_json (JsonBuilder * builder, GstBuffer * buf,
     guint64 frame);
 
+/* The same object as one line of text (free it), with a builder of its
+ * own: for hybridinfer's bus messages, which are posted from any element
+ * and need no hybridpublish. */
+gchar *gst_hybrid_publish_json_string (GstBuffer * buf, guint64 frame);
+
 G_END_DECLS
 #endif /* GST_HYBRID_PUBLISH_JSON_H */

@@ -2070,6 +2070,62 @@ GST_START_TEST (test_labels_mismatch_warns)
 
 GST_END_TEST;
 
+/* A model that declares its image channels last, (1, 32, 32, 3): refused
+ * at start with the layout as the reason, not fed rows as channels (the
+ * planner's own error blamed input-size). */
+GST_START_TEST (test_nhwc_input_refused)
+{
+  gchar *dir = g_dir_make_tmp ("hy-nhwc-XXXXXX", NULL);
+  gchar *src = model_path ("colors-shaped"), *json = NULL, *params = NULL;
+  gchar *src_params = g_build_filename (models_dir (),
+      "colors-shaped-0000.params", NULL);
+  gsize json_len, params_len;
+  fail_unless (g_file_get_contents (src, &json, &json_len, NULL));
+  fail_unless (g_file_get_contents (src_params, &params, &params_len, NULL));
+  fail_unless (strstr (json, "\"(1, 3, 32, 32)\"") != NULL);
+  gchar **parts = g_strsplit (json, "\"(1, 3, 32, 32)\"", 2);
+  gchar *nhwc = g_strjoinv ("\"(1, 32, 32, 3)\"", parts);
+  gchar *model = g_build_filename (dir, "nhwc-symbol.json", NULL);
+  gchar *model_params = g_build_filename (dir, "nhwc-0000.params", NULL);
+  fail_unless (g_file_set_contents (model, nhwc, -1, NULL));
+  fail_unless (g_file_set_contents (model_params, params, params_len, NULL));
+
+  GstElement *e = gst_element_factory_make ("hybridinfer", NULL);
+  g_object_set (e, "model", model, "device", "cpu", NULL);
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  GError *err = NULL;
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "(1, 32, 32, 3)") != NULL
+      && strstr (err->message, "NHWC") != NULL
+      && strstr (err->message, "(N, C, H, W)") != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+
+  g_unlink (model);
+  g_unlink (model_params);
+  g_rmdir (dir);
+  g_strfreev (parts);
+  g_free (nhwc);
+  g_free (model);
+  g_free (model_params);
+  g_free (json);
+  g_free (params);
+  g_free (src);
+  g_free (src_params);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 hybridinfer_suite (void)
 {
@@ -2110,6 +2166,7 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_device_auto_quiet);
   tcase_add_test (tc, test_stats_interval);
   tcase_add_test (tc, test_labels_mismatch_warns);
+  tcase_add_test (tc, test_nhwc_input_refused);
   return s;
 }
 

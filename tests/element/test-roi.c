@@ -13,6 +13,8 @@
  */
 #include "element-util.h"
 
+#include <math.h>
+
 /* A frame of pick's colours in `format` (packed RGB, or BT.601 I420 or
  * NV12 from the same colours). */
 static GstBuffer *
@@ -355,6 +357,196 @@ GST_START_TEST (test_roi_empty_regions_skipped)
 
 GST_END_TEST;
 
+/* The C accessors (libgsthybridmeta: the typelib's) read each region's
+ * secondary result by index, the same structure as the meta's parameter;
+ * a region no model ran on has none.  post-messages posts the frame's
+ * regions: one message of type "regions" with their JSON objects. */
+GST_START_TEST (test_roi_accessors_and_messages)
+{
+  GstBus *bus;
+  GstElement *e = infer_new ("colors");
+  g_object_set (e, "input-size", "32x32", "object-class", "q0,q1,q2",
+      "post-messages", TRUE, "message-json", TRUE, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "inference-region", "roi");
+  GstHarness *hn = harness_for (e, &bus);
+  set_caps (hn, "RGB", 96, 70);
+  GstBuffer *in = any_frame_new ("RGB", 96, 70, pick_quadrants);
+  add_quadrant_rois (in, 96, 70);
+  GstBuffer *out = gst_harness_push_and_pull (hn, in);
+
+  fail_unless_equals_int (gst_buffer_get_n_hybrid_regions (out), 4);
+  for (guint q = 0; q < 3; q++) {
+    gchar *type = g_strdup_printf ("q%u", q);
+    gfloat score = -1;
+    const gchar *label = gst_buffer_get_hybrid_region_label (out, q, &score);
+    fail_unless (label != NULL, "region %u has no label", q);
+    fail_unless_equals_string (label, roi_label (out, type));
+    fail_unless_equals_string (label, quadrant_colour[q]);
+    const GstStructure *s = gst_buffer_get_hybrid_region_result (out, q);
+    const GValue *v = gst_structure_get_value (s, "score");
+    fail_unless (v && G_VALUE_HOLDS_FLOAT (v));
+    fail_unless_equals_float (score, g_value_get_float (v));
+    g_free (type);
+  }
+  /* q3 is not of object-class; past the last region there is none */
+  gfloat score = 0;
+  fail_unless (gst_buffer_get_hybrid_region_result (out, 3) == NULL);
+  fail_unless (gst_buffer_get_hybrid_region_label (out, 3, &score) == NULL);
+  fail_unless (isnan (score));
+  fail_unless (gst_buffer_get_hybrid_region_result (out, 4) == NULL);
+
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
+  fail_unless (msg != NULL, "no message for the frame's regions");
+  const GstStructure *ms = gst_message_get_structure (msg);
+  fail_unless (gst_structure_has_name (ms, "hybridinfer"));
+  fail_unless_equals_string (gst_structure_get_string (ms, "type"),
+      "regions");
+  gint count = 0;
+  fail_unless (gst_structure_get_int (ms, "count", &count));
+  fail_unless_equals_int (count, 3);
+  const gchar *json = gst_structure_get_string (ms, "json");
+  fail_unless (json != NULL);
+  for (guint q = 0; q < 3; q++) {
+    gchar *want = g_strdup_printf ("\"secondary\":{\"type\":"
+        "\"classification\",\"label\":\"%s\"", quadrant_colour[q]);
+    fail_unless (strstr (json, want) != NULL, "%s not in %s", want, json);
+    g_free (want);
+  }
+  fail_unless (strstr (json, "\"label\":\"q3\"") != NULL
+      && strstr (json, "\"secondary\":null") != NULL, "%s", json);
+  gst_message_unref (msg);
+  gst_buffer_unref (out);
+  teardown_with_bus (hn, bus);
+}
+
+GST_END_TEST;
+
+/* Two streams, each a quadrants detector and the colors classifier on its
+ * boxes, the classifiers on one shared engine (batch-size 2): crops of
+ * both streams share its batches, and every box of every frame gets the
+ * label of its own crop, as on an element's own model. */
+#define SHARED_STREAMS 2
+#define SHARED_FRAMES 4
+
+typedef struct {
+  GstHarness *h;
+  guint classified, boxes;
+  gchar *wrong;
+} SharedStream;
+
+static gpointer
+shared_stream_run (gpointer data)
+{
+  SharedStream *st = data;
+  for (guint f = 0; f < SHARED_FRAMES; f++) {
+    GstBuffer *out = gst_harness_push_and_pull (st->h,
+        frame_new ("RGBA", 128, 96, pick_quadrants, f));
+    gpointer state = NULL;
+    GstMeta *meta;
+    while ((meta = gst_buffer_iterate_meta_filtered (out, &state,
+                GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+      GstVideoRegionOfInterestMeta *m = (GstVideoRegionOfInterestMeta *) meta;
+      GstStructure *s = gst_video_region_of_interest_meta_get_param (m,
+          "hybridinfer");
+      st->boxes++;
+      if (!s)
+        continue;
+      st->classified++;
+      if (!st->wrong && g_strcmp0 (gst_structure_get_string (s, "label"),
+              g_quark_to_string (m->roi_type)) != 0)
+        st->wrong = g_strdup_printf ("frame %u: box %s labelled %s", f,
+            g_quark_to_string (m->roi_type),
+            gst_structure_get_string (s, "label"));
+    }
+    gst_buffer_unref (out);
+  }
+  return NULL;
+}
+
+GST_START_TEST (test_roi_shared_engine)
+{
+  gchar *det = model_path ("quadrants"), *det_labels =
+      labels_path ("quadrants");
+  gchar *cls = model_path ("colors"), *cls_labels = labels_path ("colors");
+  gchar *launch = g_strdup_printf ("hybridinfer model=%s labels=%s "
+      "device=cpu input-size=64x64 threshold=0.6 ! hybridinfer model=%s "
+      "labels=%s device=cpu input-size=32x32 inference-region=roi "
+      "shared-engine=roi-shared batch-size=2", det, det_labels, cls,
+      cls_labels);
+  SharedStream streams[SHARED_STREAMS] = { 0 };
+  GThread *threads[SHARED_STREAMS];
+  for (guint i = 0; i < SHARED_STREAMS; i++) {
+    streams[i].h = gst_harness_new_parse (launch);
+    set_caps (streams[i].h, "RGBA", 128, 96);
+  }
+  for (guint i = 0; i < SHARED_STREAMS; i++)
+    threads[i] = g_thread_new ("stream", shared_stream_run, &streams[i]);
+  for (guint i = 0; i < SHARED_STREAMS; i++) {
+    g_thread_join (threads[i]);
+    fail_unless (streams[i].wrong == NULL, "stream %u: %s", i,
+        streams[i].wrong);
+    /* the detector's three coloured quadrants on every frame */
+    fail_unless_equals_int (streams[i].boxes, 3 * SHARED_FRAMES);
+    fail_unless_equals_int (streams[i].classified, 3 * SHARED_FRAMES);
+    guint64 inferred;
+    GstElement *cls_element = NULL;
+    GstIterator *it = gst_bin_iterate_elements (GST_BIN (streams[i].h->element));
+    GValue v = G_VALUE_INIT;
+    while (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+      GstElement *e = g_value_get_object (&v);
+      gchar *region = NULL;
+      g_object_get (e, "shared-engine", &region, NULL);
+      if (region)
+        cls_element = e;
+      g_free (region);
+      if (cls_element) {
+        g_object_get (cls_element, "frames-inferred", &inferred, NULL);
+        fail_unless_equals_uint64 (inferred, SHARED_FRAMES);
+      }
+      g_value_reset (&v);
+      cls_element = NULL;
+    }
+    g_value_unset (&v);
+    gst_iterator_free (it);
+  }
+  for (guint i = 0; i < SHARED_STREAMS; i++)
+    gst_harness_teardown (streams[i].h);
+  g_free (launch);
+  g_free (det);
+  g_free (det_labels);
+  g_free (cls);
+  g_free (cls_labels);
+}
+
+GST_END_TEST;
+
+/* skip-when-busy would carry a region's result to the boxes of a later
+ * frame: refused at start with that reason. */
+GST_START_TEST (test_roi_skip_when_busy_refused)
+{
+  GstElement *e = infer_new ("colors");
+  g_object_set (e, "input-size", "32x32", "skip-when-busy", TRUE, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "inference-region", "roi");
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  GError *err = NULL;
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "cannot skip-when-busy") != NULL
+      && strstr (err->message, "later one") != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
 static Suite *
 roi_suite (void)
 {
@@ -369,6 +561,9 @@ roi_suite (void)
   tcase_add_test (tc, test_roi_behind_detector);
   tcase_add_test (tc, test_roi_reload_other_input_size);
   tcase_add_test (tc, test_roi_empty_regions_skipped);
+  tcase_add_test (tc, test_roi_accessors_and_messages);
+  tcase_add_test (tc, test_roi_shared_engine);
+  tcase_add_test (tc, test_roi_skip_when_busy_refused);
   return s;
 }
 

@@ -12,6 +12,10 @@
  */
 #include "element-util.h"
 
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
 static GstHarness *
 segment_harness (const gchar * extra_props, int w, int h)
 {
@@ -182,6 +186,34 @@ GST_START_TEST (test_not_a_map)
 
 GST_END_TEST;
 
+/* A labels file that does not count the map's classes (4 channels, 3
+ * labels) would name every pixel's class wrongly: warned at start. */
+GST_START_TEST (test_labels_mismatch_warns)
+{
+  GstBus *bus;
+  gchar *path = NULL;
+  int fd = g_file_open_tmp ("hy-seg-labels-XXXXXX.txt", &path, NULL);
+  close (fd);
+  g_file_set_contents (path, "background\nred\ngreen\n", -1, NULL);
+  GstElement *e = infer_new ("segment");
+  gst_util_set_object_arg (G_OBJECT (e), "output", "segmentation");
+  g_object_set (e, "labels", path, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning for 3 labels on 4 classes");
+  GError *err = NULL;
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, "3 labels") != NULL
+      && strstr (err->message, "4 classes") != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  teardown_with_bus (h, bus);
+  g_unlink (path);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 static Suite *
 segmentation_suite (void)
 {
@@ -192,6 +224,7 @@ segmentation_suite (void)
   tcase_add_test (tc, test_letterbox_mapping);
   tcase_add_test (tc, test_batch);
   tcase_add_test (tc, test_not_a_map);
+  tcase_add_test (tc, test_labels_mismatch_warns);
   return s;
 }
 

@@ -7,7 +7,9 @@ gst-plugin/lib/gst/hybrid and GStreamer pointed at the build's plugin:
 1. pipelines/print_labels.py --check on known videotestsrc patterns: one line
    per buffer, every top-1 label the pattern's name;
 2. in this process, the accessors of a classification (top-k, tensors) and
-   of a detection (boxes equal to the GstVideoRegionOfInterestMeta's).
+   of a detection (boxes equal to the GstVideoRegionOfInterestMeta's);
+3. a secondary classifier's result on each region (inference-region=roi)
+   by the region's index: the colour of each quadrant the detector boxed.
 """
 import math
 import os
@@ -134,11 +136,42 @@ def detection_accessors():
     check(not m.get_detection(n)[0], "past the last box: FALSE")
 
 
+def region_accessors():
+    with open(os.path.join(MODELS, "colors.txt")) as f:
+        colors = [line.strip() for line in f if line.strip()]
+    buffers, err = pull_all(
+        "videotestsrc pattern=smpte num-buffers=1"
+        " ! video/x-raw,format=RGB,width=128,height=96"
+        f" ! hybridinfer model={MODELS}/quadrants-symbol.json"
+        f" labels={MODELS}/quadrants.txt input-size=64x64 threshold=0.6 device=cpu"
+        f" ! hybridinfer model={MODELS}/colors-symbol.json labels={MODELS}/colors.txt"
+        " input-size=32x32 inference-region=roi device=cpu"
+        " ! appsink name=sink sync=false")
+    check(err is None and len(buffers) == 1, "quadrants then colors on its boxes", err)
+    b = buffers[0]
+    m = GstHybrid.buffer_get_hybrid_tensor_meta(b)
+    n = GstHybrid.buffer_get_n_hybrid_regions(b)
+    check(n == m.get_n_detections() and n > 0, f"{n} regions, one per box")
+    for i in range(n):
+        label, score = GstHybrid.buffer_get_hybrid_region_label(b, i)
+        s = GstHybrid.buffer_get_hybrid_region_result(b, i)
+        check(label in colors and 0 < score <= 1 and s is not None
+              and s.get_value("type") == "classification"
+              and s.get_value("label") == label
+              and abs(s.get_value("score") - score) < 1e-7,
+              f"region {i}: {label} {score:.3f}, as its hybridinfer structure says")
+    label, score = GstHybrid.buffer_get_hybrid_region_label(b, n)
+    check(label is None and math.isnan(score)
+          and GstHybrid.buffer_get_hybrid_region_result(b, n) is None,
+          "past the last region: None, NaN")
+
+
 def main():
     Gst.init(None)
     print_labels_app()
     classification_accessors()
     detection_accessors()
+    region_accessors()
     print(f"1..{len(results)}")
     return 0 if all(results) else 1
 

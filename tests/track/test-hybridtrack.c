@@ -411,6 +411,46 @@ GST_START_TEST (test_publish_errors)
 
 GST_END_TEST;
 
+/* Settings taken at start, set while playing: refused with a warning
+ * naming the property, the running value kept (refuse-while-running.c). */
+GST_START_TEST (test_publish_refuses_while_running)
+{
+  gchar *dir = g_dir_make_tmp ("hybridpublish-XXXXXX", NULL);
+  gchar *path = g_build_filename (dir, "results.jsonl", NULL);
+  gchar *desc = g_strdup_printf ("hybridpublish name=p location=%s", path);
+  GstHarness *h = gst_harness_new_parse (desc);
+  g_free (desc);
+  GstBus *bus = gst_bus_new ();
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, FRAME_CAPS);
+  gst_buffer_unref (gst_harness_push_and_pull (h,
+          frame_with_boxes (0, TRUE, NULL, 0)));
+  GstElement *p = gst_bin_get_by_name (GST_BIN (h->element), "p");
+  g_object_set (p, "location", "/nonexistent-dir/other.jsonl", NULL);
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning for a change while playing");
+  GError *err = NULL;
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, "location cannot change while the "
+          "element runs") != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gchar *location = NULL;
+  g_object_get (p, "location", &location, NULL);
+  fail_unless_equals_string (location, path);
+  g_free (location);
+  gst_object_unref (p);
+  gst_harness_teardown (h);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  g_unlink (path);
+  g_rmdir (dir);
+  g_free (path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 hybridtrack_suite (void)
 {
@@ -426,6 +466,7 @@ hybridtrack_suite (void)
   tcase_add_test (tc, test_degenerate_boxes);
   tcase_add_test (tc, test_publish_json_lines);
   tcase_add_test (tc, test_publish_errors);
+  tcase_add_test (tc, test_publish_refuses_while_running);
   tcase_add_test (tc, test_overlay_shows_track_id);
   return s;
 }

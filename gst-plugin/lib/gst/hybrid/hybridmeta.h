@@ -128,5 +128,13 @@ const gint64 *gst_hybrid_tensor_get_dims (const GstHybridTensor * tensor,
 const gfloat *gst_hybrid_tensor_get_data (const GstHybridTensor * tensor,
     gsize * n_elements);
 
+/* A region of interest's secondary result (hybridinfer
+ * inference-region=roi), by the region's index in the buffer. */
+guint gst_buffer_get_n_hybrid_regions (GstBuffer * buffer);
+const GstStructure *gst_buffer_get_hybrid_region_result (GstBuffer * buffer,
+    guint index);
+const gchar *gst_buffer_get_hybrid_region_label (GstBuffer * buffer,
+    guint index, gfloat * score);
+
 G_END_DECLS
 #endif /* __GST_HYBRID_META_H__ */
