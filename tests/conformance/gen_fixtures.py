@@ -760,6 +760,13 @@ def ops_shape():
     op("Concat_100_split_parts", "Concat", concat_reversed,
        "100 outputs of one split, concatenated in reverse order on another axis")
 
+    def concat_weights_last(rng):
+        parts, ins = wide_split(rng, 36)
+        params = OrderedDict(("w%d" % i, randn(rng, (2, 1, 3))) for i in range(4))
+        return mx.sym.Concat(*(parts + [V(n) for n in params]), dim=1, name="concat"), ins, params
+    op("Concat_40_weights_last", "Concat", concat_weights_last,
+       "36 split parts then 4 weights: constant inputs past the 32nd")
+
     def add_n_wide(rng):
         parts, ins = wide_split(rng, 70)
         return mx.sym.add_n(*parts, name="sum"), ins, {}
