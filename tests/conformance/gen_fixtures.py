@@ -2226,6 +2226,9 @@ DETECTION_MODELS = [("ssd_300_vgg16_atrous_voc", 300, 0.05),
                     # MobileNet-0.25 rather than 1.0: the wider random trunk amplified
                     # rounding until oneDNN's summation order moved a b2 score by 1.5e-4
                     ("ssd_300_mobilenet0.25_voc", 128, 1.0),
+                    # COCO's 80 classes: per-class heads concatenated and decoded, NMS over
+                    # 80 classes' candidates (the VOC cases have 20)
+                    ("ssd_300_mobilenet0.25_coco", 128, 1.0),
                     ("yolo3_mobilenet1.0_voc", 64, 1.0),
                     ("yolo3_darknet53_voc", 128, 1.0),
                     ("center_net_resnet18_v1b_voc", 128, 1.0),
