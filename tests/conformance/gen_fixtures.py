@@ -2632,6 +2632,8 @@ DENSE_MODELS = [
     ("deeplab_resnet50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("fcn_resnet101_voc", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("deeplab_resnest50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    # DANet (census: loads, no case): position and channel attention, batch_dot over the map
+    ("danet_resnet50_citys", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("simple_pose_resnet18_v1b", {}, 128, 96, 1.0),
     ("simple_pose_resnet50_v1b", {}, 128, 96, 1.0),
     ("mobile_pose_mobilenetv2_1.0", {}, 128, 96, 1.0),
@@ -2713,6 +2715,10 @@ GLUONCV_CLASSIFIERS = [
     ("resnet50_v1d", 112),
     ("mobilenetv3_large", 160), ("mobilenetv3_small", 160),
     ("resnext50_32x4d", 128), ("se_resnext50_32x4d", 128),
+    # Families the zoo census (tools/zoo_census.py, docs/ZOO.md) found loading with no case
+    # of their own: CIFAR's ResNets (32x32 inputs, a 3x3 stem, 8x8 global pooling) and DLA
+    # (iterative deep aggregation: trees of concatenated stages)
+    ("cifar_resnet20_v1", 32), ("dla34", 128),
 ]
 
 
