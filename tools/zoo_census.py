@@ -298,7 +298,14 @@ def inspect(hybridinfer, out_dir, shape):
     except ValueError:
         return False, "inspect printed no JSON"
     if info.get("unsupported"):
-        return False, "unsupported ops: " + ", ".join(info["unsupported"])
+        # entries are "node (op)": count the nodes of each op
+        per_op = {}
+        for entry in info["unsupported"]:
+            m = re.search(r"\(([^()]+)\)$", entry)
+            op = m.group(1) if m else entry
+            per_op[op] = per_op.get(op, 0) + 1
+        return False, "unsupported ops: " + ", ".join(
+            "%s (%d node%s)" % (op, n, "s" if n > 1 else "") for op, n in sorted(per_op.items()))
     if info.get("shape_error"):
         return False, info["shape_error"][:300]
     return True, ""
@@ -332,6 +339,19 @@ def zoo_names():
     return sorted(mz._models.keys())
 
 
+def machine():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%s, %d CPUs" % (model, os.cpu_count() or 0)
+
+
 def markdown(rows, command, started):
     counts = {}
     for r in rows:
@@ -345,12 +365,28 @@ def markdown(rows, command, started):
         "hybridized, run once at the input shown, exported, and loaded with",
         "`hybridinfer inspect` at that shape (every op resolved, every shape inferred).",
         "Whether the outputs match MXNet is the conformance suites' job (`tests/conformance`).",
+        "`timeout` and `not run` say the census ran out of time, not that we fail the model: a",
+        "rerun with the same cache builds only what is missing.",
         "",
-        "- run: %s UTC" % started,
+        "- run: %s UTC on %s" % (started, machine()),
         "- command: `%s`" % command,
         "- totals: " + ", ".join("%s %d" % (k, counts[k]) for k in sorted(counts)) +
         " (of %d)" % len(rows),
         "",
+    ]
+    # What to fix first: each missing op with the number of models it alone keeps from loading.
+    blockers = {}
+    for r in rows:
+        if r["census"] == "fails" and r["why"].startswith("unsupported ops: "):
+            ops = set(re.findall(r"([\w.]+) \(\d+ nodes?\)", r["why"]))
+            for op in ops:
+                blockers.setdefault(op, []).append(r["name"])
+    if blockers:
+        lines += ["Missing ops, by how many models each keeps from loading:", ""]
+        for op, models in sorted(blockers.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            lines.append("- `%s`: %d (%s)" % (op, len(models), ", ".join(sorted(models))))
+        lines.append("")
+    lines += [
         "| model | family | input | result | first error / why |",
         "|---|---|---|---|---|",
     ]
