@@ -4,6 +4,8 @@
 #include "core/backend.h"
 #include "core/op.h"
 
+#include <string.h>
+
 hy_backend *
 hy_backend_new (hy_device device, int n_threads, GError **error)
 {
@@ -37,11 +39,14 @@ hy_backend_run_op (hy_backend *be, hy_op_id op, const void *params,
         hy_op_info_get (op)->name);
     return FALSE;
   }
+  /* One step: every input already has the value it keeps throughout.
+   * On the stack: an imperative step allocates nothing for it. */
+  const int words = hy_const_bits_words (n_in);
+  uint32_t *all_const = g_newa (uint32_t, MAX (words, 1));
+  memset (all_const, 0xff, (size_t) MAX (words, 1) * sizeof *all_const);
   hy_call call = {
     .fn = fn, .params = params, .in = in, .out = out,
-    .n_in = n_in, .n_out = n_out, .op = op,
-    /* One step: every input already has the value it keeps throughout. */
-    .const_inputs = n_in >= 32 ? UINT32_MAX : ((uint32_t) 1 << n_in) - 1,
+    .n_in = n_in, .n_out = n_out, .op = op, .const_inputs = all_const,
   };
   if (be->iface->prepare_call && !be->iface->prepare_call (be, &call, error))
     return FALSE;

@@ -48,19 +48,25 @@ hy_plan_fuse_next (hy_plan *plan, int c, const gboolean *fusable)
   memcpy (in, first->in, (size_t) first->n_in * sizeof *in);
   memcpy (in + first->n_in, second->in + 1,
       (size_t) (second->n_in - 1) * sizeof *in);
+  uint32_t *const_bits = g_new0 (uint32_t, hy_const_bits_words (n_in));
+  for (int k = 0; k < first->n_in; k++)
+    if (hy_call_input_const (first, k))
+      hy_const_bits_set (const_bits, k);
+  for (int k = 1; k < second->n_in; k++)
+    if (hy_call_input_const (second, k))
+      hy_const_bits_set (const_bits, first->n_in + k - 1);
   hy_call fused = {
     .params = second->params, .in = in, .out = second->out,
     .n_in = n_in, .n_out = second->n_out, .op = second->op,
-    .const_inputs = first->const_inputs,
+    .const_inputs = const_bits,
   };
-  for (int k = 1; k < second->n_in; k++)
-    if (second->const_inputs >> k & 1u && first->n_in + k - 1 < 32)
-      fused.const_inputs |= 1u << (first->n_in + k - 1);
   if (!be->iface->fuse_calls (be, first, second, &fused)) {
     g_free (in);
+    g_free (const_bits);
     return FALSE;
   }
   g_ptr_array_add (plan->fused_args, in);
+  g_ptr_array_add (plan->fused_args, const_bits);
   plan->calls[c] = fused;
   /* A chain keeps its first node. */
   if (plan->call_first_nodes[c] == G_MAXUINT)

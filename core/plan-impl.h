@@ -33,7 +33,8 @@ struct hy_plan {
   guint *call_first_nodes;      /* per call: the node a fused call runs
                                  * before its own (plan-fuse.c), or
                                  * G_MAXUINT */
-  GPtrArray *fused_args;        /* the fused calls' argument lists */
+  uint32_t *call_const_bits;    /* the calls' const_inputs bitsets */
+  GPtrArray *fused_args;        /* the fused calls' inputs and bitsets */
   hy_layer_profile *profile;    /* per call, made by the first profile */
   int n_prepared;               /* calls[0..n_prepared) were prepared */
   void *capture;                /* the backend's recording of the calls */

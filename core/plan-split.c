@@ -85,7 +85,7 @@ op_works_per_image (hy_op_id op)
 static gboolean
 is_weight (const hy_call *call, int k)
 {
-  return k < 32 && (call->const_inputs >> k & 1u);
+  return hy_call_input_const (call, k);
 }
 
 /* A slice that keeps the batch axis whole (a strided slice of the

@@ -532,6 +532,16 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
     plan->call_nodes[c] = g_array_index (b->call_nodes, guint, c);
     plan->call_first_nodes[c] = G_MAXUINT;
   }
+  /* Every call's bitset of constant inputs, one block: sized by its
+   * inputs, made once here. */
+  guint n_words = 0;
+  for (guint c = 0; c < n_calls; c++) {
+    guint i = g_array_index (b->call_nodes, guint, c);
+    if (i != G_MAXUINT)
+      n_words += (guint) hy_const_bits_words ((int) hy_graph_node (g, i)->n_inputs);
+  }
+  plan->call_const_bits = g_new0 (uint32_t, MAX (n_words, 1));
+  uint32_t *const_bits = plan->call_const_bits;
   plan->call_in = g_new0 (const hy_tensor *, n_in + 1);
   plan->call_out = g_new0 (hy_tensor *, n_out + 1);
   const hy_tensor **in = plan->call_in;
@@ -564,14 +574,16 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
     call->params = node->params;
     call->n_in = (int) node->n_inputs;
     call->n_out = (int) node->n_outputs;
+    call->const_inputs = const_bits;
     for (guint k = 0; k < node->n_inputs; k++) {
       const guint v = value_of (b, &node->inputs[k]);
-      if (k < 32 && storage_of (b, v)->kind == STORAGE_CONST)
-        call->const_inputs |= (uint32_t) 1 << k;
+      if (storage_of (b, v)->kind == STORAGE_CONST)
+        hy_const_bits_set (const_bits, (int) k);
       *in++ = tensor_of (plan, b, v);
     }
     for (guint k = 0; k < node->n_outputs; k++)
       *out++ = &plan->values[b->first_value[i] + k];
+    const_bits += hy_const_bits_words (call->n_in);
   }
   plan->n_calls = (int) n_calls;
 
@@ -731,6 +743,7 @@ hy_plan_free (hy_plan *plan)
     g_ptr_array_unref (plan->fused_args);
   g_free (plan->profile);
   g_free (plan->call_in);
+  g_free (plan->call_const_bits);
   g_free (plan->call_out);
   g_free (plan->bindings);
   g_free (plan->outputs);

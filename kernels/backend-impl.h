@@ -36,13 +36,37 @@ typedef struct hy_call {
   int n_in;
   int n_out;
   hy_op_id op;                  /* HY_OP_COUNT: a plain copy */
-  /* Bit k set: in[k] already holds its value when prepare_call runs and
+  /* A bitset of n_in bits (hy_call_input_const reads it; NULL: none):
+   * bit k set, in[k] already holds its value when prepare_call runs and
    * keeps it for as long as the call lives (a weight, a folded constant;
    * every input of an imperative step), so a backend may transform it
-   * once there (reorder weights into a blocked layout).  Inputs from 32
-   * on are never marked. */
-  uint32_t const_inputs;
+   * once there (reorder weights into a blocked layout).  Sized by the
+   * call's inputs, whatever their number (add_n, Concat of hundreds), and
+   * owned by whoever made the call: a plan allocates them when it is
+   * built, never per forward. */
+  const uint32_t *const_inputs;
 } hy_call;
+
+/* Words of a const_inputs bitset for n inputs. */
+static inline int
+hy_const_bits_words (int n_in)
+{
+  return n_in > 0 ? (n_in + 31) / 32 : 0;
+}
+
+static inline void
+hy_const_bits_set (uint32_t *bits, int k)
+{
+  bits[k / 32] |= (uint32_t) 1 << (k % 32);
+}
+
+/* in[k] holds its value for the call's life (hy_call.const_inputs). */
+static inline gboolean
+hy_call_input_const (const hy_call *call, int k)
+{
+  return call->const_inputs && k >= 0 && k < call->n_in
+      && (call->const_inputs[k / 32] >> (k % 32) & 1u);
+}
 
 /* What a call will be, before its tensors exist (hy_backend_iface's
  * may_fuse): its op, params, data input shape and output shape. */

@@ -162,7 +162,7 @@ main (int argc, char **argv)
       hy_tensor_new (&ys), hy_tensor_new (&ys), hy_tensor_new (&ys),
     };
     hy_conv_packed *conv = hy_conv_packed_new (&p,
-        (const hy_tensor *const *) in, 3, y[0], 2u);
+        (const hy_tensor *const *) in, 3, y[0], TRUE);
     if (!conv) {
       printf ("%-30s not on the packed kernel here\n", q->name);
       continue;
@@ -174,7 +174,7 @@ main (int argc, char **argv)
     if (winograd) {
       for (int v = 1; v <= 2; v++)
         wino[v] = hy_conv_winograd_new_tile (&p,
-            (const hy_tensor *const *) in, 3, y[0], 2u, v == 1 ? 4 : 2);
+            (const hy_tensor *const *) in, 3, y[0], TRUE, v == 1 ? 4 : 2);
       if (!wino[1] || !wino[2]) {
         printf ("%-30s not on the Winograd kernel here\n", q->name);
         hy_conv_winograd_free (wino[1]);
@@ -184,7 +184,7 @@ main (int argc, char **argv)
       }
     }
     hy_conv_few_channels *fc = few ? hy_conv_few_channels_new (&p,
-        (const hy_tensor *const *) in, 3, y[0], 2u) : NULL;
+        (const hy_tensor *const *) in, 3, y[0], TRUE) : NULL;
     if (few && !fc) {
       printf ("%-30s not on the few-channel kernel here\n", q->name);
       hy_conv_packed_free (conv);

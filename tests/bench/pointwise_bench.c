@@ -64,7 +64,7 @@ main (void)
     fill (w, 5);
     fill (b, 3);
     const hy_tensor *in[3] = { x, w, b };
-    hy_conv_packed *conv = hy_conv_packed_new (&p, in, 3, y, 6u);
+    hy_conv_packed *conv = hy_conv_packed_new (&p, in, 3, y, TRUE);
     if (!conv) {
       printf ("%4d>%-4d @%-3d  the packed kernel does not run here\n", c, f,
           h);

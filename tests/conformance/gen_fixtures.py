@@ -760,6 +760,13 @@ def ops_shape():
     op("Concat_100_split_parts", "Concat", concat_reversed,
        "100 outputs of one split, concatenated in reverse order on another axis")
 
+    def concat_weights_last(rng):
+        parts, ins = wide_split(rng, 36)
+        params = OrderedDict(("w%d" % i, randn(rng, (2, 1, 3))) for i in range(4))
+        return mx.sym.Concat(*(parts + [V(n) for n in params]), dim=1, name="concat"), ins, params
+    op("Concat_40_weights_last", "Concat", concat_weights_last,
+       "36 split parts then 4 weights: constant inputs past the 32nd")
+
     def add_n_wide(rng):
         parts, ins = wide_split(rng, 70)
         return mx.sym.add_n(*parts, name="sum"), ins, {}
@@ -2219,6 +2226,9 @@ DETECTION_MODELS = [("ssd_300_vgg16_atrous_voc", 300, 0.05),
                     # MobileNet-0.25 rather than 1.0: the wider random trunk amplified
                     # rounding until oneDNN's summation order moved a b2 score by 1.5e-4
                     ("ssd_300_mobilenet0.25_voc", 128, 1.0),
+                    # COCO's 80 classes: per-class heads concatenated and decoded, NMS over
+                    # 80 classes' candidates (the VOC cases have 20)
+                    ("ssd_300_mobilenet0.25_coco", 128, 1.0),
                     ("yolo3_mobilenet1.0_voc", 64, 1.0),
                     ("yolo3_darknet53_voc", 128, 1.0),
                     ("center_net_resnet18_v1b_voc", 128, 1.0),
@@ -2622,6 +2632,8 @@ DENSE_MODELS = [
     ("deeplab_resnet50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("fcn_resnet101_voc", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("deeplab_resnest50_ade", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
+    # DANet (census: loads, no case): position and channel attention, batch_dot over the map
+    ("danet_resnet50_citys", dict(aux=False, crop_size=64, base_size=64), 64, 64, 1.0),
     ("simple_pose_resnet18_v1b", {}, 128, 96, 1.0),
     ("simple_pose_resnet50_v1b", {}, 128, 96, 1.0),
     ("mobile_pose_mobilenetv2_1.0", {}, 128, 96, 1.0),
@@ -2703,6 +2715,10 @@ GLUONCV_CLASSIFIERS = [
     ("resnet50_v1d", 112),
     ("mobilenetv3_large", 160), ("mobilenetv3_small", 160),
     ("resnext50_32x4d", 128), ("se_resnext50_32x4d", 128),
+    # Families the zoo census (tools/zoo_census.py, docs/ZOO.md) found loading with no case
+    # of their own: CIFAR's ResNets (32x32 inputs, a 3x3 stem, 8x8 global pooling) and DLA
+    # (iterative deep aggregation: trees of concatenated stages)
+    ("cifar_resnet20_v1", 32), ("dla34", 128),
 ]
 
 

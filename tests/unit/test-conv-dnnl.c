@@ -151,7 +151,7 @@ run_case (const conv_case *k, bool bf16)
   ctx.bf16 = bf16;
   GError *error = NULL;
   hy_conv_dnnl *conv = hy_conv_dnnl_new (&ctx, &p,
-      (const hy_tensor *const *) in, n_in, got, 2u, &error);
+      (const hy_tensor *const *) in, n_in, got, TRUE, &error);
   g_assert_no_error (error);
   g_assert_nonnull (conv);
   g_assert_true (hy_conv_dnnl_is_bf16 (conv) == bf16);
@@ -212,13 +212,13 @@ test_declined (void)
   hy_cpu_ctx ctx = { 0 };
   GError *error = NULL;
   g_assert_null (hy_conv_dnnl_new (&ctx, &p, (const hy_tensor *const *) in,
-          4, y, 2u, &error));
+          4, y, TRUE, &error));
   g_assert_no_error (error);
   /* Weights that are not constant cannot be reordered at set-up. */
   p.num_group = 1;
   in[1]->shape.dims[1] = 64;
   g_assert_null (hy_conv_dnnl_new (&ctx, &p, (const hy_tensor *const *) in,
-          4, y, 0u, &error));
+          4, y, FALSE, &error));
   g_assert_no_error (error);
   /* 1x1 convolutions that conv.c's GEMM runs as fast without the
    * transposes: narrow ones, and any on a large map. */
@@ -235,7 +235,7 @@ test_declined (void)
     hy_tensor *in1[2] = { hy_tensor_new (&x1), hy_tensor_new (&w1) };
     hy_tensor *out1 = hy_tensor_new (&y1);
     g_assert_null (hy_conv_dnnl_new (&ctx, &p,
-            (const hy_tensor *const *) in1, 2, out1, 2u, &error));
+            (const hy_tensor *const *) in1, 2, out1, TRUE, &error));
     g_assert_no_error (error);
     hy_tensor_free (in1[0]);
     hy_tensor_free (in1[1]);

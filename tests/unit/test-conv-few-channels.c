@@ -198,11 +198,11 @@ test_case (gconstpointer data)
 
   hy_tensor *got = hy_tensor_new (&ys);
   hy_conv_few_channels *conv = hy_conv_few_channels_new (&p,
-      (const hy_tensor *const *) in, n_in, got, 2u);
+      (const hy_tensor *const *) in, n_in, got, TRUE);
   g_assert_nonnull (conv);
   /* Weights that may change between forwards are never laid out. */
   g_assert_null (hy_conv_few_channels_new (&p,
-          (const hy_tensor *const *) in, n_in, got, 1u));
+          (const hy_tensor *const *) in, n_in, got, FALSE));
 
   hy_cpu_ctx ctx[2] = { { 0 }, { 0 } };
   hy_cpu_ctx_set_threads (&ctx[1], 2);
@@ -269,7 +269,7 @@ test_refuses (void)
     hy_tensor *in[2] = { hy_tensor_new (&xs), hy_tensor_new (&ws) };
     hy_tensor *y = hy_tensor_new (&ys);
     g_assert_null (hy_conv_few_channels_new (&p,
-            (const hy_tensor *const *) in, 2, y, 2u));
+            (const hy_tensor *const *) in, 2, y, TRUE));
     hy_tensor_free (in[0]);
     hy_tensor_free (in[1]);
     hy_tensor_free (y);

@@ -73,6 +73,11 @@ conv_params (int kernel, int stride, int pad, int filters, int groups,
   return p;
 }
 
+/* hy_call.const_inputs bitsets (one word: no call here has 32 inputs):
+ * everything but the data constant, as a plan marks weights; or only the
+ * data, weights that may change between forwards. */
+static const uint32_t all_but_data[1] = { ~1u }, data_only[1] = { 1u };
+
 /* A call's argument list: data, a seeded weight, then conv-reference.h's
  * operands. */
 typedef struct call_args {
@@ -93,7 +98,7 @@ call_args_init (call_args *a, hy_tensor *x, const hy_shape *w,
       p->fused.batch_norm, p->fused.residual, &out[0]->shape);
   a->call = (hy_call) {
     .params = p, .in = (const hy_tensor *const *) a->in, .out = out,
-    .n_in = a->n_in, .n_out = 1, .op = p->op, .const_inputs = ~1u,
+    .n_in = a->n_in, .n_out = 1, .op = p->op, .const_inputs = all_but_data,
   };
 }
 
@@ -150,7 +155,7 @@ test_pair (gconstpointer data)
   hy_cpu_ctx ctx[2] = { { 0 }, { 0 } };
   hy_cpu_ctx_set_threads (&ctx[1], 2);
   hy_conv_packed *packed = hy_conv_packed_new (&pp, first.call.in,
-      first.n_in, mid, first.call.const_inputs);
+      first.n_in, mid, hy_call_input_const (&first.call, 1));
   g_assert_nonnull (packed);
   hy_cpu_convolution_packed (&ctx[0], packed, first.call.in, first.n_in,
       &mid, 1);
@@ -178,7 +183,7 @@ test_pair (gconstpointer data)
   call_args third;
   call_args_init (&third, want, &proj_w, &qp, &want_z, 6);
   hy_conv_packed *proj = hy_conv_packed_new (&qp, third.call.in,
-      third.n_in, want_z, third.call.const_inputs);
+      third.n_in, want_z, hy_call_input_const (&third.call, 1));
   g_assert_nonnull (proj);
   hy_cpu_convolution_packed (&ctx[0], proj, third.call.in, third.n_in,
       &want_z, 1);
@@ -186,7 +191,7 @@ test_pair (gconstpointer data)
   hy_tensor *dw_out = want;
   const hy_call pair = {
     .params = fused, .in = in, .out = &dw_out, .n_in = n_in, .n_out = 1,
-    .op = dp.op, .const_inputs = ~1u,
+    .op = dp.op, .const_inputs = all_but_data,
   };
   g_assert_true (hy_conv_pw_dw_take_projection (fused, &pair, &third.call));
   g_assert_cmpstr (hy_conv_pw_dw_kernel_name (fused), ==,
@@ -254,9 +259,9 @@ test_refuses (void)
   hy_conv_pw_dw_free (ok);
 
   /* Weights that may change between forwards. */
-  second.call.const_inputs = 1u;
+  second.call.const_inputs = data_only;
   g_assert_null (hy_conv_pw_dw_new (&first.call, &second.call));
-  second.call.const_inputs = ~1u;
+  second.call.const_inputs = all_but_data;
   /* second reads something else as its data. */
   second.in[0] = y;
   g_assert_null (hy_conv_pw_dw_new (&first.call, &second.call));
@@ -291,9 +296,9 @@ test_refuses (void)
   ok = hy_conv_pw_dw_new (&second.call, &third.call);
   g_assert_nonnull (ok);
   hy_conv_pw_dw_free (ok);
-  third.call.const_inputs = 1u;
+  third.call.const_inputs = data_only;
   g_assert_null (hy_conv_pw_dw_new (&second.call, &third.call));
-  third.call.const_inputs = ~1u;
+  third.call.const_inputs = all_but_data;
   hy_conv_params q3 = qp;
   q3.kernel[0] = q3.kernel[1] = 3;
   q3.pad[0] = q3.pad[1] = 1;

@@ -134,11 +134,11 @@ test_case (gconstpointer data)
   float *first = g_new (float, y_floats);
   for (int tile = 4; tile >= 2; tile -= 2) {
   hy_conv_winograd *conv = hy_conv_winograd_new_tile (&p,
-      (const hy_tensor *const *) in, n_in, got, 2u, tile);
+      (const hy_tensor *const *) in, n_in, got, TRUE, tile);
   g_assert_nonnull (conv);
   /* Weights that may change between forwards are never transformed. */
   g_assert_null (hy_conv_winograd_new_tile (&p,
-          (const hy_tensor *const *) in, n_in, got, 1u, tile));
+          (const hy_tensor *const *) in, n_in, got, FALSE, tile));
 
   hy_cpu_ctx ctx[2] = { { 0 }, { 0 } };
   hy_cpu_ctx_set_threads (&ctx[1], 2);
@@ -204,7 +204,7 @@ test_refuses (void)
     hy_tensor *in[2] = { hy_tensor_new (&xs), hy_tensor_new (&ws) };
     hy_tensor *y = hy_tensor_new (&ys);
     g_assert_null (hy_conv_winograd_new (&p, (const hy_tensor *const *) in,
-            2, y, 2u));
+            2, y, TRUE));
     hy_tensor_free (in[0]);
     hy_tensor_free (in[1]);
     hy_tensor_free (y);

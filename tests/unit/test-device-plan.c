@@ -44,6 +44,9 @@ typedef struct pretend_device {
   int captures, replays, captures_released;
   int stray;                    /* tensors outside device memory */
   char *stray_what;
+  /* The first prepared call of over 32 inputs: '1' for each input marked
+   * constant (hy_call_input_const), '0' for the others. */
+  char *wide_const;
 } pretend_device;
 
 static pretend_device *
@@ -91,6 +94,7 @@ pretend_free (hy_backend *be)
   hy_backend_free (d->cpu);
   g_hash_table_unref (d->blocks);
   g_free (d->stray_what);
+  g_free (d->wide_const);
   g_free (d);
 }
 
@@ -104,6 +108,13 @@ pretend_prepare (hy_backend *be, hy_call *call, GError **error)
           error))
     return FALSE;
   pd (be)->prepared++;
+  if (call->n_in > 32 && !pd (be)->wide_const) {
+    char *marks = g_malloc (call->n_in + 1);
+    for (int k = 0; k < call->n_in; k++)
+      marks[k] = hy_call_input_const (call, k) ? '1' : '0';
+    marks[call->n_in] = '\0';
+    pd (be)->wide_const = marks;
+  }
   return TRUE;
 }
 
@@ -453,6 +464,35 @@ test_imperative_hook (void)
   fixture_free (f);
 }
 
+/* A node's constant inputs are marked whatever their index: Concat of 36
+ * split parts, then 4 weights (in[36..39]).  Imperative steps mark every
+ * input, plans only the weights; both match MXNet. */
+static void
+test_constant_inputs_past_32 (void)
+{
+  g_autofree char *dir = case_dir ("op_Concat_40_weights_last");
+  fixture *f = fixture_load (dir);
+  g_autofree char *weights_last = g_strnfill (40, '0');
+  memset (weights_last + 36, '1', 4);
+  for (int m = 0; m < 2; m++) {
+    hy_mode mode = m ? HY_MODE_HYBRID : HY_MODE_IMPERATIVE;
+    pretend_device *d = pretend_device_new ();
+    g_autoptr (GError) error = NULL;
+    hy_executor *exec = hy_executor_new_on (f->model, &d->base, mode,
+        &error);
+    g_assert_true (forward (exec, f, &error));
+    g_assert_no_error (error);
+    g_assert_true (matches_mxnet (exec, f));
+    g_assert_nonnull (d->wide_const);
+    if (mode == HY_MODE_HYBRID)
+      g_assert_cmpstr (d->wide_const, ==, weights_last);
+    else
+      g_assert_true (strspn (d->wide_const, "1") == 40);
+    hy_executor_free (exec);
+  }
+  fixture_free (f);
+}
+
 static void
 test_fixtures (void)
 {
@@ -542,6 +582,8 @@ main (int argc, char **argv)
   g_test_add_func ("/device-plan/weights-uploaded-once",
       test_weights_uploaded_once);
   g_test_add_func ("/device-plan/imperative-hook", test_imperative_hook);
+  g_test_add_func ("/device-plan/constant-inputs-past-32",
+      test_constant_inputs_past_32);
   g_test_add_func ("/device-plan/staged-input", test_staged_input);
   g_test_add_func ("/device-plan/hybridized-block",
       test_hybridized_block_on_device);

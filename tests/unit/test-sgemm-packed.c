@@ -516,11 +516,11 @@ test_conv (gconstpointer data)
       ops.res, want);
 
   hy_conv_packed *conv = hy_conv_packed_new (&p,
-      (const hy_tensor *const *) in, n_in, got, 2u);
+      (const hy_tensor *const *) in, n_in, got, TRUE);
   g_assert_nonnull (conv);
   /* Weights that may change between forwards are never packed. */
   g_assert_null (hy_conv_packed_new (&p, (const hy_tensor *const *) in,
-          n_in, got, 1u));
+          n_in, got, FALSE));
   /* Whether its column matrix can be built panel by panel: then both
    * ways, which must agree bit for bit. */
   g_assert_cmpint (hy_conv_packed_set_implicit (conv, true), ==,

@@ -88,7 +88,7 @@ round64 (size_t n)
 static bool
 constant (const hy_call *call, int k)
 {
-  return k < 0 || (k < 32 && (call->const_inputs >> k & 1u));
+  return k < 0 || hy_call_input_const (call, k);
 }
 
 /* Stage from `call` (2-D, 4-D tensors), its operands at `at` + their

@@ -368,10 +368,10 @@ set_layout (hy_conv_dnnl *c, bool nhwc)
 hy_conv_dnnl *
 hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs, GError **error)
+    gboolean weights_const, GError **error)
 {
   const hy_tensor *x = in[0], *w = in[1];
-  if (p->n_spatial != 2 || p->num_group != 1 || !(const_inputs & 2u)
+  if (p->n_spatial != 2 || p->num_group != 1 || !weights_const
       || x->shape.ndim != 4 || out->shape.ndim != 4
       || hy_shape_numel (&out->shape) == 0 || hy_shape_numel (&x->shape) == 0
       || (!ctx->bf16 && !worth_it (p, x->shape.dims[1], out->shape.dims[2]

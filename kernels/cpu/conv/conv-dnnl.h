@@ -49,14 +49,14 @@ bool hy_conv_dnnl_enabled (void);
 
 /* Sets up the convolution `p` over the call's tensors (in: data, weight,
  * then bias and the epilogue's operands as nn.h orders them; out: the
- * output), whose shapes are final and whose constant inputs
- * (const_inputs, bit k for in[k]) hold their values.  Returns NULL
+ * output), whose shapes are final, and whose weights hold their values
+ * for good where weights_const.  Returns NULL
  * without an error when oneDNN does not take this convolution (conv.c
  * runs it), and NULL with one (HY_ERROR_BACKEND, HY_ERROR_NO_MEMORY) when
  * setting it up failed.  The result keeps no pointer to the tensors. */
 hy_conv_dnnl *hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs, GError **error);
+    gboolean weights_const, GError **error);
 void hy_conv_dnnl_free (hy_conv_dnnl *conv);
 /* Whether it computes in bf16 (set up with ctx->bf16). */
 bool hy_conv_dnnl_is_bf16 (const hy_conv_dnnl *conv);

@@ -336,9 +336,9 @@ run_bands (void *arg, int64_t begin, int64_t end, int thread)
 bool
 hy_conv_few_channels_runs (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs)
+    gboolean weights_const)
 {
-  if (!hy_cpu_features_get ()->avx512f || !(const_inputs & 2u) || n_in < 2
+  if (!hy_cpu_features_get ()->avx512f || !weights_const || n_in < 2
       || p->n_spatial != 2 || p->num_group != 1)
     return false;
   for (int i = 0; i < 2; i++)
@@ -355,9 +355,9 @@ hy_conv_few_channels_runs (const hy_conv_params *p,
 hy_conv_few_channels *
 hy_conv_few_channels_new (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs)
+    gboolean weights_const)
 {
-  if (!hy_conv_few_channels_runs (p, in, n_in, out, const_inputs))
+  if (!hy_conv_few_channels_runs (p, in, n_in, out, weights_const))
     return NULL;
   const hy_shape *x = &in[0]->shape, *y = &out->shape;
   const int64_t channels = x->dims[1], filters = y->dims[1];

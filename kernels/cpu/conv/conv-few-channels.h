@@ -40,12 +40,12 @@ typedef struct hy_conv_few_channels hy_conv_few_channels;
  * conv-strategy.c's question. */
 bool hy_conv_few_channels_runs (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs);
+    gboolean weights_const);
 
 /* The direct form of that convolution, or NULL where it cannot run. */
 hy_conv_few_channels *hy_conv_few_channels_new (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs);
+    gboolean weights_const);
 void hy_conv_few_channels_free (hy_conv_few_channels *conv);
 
 /* The kernel (hy_cpu_kernel_fn) for a call set up by

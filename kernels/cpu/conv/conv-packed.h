@@ -23,19 +23,19 @@ typedef struct hy_conv_packed hy_conv_packed;
 
 /* Whether the packed kernel can run the convolution p over the call's
  * tensors (in: data, weight, then the rest as nn.h orders them; shapes
- * final; const_inputs: bit k for in[k] holding its value for good): one
+ * final; weights_const: in[1] holds its value for good): one
  * conv.c lowers to GEMMs, constant weights, the packed kernel on.  Where
  * it pays is conv-strategy.c's question. */
 bool hy_conv_packed_runs (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs);
+    gboolean weights_const);
 
 /* The packed form of that convolution, or NULL where it cannot run (or
  * its weights' copy cannot be had: conv.c's plain kernel then runs it).
  * Keeps no pointer to the tensors. */
 hy_conv_packed *hy_conv_packed_new (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs);
+    gboolean weights_const);
 void hy_conv_packed_free (hy_conv_packed *conv);
 
 /* Whether a k×k convolution's column matrix is built panel by panel

@@ -202,7 +202,7 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
 {
   if (first->op != HY_OP_CONVOLUTION || second->op != HY_OP_CONVOLUTION
       || first->n_out != 1 || second->n_in < 2 || second->n_out != 1
-      || second->in[0] != first->out[0] || !(second->const_inputs & 2u))
+      || second->in[0] != first->out[0] || !hy_call_input_const (second, 1))
     return NULL;
   const hy_conv_params *dp = second->params;
   const hy_shape *mid = &first->out[0]->shape;
@@ -214,7 +214,7 @@ hy_conv_pw_dw_new (const hy_call *first, const hy_call *second)
           &second->out[0]->shape, &geom))
     return NULL;
   hy_conv_packed *pw = hy_conv_packed_new (first->params, first->in,
-      first->n_in, first->out[0], first->const_inputs);
+      first->n_in, first->out[0], hy_call_input_const (first, 1));
   if (!pw)
     return NULL;
 
@@ -245,13 +245,13 @@ hy_conv_pw_dw_take_projection (hy_conv_pw_dw *conv, const hy_call *first,
 {
   if (conv->proj || second->op != HY_OP_CONVOLUTION || second->n_in < 2
       || second->n_out != 1 || second->in[0] != first->out[0]
-      || !(second->const_inputs & 2u))
+      || !hy_call_input_const (second, 1))
     return false;
   const hy_conv_params *pp = second->params;
   if (!hy_conv_pw_dw_is_projection (pp, &first->out[0]->shape))
     return false;
   conv->proj = hy_conv_packed_new (pp, second->in, second->n_in,
-      second->out[0], second->const_inputs);
+      second->out[0], hy_call_input_const (second, 1));
   if (!conv->proj)
     return false;
   /* second's in[k], k >= 1, follows first's (the pair's) arguments. */

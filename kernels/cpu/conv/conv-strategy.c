@@ -172,7 +172,7 @@ winograd_tile (const hy_call *call)
 {
   const conv_switch sw = winograd_switch ();
   if (sw == SWITCH_OFF || !hy_conv_winograd_runs (call->params, call->in,
-          call->n_in, call->out[0], call->const_inputs))
+          call->n_in, call->out[0], hy_call_input_const (call, 1)))
     return 0;
   const hy_shape *x = &call->in[0]->shape, *y = &call->out[0]->shape;
   const int pays = winograd_tile_that_pays (x->dims[0], x->dims[1],
@@ -192,7 +192,7 @@ few_channels_takes (const hy_call *call)
 {
   const conv_switch sw = few_channels_switch ();
   if (sw == SWITCH_OFF || !hy_conv_few_channels_runs (call->params,
-          call->in, call->n_in, call->out[0], call->const_inputs))
+          call->in, call->n_in, call->out[0], hy_call_input_const (call, 1)))
     return false;
   const hy_shape *x = &call->in[0]->shape, *y = &call->out[0]->shape;
   return sw == SWITCH_ALL || (x->dims[1] <= 4 && y->dims[1] >= 8
@@ -211,7 +211,7 @@ static bool
 packed_takes (const hy_call *call)
 {
   if (!hy_conv_packed_runs (call->params, call->in, call->n_in,
-          call->out[0], call->const_inputs))
+          call->out[0], hy_call_input_const (call, 1)))
     return false;
   const hy_shape *y = &call->out[0]->shape;
   int64_t positions = 1;
@@ -249,7 +249,7 @@ static void *
 dnnl_make (hy_cpu_ctx *ctx, const hy_call *call, GError **error)
 {
   return hy_conv_dnnl_new (ctx, call->params, call->in, call->n_in,
-      call->out[0], call->const_inputs, error);
+      call->out[0], hy_call_input_const (call, 1), error);
 }
 
 static void
@@ -275,7 +275,7 @@ static void *
 winograd_make (hy_cpu_ctx *ctx, const hy_call *call, GError **error)
 {
   return hy_conv_winograd_new_tile (call->params, call->in, call->n_in,
-      call->out[0], call->const_inputs, winograd_tile (call));
+      call->out[0], hy_call_input_const (call, 1), winograd_tile (call));
 }
 
 static void
@@ -294,7 +294,7 @@ static void *
 few_channels_make (hy_cpu_ctx *ctx, const hy_call *call, GError **error)
 {
   return hy_conv_few_channels_new (call->params, call->in, call->n_in,
-      call->out[0], call->const_inputs);
+      call->out[0], hy_call_input_const (call, 1));
 }
 
 static void
@@ -313,7 +313,7 @@ static void *
 packed_make (hy_cpu_ctx *ctx, const hy_call *call, GError **error)
 {
   return hy_conv_packed_new (call->params, call->in, call->n_in,
-      call->out[0], call->const_inputs);
+      call->out[0], hy_call_input_const (call, 1));
 }
 
 static void

@@ -507,10 +507,10 @@ output_filters (void *arg, int64_t begin, int64_t end, int thread)
 
 bool
 hy_conv_winograd_runs (const hy_conv_params *p, const hy_tensor *const *in,
-    int n_in, const hy_tensor *out, uint32_t const_inputs)
+    int n_in, const hy_tensor *out, gboolean weights_const)
 {
   if (!hy_cpu_features_get ()->avx512f || !hy_packed_gemm_supported ()
-      || !(const_inputs & 2u) || n_in < 2 || p->n_spatial != 2
+      || !weights_const || n_in < 2 || p->n_spatial != 2
       || p->num_group != 1)
     return false;
   for (int i = 0; i < 2; i++)
@@ -524,18 +524,18 @@ hy_conv_winograd_runs (const hy_conv_params *p, const hy_tensor *const *in,
 
 hy_conv_winograd *
 hy_conv_winograd_new (const hy_conv_params *p, const hy_tensor *const *in,
-    int n_in, const hy_tensor *out, uint32_t const_inputs)
+    int n_in, const hy_tensor *out, gboolean weights_const)
 {
-  return hy_conv_winograd_new_tile (p, in, n_in, out, const_inputs, TILE4);
+  return hy_conv_winograd_new_tile (p, in, n_in, out, weights_const, TILE4);
 }
 
 hy_conv_winograd *
 hy_conv_winograd_new_tile (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs, int tile)
+    gboolean weights_const, int tile)
 {
   if ((tile != TILE2 && tile != TILE4)
-      || !hy_conv_winograd_runs (p, in, n_in, out, const_inputs))
+      || !hy_conv_winograd_runs (p, in, n_in, out, weights_const))
     return NULL;
   const hy_shape *x = &in[0]->shape, *y = &out->shape;
   const int64_t channels = x->dims[1], filters = y->dims[1];

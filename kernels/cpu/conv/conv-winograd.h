@@ -45,17 +45,17 @@ typedef struct hy_conv_winograd hy_conv_winograd;
  * packed kernel on.  Where it pays is conv-strategy.c's question. */
 bool hy_conv_winograd_runs (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs);
+    gboolean weights_const);
 
 /* The Winograd form of the convolution in the form given (tile 4 for
  * F(4×4, 3×3), 2 for F(2×2, 3×3)), or NULL where it cannot run. */
 hy_conv_winograd *hy_conv_winograd_new_tile (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs, int tile);
+    gboolean weights_const, int tile);
 /* The same in F(4×4, 3×3). */
 hy_conv_winograd *hy_conv_winograd_new (const hy_conv_params *p,
     const hy_tensor *const *in, int n_in, const hy_tensor *out,
-    uint32_t const_inputs);
+    gboolean weights_const);
 void hy_conv_winograd_free (hy_conv_winograd *conv);
 
 /* "winograd-4x4" or "winograd-2x2": the form, for the profile. */

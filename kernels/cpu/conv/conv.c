@@ -668,9 +668,9 @@ packed_layout_for (const conv_geom *g)
 
 bool
 hy_conv_packed_runs (const hy_conv_params *p, const hy_tensor *const *in,
-    int n_in, const hy_tensor *out, uint32_t const_inputs)
+    int n_in, const hy_tensor *out, gboolean weights_const)
 {
-  if (!hy_packed_gemm_supported () || !(const_inputs & 2u) || n_in < 2)
+  if (!hy_packed_gemm_supported () || !weights_const || n_in < 2)
     return false;
   conv_geom g;
   conv_geom_init (&g, p, &in[0]->shape, &out->shape);
@@ -680,9 +680,9 @@ hy_conv_packed_runs (const hy_conv_params *p, const hy_tensor *const *in,
 
 hy_conv_packed *
 hy_conv_packed_new (const hy_conv_params *p, const hy_tensor *const *in,
-    int n_in, const hy_tensor *out, uint32_t const_inputs)
+    int n_in, const hy_tensor *out, gboolean weights_const)
 {
-  if (!hy_conv_packed_runs (p, in, n_in, out, const_inputs))
+  if (!hy_conv_packed_runs (p, in, n_in, out, weights_const))
     return NULL;
   conv_geom g;
   conv_geom_init (&g, p, &in[0]->shape, &out->shape);

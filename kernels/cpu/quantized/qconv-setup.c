@@ -19,7 +19,7 @@ weights_constant (const hy_call *call)
   const hy_quantized_conv_params *p = call->params;
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
   for (int k = 1; k < at.min_data; k++)
-    if (k != at.sum && (k >= 32 || !(call->const_inputs & (1u << k))))
+    if (k != at.sum && !hy_call_input_const (call, k))
       return FALSE;
   return TRUE;
 }
