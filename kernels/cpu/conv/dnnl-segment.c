@@ -1,0 +1,664 @@
+/*
+ * dnnl-segment.c — the convolutions of a bf16 segment, and the backend's
+ * hooks that let the plan hold values as bf16 nhwc (dnnl-segment.h).
+ *
+ * One convolution of a segment: BatchNorm folded into the weights and
+ * bias once at set-up (bn (v) = (v − mean)·scale + shift per filter),
+ * then oneDNN's bf16 primitive with the residual as a `sum` post-op and
+ * the activation as an eltwise one, so that nothing is left to do on the
+ * way out: its output is either bf16 nhwc for the next call of the
+ * segment, or (leaving the segment) fp32 nhwc that is only transposed
+ * into planes.  Its data input is read where it lies when it is bf16
+ * nhwc; fp32 planes (entering a segment) are converted first.
+ *
+ * Threads as conv-dnnl.c: items of (image, slice of the filters), each
+ * one execution on one thread of our pool with one OpenMP thread.  A
+ * slice writes a dense piece of nhwc in the thread's scratch, copied into
+ * the output's channels afterwards; with one slice an image the
+ * primitive writes the output in place.  The sum post-op adds what the
+ * destination holds, so the residual is copied there first.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include "hybrid.h"
+#include "kernels/cpu/conv/dnnl-segment.h"
+#include "kernels/cpu/conv/layout-blocked.h"
+#include "kernels/params/nn.h"
+
+/* Items per thread when an image's filters are cut into slices (as
+ * conv-dnnl.c: a late thread holds up half its share). */
+#define ITEMS_PER_THREAD 2
+/* Filters per slice are a multiple of this (oneDNN's blocking). */
+#define B 16
+
+typedef struct seg_thread {
+  dnnl_stream_t stream;
+  dnnl_memory_t src, weights, bias, dst, scratch;
+} seg_thread;
+
+typedef struct seg_conv {
+  bool src_private, dst_private, res_private;
+  int res_input;                /* index of the residual, or -1 */
+  int64_t batch, channels, filters;
+  int64_t in_hw, out_hw;
+  int64_t slice_filters, n_slices;
+  bool direct;                  /* the primitive writes the output */
+  dnnl_primitive_t primitive;
+  char *weights;                /* n_slices × weight_bytes */
+  size_t weight_bytes;
+  float *bias;                  /* filters floats, folded; or NULL */
+  size_t src16_bytes;           /* entering: the batch's bf16 nhwc input */
+  size_t dst_bytes, scratch_bytes, thread_stride;
+  int n_threads;
+  seg_thread *threads;
+  char name[48];
+} seg_conv;
+
+/* ---- the switch and the hooks ------------------------------------------ */
+
+static bool
+segments_on (const hy_cpu_ctx *ctx)
+{
+  static gsize once;
+  static bool off;
+  if (g_once_init_enter (&once)) {
+    const char *v = g_getenv ("HYBRIDINFER_BF16_SEGMENT");
+    off = v && strcmp (v, "0") == 0;
+    g_once_init_leave (&once, 1);
+  }
+  return ctx->bf16 && !off;
+}
+
+/* The convolutions a segment takes: 2-D, ungrouped, an activation oneDNN
+ * has as a post-op.  A first layer of at most 4 channels with a 3×3
+ * kernel stays fp32 (conv-strategy.c's bf16_pays: the few-channels
+ * kernel is faster there, and the MobileNets' first layers lost
+ * accuracy in bf16). */
+static bool
+conv_takes (const hy_call_shape *s)
+{
+  if (s->op != HY_OP_CONVOLUTION || !s->in0 || !s->out0
+      || s->in0->ndim != 4 || s->out0->ndim != 4
+      || hy_shape_numel (s->out0) == 0 || hy_shape_numel (s->in0) == 0)
+    return false;
+  const hy_conv_params *p = s->params;
+  if (p->n_spatial != 2 || p->num_group != 1)
+    return false;
+  switch (p->fused.act) {
+    case HY_FUSED_ACT_NONE:
+    case HY_FUSED_ACT_RELU:
+    case HY_FUSED_ACT_CLIP:
+    case HY_FUSED_ACT_LEAKY:
+      break;
+    default:
+      return false;
+  }
+  return !(p->kernel[0] <= 3 && p->kernel[1] <= 3 && s->in0->dims[1] <= 4);
+}
+
+size_t
+hy_dnnl_segment_output_bytes (const hy_cpu_ctx *ctx,
+    const hy_call_shape *call, gboolean in0_private)
+{
+  if (!segments_on (ctx))
+    return 0;
+  const bool takes = conv_takes (call)
+      || (in0_private && hy_segment_pool_takes (call));
+  return takes ? (size_t) hy_shape_numel (call->out0) * sizeof (uint16_t)
+      : 0;
+}
+
+gboolean
+hy_dnnl_segment_reads (const hy_cpu_ctx *ctx, const hy_call_shape *call,
+    int input)
+{
+  if (!segments_on (ctx))
+    return FALSE;
+  if (hy_segment_pool_takes (call))
+    return input == 0;
+  if (!conv_takes (call))
+    return FALSE;
+  const hy_conv_params *p = call->params;
+  const hy_fused_inputs f = hy_fused_inputs_of (p->no_bias, &p->fused);
+  return input == 0 || input == f.residual;
+}
+
+/* ---- set-up ---------------------------------------------------------- */
+
+typedef struct setup {
+  const char *what;
+  GError **error;
+} setup;
+
+static bool
+check (const setup *s, dnnl_status_t status, const char *call)
+{
+  if (status == dnnl_success)
+    return true;
+  g_set_error (s->error, HY_ERROR,
+      status == dnnl_out_of_memory ? HY_ERROR_NO_MEMORY : HY_ERROR_BACKEND,
+      "%s: oneDNN %s failed (%s)", s->what, call, dnnl_status2str (status));
+  return false;
+}
+
+static dnnl_engine_t
+engine (const setup *s)
+{
+  static gsize once;
+  static dnnl_engine_t e;
+  static dnnl_status_t status;
+  if (g_once_init_enter (&once)) {
+    status = dnnl_engine_create (&e, dnnl_cpu, 0);
+    g_once_init_leave (&once, 1);
+  }
+  return check (s, status, "engine creation") ? e : NULL;
+}
+
+/* As conv-dnnl.c: whole 16-filter blocks, the same number per slice,
+ * enough items for ITEMS_PER_THREAD a thread. */
+static int64_t
+choose_slices (int64_t filters, int64_t batch, int threads)
+{
+  if (filters % B != 0)
+    return 1;
+  const int64_t blocks = filters / B;
+  const int64_t want = (ITEMS_PER_THREAD * threads + batch - 1) / batch;
+  for (int64_t s = want > 1 ? want : 1; s <= blocks; s++)
+    if (blocks % s == 0)
+      return s;
+  return blocks;
+}
+
+/* The weights (oihw) with the BatchNorm folded in, and the bias into
+ * `bias`; false where there is neither bias nor BatchNorm (no bias). */
+static float *
+fold (const hy_conv_params *p, const float *w, const float *bias,
+    const float *bn, int64_t per_filter, float *folded_bias, bool *has_bias)
+{
+  const int64_t filters = p->num_filter;
+  float *out = g_new (float, filters * per_filter);
+  for (int64_t f = 0; f < filters; f++) {
+    float scale = 1.0f, b = bias ? bias[f] : 0.0f;
+    if (bn) {
+      scale = bn[filters + f];
+      b = (b - bn[f]) * scale + bn[2 * filters + f];
+    }
+    for (int64_t k = 0; k < per_filter; k++)
+      out[f * per_filter + k] = w[f * per_filter + k] * scale;
+    folded_bias[f] = b;
+  }
+  *has_bias = bias || bn;
+  return out;
+}
+
+static bool
+reorder_weights (seg_conv *c, const setup *s, dnnl_engine_t eng,
+    const float *w, const dnnl_memory_desc_t *user_md,
+    const dnnl_memory_desc_t *md)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_t r = NULL;
+  dnnl_stream_t stream = NULL;
+  dnnl_memory_t from = NULL, to = NULL;
+  const size_t user_floats = dnnl_memory_desc_get_size (user_md)
+      / sizeof (float);
+  bool ok = check (s, dnnl_reorder_primitive_desc_create (&pd, user_md, eng,
+          md, eng, NULL), "weight reorder set-up")
+      && check (s, dnnl_primitive_create (&r, pd), "weight reorder")
+      && check (s, dnnl_stream_create (&stream, eng,
+              dnnl_stream_default_flags), "stream creation")
+      && check (s, dnnl_memory_create (&from, user_md, eng,
+              DNNL_MEMORY_NONE), "memory creation")
+      && check (s, dnnl_memory_create (&to, md, eng, DNNL_MEMORY_NONE),
+          "memory creation");
+  for (int64_t i = 0; ok && i < c->n_slices; i++) {
+    const dnnl_exec_arg_t args[] = {
+      { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to },
+    };
+    ok = check (s, dnnl_memory_set_data_handle (from,
+            (void *) (w + i * user_floats)), "weight reorder")
+        && check (s, dnnl_memory_set_data_handle (to,
+                c->weights + i * c->weight_bytes), "weight reorder")
+        && check (s, dnnl_primitive_execute (r, stream, 2, args),
+            "weight reorder")
+        && check (s, dnnl_stream_wait (stream), "weight reorder");
+  }
+  dnnl_memory_destroy (to);
+  dnnl_memory_destroy (from);
+  dnnl_stream_destroy (stream);
+  dnnl_primitive_destroy (r);
+  dnnl_primitive_desc_destroy (pd);
+  return ok;
+}
+
+static bool
+append_activation (const setup *s, dnnl_post_ops_t ops,
+    const hy_fused_epilogue *e)
+{
+  switch (e->act) {
+    case HY_FUSED_ACT_RELU:
+      return check (s, dnnl_post_ops_append_eltwise (ops, 1.0f,
+              dnnl_eltwise_relu, 0.0f, 0.0f), "post-op");
+    case HY_FUSED_ACT_LEAKY:
+      return check (s, dnnl_post_ops_append_eltwise (ops, 1.0f,
+              dnnl_eltwise_relu, e->alpha, 0.0f), "post-op");
+    case HY_FUSED_ACT_CLIP:
+      return check (s, dnnl_post_ops_append_eltwise (ops, 1.0f,
+              dnnl_eltwise_clip, e->alpha, e->beta), "post-op");
+    default:
+      return true;
+  }
+}
+
+static bool
+build (seg_conv *c, const setup *s, const hy_conv_params *p,
+    const hy_call *call, const float *w, const float *bias, const float *bn)
+{
+  dnnl_engine_t eng = engine (s);
+  if (!eng)
+    return false;
+  const hy_shape *x = &call->in[0]->shape, *y = &call->out[0]->shape;
+  const int64_t kh = p->kernel[0], kw = p->kernel[1];
+  const dnnl_dims_t src_dims = { 1, c->channels, x->dims[2], x->dims[3] };
+  const dnnl_dims_t weight_dims = { c->slice_filters, c->channels, kh, kw };
+  const dnnl_dims_t bias_dims = { c->slice_filters };
+  const dnnl_dims_t dst_dims = { 1, c->slice_filters, y->dims[2],
+    y->dims[3] };
+  const dnnl_dims_t strides = { p->stride[0], p->stride[1] };
+  const dnnl_dims_t dilates = { p->dilate[0] - 1, p->dilate[1] - 1 };
+  const dnnl_dims_t pad = { p->pad[0], p->pad[1] };
+  dnnl_memory_desc_t src_md, w_md, user_w_md, bias_md, dst_md;
+  if (!check (s, dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
+              dnnl_bf16, dnnl_nhwc), "memory description")
+      || !check (s, dnnl_memory_desc_init_by_tag (&w_md, 4, weight_dims,
+              dnnl_bf16, dnnl_format_tag_any), "memory description")
+      || !check (s, dnnl_memory_desc_init_by_tag (&user_w_md, 4,
+              weight_dims, dnnl_f32, dnnl_oihw), "memory description")
+      || !check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
+              dnnl_f32, dnnl_x), "memory description")
+      || !check (s, dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims,
+              c->dst_private ? dnnl_bf16 : dnnl_f32, dnnl_nhwc),
+          "memory description"))
+    return false;
+
+  const int64_t per_filter = c->channels * kh * kw;
+  float *folded_bias = g_new (float, c->filters);
+  bool has_bias = false;
+  float *folded = fold (p, w, bias, bn, per_filter, folded_bias, &has_bias);
+  if (has_bias)
+    c->bias = folded_bias;
+  else
+    g_free (folded_bias);
+
+  dnnl_convolution_desc_t desc;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  bool ok = check (s, dnnl_dilated_convolution_forward_desc_init (&desc,
+          dnnl_forward_inference, dnnl_convolution_direct, &src_md, &w_md,
+          c->bias ? &bias_md : NULL, &dst_md, strides, dilates, pad, pad),
+      "convolution description")
+      && check (s, dnnl_primitive_attr_create (&attr), "attributes")
+      && check (s, dnnl_primitive_attr_set_scratchpad_mode (attr,
+              dnnl_scratchpad_mode_user), "attributes")
+      && check (s, dnnl_post_ops_create (&ops), "post-ops");
+  /* y = act (bn (W·x + b) + residual): BatchNorm is in W and b now, the
+   * residual is what the destination holds when the primitive runs. */
+  if (ok && c->res_input >= 0)
+    ok = check (s, dnnl_post_ops_append_sum (ops, 1.0f), "post-op");
+  ok = ok && append_activation (s, ops, &p->fused)
+      && check (s, dnnl_primitive_attr_set_post_ops (attr, ops), "post-ops")
+      && check (s, dnnl_primitive_desc_create (&pd, &desc, attr, eng, NULL),
+      "convolution set-up");
+  const char *impl = NULL;
+  if (ok && (dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
+              &impl) != dnnl_success || !impl || strstr (impl, "ref"))) {
+    g_set_error (s->error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "%s: oneDNN has only its reference kernel (%s) for it in bf16",
+        s->what, impl ? impl : "none");
+    ok = false;
+  }
+  if (ok) {
+    g_debug ("%s: bf16 segment, oneDNN %s", s->what, impl);
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md (pd,
+        dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md (pd,
+        dnnl_query_scratchpad_md, 0);
+    const dnnl_memory_desc_t *dmd = dnnl_primitive_desc_query_md (pd,
+        dnnl_query_dst_md, 0);
+    c->weight_bytes = (dnnl_memory_desc_get_size (wmd) + 63) & ~(size_t) 63;
+    c->dst_bytes = dnnl_memory_desc_get_size (dmd);
+    c->scratch_bytes = dnnl_memory_desc_get_size (smd);
+    c->thread_stride = ((c->dst_bytes + 63) & ~(size_t) 63)
+        + ((c->scratch_bytes + 63) & ~(size_t) 63);
+    c->weights = aligned_alloc (64, c->n_slices * c->weight_bytes);
+    if (!c->weights) {
+      g_set_error (s->error, HY_ERROR, HY_ERROR_NO_MEMORY,
+          "%s: out of memory for oneDNN's copy of the weights", s->what);
+      ok = false;
+    }
+    ok = ok && check (s, dnnl_primitive_create (&c->primitive, pd),
+        "convolution creation")
+        && reorder_weights (c, s, eng, folded, &user_w_md, wmd);
+    c->threads = g_new0 (seg_thread, c->n_threads);
+    for (int t = 0; ok && t < c->n_threads; t++) {
+      seg_thread *th = &c->threads[t];
+      ok = check (s, dnnl_stream_create (&th->stream, eng,
+              dnnl_stream_default_flags), "stream creation")
+          && check (s, dnnl_memory_create (&th->src,
+                  dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0),
+                  eng, DNNL_MEMORY_NONE), "memory creation")
+          && check (s, dnnl_memory_create (&th->weights, wmd, eng,
+                  DNNL_MEMORY_NONE), "memory creation")
+          && check (s, dnnl_memory_create (&th->dst, dmd, eng,
+                  DNNL_MEMORY_NONE), "memory creation")
+          && check (s, dnnl_memory_create (&th->scratch, smd, eng,
+                  DNNL_MEMORY_NONE), "memory creation")
+          && (!c->bias || check (s, dnnl_memory_create (&th->bias, &bias_md,
+                      eng, DNNL_MEMORY_NONE), "memory creation"));
+    }
+  }
+  g_free (folded);
+  dnnl_primitive_desc_destroy (pd);
+  dnnl_post_ops_destroy (ops);
+  dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
+static void
+seg_conv_free (seg_conv *c)
+{
+  if (!c)
+    return;
+  for (int t = 0; c->threads && t < c->n_threads; t++) {
+    seg_thread *th = &c->threads[t];
+    dnnl_memory_destroy (th->src);
+    dnnl_memory_destroy (th->weights);
+    dnnl_memory_destroy (th->bias);
+    dnnl_memory_destroy (th->dst);
+    dnnl_memory_destroy (th->scratch);
+    dnnl_stream_destroy (th->stream);
+  }
+  g_free (c->threads);
+  dnnl_primitive_destroy (c->primitive);
+  free (c->weights);
+  g_free (c->bias);
+  g_free (c);
+}
+
+static seg_conv *
+seg_conv_new (hy_cpu_ctx *ctx, const hy_call *call, GError **error)
+{
+  const hy_conv_params *p = call->params;
+  const hy_tensor *x = call->in[0], *y = call->out[0];
+  const hy_call_shape shape = {
+    call->op, p, &x->shape, &y->shape, FALSE, NULL,
+  };
+  const hy_fused_inputs f = hy_fused_inputs_of (p->no_bias, &p->fused);
+  g_autofree char *what = g_strdup_printf ("%" G_GINT64_FORMAT "x%"
+      G_GINT64_FORMAT " convolution %" G_GINT64_FORMAT "->%" G_GINT64_FORMAT
+      " on %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT, p->kernel[0],
+      p->kernel[1], x->shape.dims[1], p->num_filter, x->shape.dims[2],
+      x->shape.dims[3]);
+  /* Constant weights, bias and BatchNorm: they are folded once here. */
+  uint32_t need = 2u;
+  if (f.bias >= 0)
+    need |= 1u << f.bias;
+  if (f.bn >= 0)
+    need |= 1u << f.bn;
+  if (!conv_takes (&shape) || (call->const_inputs & need) != need) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "%s: a bf16 segment needs an ungrouped 2-D convolution with "
+        "constant weights, bias and BatchNorm", what);
+    return NULL;
+  }
+  seg_conv *c = g_new0 (seg_conv, 1);
+  c->src_private = call->private_inputs & 1u;
+  c->dst_private = call->private_outputs & 1u;
+  c->res_input = f.residual;
+  c->res_private = f.residual >= 0
+      && (call->private_inputs >> f.residual & 1u);
+  c->batch = x->shape.dims[0];
+  c->channels = x->shape.dims[1];
+  c->filters = p->num_filter;
+  c->in_hw = x->shape.dims[2] * x->shape.dims[3];
+  c->out_hw = y->shape.dims[2] * y->shape.dims[3];
+  c->n_threads = hy_cpu_n_threads (ctx);
+  c->n_slices = choose_slices (c->filters, c->batch, c->n_threads);
+  c->slice_filters = c->filters / c->n_slices;
+  c->direct = c->dst_private && c->n_slices == 1;
+  c->src16_bytes = c->src_private ? 0
+      : (size_t) (c->batch * c->channels * c->in_hw) * sizeof (uint16_t);
+  g_snprintf (c->name, sizeof c->name, "onednn-bf16-segment%s%s",
+      c->src_private ? "" : " +entry reorder",
+      c->dst_private ? "" : " +exit reorder");
+
+  GError *failure = NULL;
+  const setup s = { what, &failure };
+  const int omp_threads = omp_get_max_threads ();
+  omp_set_num_threads (1);
+  const bool ok = build (c, &s, p, call, call->in[1]->data,
+      f.bias >= 0 ? call->in[f.bias]->data : NULL,
+      f.bn >= 0 ? call->in[f.bn]->data : NULL);
+  omp_set_num_threads (omp_threads);
+  if (!ok) {
+    seg_conv_free (c);
+    if (!failure)
+      g_set_error (&failure, HY_ERROR, HY_ERROR_BACKEND,
+          "%s: no bf16 segment kernel", what);
+    g_propagate_error (error, failure);
+    return NULL;
+  }
+  return c;
+}
+
+/* ---- a forward ----------------------------------------------------- */
+
+typedef struct seg_job {
+  const seg_conv *c;
+  const float *x;               /* planes (entering) */
+  const uint16_t *src16;        /* bf16 nhwc the primitive reads */
+  const void *res;
+  void *y;
+  char *per_thread;
+  _Atomic int failed;
+} seg_job;
+
+/* Entering: tiles of positions [begin, end) over the images, fp32 planes
+ * into bf16 nhwc (each tile's channels read a run at a time). */
+static void
+enter (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const seg_job *j = arg;
+  const seg_conv *c = j->c;
+  const int64_t tiles = (c->in_hw + HY_BLOCKED_TILE - 1) / HY_BLOCKED_TILE;
+  uint16_t *src16 = (uint16_t *) j->src16;
+  for (int64_t i = begin; i < end; i++) {
+    const int64_t image = i / tiles, hw0 = i % tiles * HY_BLOCKED_TILE;
+    const int64_t hw1 = MIN (hw0 + HY_BLOCKED_TILE, c->in_hw);
+    const float *x = j->x + image * c->channels * c->in_hw;
+    uint16_t *y = src16 + image * c->channels * c->in_hw;
+    for (int64_t ch = 0; ch < c->channels; ch++)
+      for (int64_t q = hw0; q < hw1; q++)
+        y[q * c->channels + ch] = hy_bf16_from_float (x[ch * c->in_hw + q]);
+  }
+}
+
+/* Filters [f0, f0 + n) of the residual of `image` into the nhwc
+ * destination d (a row of `stride` channels a position), in d's type. */
+static void
+residual_into (const seg_job *j, int64_t image, int64_t f0, int64_t n,
+    void *d, int64_t stride)
+{
+  const seg_conv *c = j->c;
+  const int64_t hw = c->out_hw, image_elems = c->filters * hw;
+  if (c->res_private) {
+    const uint16_t *r = (const uint16_t *) j->res + image * image_elems + f0;
+    for (int64_t q = 0; q < hw; q++)
+      if (c->dst_private)
+        memcpy ((uint16_t *) d + q * stride, r + q * c->filters,
+            (size_t) n * sizeof (uint16_t));
+      else
+        for (int64_t k = 0; k < n; k++)
+          ((float *) d)[q * stride + k] = hy_bf16_to_float (r[q * c->filters
+                  + k]);
+    return;
+  }
+  const float *r = (const float *) j->res + image * image_elems + f0 * hw;
+  for (int64_t k = 0; k < n; k++)
+    for (int64_t q = 0; q < hw; q++)
+      if (c->dst_private)
+        ((uint16_t *) d)[q * stride + k] = hy_bf16_from_float (r[k * hw + q]);
+      else
+        ((float *) d)[q * stride + k] = r[k * hw + q];
+}
+
+static void
+run_items (void *arg, int64_t begin, int64_t end, int thread)
+{
+  seg_job *j = arg;
+  const seg_conv *c = j->c;
+  const seg_thread *th = &c->threads[thread];
+  char *mine = j->per_thread + (size_t) thread * c->thread_stride;
+  void *scratch = mine + ((c->dst_bytes + 63) & ~(size_t) 63);
+  const int64_t out_image = c->filters * c->out_hw;
+  omp_set_num_threads (1);
+  for (int64_t item = begin; item < end; item++) {
+    const int64_t image = item / c->n_slices, slice = item % c->n_slices;
+    const int64_t f0 = slice * c->slice_filters;
+    void *dst = c->direct ? (void *) ((uint16_t *) j->y + image * out_image)
+        : (void *) mine;
+    const int64_t stride = c->direct ? c->filters : c->slice_filters;
+    /* The sum post-op adds what dst holds: the residual goes there
+     * first (the planner never gives it the output's slot, since the
+     * call reads it while it writes). */
+    if (c->res_input >= 0)
+      residual_into (j, image, f0, c->slice_filters, dst, stride);
+    dnnl_exec_arg_t args[5] = {
+      { DNNL_ARG_SRC, th->src }, { DNNL_ARG_WEIGHTS, th->weights },
+      { DNNL_ARG_DST, th->dst },
+    };
+    int n_args = 3;
+    if (c->scratch_bytes)
+      args[n_args++] = (dnnl_exec_arg_t) { DNNL_ARG_SCRATCHPAD, th->scratch };
+    if (c->bias)
+      args[n_args++] = (dnnl_exec_arg_t) { DNNL_ARG_BIAS, th->bias };
+    dnnl_status_t st = dnnl_memory_set_data_handle (th->src,
+        (void *) (j->src16 + image * c->channels * c->in_hw));
+    if (st == dnnl_success)
+      st = dnnl_memory_set_data_handle (th->weights,
+          c->weights + slice * c->weight_bytes);
+    if (st == dnnl_success)
+      st = dnnl_memory_set_data_handle (th->dst, dst);
+    if (st == dnnl_success)
+      st = dnnl_memory_set_data_handle (th->scratch, scratch);
+    if (st == dnnl_success && c->bias)
+      st = dnnl_memory_set_data_handle (th->bias, c->bias + f0);
+    if (st == dnnl_success)
+      st = dnnl_primitive_execute (c->primitive, th->stream, n_args, args);
+    if (st != dnnl_success) {
+      j->failed = st;
+      return;
+    }
+    if (c->direct)
+      continue;
+    if (c->dst_private) {       /* the slice's channels into the output */
+      uint16_t *y = (uint16_t *) j->y + image * out_image + f0;
+      for (int64_t q = 0; q < c->out_hw; q++)
+        memcpy (y + q * c->filters, (const uint16_t *) dst
+            + q * c->slice_filters, (size_t) c->slice_filters
+            * sizeof (uint16_t));
+    } else {                    /* leaving: fp32 nhwc into planes */
+      const hy_fused_epilogue none = { 0 };
+      const hy_epilogue_channels ch = { NULL, NULL, c->filters };
+      hy_blocked_to_planes ((float *) j->y + image * out_image
+          + f0 * c->out_hw, dst, c->slice_filters, c->out_hw,
+          c->slice_filters, &none, NULL, &ch);
+    }
+  }
+}
+
+static void
+hy_cpu_segment_conv (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const seg_conv *c = params;
+  const int threads = MIN (hy_cpu_n_threads (ctx), c->n_threads);
+  const size_t src_room = (c->src16_bytes + 63) & ~(size_t) 63;
+  char *ws = hy_cpu_workspace (ctx, src_room
+      + (size_t) threads * c->thread_stride);
+  seg_job j = {
+    .c = c, .x = in[0]->data,
+    .src16 = c->src_private ? (const uint16_t *) in[0]->data
+        : (const uint16_t *) ws,
+    .res = c->res_input >= 0 ? (const void *) in[c->res_input]->data : NULL,
+    .y = out[0]->data, .per_thread = ws + src_room,
+    .failed = dnnl_success,
+  };
+  if (!c->src_private)
+    hy_cpu_parallel_for (ctx, c->batch * ((c->in_hw + HY_BLOCKED_TILE - 1)
+            / HY_BLOCKED_TILE), hy_cpu_grain (c->channels * HY_BLOCKED_TILE),
+        enter, &j);
+  const int omp_threads = omp_get_max_threads ();
+  if (threads > 1)
+    hy_cpu_parallel_each (ctx, c->batch * c->n_slices, run_items, &j);
+  else
+    run_items (&j, 0, c->batch * c->n_slices, 0);
+  omp_set_num_threads (omp_threads);
+  const int failed = j.failed;
+  if (failed != dnnl_success)
+    hy_cpu_fail (ctx, "oneDNN bf16 segment convolution %" G_GINT64_FORMAT
+        "->%" G_GINT64_FORMAT " failed (%s)", c->channels, c->filters,
+        dnnl_status2str ((dnnl_status_t) failed));
+}
+
+/* ---- the backend's side ------------------------------------------- */
+
+gboolean
+hy_dnnl_segment_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
+{
+  if (call->op == HY_OP_POOLING) {
+    void *pool = hy_segment_pool_new (call, error);
+    if (!pool)
+      return FALSE;
+    call->fn = (hy_kernel_ptr) hy_cpu_segment_pool;
+    call->params = pool;
+    return TRUE;
+  }
+  seg_conv *c = seg_conv_new (ctx, call, error);
+  if (!c)
+    return FALSE;
+  call->fn = (hy_kernel_ptr) hy_cpu_segment_conv;
+  call->params = c;
+  return TRUE;
+}
+
+bool
+hy_dnnl_segment_runs (const hy_call *call)
+{
+  return call->fn == (hy_kernel_ptr) hy_cpu_segment_conv
+      || call->fn == (hy_kernel_ptr) hy_cpu_segment_pool;
+}
+
+void
+hy_dnnl_segment_release_call (hy_call *call)
+{
+  if (call->fn == (hy_kernel_ptr) hy_cpu_segment_conv)
+    seg_conv_free ((seg_conv *) call->params);
+  else
+    hy_segment_pool_free ((void *) call->params);
+}
+
+const char *
+hy_dnnl_segment_kernel_name (const hy_call *call)
+{
+  if (call->fn == (hy_kernel_ptr) hy_cpu_segment_conv)
+    return ((const seg_conv *) call->params)->name;
+  return call->private_outputs ? "bf16-segment-pool"
+      : "bf16-segment-pool +exit reorder";
+}
