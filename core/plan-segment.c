@@ -85,6 +85,7 @@ hy_plan_private_values (const hy_segment_input *in)
    * (starts TRUE; a value nobody reads stays planes below). */
   gboolean *readable = g_new (gboolean, MAX (in->n_values, 1));
   int *n_readers = g_new0 (int, MAX (in->n_values, 1));
+  gboolean *as_operand = g_new0 (gboolean, MAX (in->n_values, 1));
   for (guint v = 0; v < in->n_values; v++)
     readable[v] = TRUE;
   for (guint i = 0; i < n; i++) {
@@ -92,6 +93,7 @@ hy_plan_private_values (const hy_segment_input *in)
     for (guint k = 0; k < node->n_inputs; k++) {
       const guint v = value_of (in, &node->inputs[k]);
       n_readers[v]++;
+      as_operand[v] |= k > 0;
       if (!readable[v])
         continue;
       gboolean twice = FALSE;
@@ -120,8 +122,10 @@ hy_plan_private_values (const hy_segment_input *in)
       continue;
     const hy_call_shape s = shape_of (in, i);
     const gboolean in0_private = bytes[value_of (in, &node->inputs[0])] > 0;
-    bytes[v] = iface->private_output_bytes (in->backend, &s, in0_private);
+    bytes[v] = iface->private_output_bytes (in->backend, &s, in0_private,
+        as_operand[v]);
   }
+  g_free (as_operand);
   g_free (n_readers);
   g_free (readable);
   g_free (member);

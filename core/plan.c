@@ -522,6 +522,13 @@ bind_values (hy_plan *plan, plan_builder *b)
   }
 }
 
+/* A value held in the backend's layout at 4 bytes an element. */
+static gboolean
+is_wide (const hy_plan *plan, const plan_builder *b, guint v)
+{
+  return b->private_bytes[v] >= shape_bytes (&plan->values[v].shape);
+}
+
 /* The plan's figures for the values held in the backend's layout: a
  * call that writes one from planes enters a segment (its data converted
  * on the way in), one that reads one and writes planes leaves it. */
@@ -587,14 +594,20 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
       const guint v = value_of (b, &node->inputs[k]);
       if (k < 32 && storage_of (b, v)->kind == STORAGE_CONST)
         call->const_inputs |= (uint32_t) 1 << k;
-      if (k < 32 && b->private_bytes[v])
+      if (k < 32 && b->private_bytes[v]) {
         call->private_inputs |= (uint32_t) 1 << k;
+        if (is_wide (plan, b, v))
+          call->private_wide_inputs |= (uint32_t) 1 << k;
+      }
       *in++ = tensor_of (plan, b, v);
     }
     for (guint k = 0; k < node->n_outputs; k++) {
       const guint v = b->first_value[i] + k;
-      if (k < 32 && b->private_bytes[v])
+      if (k < 32 && b->private_bytes[v]) {
         call->private_outputs |= (uint32_t) 1 << k;
+        if (is_wide (plan, b, v))
+          call->private_wide_outputs |= (uint32_t) 1 << k;
+      }
       *out++ = &plan->values[v];
     }
     count_segment_edges (plan, call);

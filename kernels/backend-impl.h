@@ -48,6 +48,10 @@ typedef struct hy_call {
    * the backend's own kernels, which alone read it.  Zero outside plans. */
   uint32_t private_inputs;
   uint32_t private_outputs;
+  /* Of those, the ones held at 4 bytes an element (fp32 in the backend's
+   * layout) rather than narrower (bf16). */
+  uint32_t private_wide_inputs;
+  uint32_t private_wide_outputs;
 } hy_call;
 
 /* What a call will be, before its tensors exist (hy_backend_iface's
@@ -107,12 +111,14 @@ typedef struct hy_backend_iface {
    * between calls (core/plan-segment.c).  private_output_bytes: the bytes
    * of `call`'s output 0 in that layout where the call can write it so
    * (in0_private: its data input is itself held so), 0 where it writes
-   * fp32 planes.  reads_private: whether `call` can read its input
+   * fp32 planes; read_as_operand: some reader reads the value as an input
+   * other than its data (a residual), where a backend may want it kept
+   * wider.  reads_private: whether `call` can read its input
    * `input` in that layout.  Asked from shapes alone, before any call is
    * prepared; prepare_call then finds the call's private_inputs and
    * private_outputs set and must honour them (or fail the plan). */
   size_t (*private_output_bytes) (hy_backend *be, const hy_call_shape *call,
-      gboolean in0_private);
+      gboolean in0_private, gboolean read_as_operand);
   gboolean (*reads_private) (hy_backend *be, const hy_call_shape *call,
       int input);
   /* Optional: which implementation runs a (prepared) call, for profiles,

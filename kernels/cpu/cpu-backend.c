@@ -150,10 +150,10 @@ cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
  * (conv/dnnl-segment.h). */
 static size_t
 cpu_private_output_bytes (hy_backend *be, const hy_call_shape *call,
-    gboolean in0_private)
+    gboolean in0_private, gboolean read_as_operand)
 {
   return hy_dnnl_segment_output_bytes (hy_cpu_backend_ctx (be), call,
-      in0_private);
+      in0_private, read_as_operand);
 }
 
 static gboolean

@@ -1,7 +1,8 @@
 /*
  * dnnl-segment-pool.c — the pooling of a bf16 segment (dnnl-segment.h):
  * ResNet's 3×3 max pooling after its first layer, and the global average
- * pooling that ends its convolutions, reading bf16 nhwc.
+ * pooling that ends its convolutions, reading nhwc (bf16, or fp32 where
+ * the segment holds a residual so: dnnl-segment.c).
  *
  * Our own loops, not oneDNN's pooling: along nhwc's channels they are
  * plain vector loops, and here one call can write either bf16 nhwc (the
@@ -22,7 +23,8 @@
 
 typedef struct segment_pool {
   hy_pool_params p;
-  bool out_private;             /* bf16 nhwc out, else fp32 planes */
+  bool out_private;             /* nhwc out, else fp32 planes */
+  bool out_wide, in_wide;       /* nhwc in fp32 rather than bf16 */
   int64_t batch, channels, h, w, oh, ow;
 } segment_pool;
 
@@ -52,6 +54,8 @@ hy_segment_pool_new (const hy_call *call, GError **error)
   segment_pool *sp = g_new0 (segment_pool, 1);
   sp->p = *(const hy_pool_params *) call->params;
   sp->out_private = call->private_outputs & 1u;
+  sp->out_wide = call->private_wide_outputs & 1u;
+  sp->in_wide = call->private_wide_inputs & 1u;
   sp->batch = x->dims[0];
   sp->channels = x->dims[1];
   sp->h = x->dims[2];
@@ -69,9 +73,17 @@ hy_segment_pool_free (void *pool)
 
 typedef struct pool_job {
   const segment_pool *sp;
-  const uint16_t *x;
+  const void *x;
   void *y;
 } pool_job;
+
+/* Input element i (of the whole batch, nhwc) as a float. */
+static inline float
+load (const pool_job *j, int64_t i)
+{
+  return j->sp->in_wide ? ((const float *) j->x)[i]
+      : hy_bf16_to_float (((const uint16_t *) j->x)[i]);
+}
 
 /* Output value (image, channel c, position o) of `acc`. */
 static inline void
@@ -80,7 +92,10 @@ store (const pool_job *j, int64_t image, int64_t c0, int64_t n, int64_t o,
 {
   const segment_pool *sp = j->sp;
   const int64_t ohw = sp->oh * sp->ow;
-  if (sp->out_private) {
+  if (sp->out_private && sp->out_wide) {
+    memcpy ((float *) j->y + (image * ohw + o) * sp->channels + c0, acc,
+        (size_t) n * sizeof (float));
+  } else if (sp->out_private) {
     uint16_t *y = (uint16_t *) j->y + (image * ohw + o) * sp->channels + c0;
     for (int64_t c = 0; c < n; c++)
       y[c] = hy_bf16_from_float (acc[c]);
@@ -109,7 +124,7 @@ max_rows (void *arg, int64_t begin, int64_t end, int thread)
     const int64_t image = r / sp->oh, oy = r % sp->oh;
     const int64_t y0 = MAX (oy * sh - ph, 0);
     const int64_t y1 = MIN (oy * sh - ph + kh, sp->h);
-    const uint16_t *x = j->x + image * sp->h * sp->w * sp->channels;
+    const int64_t x = image * sp->h * sp->w * sp->channels;
     for (int64_t ox = 0; ox < sp->ow; ox++) {
       const int64_t x0 = MAX (ox * sw - pw, 0);
       const int64_t x1 = MIN (ox * sw - pw + kw, sp->w);
@@ -119,9 +134,9 @@ max_rows (void *arg, int64_t begin, int64_t end, int thread)
           acc[c] = -INFINITY;
         for (int64_t yy = y0; yy < y1; yy++)
           for (int64_t xx = x0; xx < x1; xx++) {
-            const uint16_t *v = x + (yy * sp->w + xx) * sp->channels + c0;
+            const int64_t v = x + (yy * sp->w + xx) * sp->channels + c0;
             for (int64_t c = 0; c < n; c++) {
-              const float f = hy_bf16_to_float (v[c]);
+              const float f = load (j, v + c);
               /* NaN wins, as MXNet's max pooling lets it through. */
               acc[c] = f > acc[c] || isnan (f) ? f : acc[c];
             }
@@ -141,14 +156,14 @@ global_average (void *arg, int64_t begin, int64_t end, int thread)
   const int64_t hw = sp->h * sp->w;
   float acc[CHUNK];
   for (int64_t image = begin; image < end; image++) {
-    const uint16_t *x = j->x + image * hw * sp->channels;
+    const int64_t x = image * hw * sp->channels;
     for (int64_t c0 = 0; c0 < sp->channels; c0 += CHUNK) {
       const int64_t n = MIN (CHUNK, sp->channels - c0);
       for (int64_t c = 0; c < n; c++)
         acc[c] = 0.0f;
       for (int64_t i = 0; i < hw; i++)
         for (int64_t c = 0; c < n; c++)
-          acc[c] += hy_bf16_to_float (x[i * sp->channels + c0 + c]);
+          acc[c] += load (j, x + i * sp->channels + c0 + c);
       for (int64_t c = 0; c < n; c++)
         acc[c] /= (float) hw;
       store (j, image, c0, n, 0, acc);
@@ -161,7 +176,7 @@ hy_cpu_segment_pool (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const segment_pool *sp = params;
-  pool_job j = { sp, (const uint16_t *) in[0]->data, out[0]->data };
+  pool_job j = { sp, in[0]->data, out[0]->data };
   if (sp->p.global_pool && sp->p.pool_type == HY_POOL_AVG)
     hy_cpu_parallel_for (ctx, sp->batch, hy_cpu_grain (sp->h * sp->w
             * sp->channels), global_average, &j);

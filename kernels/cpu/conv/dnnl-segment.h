@@ -29,9 +29,11 @@
 
 /* The backend hooks (backend-impl.h): the bytes of `call`'s output held
  * as bf16 nhwc, 0 where it writes planes; whether it reads input `input`
- * so.  Both say no outside precision bf16. */
+ * so (bf16, or fp32 nhwc for a residual).  Both say no outside
+ * precision bf16. */
 size_t hy_dnnl_segment_output_bytes (const hy_cpu_ctx *ctx,
-    const hy_call_shape *call, gboolean in0_private);
+    const hy_call_shape *call, gboolean in0_private,
+    gboolean read_as_operand);
 gboolean hy_dnnl_segment_reads (const hy_cpu_ctx *ctx,
     const hy_call_shape *call, int input);
 
