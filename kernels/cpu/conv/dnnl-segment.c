@@ -121,13 +121,16 @@ conv_takes (const hy_call_shape *s)
  * 0.134 with the sums in bf16, over the tolerance (0.125), against 0.093
  * with every value fp32 planes.  Their readers as data convert them to
  * bf16 (a contiguous pass, no transpose). */
+static bool has_direct_kernel (const hy_cpu_ctx *ctx,
+    const hy_call_shape *call);
+
 size_t
 hy_dnnl_segment_output_bytes (const hy_cpu_ctx *ctx,
     const hy_call_shape *call, gboolean in0_private, gboolean read_as_operand)
 {
   if (!segments_on (ctx))
     return 0;
-  const bool takes = conv_takes (call)
+  const bool takes = (conv_takes (call) && has_direct_kernel (ctx, call))
       || (in0_private && hy_segment_pool_takes (call));
   return takes ? (size_t) hy_shape_numel (call->out0)
       * (read_as_operand ? sizeof (float) : sizeof (uint16_t)) : 0;
@@ -141,7 +144,7 @@ hy_dnnl_segment_reads (const hy_cpu_ctx *ctx, const hy_call_shape *call,
     return FALSE;
   if (hy_segment_pool_takes (call))
     return input == 0;
-  if (!conv_takes (call))
+  if (!conv_takes (call) || !has_direct_kernel (ctx, call))
     return FALSE;
   const hy_conv_params *p = call->params;
   const hy_fused_inputs f = hy_fused_inputs_of (p->no_bias, &p->fused);
@@ -275,6 +278,103 @@ append_activation (const setup *s, dnnl_post_ops_t ops,
   }
 }
 
+/* The primitive's description for one image and `slice` filters of the
+ * convolution p from x to y: bf16 nhwc in, bf16 or fp32 nhwc out, the
+ * post-ops as the call has them.  y = act (bn (W·x + b) + residual):
+ * BatchNorm as two binary post-ops, the residual (a `sum`) what the
+ * destination holds when the primitive runs. */
+static bool
+make_pd (const setup *s, dnnl_engine_t eng, const hy_conv_params *p,
+    const hy_shape *x, const hy_shape *y, int64_t slice, bool has_bias,
+    bool dst_bf16, dnnl_primitive_desc_t *pd)
+{
+  const int64_t kh = p->kernel[0], kw = p->kernel[1];
+  const dnnl_dims_t src_dims = { 1, x->dims[1], x->dims[2], x->dims[3] };
+  const dnnl_dims_t weight_dims = { slice, x->dims[1], kh, kw };
+  const dnnl_dims_t bias_dims = { slice };
+  const dnnl_dims_t channel_dims = { 1, slice, 1, 1 };
+  const dnnl_dims_t dst_dims = { 1, slice, y->dims[2], y->dims[3] };
+  const dnnl_dims_t strides = { p->stride[0], p->stride[1] };
+  const dnnl_dims_t dilates = { p->dilate[0] - 1, p->dilate[1] - 1 };
+  const dnnl_dims_t pad = { p->pad[0], p->pad[1] };
+  dnnl_memory_desc_t src_md, w_md, bias_md, dst_md, channel_md;
+  dnnl_convolution_desc_t desc;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
+  bool ok = check (s, dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
+          dnnl_bf16, dnnl_nhwc), "memory description")
+      && check (s, dnnl_memory_desc_init_by_tag (&w_md, 4, weight_dims,
+          dnnl_bf16, dnnl_format_tag_any), "memory description")
+      && check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
+          dnnl_f32, dnnl_x), "memory description")
+      && check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4,
+          channel_dims, dnnl_f32, dnnl_nchw), "memory description")
+      && check (s, dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims,
+          dst_bf16 ? dnnl_bf16 : dnnl_f32, dnnl_nhwc), "memory description")
+      && check (s, dnnl_dilated_convolution_forward_desc_init (&desc,
+          dnnl_forward_inference, dnnl_convolution_direct, &src_md, &w_md,
+          has_bias ? &bias_md : NULL, &dst_md, strides, dilates, pad, pad),
+      "convolution description")
+      && check (s, dnnl_primitive_attr_create (&attr), "attributes")
+      && check (s, dnnl_primitive_attr_set_scratchpad_mode (attr,
+              dnnl_scratchpad_mode_user), "attributes")
+      && check (s, dnnl_post_ops_create (&ops), "post-ops");
+  if (ok && p->fused.batch_norm)
+    ok = check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_mul,
+            &channel_md), "post-op")
+        && check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_add,
+            &channel_md), "post-op");
+  if (ok && p->fused.residual)
+    ok = check (s, dnnl_post_ops_append_sum (ops, 1.0f), "post-op");
+  ok = ok && append_activation (s, ops, &p->fused)
+      && check (s, dnnl_primitive_attr_set_post_ops (attr, ops), "post-ops")
+      && check (s, dnnl_primitive_desc_create (pd, &desc, attr, eng, NULL),
+      "convolution set-up");
+  dnnl_post_ops_destroy (ops);
+  dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
+/* The implementation a description got, NULL for oneDNN's reference
+ * ones (far slower than the fp32 kernels a segment would replace). */
+static const char *
+direct_impl (dnnl_primitive_desc_t pd)
+{
+  const char *impl = NULL;
+  if (dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
+      != dnnl_success || !impl || strstr (impl, "ref"))
+    return NULL;
+  return impl;
+}
+
+/* Whether oneDNN has a direct kernel for the convolution in a segment,
+ * writing bf16 (inside) and fp32 (leaving): on maps of 1×1 or 2×2 (a
+ * segmentation head's pooled branch, SSD's last layers) it has only its
+ * reference kernel, and those stay with the per-layer path. */
+static bool
+has_direct_kernel (const hy_cpu_ctx *ctx, const hy_call_shape *call)
+{
+  const hy_conv_params *p = call->params;
+  GError *ignored = NULL;
+  const setup s = { "probe", &ignored };
+  dnnl_engine_t eng = engine (&s);
+  const int64_t slices = choose_slices (p->num_filter, call->in0->dims[0],
+      hy_cpu_n_threads (ctx));
+  bool ok = eng != NULL;
+  for (int dst_bf16 = 0; ok && dst_bf16 < 2; dst_bf16++) {
+    dnnl_primitive_desc_t pd = NULL;
+    const int omp_threads = omp_get_max_threads ();
+    omp_set_num_threads (1);
+    ok = make_pd (&s, eng, p, call->in0, call->out0,
+        p->num_filter / slices, !p->no_bias || p->fused.batch_norm,
+        dst_bf16, &pd) && direct_impl (pd);
+    omp_set_num_threads (omp_threads);
+    dnnl_primitive_desc_destroy (pd);
+  }
+  g_clear_error (&ignored);
+  return ok;
+}
+
 static bool
 build (seg_conv *c, const setup *s, const hy_conv_params *p,
     const hy_call *call, const float *w, const float *bias, const float *bn)
@@ -283,67 +383,26 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
   if (!eng)
     return false;
   const hy_shape *x = &call->in[0]->shape, *y = &call->out[0]->shape;
-  const int64_t kh = p->kernel[0], kw = p->kernel[1];
-  const dnnl_dims_t src_dims = { 1, c->channels, x->dims[2], x->dims[3] };
-  const dnnl_dims_t weight_dims = { c->slice_filters, c->channels, kh, kw };
+  const dnnl_dims_t weight_dims = { c->slice_filters, c->channels,
+    p->kernel[0], p->kernel[1] };
   const dnnl_dims_t bias_dims = { c->slice_filters };
-  const dnnl_dims_t dst_dims = { 1, c->slice_filters, y->dims[2],
-    y->dims[3] };
-  const dnnl_dims_t strides = { p->stride[0], p->stride[1] };
-  const dnnl_dims_t dilates = { p->dilate[0] - 1, p->dilate[1] - 1 };
-  const dnnl_dims_t pad = { p->pad[0], p->pad[1] };
-  dnnl_memory_desc_t src_md, w_md, user_w_md, bias_md, dst_md;
-  if (!check (s, dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
-              dnnl_bf16, dnnl_nhwc), "memory description")
-      || !check (s, dnnl_memory_desc_init_by_tag (&w_md, 4, weight_dims,
-              dnnl_bf16, dnnl_format_tag_any), "memory description")
-      || !check (s, dnnl_memory_desc_init_by_tag (&user_w_md, 4,
-              weight_dims, dnnl_f32, dnnl_oihw), "memory description")
+  const dnnl_dims_t channel_dims = { 1, c->slice_filters, 1, 1 };
+  dnnl_memory_desc_t user_w_md, bias_md, channel_md;
+  if (!check (s, dnnl_memory_desc_init_by_tag (&user_w_md, 4, weight_dims,
+              dnnl_f32, dnnl_oihw), "memory description")
       || !check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
               dnnl_f32, dnnl_x), "memory description")
-      || !check (s, dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims,
-              c->dst_form == FORM_BF16 ? dnnl_bf16 : dnnl_f32, dnnl_nhwc),
-          "memory description"))
+      || !check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4,
+              channel_dims, dnnl_f32, dnnl_nchw), "memory description"))
     return false;
-
   split_batch_norm (c, bias, bn);
-  const dnnl_dims_t channel_dims = { 1, c->slice_filters, 1, 1 };
-  dnnl_memory_desc_t channel_md;
-  if (!check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4, channel_dims,
-              dnnl_f32, dnnl_nchw), "memory description"))
-    return false;
-
-  dnnl_convolution_desc_t desc;
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_post_ops_t ops = NULL;
   dnnl_primitive_desc_t pd = NULL;
-  bool ok = check (s, dnnl_dilated_convolution_forward_desc_init (&desc,
-          dnnl_forward_inference, dnnl_convolution_direct, &src_md, &w_md,
-          c->bias ? &bias_md : NULL, &dst_md, strides, dilates, pad, pad),
-      "convolution description")
-      && check (s, dnnl_primitive_attr_create (&attr), "attributes")
-      && check (s, dnnl_primitive_attr_set_scratchpad_mode (attr,
-              dnnl_scratchpad_mode_user), "attributes")
-      && check (s, dnnl_post_ops_create (&ops), "post-ops");
-  /* y = act (bn (W·x + b) + residual): BatchNorm as two post-ops, the
-   * residual is what the destination holds when the primitive runs. */
-  if (ok && c->bn_scale)
-    ok = check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_mul,
-            &channel_md), "post-op")
-        && check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_add,
-            &channel_md), "post-op");
-  if (ok && c->res_input >= 0)
-    ok = check (s, dnnl_post_ops_append_sum (ops, 1.0f), "post-op");
-  ok = ok && append_activation (s, ops, &p->fused)
-      && check (s, dnnl_primitive_attr_set_post_ops (attr, ops), "post-ops")
-      && check (s, dnnl_primitive_desc_create (&pd, &desc, attr, eng, NULL),
-      "convolution set-up");
-  const char *impl = NULL;
-  if (ok && (dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
-              &impl) != dnnl_success || !impl || strstr (impl, "ref"))) {
+  bool ok = make_pd (s, eng, p, x, y, c->slice_filters, c->bias != NULL,
+      c->dst_form == FORM_BF16, &pd);
+  const char *impl = ok ? direct_impl (pd) : NULL;
+  if (ok && !impl) {
     g_set_error (s->error, HY_ERROR, HY_ERROR_UNSUPPORTED,
-        "%s: oneDNN has only its reference kernel (%s) for it in bf16",
-        s->what, impl ? impl : "none");
+        "%s: oneDNN has only its reference kernel for it in bf16", s->what);
     ok = false;
   }
   if (ok) {
@@ -391,8 +450,6 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
     }
   }
   dnnl_primitive_desc_destroy (pd);
-  dnnl_post_ops_destroy (ops);
-  dnnl_primitive_attr_destroy (attr);
   return ok;
 }
 
