@@ -16,6 +16,7 @@
 
 #include "hybrid.h"
 #include "kernels/cpu/conv/dnnl-segment.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/params/nn.h"
 
 /* Channels per step: one accumulator row stays in registers / L1. */
@@ -77,14 +78,6 @@ typedef struct pool_job {
   void *y;
 } pool_job;
 
-/* Input element i (of the whole batch, nhwc) as a float. */
-static inline float
-load (const pool_job *j, int64_t i)
-{
-  return j->sp->in_wide ? ((const float *) j->x)[i]
-      : hy_bf16_to_float (((const uint16_t *) j->x)[i]);
-}
-
 /* Output value (image, channel c, position o) of `acc`. */
 static inline void
 store (const pool_job *j, int64_t image, int64_t c0, int64_t n, int64_t o,
@@ -104,6 +97,54 @@ store (const pool_job *j, int64_t image, int64_t c0, int64_t n, int64_t o,
     for (int64_t c = 0; c < n; c++)
       y[c * ohw] = acc[c];
   }
+}
+
+/* acc = max (acc, v) over n channels of bf16 (or fp32: wide) at v: a
+ * plain vector loop (maxps), the AVX-512 build picked where it runs.
+ * NaN is not propagated: bf16 runs skip NaN inputs (docs/PRECISION.md). */
+HY_CPU_VECTOR_CLONES static void
+max_into (float *restrict acc, const void *restrict v, int64_t n, bool wide)
+{
+  if (wide) {
+    const float *f = v;
+    for (int64_t c = 0; c < n; c++)
+      acc[c] = f[c] > acc[c] ? f[c] : acc[c];
+    return;
+  }
+  const uint16_t *h = v;
+  for (int64_t c = 0; c < n; c++) {
+    const uint32_t u = (uint32_t) h[c] << 16;
+    float f;
+    memcpy (&f, &u, sizeof f);
+    acc[c] = f > acc[c] ? f : acc[c];
+  }
+}
+
+/* acc += v over n channels, as max_into. */
+HY_CPU_VECTOR_CLONES static void
+add_into (float *restrict acc, const void *restrict v, int64_t n, bool wide)
+{
+  if (wide) {
+    const float *f = v;
+    for (int64_t c = 0; c < n; c++)
+      acc[c] += f[c];
+    return;
+  }
+  const uint16_t *h = v;
+  for (int64_t c = 0; c < n; c++) {
+    const uint32_t u = (uint32_t) h[c] << 16;
+    float f;
+    memcpy (&f, &u, sizeof f);
+    acc[c] += f;
+  }
+}
+
+/* Input element i (nhwc, the whole batch) as a pointer. */
+static inline const void *
+at (const pool_job *j, int64_t i)
+{
+  return j->sp->in_wide ? (const void *) ((const float *) j->x + i)
+      : (const void *) ((const uint16_t *) j->x + i);
 }
 
 /* Rows [begin, end) of (image, output row). */
@@ -133,14 +174,9 @@ max_rows (void *arg, int64_t begin, int64_t end, int thread)
         for (int64_t c = 0; c < n; c++)
           acc[c] = -INFINITY;
         for (int64_t yy = y0; yy < y1; yy++)
-          for (int64_t xx = x0; xx < x1; xx++) {
-            const int64_t v = x + (yy * sp->w + xx) * sp->channels + c0;
-            for (int64_t c = 0; c < n; c++) {
-              const float f = load (j, v + c);
-              /* NaN wins, as MXNet's max pooling lets it through. */
-              acc[c] = f > acc[c] || isnan (f) ? f : acc[c];
-            }
-          }
+          for (int64_t xx = x0; xx < x1; xx++)
+            max_into (acc, at (j, x + (yy * sp->w + xx) * sp->channels + c0),
+                n, sp->in_wide);
         store (j, image, c0, n, oy * sp->ow + ox, acc);
       }
     }
@@ -162,8 +198,7 @@ global_average (void *arg, int64_t begin, int64_t end, int thread)
       for (int64_t c = 0; c < n; c++)
         acc[c] = 0.0f;
       for (int64_t i = 0; i < hw; i++)
-        for (int64_t c = 0; c < n; c++)
-          acc[c] += load (j, x + i * sp->channels + c0 + c);
+        add_into (acc, at (j, x + i * sp->channels + c0), n, sp->in_wide);
       for (int64_t c = 0; c < n; c++)
         acc[c] /= (float) hw;
       store (j, image, c0, n, 0, acc);
