@@ -26,6 +26,9 @@ struct hy_plan {
   float *arena;                 /* backend memory */
   float *consts;                /* device backends: the uploaded weights */
   hy_tensor *values;            /* per value, then one per output copy */
+  guint8 *value_private;        /* per value: held in the backend's own
+                                 * layout (plan-segment.h), not planes */
+  guint n_value_private;
   hy_call *calls;
   int n_calls;
   guint *call_nodes;            /* per call: its node in `graph`, or
@@ -94,6 +97,10 @@ gboolean hy_plan_profile_calls (hy_plan *plan,
 /* The arithmetic of call c (as the profile counts it), 0 where the op
  * does not say. */
 double hy_plan_call_flops (const hy_plan *plan, int c);
+
+/* Whether t, one of the plan's values, is held in the backend's own
+ * layout (its bytes are not fp32 planes). */
+gboolean hy_plan_tensor_private (const hy_plan *plan, const hy_tensor *t);
 
 /* plan-fuse.c: where the backend runs call c and call c + 1 as one
  * call, makes them one (calls from c + 2 on move down a place; neither

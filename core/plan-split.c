@@ -483,7 +483,11 @@ split_prefix (hy_plan *whole, const hy_shapes *shapes, int64_t batch,
           continue;
         hy_shape s = image->calls[c].out[j]->shape;
         s.dims[0] = batch;
-        ok = s.ndim >= 1 && hy_shape_equal (&s, &cut[i]->shape);
+        /* A value in the backend's own layout is not copied as
+         * planes: no cut across a segment. */
+        ok = s.ndim >= 1 && hy_shape_equal (&s, &cut[i]->shape)
+            && !hy_plan_tensor_private (whole, cut[i])
+            && !hy_plan_tensor_private (image, image->calls[c].out[j]);
         whole->cut_from[i] = image->calls[c].out[j];
         whole->cut_to[i] = whole->calls[c].out[j];
       }

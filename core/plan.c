@@ -36,6 +36,7 @@
 
 #include "core/plan-impl.h"
 #include "core/planner.h"
+#include "core/plan-segment.h"
 #include "core/backend.h"
 
 typedef enum storage_kind {
@@ -74,6 +75,8 @@ typedef struct plan_builder {
   gboolean *fusable;            /* per node: the second of a pair the
                                  * backend may run as one call, its first's
                                  * inputs kept live through it */
+  size_t *private_bytes;        /* per value: its bytes in the backend's
+                                 * own layout, or 0 (plan-segment.h) */
   int *value_storage;           /* per value: index into storages */
   GArray *storages;             /* storage */
   GArray *call_nodes;           /* guint per call: its node, or G_MAXUINT
@@ -295,7 +298,8 @@ can_write_in_place (const plan_builder *b, guint i, const hy_node *node)
   guint in0 = value_of (b, &node->inputs[0]);
   const storage *s = storage_of (b, in0);
   if (s->kind != STORAGE_ARENA || s->last != (int) i
-      || s->bytes != shape_bytes (&node->shapes[0]))
+      || s->bytes != shape_bytes (&node->shapes[0])
+      || b->private_bytes[in0] || b->private_bytes[b->first_value[i]])
     return FALSE;
   for (guint k = 1; k < node->n_inputs; k++)
     if (b->value_storage[value_of (b, &node->inputs[k])]
@@ -337,9 +341,12 @@ assign_op (plan_builder *b, guint i, const hy_node *node)
       alias (b, v, value_of (b, &node->inputs[0]));
       continue;
     }
+    /* A value in the backend's own layout takes the bytes of that
+     * layout (bf16: half a plane's). */
     storage s = {
       .kind = STORAGE_ARENA,
-      .bytes = shape_bytes (&node->shapes[k]),
+      .bytes = b->private_bytes[v] ? b->private_bytes[v]
+          : shape_bytes (&node->shapes[k]),
       .first = (int) i,
       .last = b->value_last[v],
     };
@@ -515,6 +522,25 @@ bind_values (hy_plan *plan, plan_builder *b)
   }
 }
 
+/* A value held in the backend's layout at 4 bytes an element. */
+static gboolean
+is_wide (const hy_plan *plan, const plan_builder *b, guint v)
+{
+  return b->private_bytes[v] >= shape_bytes (&plan->values[v].shape);
+}
+
+/* The plan's figures for the values held in the backend's layout: a
+ * call that writes one from planes enters a segment (its data converted
+ * on the way in), one that reads one and writes planes leaves it. */
+static void
+count_segment_edges (hy_plan *plan, const hy_call *call)
+{
+  if (call->private_outputs && !(call->private_inputs & 1u))
+    plan->memory.segment_entries++;
+  if (call->private_inputs && !call->private_outputs)
+    plan->memory.segment_exits++;
+}
+
 static gboolean
 build_calls (hy_plan *plan, plan_builder *b, GError **error)
 {
@@ -579,11 +605,24 @@ build_calls (hy_plan *plan, plan_builder *b, GError **error)
       const guint v = value_of (b, &node->inputs[k]);
       if (storage_of (b, v)->kind == STORAGE_CONST)
         hy_const_bits_set (const_bits, (int) k);
+      if (k < 32 && b->private_bytes[v]) {
+        call->private_inputs |= (uint32_t) 1 << k;
+        if (is_wide (plan, b, v))
+          call->private_wide_inputs |= (uint32_t) 1 << k;
+      }
       *in++ = tensor_of (plan, b, v);
     }
-    for (guint k = 0; k < node->n_outputs; k++)
-      *out++ = &plan->values[b->first_value[i] + k];
+    for (guint k = 0; k < node->n_outputs; k++) {
+      const guint v = b->first_value[i] + k;
+      if (k < 32 && b->private_bytes[v]) {
+        call->private_outputs |= (uint32_t) 1 << k;
+        if (is_wide (plan, b, v))
+          call->private_wide_outputs |= (uint32_t) 1 << k;
+      }
+      *out++ = &plan->values[v];
+    }
     const_bits += hy_const_bits_words (call->n_in);
+    count_segment_edges (plan, call);
   }
   plan->n_calls = (int) n_calls;
 
@@ -645,6 +684,7 @@ builder_clear (plan_builder *b)
   g_free (b->first_value);
   g_free (b->value_last);
   g_free (b->fusable);
+  g_free (b->private_bytes);
   g_free (b->value_storage);
   g_array_unref (b->storages);
   g_array_unref (b->call_nodes);
@@ -682,6 +722,18 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
     .copies = g_array_new (FALSE, FALSE, sizeof (output_copy)),
   };
   compute_liveness (&b);
+  const hy_segment_input seg = {
+    b.graph, backend, b.first_value, b.n_values, b.value_last,
+    STEP_AFTER_ALL (b.graph), b.fusable,
+  };
+  b.private_bytes = hy_plan_private_values (&seg);
+  plan->value_private = g_new0 (guint8, b.n_values + 1);
+  plan->n_value_private = b.n_values;
+  for (guint v = 0; v < b.n_values; v++)
+    if (b.private_bytes[v]) {
+      plan->value_private[v] = 1;
+      plan->memory.segment_values++;
+    }
   for (guint i = 0; i < hy_graph_n_nodes (b.graph); i++) {
     const hy_node *node = hy_graph_node (b.graph, i);
     if (node->op)
@@ -738,6 +790,7 @@ hy_plan_free (hy_plan *plan)
   g_free (plan->values);
   g_free (plan->calls);
   g_free (plan->call_nodes);
+  g_free (plan->value_private);
   g_free (plan->call_first_nodes);
   if (plan->fused_args)
     g_ptr_array_unref (plan->fused_args);
@@ -972,6 +1025,15 @@ const hy_pass_stats *
 hy_plan_pass_stats (const hy_plan *plan)
 {
   return &plan->pass_stats;
+}
+
+gboolean
+hy_plan_tensor_private (const hy_plan *plan, const hy_tensor *t)
+{
+  if (!plan->values || !plan->value_private || t < plan->values
+      || t >= plan->values + plan->n_value_private)
+    return FALSE;
+  return plan->value_private[t - plan->values];
 }
 
 int

@@ -45,6 +45,18 @@ typedef struct hy_call {
    * owned by whoever made the call: a plan allocates them when it is
    * built, never per forward. */
   const uint32_t *const_inputs;
+  /* Bit k set: in[k] (private_inputs) or out[k] (private_outputs) is held
+   * in the backend's own layout, not as fp32 planes (a bf16 segment,
+   * core/plan-segment.c): the value's producer and all its readers run on
+   * the backend's own kernels, which alone read it.  Zero outside plans.
+   * Only the ops a segment takes (convolution, pooling, add: a handful of
+   * inputs each) are ever marked, so 32 bits hold them. */
+  uint32_t private_inputs;
+  uint32_t private_outputs;
+  /* Of those, the ones held at 4 bytes an element (fp32 in the backend's
+   * layout) rather than narrower (bf16). */
+  uint32_t private_wide_inputs;
+  uint32_t private_wide_outputs;
 } hy_call;
 
 /* Words of a const_inputs bitset for n inputs. */
@@ -121,6 +133,20 @@ typedef struct hy_backend_iface {
    * reads them while it writes the second's output. */
   gboolean (*may_fuse) (hy_backend *be, const hy_call_shape *first,
       const hy_call_shape *second);
+  /* Optional, both or neither: values held in the backend's own layout
+   * between calls (core/plan-segment.c).  private_output_bytes: the bytes
+   * of `call`'s output 0 in that layout where the call can write it so
+   * (in0_private: its data input is itself held so), 0 where it writes
+   * fp32 planes; read_as_operand: some reader reads the value as an input
+   * other than its data (a residual), where a backend may want it kept
+   * wider.  reads_private: whether `call` can read its input
+   * `input` in that layout.  Asked from shapes alone, before any call is
+   * prepared; prepare_call then finds the call's private_inputs and
+   * private_outputs set and must honour them (or fail the plan). */
+  size_t (*private_output_bytes) (hy_backend *be, const hy_call_shape *call,
+      gboolean in0_private, gboolean read_as_operand);
+  gboolean (*reads_private) (hy_backend *be, const hy_call_shape *call,
+      int input);
   /* Optional: which implementation runs a (prepared) call, for profiles,
    * where the backend chooses between several; NULL otherwise. */
   const char *(*call_kernel_name) (hy_backend *be, const hy_call *call);

@@ -317,6 +317,11 @@ print_json (const bench_args *a, const char *device, const char *mode,
   json_builder_add_boolean_value (b, r->memory.images_per_run == 1);
   json_builder_set_member_name (b, "calls_image_by_image");
   json_builder_add_int_value (b, r->memory.per_image_calls);
+  json_builder_set_member_name (b, "segment_values");
+  json_builder_add_int_value (b, r->memory.segment_values);
+  json_builder_set_member_name (b, "segment_reorders");
+  json_builder_add_int_value (b, r->memory.segment_entries
+      + r->memory.segment_exits);
   const device_counts *d = &r->device;
   const struct { const char *name; double v; } per[] = {
     { "allocations", d->allocations }, { "graph_launches", d->graph_launches },
@@ -407,6 +412,12 @@ print_text (const bench_args *a, const char *device, const char *mode,
   print_mib ("lower bound", r->have_plan_memory, r->memory.lower_bound_bytes);
   if (r->memory.weight_bytes > 0)
     print_mib ("weights", TRUE, r->memory.weight_bytes);
+  if (r->memory.segment_values > 0)
+    printf ("  bf16 segments: %" G_GINT64_FORMAT " values held as bf16 nhwc, "
+        "%" G_GINT64_FORMAT " reorders (%" G_GINT64_FORMAT " in, %"
+        G_GINT64_FORMAT " out)\n", r->memory.segment_values,
+        r->memory.segment_entries + r->memory.segment_exits,
+        r->memory.segment_entries, r->memory.segment_exits);
   const device_counts *d = &r->device;
   printf ("per forward %g allocations, %g graph launches, %g kernel calls "
       "one by one\n", d->allocations, d->graph_launches, d->direct_calls);

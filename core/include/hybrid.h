@@ -281,6 +281,12 @@ typedef struct hy_memory_stats {
   gint64 per_image_calls;       /* the calls run image by image: all of
                                  * them (images_per_run 1), the first few
                                  * (the rest on the whole batch), or 0 */
+  /* bf16 segments (docs/PRECISION.md): values held between calls in the
+   * backend's own layout (bf16 nhwc on the CPU), and the calls that
+   * convert at a segment's edges, fp32 planes in or out. */
+  gint64 segment_values;
+  gint64 segment_entries;
+  gint64 segment_exits;
 } hy_memory_stats;
 
 /* The memory figures of the plan for the current input shapes (hybrid mode,

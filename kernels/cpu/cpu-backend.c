@@ -12,6 +12,9 @@
 #include "kernels/cpu/conv/conv-strategy.h"
 #include "kernels/backend-impl.h"
 #include "kernels/cpu/quantized/qconv-setup.h"
+#ifdef HY_HAVE_DNNL
+#include "kernels/cpu/conv/dnnl-segment.h"
+#endif
 
 typedef struct cpu_backend {
   hy_backend base;
@@ -114,6 +117,14 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
    * when oneDNN is on (quantized/qconv-setup.h) */
   if (call->op == HY_OP_QUANTIZED_CONV)
     return hy_qconv_prepare_call (hy_cpu_backend_ctx (be), call, error);
+#ifdef HY_HAVE_DNNL
+  /* A bf16 segment's calls (conv/dnnl-segment.h): their layout is
+   * already promised to their neighbours, so no other kernel may run
+   * them. */
+  if (call->private_inputs || call->private_outputs)
+    return hy_dnnl_segment_prepare_call (hy_cpu_backend_ctx (be), call,
+        error);
+#endif
   return call->op != HY_OP_CONVOLUTION
       || hy_conv_prepare_call (hy_cpu_backend_ctx (be), call, error);
 }
@@ -133,6 +144,24 @@ cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
 {
   return hy_conv_may_fuse (first, second);
 }
+
+#ifdef HY_HAVE_DNNL
+/* In bf16, values held as bf16 nhwc between the calls of a segment
+ * (conv/dnnl-segment.h). */
+static size_t
+cpu_private_output_bytes (hy_backend *be, const hy_call_shape *call,
+    gboolean in0_private, gboolean read_as_operand)
+{
+  return hy_dnnl_segment_output_bytes (hy_cpu_backend_ctx (be), call,
+      in0_private, read_as_operand);
+}
+
+static gboolean
+cpu_reads_private (hy_backend *be, const hy_call_shape *call, int input)
+{
+  return hy_dnnl_segment_reads (hy_cpu_backend_ctx (be), call, input);
+}
+#endif
 
 /* fp32, or bf16 where the CPU has AVX512_BF16 and oneDNN is built in.
  * Refused, not emulated, elsewhere: a bf16 emulated in fp32 instructions
@@ -171,6 +200,12 @@ cpu_set_precision (hy_backend *be, hy_precision precision, GError **error)
 static void
 cpu_release_call (hy_backend *be, hy_call *call)
 {
+#ifdef HY_HAVE_DNNL
+  if (hy_dnnl_segment_runs (call)) {
+    hy_dnnl_segment_release_call (call);
+    return;
+  }
+#endif
   if (call->op == HY_OP_CONVOLUTION)
     hy_conv_release_call (call);
   if (call->op == HY_OP_QUANTIZED_CONV)
@@ -180,6 +215,10 @@ cpu_release_call (hy_backend *be, hy_call *call)
 static const char *
 cpu_call_kernel_name (hy_backend *be, const hy_call *call)
 {
+#ifdef HY_HAVE_DNNL
+  if (hy_dnnl_segment_runs (call))
+    return hy_dnnl_segment_kernel_name (call);
+#endif
   if (call->op == HY_OP_QUANTIZED_CONV)
     return hy_qconv_kernel_name (call);
   return call->op == HY_OP_CONVOLUTION ? hy_conv_kernel_name (call) : NULL;
@@ -194,6 +233,10 @@ static const hy_backend_iface cpu_iface = {
   .prepare_call = cpu_prepare_call,
   .fuse_calls = cpu_fuse_calls,
   .may_fuse = cpu_may_fuse,
+#ifdef HY_HAVE_DNNL
+  .private_output_bytes = cpu_private_output_bytes,
+  .reads_private = cpu_reads_private,
+#endif
   .set_precision = cpu_set_precision,
   .release_call = cpu_release_call,
   .call_kernel_name = cpu_call_kernel_name,

@@ -626,6 +626,24 @@ check_bf16_steady (const char *dir)
   g_assert_cmpint (second, <=, first + first / 10);
 #endif
   assert_arena_near_bound (hyb, c->name);
+  /* ResNet's convolutions, pooling and residual adds run as bf16
+   * segments (docs/PRECISION.md, "bf16 segments"): values between them
+   * held as bf16 nhwc in the arena, converted only at the edges. */
+  hy_memory_stats m;
+  g_assert_true (hy_executor_memory (hyb, &m));
+  g_test_message ("%s bf16: %" G_GINT64_FORMAT " values in segments, %"
+      G_GINT64_FORMAT " reorders in, %" G_GINT64_FORMAT " out", c->name,
+      m.segment_values, m.segment_entries, m.segment_exits);
+  if (strstr (c->name, "resnet18_v1")) {
+    const char *off = g_getenv ("HYBRIDINFER_BF16_SEGMENT");
+    if (!off || strcmp (off, "0") != 0) {
+      g_assert_cmpint (m.segment_values, >=, 16);
+      g_assert_cmpint (m.segment_entries, >=, 1);
+      g_assert_cmpint (m.segment_exits, >=, 1);
+      /* One segment from the first layer to the global pooling. */
+      g_assert_cmpint (m.segment_entries + m.segment_exits, <=, 4);
+    }
+  }
   hy_executor_free (hyb);
 }
 
