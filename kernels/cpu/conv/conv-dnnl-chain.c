@@ -23,6 +23,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/conv/conv-dnnl-chain.h"
 #include "kernels/cpu/conv/layout-blocked.h"
 #include "kernels/cpu/epilogue.h"
@@ -475,17 +476,6 @@ typedef struct chain_job {
   _Atomic int failed;
 } chain_job;
 
-/* x rounded to bf16, nearest even, NaN kept (conv-dnnl.c's to_bf16). */
-static inline uint16_t
-bf16_of (float x)
-{
-  uint32_t u;
-  memcpy (&u, &x, sizeof u);
-  const uint32_t rounded = (u + 0x7fffu + (u >> 16 & 1u)) >> 16;
-  return (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t) (u >> 16 | 0x40u)
-      : (uint16_t) rounded;
-}
-
 /* Positions [p0, p1) of `channels` planes of hw floats into nhwc bf16, a
  * tile of TILE_C channels × TILE positions at a time: each channel's run
  * rounded in a vectorised loop into the tile, then the tile transposed
@@ -503,7 +493,7 @@ planes_to_nhwc_bf16 (uint16_t *restrict y, const float *restrict x,
       for (int64_t c = 0; c < nc; c++) {
         const float *xc = x + (c0 + c) * hw + t0;
         for (int64_t i = 0; i < n; i++)
-          tile[c][i] = bf16_of (xc[i]);
+          tile[c][i] = hy_bf16_from_float (xc[i]);
       }
       uint16_t *yt = y + (t0 - p0) * channels + c0;
       if (nc == TILE_C)         /* a constant count gcc unrolls */

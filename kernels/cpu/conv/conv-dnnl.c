@@ -35,6 +35,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "hybrid.h"
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/conv/conv-dnnl.h"
 #include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/epilogue.h"
@@ -462,21 +463,6 @@ typedef struct conv_job {
   _Atomic int failed;           /* a dnnl_status_t */
 } conv_job;
 
-/* n floats of x into bf16 at y, rounded to nearest even (NaN stays NaN):
- * the conversion AVX512_BF16's vcvtneps2bf16 makes, which gcc does not
- * emit from C; this loop vectorises to shifts and adds. */
-HY_CPU_VECTOR_CLONES static void
-to_bf16 (uint16_t *restrict y, const float *restrict x, int64_t n)
-{
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t u;
-    memcpy (&u, &x[i], sizeof u);
-    const uint32_t rounded = (u + 0x7fffu + (u >> 16 & 1u)) >> 16;
-    y[i] = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t) (u >> 16 | 0x40u)
-        : (uint16_t) rounded;
-  }
-}
-
 /* Tiles of positions [begin, end) over the images, into blocks (and, in
  * bf16, into the bf16 copy the primitive reads). */
 static void
@@ -493,7 +479,7 @@ block_input (void *arg, int64_t begin, int64_t end, int thread)
     const float *x = j->x + image * image_elems;
     if (!c->blocked_src) {      /* bf16 planes: channel by channel */
       for (int64_t ch = 0; ch < c->channels; ch++)
-        to_bf16 (j->src16 + image * image_elems + ch * c->in_hw + hw0,
+        hy_bf16_from_floats (j->src16 + image * image_elems + ch * c->in_hw + hw0,
             x + ch * c->in_hw + hw0, hw1 - hw0);
       continue;
     }
@@ -502,7 +488,7 @@ block_input (void *arg, int64_t begin, int64_t end, int thread)
         hw0, hw1);
     /* nhwc (the only blocked form bf16 builds): the tile is one run. */
     if (c->bf16)
-      to_bf16 (j->src16 + image * image_elems + hw0 * c->channels,
+      hy_bf16_from_floats (j->src16 + image * image_elems + hw0 * c->channels,
           blocked + hw0 * c->channels, (hw1 - hw0) * c->channels);
   }
 }

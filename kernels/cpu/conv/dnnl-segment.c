@@ -561,20 +561,6 @@ typedef struct seg_job {
   _Atomic int failed;
 } seg_job;
 
-/* n floats into bf16 (nearest even, NaN kept a NaN), branch-free so
- * that it vectorises (conv-dnnl.c's to_bf16). */
-HY_CPU_VECTOR_CLONES static void
-run_to_bf16 (uint16_t *restrict y, const float *restrict x, int64_t n)
-{
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t u;
-    memcpy (&u, &x[i], sizeof u);
-    const uint32_t rounded = (u + 0x7fffu + (u >> 16 & 1u)) >> 16;
-    y[i] = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t) (u >> 16 | 0x40u)
-        : (uint16_t) rounded;
-  }
-}
-
 /* Entering (or reading an fp32 nhwc value): tiles of positions [begin,
  * end) over the images, fp32 planes into bf16 nhwc (each tile's channels
  * read a run at a time), or fp32 nhwc into bf16. */
@@ -591,7 +577,7 @@ enter (void *arg, int64_t begin, int64_t end, int thread)
     const float *x = j->x + image * c->channels * c->in_hw;
     uint16_t *y = src16 + image * c->channels * c->in_hw;
     if (c->src_form == FORM_F32) {      /* fp32 nhwc: one run */
-      run_to_bf16 (y + hw0 * c->channels, x + hw0 * c->channels,
+      hy_bf16_from_floats (y + hw0 * c->channels, x + hw0 * c->channels,
           (hw1 - hw0) * c->channels);
       continue;
     }

@@ -25,6 +25,7 @@
 #include <glib.h>
 
 #include "kernels/backend-impl.h"
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/cpu-kernel.h"
 
 /* The backend hooks (backend-impl.h): the bytes of `call`'s output held
@@ -48,26 +49,6 @@ bool hy_dnnl_segment_runs (const hy_call *call);
 void hy_dnnl_segment_release_call (hy_call *call);
 const char *hy_dnnl_segment_kernel_name (const hy_call *call);
 
-/* bf16 <-> fp32 as the segment's kernels convert (nearest even, NaN kept
- * a NaN). */
-static inline uint16_t
-hy_bf16_from_float (float f)
-{
-  uint32_t u;
-  __builtin_memcpy (&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t) (u >> 16 | 0x40u);
-  return (uint16_t) ((u + 0x7fffu + (u >> 16 & 1u)) >> 16);
-}
-
-static inline float
-hy_bf16_to_float (uint16_t h)
-{
-  const uint32_t u = (uint32_t) h << 16;
-  float f;
-  __builtin_memcpy (&f, &u, sizeof f);
-  return f;
-}
 
 /* The pooling half (dnnl-segment-pool.c): max pooling and global average
  * pooling reading bf16 nhwc, writing bf16 nhwc or fp32 planes. */
