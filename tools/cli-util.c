@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hybrid-sidecar.h"
 
 int
 hy_cli_fail (const GError *error)
@@ -133,4 +134,26 @@ hy_cli_tune_blas (char **argv)
   /* /proc/self/exe keeps working when argv[0] is a bare name on PATH. */
   execv ("/proc/self/exe", argv);
   /* exec failed: carry on with the kernels OpenBLAS chose. */
+}
+
+/* The source model's sidecar, rewritten for the new prefix.  A sidecar
+ * that cannot be read fails the command (a copy would carry the mistake);
+ * its unknown keys are dropped with a warning. */
+gboolean
+hy_cli_copy_sidecar (const char *model, const char *prefix, GError **error)
+{
+  GError *local = NULL;
+  g_autoptr (hy_sidecar) sidecar = hy_sidecar_find (model, &local);
+  if (!sidecar) {
+    if (!local)
+      return TRUE;
+    g_propagate_error (error, local);
+    return FALSE;
+  }
+  if (sidecar->unknown_keys) {
+    g_autofree char *keys = g_strjoinv ("\", \"", sidecar->unknown_keys);
+    g_printerr ("hybridinfer: warning: sidecar %s: unknown key(s) \"%s\" "
+        "not copied\n", sidecar->path, keys);
+  }
+  return hy_sidecar_save_for_prefix (sidecar, prefix, error);
 }

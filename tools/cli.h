@@ -43,6 +43,13 @@ gboolean hy_cli_apply_shapes (hy_shapes *shapes, char **specs,
 hy_model *hy_cli_load_model (const char *model, const char *params,
     GError **error);
 
+/* The model's sidecar (preprocessing, labels), if it has one, written
+ * beside the files `export` or `quantize` made at prefix, so the element
+ * feeds the new model as it fed the old one (unknown keys dropped with a
+ * warning).  One that cannot be read is an error. */
+gboolean hy_cli_copy_sidecar (const char *model, const char *prefix,
+    GError **error);
+
 /* Re-executes the tool with OPENBLAS_CORETYPE set when this CPU runs a
  * faster OpenBLAS kernel set than the one OpenBLAS picked by itself (the
  * variable is only read when the library loads).  Returns only when no

@@ -15,7 +15,6 @@
 #include <glib/gstdio.h>
 
 #include "cli.h"
-#include "hybrid-sidecar.h"
 
 typedef struct export_args {
   char *model, *params, *prefix;
@@ -34,28 +33,6 @@ ensure_prefix_dir (const char *prefix, GError **error)
     return FALSE;
   }
   return TRUE;
-}
-
-/* The source model's sidecar, rewritten for the new prefix.  A sidecar
- * that cannot be read fails the export (a copy would carry the mistake);
- * its unknown keys are dropped with a warning. */
-static gboolean
-export_sidecar (const char *model, const char *prefix, GError **error)
-{
-  GError *local = NULL;
-  g_autoptr (hy_sidecar) sidecar = hy_sidecar_find (model, &local);
-  if (!sidecar) {
-    if (!local)
-      return TRUE;
-    g_propagate_error (error, local);
-    return FALSE;
-  }
-  if (sidecar->unknown_keys) {
-    g_autofree char *keys = g_strjoinv ("\", \"", sidecar->unknown_keys);
-    g_printerr ("hybridinfer: warning: sidecar %s: unknown key(s) \"%s\" "
-        "not copied\n", sidecar->path, keys);
-  }
-  return hy_sidecar_save_for_prefix (sidecar, prefix, error);
 }
 
 int
@@ -103,7 +80,7 @@ hy_cmd_export (int argc, char **argv)
   model = hy_cli_load_model (a.model, a.params, &error);
   if (!model || !ensure_prefix_dir (a.prefix, &error)
       || !hy_model_export (model, a.prefix, a.epoch, &error)
-      || !export_sidecar (a.model, a.prefix, &error)) {
+      || !hy_cli_copy_sidecar (a.model, a.prefix, &error)) {
     status = hy_cli_fail (error);
     goto out;
   }

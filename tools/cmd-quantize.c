@@ -19,7 +19,6 @@
 #include "cli.h"
 #include "hybrid-npy.h"
 #include "hybrid-quantize.h"
-#include "hybrid-sidecar.h"
 
 typedef struct quantize_args {
   char *params, *prefix, *mode, *dtype;
@@ -125,23 +124,6 @@ calibrate (hy_quantizer *q, const hy_model *model, GPtrArray *files,
   return TRUE;
 }
 
-/* The fp32 model's sidecar (preprocessing, labels), rewritten beside the
- * int8 files: the element then feeds the int8 model as it fed the fp32
- * one.  One that cannot be read fails, as in `export`. */
-static gboolean
-copy_sidecar (const char *model, const char *prefix, GError **error)
-{
-  GError *local = NULL;
-  g_autoptr (hy_sidecar) sidecar = hy_sidecar_find (model, &local);
-  if (!sidecar) {
-    if (!local)
-      return TRUE;
-    g_propagate_error (error, local);
-    return FALSE;
-  }
-  return hy_sidecar_save_for_prefix (sidecar, prefix, error);
-}
-
 int
 hy_cmd_quantize (int argc, char **argv)
 {
@@ -221,7 +203,7 @@ hy_cmd_quantize (int argc, char **argv)
   if (!(q = hy_quantizer_new (model, &opts, &error))
       || !calibrate (q, model, files, &error)
       || !hy_quantizer_save (q, a.prefix, &error)
-      || !copy_sidecar (argv[1], a.prefix, &error)) {
+      || !hy_cli_copy_sidecar (argv[1], a.prefix, &error)) {
     status = hy_cli_fail (error);
     goto out;
   }
