@@ -111,8 +111,8 @@ gboolean hy_onnx_import_node (hy_onnx_importer *imp, GError **error);
  * *folded says whether it could. */
 gboolean hy_onnx_fold_ints (hy_onnx_importer *imp, gboolean *folded,
     GError **error);
-/* The ONNX op types hy_onnx_import_node takes, NULL-terminated. */
-extern const char *const hy_onnx_supported_ops[];
+/* The ONNX op types hy_onnx_import_node takes, ", "-separated (g_free). */
+char *hy_onnx_supported_ops (void);
 #endif
 
 /* Reads `path` (an ONNX ModelProto) into a resolved graph and its

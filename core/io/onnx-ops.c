@@ -17,6 +17,21 @@
 #define NODE_NAME(imp) ((imp)->node->name && (imp)->node->name[0] \
     ? (imp)->node->name : (imp)->node->output[0])
 
+/* One ONNX op: its importer, and what that importer is told about it (the
+ * core op it becomes, a flag) so that one importer serves a family
+ * (Relu, Sigmoid, ... are all import_unary).  ops[] at the end is the one
+ * list of what is taken: the dispatch and the refusal's list of the
+ * supported ops both read it. */
+typedef struct onnx_op onnx_op;
+typedef gboolean (*onnx_import_fn) (hy_onnx_importer *imp,
+    const onnx_op *op, GError **error);
+struct onnx_op {
+  const char *name;             /* ONNX op_type */
+  onnx_import_fn import;
+  const char *core;             /* the core op or mode it becomes, if fixed */
+  int arg;                      /* the importer's flag or number */
+};
+
 static gboolean G_GNUC_PRINTF (3, 4)
 refuse (hy_onnx_importer *imp, GError **error, const char *fmt, ...)
 {
@@ -149,8 +164,9 @@ pad_before (hy_onnx_importer *imp, window *w, hy_entry *data, double value,
 }
 
 static gboolean
-import_conv (hy_onnx_importer *imp, gboolean transposed, GError **error)
+import_conv (hy_onnx_importer *imp, const onnx_op *op, GError **error)
 {
+  const gboolean transposed = op->arg;
   hy_shape ws;
   hy_entry in[3];
   if (!hy_onnx_input_shape (imp, 1, &ws, error)
@@ -211,8 +227,9 @@ import_conv (hy_onnx_importer *imp, gboolean transposed, GError **error)
 }
 
 static gboolean
-import_pool (hy_onnx_importer *imp, const char *type, GError **error)
+import_pool (hy_onnx_importer *imp, const onnx_op *op, GError **error)
 {
+  const char *type = op->core;
   hy_entry in;
   if (!hy_onnx_input_entry (imp, 0, &in, error))
     return FALSE;
@@ -247,8 +264,9 @@ import_pool (hy_onnx_importer *imp, const char *type, GError **error)
 }
 
 static gboolean
-import_global_pool (hy_onnx_importer *imp, const char *type, GError **error)
+import_global_pool (hy_onnx_importer *imp, const onnx_op *op, GError **error)
 {
+  const char *type = op->core;
   hy_entry in;
   hy_shape shape;
   if (!hy_onnx_input_entry (imp, 0, &in, error)
@@ -266,7 +284,8 @@ import_global_pool (hy_onnx_importer *imp, const char *type, GError **error)
 /* ---- layers with weights --------------------------------------------- */
 
 static gboolean
-import_batch_norm (hy_onnx_importer *imp, GError **error)
+import_batch_norm (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_entry in[5];
   for (guint k = 0; k < 5; k++)
@@ -299,7 +318,8 @@ fc_weight (hy_onnx_importer *imp, const hy_onnx_value *b, gboolean trans,
 }
 
 static gboolean
-import_gemm (hy_onnx_importer *imp, GError **error)
+import_gemm (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   const Onnx__NodeProto *node = imp->node;
   double alpha = hy_onnx_attr_float (node, "alpha", 1.0);
@@ -340,7 +360,8 @@ import_gemm (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_matmul (hy_onnx_importer *imp, GError **error)
+import_matmul (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_onnx_value *b = hy_onnx_input (imp, 1, error);
   hy_entry in[2];
@@ -371,8 +392,9 @@ import_matmul (hy_onnx_importer *imp, GError **error)
 /* ---- elementwise ------------------------------------------------------- */
 
 static gboolean
-import_unary (hy_onnx_importer *imp, const char *op, GError **error)
+import_unary (hy_onnx_importer *imp, const onnx_op *entry, GError **error)
 {
+  const char *op = entry->core;
   hy_entry in;
   if (!hy_onnx_input_entry (imp, 0, &in, error))
     return FALSE;
@@ -380,8 +402,9 @@ import_unary (hy_onnx_importer *imp, const char *op, GError **error)
 }
 
 static gboolean
-import_binary (hy_onnx_importer *imp, const char *onnx, GError **error)
+import_binary (hy_onnx_importer *imp, const onnx_op *entry, GError **error)
 {
+  const char *onnx = entry->name;
   static const struct {
     const char *onnx, *broadcast, *scalar, *rscalar;
   } map[] = {
@@ -433,7 +456,8 @@ import_binary (hy_onnx_importer *imp, const char *onnx, GError **error)
 }
 
 static gboolean
-import_clip (hy_onnx_importer *imp, GError **error)
+import_clip (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   double lo = -FLT_MAX, hi = FLT_MAX;
   for (guint k = 1; k <= 2; k++) {
@@ -456,8 +480,9 @@ import_clip (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_hard_sigmoid (hy_onnx_importer *imp, gboolean swish, GError **error)
+import_hard_sigmoid (hy_onnx_importer *imp, const onnx_op *op, GError **error)
 {
+  const gboolean swish = op->arg;
   hy_entry in[2];
   if (!hy_onnx_input_entry (imp, 0, &in[0], error))
     return FALSE;
@@ -474,7 +499,8 @@ import_hard_sigmoid (hy_onnx_importer *imp, gboolean swish, GError **error)
 }
 
 static gboolean
-import_leaky (hy_onnx_importer *imp, GError **error)
+import_leaky (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_entry in;
   if (!hy_onnx_input_entry (imp, 0, &in, error))
@@ -531,7 +557,8 @@ read_axes (hy_onnx_importer *imp, int input_from, gint64 *axes, int *n,
 }
 
 static gboolean
-import_reshape (hy_onnx_importer *imp, GError **error)
+import_reshape (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_onnx_value *shape = hy_onnx_input_const (imp, 1, error);
   hy_entry in;
@@ -552,7 +579,8 @@ import_reshape (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_flatten (hy_onnx_importer *imp, GError **error)
+import_flatten (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_entry in;
   hy_shape s;
@@ -578,7 +606,8 @@ import_flatten (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_transpose (hy_onnx_importer *imp, GError **error)
+import_transpose (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_entry in;
   if (!hy_onnx_input_entry (imp, 0, &in, error))
@@ -596,7 +625,8 @@ import_transpose (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_squeeze (hy_onnx_importer *imp, GError **error)
+import_squeeze (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   gint64 axes[HY_MAX_DIMS];
   int n;
@@ -625,7 +655,8 @@ cmp_int64 (const void *a, const void *b)
 }
 
 static gboolean
-import_unsqueeze (hy_onnx_importer *imp, GError **error)
+import_unsqueeze (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   gint64 axes[HY_MAX_DIMS];
   int n;
@@ -651,7 +682,8 @@ import_unsqueeze (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_concat (hy_onnx_importer *imp, GError **error)
+import_concat (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   guint n = (guint) imp->node->n_input;
   if (n < 1 || n > 4096)
@@ -674,8 +706,9 @@ import_concat (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_softmax (hy_onnx_importer *imp, const char *op, GError **error)
+import_softmax (hy_onnx_importer *imp, const onnx_op *entry, GError **error)
 {
+  const char *op = entry->core;
   hy_entry in;
   hy_shape s;
   if (!hy_onnx_input_entry (imp, 0, &in, error)
@@ -708,7 +741,8 @@ import_softmax (hy_onnx_importer *imp, const char *op, GError **error)
 }
 
 static gboolean
-import_shape (hy_onnx_importer *imp, GError **error)
+import_shape (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_shape s;
   if (!hy_onnx_input_shape (imp, 0, &s, error))
@@ -727,7 +761,8 @@ import_shape (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_constant (hy_onnx_importer *imp, GError **error)
+import_constant (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   const Onnx__NodeProto *node = imp->node;
   const Onnx__AttributeProto *a;
@@ -769,7 +804,8 @@ import_constant (hy_onnx_importer *imp, GError **error)
 
 /* Identity, Dropout (inference), Cast to float: the input, unchanged. */
 static gboolean
-import_alias (hy_onnx_importer *imp, GError **error)
+import_alias (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   if (!strcmp (imp->node->op_type, "Cast")
       && hy_onnx_attr_int (imp->node, "to", 1) != 1)
@@ -794,9 +830,11 @@ import_alias (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_reduce (hy_onnx_importer *imp, const char *op, int axes_input_from,
-    GError **error)
+import_reduce (hy_onnx_importer *imp, const onnx_op *entry, GError **error)
 {
+  const char *op = entry->core;
+  /* The opset from which the axes come as an input, not an attribute. */
+  const int axes_input_from = entry->arg;
   gint64 axes[HY_MAX_DIMS];
   int n;
   hy_entry in;
@@ -822,7 +860,8 @@ import_reduce (hy_onnx_importer *imp, const char *op, int axes_input_from,
 }
 
 static gboolean
-import_slice (hy_onnx_importer *imp, GError **error)
+import_slice (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_onnx_value *c[5] = { NULL };
   for (guint k = 1; k < 5; k++)
@@ -892,7 +931,8 @@ import_slice (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_split (hy_onnx_importer *imp, GError **error)
+import_split (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_entry in;
   hy_shape s;
@@ -949,7 +989,8 @@ import_split (hy_onnx_importer *imp, GError **error)
 }
 
 static gboolean
-import_pad (hy_onnx_importer *imp, GError **error)
+import_pad (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_onnx_word buf;
   const char *mode = hy_onnx_attr_string (imp->node, "mode", "constant",
@@ -994,7 +1035,8 @@ import_pad (hy_onnx_importer *imp, GError **error)
 
 /* Resize of NCHW data by whole scales, nearest neighbour: UpSampling. */
 static gboolean
-import_resize (hy_onnx_importer *imp, GError **error)
+import_resize (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
 {
   hy_onnx_word mode_buf, ct_buf, nm_buf;
   const char *mode = hy_onnx_attr_string (imp->node, "mode", "nearest",
@@ -1058,16 +1100,83 @@ import_resize (hy_onnx_importer *imp, GError **error)
           "scale", sc, "sample_type", "nearest", "num_args", "1", NULL));
 }
 
-const char *const hy_onnx_supported_ops[] = {
-  "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat",
-  "Constant", "Conv", "ConvTranspose", "Div", "Dropout", "Exp", "Flatten",
-  "Gather", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
-  "HardSwish", "Identity", "LeakyRelu", "Log", "LogSoftmax", "MatMul",
-  "Max", "MaxPool", "Min", "Mul", "Pad", "Pow", "ReduceMax", "ReduceMean",
-  "ReduceMin", "ReduceSum", "Relu", "Reshape", "Resize", "Shape",
-  "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh",
-  "Transpose", "Unsqueeze", NULL
+static gboolean
+import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
+{
+  return refuse (imp, error, "Gather is supported on shape values only "
+      "(folded at load), not on data");
+}
+
+/* Sorted by name: the refusal lists them in this order. */
+static const onnx_op ops[] = {
+  { "Add", import_binary, NULL, 0 },
+  { "AveragePool", import_pool, "avg", 0 },
+  { "BatchNormalization", import_batch_norm, NULL, 0 },
+  { "Cast", import_alias, NULL, 0 },
+  { "Clip", import_clip, NULL, 0 },
+  { "Concat", import_concat, NULL, 0 },
+  { "Constant", import_constant, NULL, 0 },
+  { "Conv", import_conv, NULL, FALSE },
+  { "ConvTranspose", import_conv, NULL, TRUE },
+  { "Div", import_binary, NULL, 0 },
+  { "Dropout", import_alias, NULL, 0 },
+  { "Exp", import_unary, "exp", 0 },
+  { "Flatten", import_flatten, NULL, 0 },
+  { "Gather", import_gather, NULL, 0 },
+  { "Gemm", import_gemm, NULL, 0 },
+  { "GlobalAveragePool", import_global_pool, "avg", 0 },
+  { "GlobalMaxPool", import_global_pool, "max", 0 },
+  { "HardSigmoid", import_hard_sigmoid, NULL, FALSE },
+  { "HardSwish", import_hard_sigmoid, NULL, TRUE },
+  { "Identity", import_alias, NULL, 0 },
+  { "LeakyRelu", import_leaky, NULL, 0 },
+  { "Log", import_unary, "log", 0 },
+  { "LogSoftmax", import_softmax, "log_softmax", 0 },
+  { "MatMul", import_matmul, NULL, 0 },
+  { "Max", import_binary, NULL, 0 },
+  { "MaxPool", import_pool, "max", 0 },
+  { "Min", import_binary, NULL, 0 },
+  { "Mul", import_binary, NULL, 0 },
+  { "Pad", import_pad, NULL, 0 },
+  { "Pow", import_binary, NULL, 0 },
+  { "ReduceMax", import_reduce, "max", 18 },
+  { "ReduceMean", import_reduce, "mean", 18 },
+  { "ReduceMin", import_reduce, "min", 18 },
+  { "ReduceSum", import_reduce, "sum", 13 },
+  { "Relu", import_unary, "relu", 0 },
+  { "Reshape", import_reshape, NULL, 0 },
+  { "Resize", import_resize, NULL, 0 },
+  { "Shape", import_shape, NULL, 0 },
+  { "Sigmoid", import_unary, "sigmoid", 0 },
+  { "Slice", import_slice, NULL, 0 },
+  { "Softmax", import_softmax, "softmax", 0 },
+  { "Split", import_split, NULL, 0 },
+  { "Sqrt", import_unary, "sqrt", 0 },
+  { "Squeeze", import_squeeze, NULL, 0 },
+  { "Sub", import_binary, NULL, 0 },
+  { "Tanh", import_unary, "tanh", 0 },
+  { "Transpose", import_transpose, NULL, 0 },
+  { "Unsqueeze", import_unsqueeze, NULL, 0 },
 };
+
+static const onnx_op *
+find_op (const char *name)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (!strcmp (ops[i].name, name))
+      return &ops[i];
+  return NULL;
+}
+
+char *
+hy_onnx_supported_ops (void)
+{
+  GString *list = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
+    g_string_append_printf (list, "%s%s", i ? ", " : "", ops[i].name);
+  return g_string_free (list, FALSE);
+}
 
 gboolean
 hy_onnx_import_node (hy_onnx_importer *imp, GError **error)
@@ -1105,92 +1214,10 @@ hy_onnx_import_node (hy_onnx_importer *imp, GError **error)
     return FALSE;
   if (folded)
     return TRUE;
-  if (!strcmp (op, "Conv"))
-    return import_conv (imp, FALSE, error);
-  if (!strcmp (op, "ConvTranspose"))
-    return import_conv (imp, TRUE, error);
-  if (!strcmp (op, "BatchNormalization"))
-    return import_batch_norm (imp, error);
-  if (!strcmp (op, "Relu"))
-    return import_unary (imp, "relu", error);
-  if (!strcmp (op, "Sigmoid"))
-    return import_unary (imp, "sigmoid", error);
-  if (!strcmp (op, "Tanh"))
-    return import_unary (imp, "tanh", error);
-  if (!strcmp (op, "Exp"))
-    return import_unary (imp, "exp", error);
-  if (!strcmp (op, "Log"))
-    return import_unary (imp, "log", error);
-  if (!strcmp (op, "Sqrt"))
-    return import_unary (imp, "sqrt", error);
-  if (!strcmp (op, "LeakyRelu"))
-    return import_leaky (imp, error);
-  if (!strcmp (op, "Clip"))
-    return import_clip (imp, error);
-  if (!strcmp (op, "HardSigmoid"))
-    return import_hard_sigmoid (imp, FALSE, error);
-  if (!strcmp (op, "HardSwish"))
-    return import_hard_sigmoid (imp, TRUE, error);
-  if (!strcmp (op, "Add") || !strcmp (op, "Sub") || !strcmp (op, "Mul")
-      || !strcmp (op, "Div") || !strcmp (op, "Pow") || !strcmp (op, "Max")
-      || !strcmp (op, "Min"))
-    return import_binary (imp, op, error);
-  if (!strcmp (op, "Concat"))
-    return import_concat (imp, error);
-  if (!strcmp (op, "MaxPool"))
-    return import_pool (imp, "max", error);
-  if (!strcmp (op, "AveragePool"))
-    return import_pool (imp, "avg", error);
-  if (!strcmp (op, "GlobalAveragePool"))
-    return import_global_pool (imp, "avg", error);
-  if (!strcmp (op, "GlobalMaxPool"))
-    return import_global_pool (imp, "max", error);
-  if (!strcmp (op, "Reshape"))
-    return import_reshape (imp, error);
-  if (!strcmp (op, "Flatten"))
-    return import_flatten (imp, error);
-  if (!strcmp (op, "Transpose"))
-    return import_transpose (imp, error);
-  if (!strcmp (op, "Squeeze"))
-    return import_squeeze (imp, error);
-  if (!strcmp (op, "Unsqueeze"))
-    return import_unsqueeze (imp, error);
-  if (!strcmp (op, "Gemm"))
-    return import_gemm (imp, error);
-  if (!strcmp (op, "MatMul"))
-    return import_matmul (imp, error);
-  if (!strcmp (op, "Softmax"))
-    return import_softmax (imp, "softmax", error);
-  if (!strcmp (op, "LogSoftmax"))
-    return import_softmax (imp, "log_softmax", error);
-  if (!strcmp (op, "Constant"))
-    return import_constant (imp, error);
-  if (!strcmp (op, "Shape"))
-    return import_shape (imp, error);
-  if (!strcmp (op, "Identity") || !strcmp (op, "Dropout")
-      || !strcmp (op, "Cast"))
-    return import_alias (imp, error);
-  if (!strcmp (op, "ReduceMean"))
-    return import_reduce (imp, "mean", 18, error);
-  if (!strcmp (op, "ReduceSum"))
-    return import_reduce (imp, "sum", 13, error);
-  if (!strcmp (op, "ReduceMax"))
-    return import_reduce (imp, "max", 18, error);
-  if (!strcmp (op, "ReduceMin"))
-    return import_reduce (imp, "min", 18, error);
-  if (!strcmp (op, "Slice"))
-    return import_slice (imp, error);
-  if (!strcmp (op, "Split"))
-    return import_split (imp, error);
-  if (!strcmp (op, "Pad"))
-    return import_pad (imp, error);
-  if (!strcmp (op, "Resize"))
-    return import_resize (imp, error);
-  if (!strcmp (op, "Gather"))
-    return refuse (imp, error, "Gather is supported on shape values only "
-        "(folded at load), not on data");
-  g_autofree char *known = g_strjoinv (", ",
-      (char **) hy_onnx_supported_ops);
+  const onnx_op *entry = find_op (op);
+  if (entry)
+    return entry->import (imp, entry, error);
+  g_autofree char *known = hy_onnx_supported_ops ();
   return refuse (imp, error, "op '%s' (opset %d) is not supported (these "
       "are: %s)", op, imp->opset, known);
 }
