@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Writes the table of ONNX ops in docs/ONNX.md from the importer's own
+table (ops[] in core/io/onnx-ops.c) and the opset range from
+core/io/onnx-load.c, so that the page says what the code takes.
+
+    gen_onnx_doc.py [--root DIR]      rewrite the section in place
+    gen_onnx_doc.py --check           exit 1, with a diff, when stale
+
+Plain Python 3, standard library only.
+"""
+
+import argparse
+import difflib
+import re
+import sys
+from pathlib import Path
+
+DOC = Path("docs") / "ONNX.md"
+BEGIN = "<!-- onnx-ops:begin (tools/gen_onnx_doc.py) -->"
+END = "<!-- onnx-ops:end -->"
+
+
+def c_strings(text):
+    """The values of the C string literals in text, adjacent literals
+    joined, in order; NULL and other tokens between commas are None."""
+    values, current, i = [], None, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            j, buf = i + 1, []
+            while text[j] != '"':
+                if text[j] == "\\":
+                    j += 1
+                buf.append(text[j])
+                j += 1
+            current = (current or "") + "".join(buf)
+            i = j + 1
+        elif ch == ",":
+            values.append(current)
+            current = None
+            i += 1
+        else:
+            i += 1
+    values.append(current)
+    return values
+
+
+def read_ops(root):
+    src = (root / "core" / "io" / "onnx-ops.c").read_text()
+    body = re.search(r"static const onnx_op ops\[\] = \{\n(.*?)\n\};", src,
+                     re.S).group(1)
+    rows = []
+    for entry in re.findall(r"\{(.*?)\},?\s*$", body, re.S | re.M):
+        fields = c_strings(entry)
+        name, becomes, notes = fields[0], fields[4], fields[5]
+        rows.append((name, becomes or "", notes or ""))
+    if not rows:
+        sys.exit("gen_onnx_doc: no ops[] entries found in onnx-ops.c")
+    return rows
+
+
+def read_opsets(root):
+    src = (root / "core" / "io" / "onnx-load.c").read_text()
+    lo = re.search(r"#define ONNX_MIN_OPSET (\d+)", src).group(1)
+    hi = re.search(r"#define ONNX_MAX_OPSET (\d+)", src).group(1)
+    return lo, hi
+
+
+def render(root):
+    lo, hi = read_opsets(root)
+    lines = [BEGIN,
+             f"Opsets {lo} to {hi} of the default domain (`ai.onnx`).",
+             "",
+             "| ONNX op | becomes | what is taken |",
+             "| --- | --- | --- |"]
+    for name, becomes, notes in read_ops(root):
+        lines.append(f"| {name} | {becomes} | {notes} |")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=Path,
+                    default=Path(__file__).resolve().parent.parent)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    path = args.root / DOC
+    old = path.read_text()
+    if BEGIN not in old or END not in old:
+        sys.exit(f"gen_onnx_doc: {path} has no {BEGIN} ... {END} section")
+    head, rest = old.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    new = head + render(args.root) + tail
+    if args.check:
+        if new != old:
+            sys.stdout.writelines(difflib.unified_diff(
+                old.splitlines(True), new.splitlines(True), str(path),
+                str(path) + " (regenerated)"))
+            print(f"{path} is stale: run tools/gen_onnx_doc.py")
+            return 1
+        return 0
+    if new != old:
+        path.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
