@@ -881,3 +881,71 @@ const hy_op_def hy_opdef_quantized_elemwise_mul = {
   .infer_shape = qmul_infer,
   .infer_dtype = qmul_dtype,
 };
+
+/* ---- _contrib_quantized_elemwise_add ------------------------------------- */
+
+static const char *const qadd_inputs[] = { "lhs", "rhs", "lhs_min",
+  "lhs_max", "rhs_min", "rhs_max", NULL };
+
+static gboolean
+qadd_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_quantized_elemwise_add_params *p = params;
+  gboolean calibrated;
+  if (!parse_calib (attrs, &calibrated, &p->min_calib, &p->max_calib, error))
+    return FALSE;
+  if (!calibrated) {
+    /* MXNet then writes an int32 sum of range ±(max|lhs| + max|rhs|),
+     * which no op here reads */
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "a quantized elemwise_add without min_calib_range/max_calib_range "
+        "(int32 output) is not supported: calibrate the model");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+qadd_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  for (int k = 2; k < 6; k++)
+    if (!expect_range (&in[k], qadd_inputs[k], error))
+      return FALSE;
+  if (!hy_shape_equal (&in[0], &in[1])) {
+    char a[HY_SHAPE_STRLEN], b[HY_SHAPE_STRLEN];
+    g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+        "inputs 'lhs' %s and 'rhs' %s differ; a quantized elemwise_add "
+        "does not broadcast", hy_shape_format (&in[0], a, sizeof a),
+        hy_shape_format (&in[1], b, sizeof b));
+    return FALSE;
+  }
+  out[0] = in[0];
+  set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+qadd_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_quantized_elemwise_add_params *p = params;
+  if (!expect_quantized (in, 0, "lhs", error)
+      || !expect_quantized (in, 1, "rhs", error))
+    return FALSE;
+  p->lhs_uint8 = in[0] == HY_DTYPE_UINT8;
+  p->rhs_uint8 = in[1] == HY_DTYPE_UINT8;
+  /* MXNet: the inputs' dtype when they agree, int8 when they do not */
+  out[0] = p->lhs_uint8 && p->rhs_uint8 ? HY_DTYPE_UINT8 : HY_DTYPE_INT8;
+  out[1] = out[2] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_quantized_elemwise_add = {
+  .params_size = sizeof (hy_quantized_elemwise_add_params),
+  .parse = qadd_parse,
+  .input_names = qadd_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = qadd_infer,
+  .infer_dtype = qadd_dtype,
+};

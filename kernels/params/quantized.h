@@ -88,6 +88,19 @@ typedef struct hy_quantized_elemwise_mul_params {
   float max_calib;
 } hy_quantized_elemwise_mul_params;
 
+/* _contrib_quantized_elemwise_add (YOLOv3's residual adds that no
+ * convolution absorbs): two quantized values of the same shape, each
+ * scaled to the calibrated output range and summed as oneDNN's sum does.
+ * The output is uint8 when both inputs are, int8 otherwise.  Inputs: lhs,
+ * rhs, lhs_min, lhs_max, rhs_min, rhs_max; outputs: out, min, max. */
+typedef struct hy_quantized_elemwise_add_params {
+  hy_op_id op;
+  float min_calib;
+  float max_calib;
+  bool lhs_uint8;               /* from dtype inference */
+  bool rhs_uint8;
+} hy_quantized_elemwise_add_params;
+
 /* At most this many inputs to a quantized concat: their dtypes are one
  * bit each of a mask. */
 #define HY_QUANTIZED_CONCAT_MAX_ARGS 64

@@ -1682,12 +1682,6 @@ gen_quantized_fc_plain (gen *g, const char *op)
 }
 
 static void
-gen_quantized_elemwise_add (gen *g, const char *op)
-{
-  gen_quantized_unary (g, op);
-}
-
-static void
 gen_quantized_act (gen *g, const char *op)
 {
   attr_pick (g, "act_type", (const char *const[]) { "relu", "sigmoid",
@@ -1758,6 +1752,20 @@ gen_quantized_elemwise_mul (gen *g, const char *op)
   in_range (g);
   in_range (g);
   attr_pick (g, "enable_float_output", bools);
+  calib_attrs (g);
+  emit (g, op);
+}
+
+/* The two inputs sometimes of different shapes or dtypes (whatever
+ * values the graph holds), the calibrated range hostile. */
+static void
+gen_quantized_elemwise_add (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  in_val (g, x);
+  in_val (g, chance (&g->s, 2) ? x : pick_val (g));
+  in_range (g);
+  in_range (g);
   calib_attrs (g);
   emit (g, op);
 }

@@ -171,6 +171,29 @@ test_refusals_name_node_and_reason (void)
       " [0, 1, 2, 3, 4], \"heads\": [[6, 0, 0]]}";
   assert_resolve_fails (bn, (const char *const[]) { "'qbn'",
         "min_calib_range", "calibrate", NULL });
+
+  /* an uncalibrated add, whose int32 sum MXNet hands on: refused */
+  const char *add = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_quantize_v2\", \"name\": \"q\", \"attrs\":"
+      " {\"min_calib_range\": \"-1\", \"max_calib_range\": \"1\"},"
+      " \"inputs\": [[0, 0, 0]]}, {\"op\":"
+      " \"_contrib_quantized_elemwise_add\", \"name\": \"qadd\","
+      " \"inputs\": [[1, 0, 0], [1, 0, 0], [1, 1, 0], [1, 2, 0],"
+      " [1, 1, 0], [1, 2, 0]]}], \"arg_nodes\": [0], \"heads\": [[2, 0, 0]]}";
+  assert_resolve_fails (add, (const char *const[]) { "'qadd'",
+        "min_calib_range", "calibrate", NULL });
+
+  /* a float32 addend: MXNet's add takes quantized values only */
+  const char *add_f32 = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_quantize_v2\", \"name\": \"q\", \"attrs\":"
+      " {\"min_calib_range\": \"-1\", \"max_calib_range\": \"1\"},"
+      " \"inputs\": [[0, 0, 0]]}, {\"op\":"
+      " \"_contrib_quantized_elemwise_add\", \"name\": \"qadd\","
+      " \"attrs\": {\"min_calib_range\": \"-2\", \"max_calib_range\":"
+      " \"2\"}, \"inputs\": [[1, 0, 0], [0, 0, 0], [1, 1, 0], [1, 2, 0],"
+      " [1, 1, 0], [1, 2, 0]]}], \"arg_nodes\": [0], \"heads\": [[2, 0, 0]]}";
+  assert_resolve_fails (add_f32, (const char *const[]) { "'qadd'", "'rhs'",
+        "float32", "int8 or uint8", NULL });
 }
 
 int
