@@ -129,6 +129,34 @@ class PreActNet(mx.gluon.HybridBlock):
         return self.dense(self.pool(self.conv2(x)))
 
 
+class ResidualNet(mx.gluon.HybridBlock):
+    """Residual adds that no convolution absorbs, as in YOLOv3: the oneDNN pass fuses an add
+    into the convolution that makes one of its operands, so here each operand is pooled first
+    and the add stays `_contrib_quantized_elemwise_add`.  Its three dtype pairs: uint8 + int8
+    (a ReLU branch and a plain one; MXNet reorders the uint8 one to int8), int8 + int8, and
+    uint8 + uint8 (whose sum stays uint8)."""
+
+    def __init__(self, **kwargs):
+        super(ResidualNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.stem = nn.Conv2D(8, 3, strides=2, padding=1)
+            self.relu_a = nn.Conv2D(8, 3, padding=1)
+            self.plain_b = nn.Conv2D(8, 1)
+            self.plain_c = nn.Conv2D(8, 1)
+            self.relu_d = nn.Conv2D(8, 1)
+            self.dense = nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        def pool(v, kind="max"):
+            return F.Pooling(v, kernel=(2, 2), stride=(2, 2), pool_type=kind)
+        x = F.relu(self.stem(x))
+        a = pool(F.relu(self.relu_a(x)))
+        b = pool(self.plain_b(x))
+        c = pool(self.plain_c(x))
+        d = pool(F.relu(self.relu_d(x)), "avg")
+        return self.dense(F.concat(a + b, b + c, a + d, dim=1))
+
+
 def build_net(model, mrng, calib):
     """A network with seeded weights and calibrated BatchNorm statistics, hybridized."""
     if model == "small":
@@ -137,6 +165,8 @@ def build_net(model, mrng, calib):
         net = BranchNet(prefix="branches_")
     elif model == "preact":
         net = PreActNet(prefix="preact_")
+    elif model == "residual":
+        net = ResidualNet(prefix="residual_")
     elif model.startswith("mobilenetv3"):  # GluonCV's: MXNet's own zoo has no MobileNetV3
         import gluoncv
         net = gluoncv.model_zoo.get_model(model, pretrained=False)
@@ -249,7 +279,10 @@ def register():
                 # an error and gives wrong products)
                 ("mobilenetv3_large", "int8", "naive", False),
                 # both ops small, for entropy calibration (slow on the zoo nets)
-                ("preact", "int8", "naive", False), ("preact", "int8", "entropy", False)]
+                ("preact", "int8", "naive", False), ("preact", "int8", "entropy", False),
+                # YOLOv3's unfused residual adds: _contrib_quantized_elemwise_add
+                ("residual", "auto", "naive", False), ("residual", "auto", "entropy", True),
+                ("residual", "int8", "naive", False)]
     for model, dtype, mode, positive in variants:
         name = "int8_%s_%s_%s%s" % (model, dtype, mode, "_positive" if positive else "")
         gf.register(name, "int8", "zoo", int8_builder(model, dtype, mode, positive),
