@@ -524,6 +524,43 @@ def ops_pad():
     pad("reflect_crop", x4, mode="reflect", pad_width=(0, 0, 0, 0, -1, 2, 1, -2))
 
 
+def ops_deform_conv():
+    """_contrib_ModulatedDeformableConvolution (DCNv2): offsets of a few pixels so taps land
+    between pixels, on the border and outside the image; masks of either sign; groups,
+    deformable groups, stride, pad and dilation."""
+    def dcn(name, in_shape, nf, kernel, note="", **kw):
+        def build(rng):
+            n, c, h, w = in_shape
+            g = kw.get("num_group", 1)
+            dg = kw.get("num_deformable_group", 1)
+            stride, pad, dil = kw.get("stride", (1, 1)), kw.get("pad", (0, 0)), kw.get("dilate", (1, 1))
+            ho, wo = [(size + 2 * pd - (d * (k - 1) + 1)) // st + 1
+                      for size, pd, d, k, st in zip((h, w), pad, dil, kernel, stride)]
+            taps = kernel[0] * kernel[1]
+            sym = mx.sym.contrib.ModulatedDeformableConvolution(
+                V("data"), V("offset"), V("mask"), num_filter=nf, kernel=kernel, name="dcn", **kw)
+            params = {"dcn_weight": weight(rng, (nf, c // g) + tuple(kernel))}
+            if not kw.get("no_bias", False):
+                params["dcn_bias"] = randn(rng, (nf,), 0.1)
+            inputs = OrderedDict(data=randn(rng, in_shape),
+                                 offset=uniform(rng, (n, 2 * dg * taps, ho, wo), -3.0, 3.0),
+                                 mask=uniform(rng, (n, dg * taps, ho, wo), -0.5, 1.5))
+            return sym, inputs, params
+        op("ModulatedDeformableConvolution_" + name, "_contrib_ModulatedDeformableConvolution",
+           build, note)
+
+    x = (2, 4, 6, 7)
+    dcn("k3_pad1", x, 5, (3, 3), pad=(1, 1))
+    dcn("k1", x, 3, (1, 1), "1x1: one tap per position")
+    dcn("stride2_dilate2", x, 4, (3, 3), stride=(2, 2), pad=(2, 2), dilate=(2, 2))
+    dcn("nonsquare_no_bias", (1, 3, 5, 8), 2, (3, 2), pad=(1, 0), no_bias=True)
+    dcn("group2", x, 6, (3, 3), pad=(1, 1), num_group=2)
+    dcn("deformable_group2", x, 4, (3, 3), pad=(1, 1), num_deformable_group=2,
+        note="offsets and masks per half of the channels")
+    dcn("groups_and_deformable_groups", (1, 4, 5, 5), 4, (3, 3), pad=(1, 1), num_group=2,
+        num_deformable_group=4)
+
+
 def ops_like():
     """Ops shaped by a second input: reshape_like (ranges of axes), broadcast_like (whole or by
     axes pairs) and _contrib_arange_like (whole, along an axis, repeated, in an integer dtype)."""
@@ -1893,6 +1930,7 @@ def register_ops():
     ops_convolution()
     ops_upsampling()
     ops_pad()
+    ops_deform_conv()
     ops_like()
     ops_batchnorm()
     ops_activation()

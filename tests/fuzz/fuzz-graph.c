@@ -1274,6 +1274,53 @@ gen_pad (gen *g, const char *op)
   emit (g, op);
 }
 
+/* Offsets and masks as constants in [-2, 2], so taps land between
+ * pixels, outside the image and on its border; shapes from the window
+ * the attributes give, off now and then. */
+static void
+gen_modulated_deform_conv (gen *g, const char *op)
+{
+  const val *x = pick_val_rank (g, 4, 4);
+  const int64_t n = x->shape.ndim == 4 ? x->shape.dims[0] : 1;
+  const int64_t c = x->shape.ndim == 4 ? x->shape.dims[1] : 1;
+  int64_t kernel[2], stride[2], pad[2], dil[2], out[2];
+  for (int i = 0; i < 2; i++) {
+    kernel[i] = rand_int (g, 1, 3);
+    stride[i] = rand_int (g, 1, 2);
+    pad[i] = rand_int (g, 0, 1);
+    dil[i] = rand_int (g, 1, 2);
+    const int64_t size = x->shape.ndim == 4 ? x->shape.dims[2 + i] : 1;
+    const int64_t extent = dil[i] * (kernel[i] - 1) + 1;
+    out[i] = MAX ((size + 2 * pad[i] - extent) / MAX (stride[i], 1) + 1, 1);
+  }
+  attr_tuple (g, "kernel", kernel, chance (&g->s, 16) ? 1 : 2);
+  attr_tuple (g, "stride", stride, 2);
+  attr_tuple (g, "pad", pad, 2);
+  attr_tuple (g, "dilate", dil, 2);
+  const int64_t group = chance (&g->s, 3) && c > 0 ? c : 1;
+  const int64_t dgroup = chance (&g->s, 3) && c > 0 ? c : 1;
+  const int64_t filters = group * rand_int (g, 1, 3);
+  const gboolean no_bias = chance (&g->s, 2);
+  attr (g, "num_filter", "%" G_GINT64_FORMAT, (gint64) filters);
+  attr (g, "num_group", "%" G_GINT64_FORMAT, (gint64) group);
+  attr (g, "num_deformable_group", "%" G_GINT64_FORMAT, (gint64) dgroup);
+  attr (g, "no_bias", "%s", no_bias ? "True" : "False");
+  if (chance (&g->s, 8))
+    attr_pick (g, "layout", (const char *const[]) { "NCHW", "NHWC",
+        "None", NULL });
+  const int64_t taps = kernel[0] * kernel[1];
+  in_val (g, x);
+  in_const (g, (hy_shape) { .ndim = 4, .dims = { n, 2 * dgroup * taps,
+      out[0], out[1] } }, FILL_RANDOM);
+  in_const (g, (hy_shape) { .ndim = 4, .dims = { n, dgroup * taps, out[0],
+      out[1] } }, FILL_RANDOM);
+  in_const (g, (hy_shape) { .ndim = 4, .dims = { filters, group ? c / group
+      : 1, kernel[0], kernel[1] } }, FILL_RANDOM);
+  if (!no_bias)
+    in_const (g, (hy_shape) { .ndim = 1, .dims = { filters } }, FILL_RANDOM);
+  emit (g, op);
+}
+
 /* ROIs as (batch index, x1, y1, x2, y2) rows, any values now and then. */
 static void
 gen_roi_align (gen *g, const char *op)
