@@ -2270,7 +2270,10 @@ DETECTION_MODELS = [("ssd_300_vgg16_atrous_voc", 300, 0.05),
                     ("yolo3_mobilenet1.0_voc", 64, 1.0),
                     ("yolo3_darknet53_voc", 128, 1.0),
                     ("center_net_resnet18_v1b_voc", 128, 1.0),
-                    ("center_net_mobilenetv3_small_duc_voc", 128, 1.0)]
+                    ("center_net_mobilenetv3_small_duc_voc", 128, 1.0),
+                    # DCNv2: the upsampling stages' modulated deformable convolutions,
+                    # offsets and masks learned from the features they sample
+                    ("center_net_resnet18_v1b_dcnv2_voc", 128, 1.0)]
 
 
 def import_gluoncv():
