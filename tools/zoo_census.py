@@ -19,7 +19,7 @@ Run with the MXNet 1.9.1 reference Python (~/.cache/hybridinfer/venv/bin/python)
     tools/zoo_census.py --hybridinfer build/tools/hybridinfer --markdown docs/ZOO.md
 
 Each model is built in a forked child (so that a hang or a crash in MXNet costs one model, not
-the census) and its result cached beside its export (CACHE/census/NAME/result.json): a second
+the census) and its result cached beside its export (CACHE/census/NAME/build.json): a second
 run only redoes the inspect step, fast, unless --rebuild.  --only takes model names.
 """
 
@@ -189,7 +189,7 @@ def offline_pretrained_files(mx):
 
 
 def build_and_export(name, out_dir):
-    """In the child: build, hybridize, run once, export.  Returns what result.json records."""
+    """In the child: build, hybridize, run once, export.  Returns what build.json records."""
     import warnings
     warnings.filterwarnings("ignore")
     import mxnet as mx
@@ -394,8 +394,21 @@ def markdown(rows, command, started):
         why = r.get("why", "").replace("|", "\\|").replace("\n", " ")
         lines.append("| %s | %s | %s | %s | %s |" % (
             r["name"], r["family"], "x".join(map(str, r.get("shape", []))) or "-",
-            r["census"], why))
+            r["census"] + (" \u2020" if r.get("inspected_earlier") else ""), why))
+    if any(r.get("inspected_earlier") for r in rows):
+        lines += ["", "\u2020 inspected by an earlier run of the census (`--drop-params` deleted the "
+                  "export's weights after it), at the commit its `inspected.json` names."]
     return "\n".join(lines) + "\n"
+
+
+def source_commit():
+    """The commit of the hybridinfer source tree the census runs from (for inspected.json)."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except OSError:
+        return ""
 
 
 def main():
@@ -410,6 +423,11 @@ def main():
                          "the rest are listed as not run")
     ap.add_argument("--cached-only", action="store_true",
                     help="build nothing: report what earlier runs built (the rest as not run)")
+    ap.add_argument("--drop-params", action="store_true",
+                    help="after a model loads, keep the verdict (inspected.json) and delete "
+                         "its params file: the whole zoo's exports take more disk than a "
+                         "machine may have; a model whose params are gone is reported from its "
+                         "verdict, marked as such, until --rebuild")
     ap.add_argument("--markdown", help="write the table here (docs/ZOO.md)")
     ap.add_argument("--json", help="write every row here")
     args = ap.parse_args()
@@ -435,9 +453,21 @@ def main():
                 with open(cached, "w") as f:
                     json.dump(built, f)
         row = dict(name=name, family=family(name))
-        if built["status"] == "built":
+        params = os.path.join(out_dir, "model-0000.params")
+        verdict = os.path.join(out_dir, "inspected.json")
+        if built["status"] == "built" and not os.path.exists(params) and \
+                os.path.exists(verdict):
+            with open(verdict) as f:
+                row.update(json.load(f))
+            row["inspected_earlier"] = True
+        elif built["status"] == "built":
             ok, err = inspect(args.hybridinfer, out_dir, built["shape"])
             row.update(shape=built["shape"], census="loads" if ok else "fails", why=err)
+            if args.drop_params and ok:  # a failure keeps its export, to be looked into
+                with open(verdict, "w") as f:
+                    json.dump(dict(shape=row["shape"], census=row["census"], why=err,
+                                   commit=source_commit()), f)
+                os.unlink(params)
         else:
             row.update(census=built["status"], why=built.get("why", ""))
         row["seconds"] = built.get("seconds")
