@@ -2760,7 +2760,15 @@ GLUONCV_CLASSIFIERS = [
     # of their own: CIFAR's ResNets (32x32 inputs, a 3x3 stem, 8x8 global pooling) and DLA
     # (iterative deep aggregation: trees of concatenated stages)
     ("cifar_resnet20_v1", 32), ("dla34", 128),
+    # HRNet: parallel streams at four resolutions, exchanged through strided convolutions
+    # and nearest UpSampling at every stage
+    ("hrnet_w18_small_v1_c", 128),
 ]
+
+# Action recognisers over clips (batch, 3, frames, height, width): (model, frames, size).
+# R(2+1)D factors each 3-D convolution into a spatial (1x3x3) and a temporal (3x1x1) one and
+# ends in global 3-D average pooling, so a short, small clip runs the whole graph in seconds.
+VIDEO_CLASSIFIERS = [("r2plus1d_resnet18_kinetics400", 8, 64)]
 
 
 def gluoncv_classifier_builder(model, size, batch):
@@ -2773,6 +2781,32 @@ def gluoncv_classifier_builder(model, size, batch):
     return build
 
 
+def moving_clips(rng, shape):
+    """Clips of smooth images drifting one pixel per frame, so that the temporal convolutions
+    see motion rather than a still (which would make them a scaled spatial convolution)."""
+    n, c, t, h, w = shape
+    first = smooth_images(rng, (n, c, h, w + t))
+    return np.stack([first[:, :, :, k:k + w] for k in range(t)], axis=2).astype(np.float32)
+
+
+def video_classifier_builder(model, frames, size, batch):
+    def build(case, case_dir, rng):
+        model_zoo = import_gluoncv()
+        if model_zoo is None:
+            return None
+        net = model_zoo.get_model(model, pretrained=False, pretrained_base=False)
+        mrng = np.random.RandomState(seed_of("zoo_" + model))
+        net.initialize(mx.init.Xavier())
+        x = moving_clips(rng, (batch, 3, frames, size, size))
+        net(mx.nd.array(x[:1]))  # resolves deferred shapes
+        randomize_gluon(net, mrng, xavier=True)
+        calibrate_batchnorm(net, moving_clips(mrng, (2, 3, frames, size, size)), mrng)
+        outs = write_gluon_case(case, case_dir, net, [x])
+        check_classifier_output(case, outs[0], batch)
+        return outs
+    return build
+
+
 def register_classification_zoo():
     for model, size in GLUONCV_CLASSIFIERS:
         for batch in (1, 2):
@@ -2781,6 +2815,14 @@ def register_classification_zoo():
                      note="gluoncv %s at %dx%d, pretrained=False, Xavier, BN stats calibrated "
                           "then perturbed, smooth random images, batch %d" % (model, size, size,
                                                                               batch))
+    for model, frames, size in VIDEO_CLASSIFIERS:
+        for batch in (1, 2):
+            register("zoo_%s_b%d" % (model, batch), "zoo", "zoo",
+                     video_classifier_builder(model, frames, size, batch),
+                     note="gluoncv %s on %d-frame %dx%d clips (5-D input), pretrained=False, "
+                          "Xavier, BN stats calibrated then perturbed, smooth random images "
+                          "drifting a pixel a frame, batch %d" % (model, frames, size, size,
+                                                                  batch))
 
 # ---------------------------------------------------------------------------------------------
 # --check-export: validate a model written by hybridinfer's own exporter
