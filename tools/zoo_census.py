@@ -212,7 +212,19 @@ def build_and_export(name, out_dir):
     for shape in input_candidates(name):
         x = mx.nd.random.uniform(-1, 1, shape=shape)
         try:
-            out = net(x)
+            try:
+                out = net(x)
+            except ValueError as e:
+                if "Deferred initialization failed" not in str(e):
+                    raise
+                # A block that holds layers its forward never calls (monodepth2's encoder
+                # keeps its ResNet's classifier): the hybridized graph cannot infer their
+                # shapes from the input.  One imperative forward sizes every layer it does
+                # call, as GluonCV's own scripts do before exporting.
+                net.hybridize(active=False)
+                net(x)
+                net.hybridize(static_alloc=False)
+                out = net(x)
             mx.nd.waitall()
             del out
         except Exception as e:  # noqa: BLE001

@@ -2678,6 +2678,9 @@ DENSE_MODELS = [
     ("simple_pose_resnet18_v1b", {}, 128, 96, 1.0),
     ("simple_pose_resnet50_v1b", {}, 128, 96, 1.0),
     ("mobile_pose_mobilenetv2_1.0", {}, 128, 96, 1.0),
+    # monodepth2: a ResNet-18 encoder and a decoder of reflection-padded convolutions and
+    # nearest UpSampling with skip connections, a sigmoid disparity map at four scales
+    ("monodepth2_resnet18_kitti_stereo_640x192", {}, 96, 320, 1.0),
 ]
 
 
@@ -2721,7 +2724,8 @@ def dense_builder(model, kwargs, height, width, scale, batch):
         randomize_gluoncv_after(net, mrng)
         outs = write_gluon_case(case, case_dir, net, [x])
         out = outs[0]
-        spread = float(out.std(axis=1).mean())
+        # a single-channel map (monodepth2's disparity) has nothing to spread over channels
+        spread = float(out.std(axis=1).mean()) if out.shape[1] > 1 else np.inf
         spatial = float(out.std(axis=(2, 3)).mean())
         print("  %s: output %s, std over channels %.3g, over positions %.3g"
               % (case.name, out.shape, spread, spatial))
