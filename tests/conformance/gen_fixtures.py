@@ -2681,6 +2681,9 @@ DENSE_MODELS = [
     # monodepth2: a ResNet-18 encoder and a decoder of reflection-padded convolutions and
     # nearest UpSampling with skip connections, a sigmoid disparity map at four scales
     ("monodepth2_resnet18_kitti_stereo_640x192", {}, 96, 320, 1.0),
+    # AlphaPose: a ResNet-101 trunk, then DUC upsampling (convolution and pixel shuffle
+    # through reshape and transpose) to keypoint heatmaps
+    ("alpha_pose_resnet101_v1b_coco", {}, 128, 96, 1.0),
 ]
 
 
@@ -2767,6 +2770,9 @@ GLUONCV_CLASSIFIERS = [
     # HRNet: parallel streams at four resolutions, exchanged through strided convolutions
     # and nearest UpSampling at every stage
     ("hrnet_w18_small_v1_c", 128),
+    # Xception: separable convolutions (depthwise then pointwise) in residual flows, with
+    # explicit fixed padding (Pad) before the strided ones
+    ("xception", 160),
 ]
 
 # Action recognisers over clips (batch, 3, frames, height, width): (model, frames, size).
