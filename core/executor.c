@@ -221,6 +221,12 @@ hy_executor *
 hy_executor_new_on (const hy_model *model, hy_backend *backend,
     hy_mode mode, GError **error)
 {
+  if (model->weightless) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "%s was loaded without its weights (graph only): it can be "
+        "inspected, not run", model->symbol_path);
+    return NULL;
+  }
   hy_device device = backend->device;
   hy_graph *g = model->graph;
   guint n = hy_graph_n_nodes (g);

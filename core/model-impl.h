@@ -17,6 +17,8 @@ struct hy_model {
   GArray *inputs;               /* guint node indices of HY_VAR_INPUT vars */
   hy_shape *input_shapes;       /* parallel to inputs: as declared */
   gboolean shapes_valid;        /* node shapes follow from input_shapes */
+  gboolean weightless;          /* loaded graph-only: parameters have
+                                 * shapes, no values; never runs */
 };
 
 /* Read-only once loaded: nothing below writes to a model after

@@ -142,7 +142,7 @@ check_declared_dims (const hy_node *var, const hy_shape *decl,
 }
 
 static gboolean
-bind_variables (hy_model *m, GError **error)
+bind_variables (hy_model *m, gboolean graph_only, GError **error)
 {
   hy_graph *g = m->graph;
   m->inputs = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -186,6 +186,11 @@ bind_variables (hy_model *m, GError **error)
       v->value = p->tensor;
       v->var_kind = aux ? HY_VAR_AUX : HY_VAR_ARG;
       v->shapes[0] = p->tensor->shape;
+    } else if ((aux || (param && used)) && graph_only) {
+      /* No weights: the shape the symbol declares, else the one its
+       * reader infers (core/shape-learn.h). */
+      v->var_kind = aux ? HY_VAR_AUX : HY_VAR_ARG;
+      v->shapes[0] = has_decl && complete ? decl : (hy_shape) { .ndim = -1 };
     } else if (aux || (param && used)) {
       g_set_error (error, HY_ERROR, HY_ERROR_MISSING,
           "parameter '%s' (input '%s' of node '%s') is not in %s",
@@ -254,10 +259,17 @@ onnx_model_load (const char *path, const char *params_path, GError **error)
 
 static hy_model *
 model_load (const char *symbol_path, const char *params_path,
-    GPtrArray *unsupported, GError **error)
+    GPtrArray *unsupported, gboolean graph_only, GError **error)
 {
-  if (is_onnx (symbol_path))
+  if (is_onnx (symbol_path)) {
+    if (graph_only) {
+      g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+          "%s is an ONNX model, which holds its weights: load it whole",
+          symbol_path);
+      return NULL;
+    }
     return onnx_model_load (symbol_path, params_path, error);
+  }
   hy_model *m = g_new0 (hy_model, 1);
   m->symbol_path = g_strdup (symbol_path);
   m->graph = hy_symbol_json_load (symbol_path, error);
@@ -267,9 +279,10 @@ model_load (const char *symbol_path, const char *params_path,
     g_prefix_error (error, "%s: ", symbol_path);
     goto fail;
   }
-  if (params_path) {
+  m->weightless = graph_only;   /* no params file is looked for or read */
+  if (params_path && !graph_only) {
     m->params_path = g_strdup (params_path);
-  } else {
+  } else if (!graph_only) {
     GError *local = NULL;
     m->params_path = hy_model_find_params (symbol_path, &local);
     /* No params file is fine for a weightless graph; bind_variables
@@ -281,7 +294,7 @@ model_load (const char *symbol_path, const char *params_path,
     if (!m->params)
       goto fail;
   }
-  if (!bind_variables (m, error)
+  if (!bind_variables (m, graph_only, error)
       || !hy_graph_infer_dtypes (m->graph, error)) {
     g_prefix_error (error, "%s: ", symbol_path);
     goto fail;
@@ -298,7 +311,7 @@ hy_model *
 hy_model_load (const char *symbol_path, const char *params_path,
     GError **error)
 {
-  return model_load (symbol_path, params_path, NULL, error);
+  return model_load (symbol_path, params_path, NULL, FALSE, error);
 }
 
 hy_model *
@@ -309,7 +322,7 @@ hy_model_new_from_graph (hy_graph *graph, hy_param_list *params,
   m->symbol_path = g_strdup (source);
   m->graph = graph;
   m->params = params;
-  if (!bind_variables (m, error)
+  if (!bind_variables (m, FALSE, error)
       || !hy_graph_infer_dtypes (m->graph, error)) {
     g_prefix_error (error, "%s: ", source);
     hy_model_free (m);
@@ -319,12 +332,13 @@ hy_model_new_from_graph (hy_graph *graph, hy_param_list *params,
   return m;
 }
 
-hy_model *
-hy_model_load_for_inspection (const char *symbol_path,
-    const char *params_path, char ***unsupported, GError **error)
+static hy_model *
+load_for_inspection (const char *symbol_path, const char *params_path,
+    gboolean graph_only, char ***unsupported, GError **error)
 {
   GPtrArray *list = g_ptr_array_new ();
-  hy_model *m = model_load (symbol_path, params_path, list, error);
+  hy_model *m = model_load (symbol_path, params_path, list, graph_only,
+      error);
   if (m && list->len > 0) {
     g_ptr_array_add (list, NULL);
     *unsupported = (char **) g_ptr_array_free (list, FALSE);
@@ -334,6 +348,27 @@ hy_model_load_for_inspection (const char *symbol_path,
     g_ptr_array_unref (list);
   }
   return m;
+}
+
+hy_model *
+hy_model_load_for_inspection (const char *symbol_path,
+    const char *params_path, char ***unsupported, GError **error)
+{
+  return load_for_inspection (symbol_path, params_path, FALSE, unsupported,
+      error);
+}
+
+hy_model *
+hy_model_load_graph_only (const char *symbol_path, char ***unsupported,
+    GError **error)
+{
+  return load_for_inspection (symbol_path, NULL, TRUE, unsupported, error);
+}
+
+gboolean
+hy_model_is_weightless (const hy_model *model)
+{
+  return model->weightless;
 }
 
 void

@@ -8,8 +8,48 @@
  * that node's name and op.
  */
 #include "core/model-impl.h"
+#include "core/shape-learn.h"
 
 #define HY_MAX_NUMEL ((int64_t) 1 << 40)
+
+/* The window hy_shape_learn() writes into: the input shapes of the node
+ * being inferred, on this thread.  Thread-local because executors infer
+ * shapes on their own threads. */
+static _Thread_local struct {
+  hy_shape *in;
+  gboolean *learned;
+  guint n;
+} window;
+
+void
+hy_shape_learn_window (hy_shape *in, gboolean *learned, guint n)
+{
+  window.in = in;
+  window.learned = learned;
+  window.n = n;
+}
+
+gboolean
+hy_shape_learn (const hy_shape *got, const hy_shape *want)
+{
+  if (got->ndim >= 0 || window.n == 0 || got < window.in
+      || got >= window.in + window.n)
+    return FALSE;
+  const gsize i = (gsize) (got - window.in);
+  window.in[i] = *want;
+  window.learned[i] = TRUE;
+  return TRUE;
+}
+
+/* A weight of a model loaded without weights whose shape no op has
+ * inferred yet: its consumer may learn it. */
+static gboolean
+is_weight_to_learn (const hy_node *src)
+{
+  return !src->op && (src->var_kind == HY_VAR_ARG
+      || src->var_kind == HY_VAR_AUX) && !src->value
+      && src->shapes[0].ndim < 0;
+}
 
 static gboolean
 check_output (const hy_node *node, guint k, GError **error)
@@ -35,6 +75,32 @@ check_output (const hy_node *node, guint k, GError **error)
   return TRUE;
 }
 
+/* After `node`'s infer_shape: each weight it learned gets that shape (its
+ * other readers then check against it); one it did not learn has no shape
+ * this op can give it. */
+static gboolean
+learn_weights (hy_graph *graph, const hy_node *node, const hy_shape *in,
+    const gboolean *learned, GError **error)
+{
+  for (guint k = 0; k < node->n_inputs; k++) {
+    hy_node *src = hy_graph_node (graph, node->inputs[k].node);
+    if (!is_weight_to_learn (src))
+      continue;
+    if (!learned[k]) {
+      char buf[32];
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "node '%s' (op %s): input '%s' ('%s') is a parameter the model "
+          "was loaded without, and this op cannot infer its shape",
+          node->name, node->op_name,
+          hy_op_input_name (node->op, node->params, k, buf, sizeof buf),
+          src->name);
+      return FALSE;
+    }
+    src->shapes[0] = in[k];
+  }
+  return TRUE;
+}
+
 gboolean
 hy_graph_infer_shapes (hy_graph *graph, GError **error)
 {
@@ -49,15 +115,22 @@ hy_graph_infer_shapes (hy_graph *graph, GError **error)
   g_autofree hy_shape *on_heap = widest > G_N_ELEMENTS (on_stack)
       ? g_new (hy_shape, widest) : NULL;
   hy_shape *in_shapes = on_heap ? on_heap : on_stack;
+  g_autofree gboolean *learned = g_new (gboolean, widest);
   for (guint i = 0; i < hy_graph_n_nodes (graph); i++) {
     hy_node *node = hy_graph_node (graph, i);
     if (!node->op)
       continue;                 /* variables: shapes set by the model */
+    gboolean learning = FALSE;
     for (guint k = 0; k < node->n_inputs; k++) {
       const hy_entry *e = &node->inputs[k];
       const hy_node *src = hy_graph_node (graph, e->node);
       in_shapes[k] = src->shapes[e->index];
+      learned[k] = FALSE;
       gboolean unused = k < 32 && (node->op->def->unused_inputs & (1u << k));
+      if (is_weight_to_learn (src)) {
+        learning = TRUE;
+        continue;
+      }
       if (in_shapes[k].ndim < 0 && !unused) {
         char buf[32];
         g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
@@ -70,13 +143,18 @@ hy_graph_infer_shapes (hy_graph *graph, GError **error)
       }
     }
     GError *local = NULL;
-    if (!node->op->def->infer_shape (node->params, in_shapes,
-            (int) node->n_inputs, node->shapes, (int) node->n_outputs,
-            &local)) {
+    if (learning)
+      hy_shape_learn_window (in_shapes, learned, node->n_inputs);
+    gboolean ok = node->op->def->infer_shape (node->params, in_shapes,
+        (int) node->n_inputs, node->shapes, (int) node->n_outputs, &local);
+    hy_shape_learn_window (NULL, NULL, 0);
+    if (!ok) {
       g_propagate_prefixed_error (error, local, "node '%s' (op %s): ",
           node->name, node->op_name);
       return FALSE;
     }
+    if (learning && !learn_weights (graph, node, in_shapes, learned, error))
+      return FALSE;
     for (guint k = 0; k < node->n_outputs; k++)
       if (!check_output (node, k, error))
         return FALSE;

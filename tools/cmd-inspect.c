@@ -14,6 +14,7 @@ typedef struct inspect_args {
   char *model, *params;
   char **shapes;
   gboolean json;
+  gboolean graph_only;
 } inspect_args;
 
 static void
@@ -49,7 +50,7 @@ plan_memory (const hy_shapes *shapes, hy_memory_stats *mem)
 }
 
 static void
-add_bytes (JsonBuilder *b, const char *name, gboolean known, gint64 bytes)
+add_int_if_known (JsonBuilder *b, const char *name, gboolean known, gint64 bytes)
 {
   json_builder_set_member_name (b, name);
   if (known)
@@ -71,10 +72,12 @@ describe_json (hy_model *model, const hy_shapes *shapes, char **unsupported, con
     json_builder_add_string_value (b, hy_model_params_path (model));
   else
     json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "param_count");
-  json_builder_add_int_value (b, hy_model_param_count (model));
-  json_builder_set_member_name (b, "param_bytes");
-  json_builder_add_int_value (b, hy_model_param_bytes (model));
+  /* A graph-only load has no weights to count. */
+  const gboolean weightless = hy_model_is_weightless (model);
+  json_builder_set_member_name (b, "weightless");
+  json_builder_add_boolean_value (b, weightless);
+  add_int_if_known (b, "param_count", !weightless, hy_model_param_count (model));
+  add_int_if_known (b, "param_bytes", !weightless, hy_model_param_bytes (model));
 
   json_builder_set_member_name (b, "inputs");
   json_builder_begin_array (b);
@@ -152,9 +155,9 @@ describe_json (hy_model *model, const hy_shapes *shapes, char **unsupported, con
   for (int i = 0; unsupported && unsupported[i]; i++)
     json_builder_add_string_value (b, unsupported[i]);
   json_builder_end_array (b);
-  add_bytes (b, "arena_bytes", mem != NULL, mem ? mem->arena_bytes : 0);
-  add_bytes (b, "naive_bytes", mem != NULL, mem ? mem->naive_bytes : 0);
-  add_bytes (b, "lower_bound_bytes", mem != NULL,
+  add_int_if_known (b, "arena_bytes", mem != NULL, mem ? mem->arena_bytes : 0);
+  add_int_if_known (b, "naive_bytes", mem != NULL, mem ? mem->naive_bytes : 0);
+  add_int_if_known (b, "lower_bound_bytes", mem != NULL,
       mem ? mem->lower_bound_bytes : 0);
   json_builder_set_member_name (b, "shape_error");
   if (shape_error)
@@ -178,9 +181,12 @@ describe_text (hy_model *model, const hy_shapes *shapes, char **unsupported, con
   printf ("model:  %s\n", hy_model_symbol_path (model));
   printf ("params: %s\n", hy_model_params_path (model)
       ? hy_model_params_path (model) : "(none)");
-  printf ("parameters: %" G_GINT64_FORMAT " (%.2f MiB float32)\n",
-      hy_model_param_count (model),
-      hy_model_param_bytes (model) / (1024.0 * 1024.0));
+  if (hy_model_is_weightless (model))
+    printf ("parameters: not read (graph only)\n");
+  else
+    printf ("parameters: %" G_GINT64_FORMAT " (%.2f MiB float32)\n",
+        hy_model_param_count (model),
+        hy_model_param_bytes (model) / (1024.0 * 1024.0));
   for (int i = 0; i < hy_model_n_inputs (model); i++) {
     hy_shape s = hy_shapes_input (shapes, i);
     printf ("input  %d: %s %s\n", i, hy_model_input_name (model, i),
@@ -231,6 +237,9 @@ hy_cmd_inspect (int argc, char **argv)
     {"shape", 's', 0, G_OPTION_ARG_STRING_ARRAY, &a.shapes,
         "Input shape for shape inference (repeatable)", "[NAME=]1x3x224x224"},
     {"json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print one JSON object", NULL},
+    {"graph-only", 0, 0, G_OPTION_ARG_NONE, &a.graph_only,
+        "Read the symbol file alone, no params (weight shapes inferred from "
+        "the ops that read them)", NULL},
     {NULL}
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- describe a model");
@@ -254,7 +263,14 @@ hy_cmd_inspect (int argc, char **argv)
     status = hy_cli_usage (ctx, "inspect: --model is required");
     goto out;
   }
-  model = hy_model_load_for_inspection (a.model, a.params, &unsupported,
+  if (a.graph_only && a.params) {
+    status = hy_cli_usage (ctx, "inspect: --graph-only reads no params "
+        "file: drop --params");
+    goto out;
+  }
+  model = a.graph_only
+      ? hy_model_load_graph_only (a.model, &unsupported, &error)
+      : hy_model_load_for_inspection (a.model, a.params, &unsupported,
       &error);
   if (model)
     shapes = hy_shapes_new (model);
@@ -269,7 +285,7 @@ hy_cmd_inspect (int argc, char **argv)
         "the model has unsupported ops");
   else
     hy_shapes_infer (shapes, &shape_error);
-  if (!shape_error && plan_memory (shapes, &mem_stats))
+  if (!shape_error && !a.graph_only && plan_memory (shapes, &mem_stats))
     mem = &mem_stats;
   if (a.json) {
     g_autofree char *text = describe_json (model, shapes, unsupported,

@@ -135,6 +135,17 @@ const hy_model *hy_shapes_model (const hy_shapes *shapes);
 hy_model *hy_model_load_for_inspection (const char *symbol_path,
     const char *params_path, char ***unsupported, GError **error);
 
+/* The graph alone, for inspection without the weights (a model whose
+ * params file is large or not at hand): no params file is read; each
+ * parameter's shape is the one the symbol file declares or the one the op
+ * reading it requires (MXNet's shape inference does the same).  Unknown
+ * ops are listed as by hy_model_load_for_inspection.  Shapes can be
+ * inferred; executors refuse such a model. */
+hy_model *hy_model_load_graph_only (const char *symbol_path,
+    char ***unsupported, GError **error);
+/* Whether the model was loaded graph-only (hy_model_load_graph_only). */
+gboolean hy_model_is_weightless (const hy_model *model);
+
 /* A read-only view of one graph node, for tools and debugging. */
 typedef struct hy_node_desc {
   const char *name;

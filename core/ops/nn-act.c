@@ -11,6 +11,7 @@
  */
 #include "hybrid.h"
 #include "core/op.h"
+#include "core/shape-learn.h"
 #include "kernels/params/nn.h"
 
 /* ---- Activation ---------------------------------------------------------- */
@@ -119,7 +120,12 @@ leaky_infer_shape (const void *params, const hy_shape *in, int n_in,
     hy_shape *out, int n_out, GError **error)
 {
   const hy_leaky_relu_params *p = params;
-  if (p->act_type == HY_LEAKY_PRELU && !prelu_gamma_fits (&in[0], &in[1])) {
+  /* A gamma not known yet (no weights loaded) is one slope per channel,
+   * as MXNet infers it. */
+  hy_shape per_channel = { .ndim = 1,
+    .dims = { in[0].ndim >= 2 ? in[0].dims[1] : 1 } };
+  if (p->act_type == HY_LEAKY_PRELU && !hy_shape_learn (&in[1], &per_channel)
+      && !prelu_gamma_fits (&in[0], &in[1])) {
     char d[HY_SHAPE_STRLEN], g[HY_SHAPE_STRLEN];
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
         "prelu gamma has shape %s; expected (channels,) = (%" G_GINT64_FORMAT

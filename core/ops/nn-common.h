@@ -11,6 +11,7 @@
 #include "hybrid.h"
 #include "core/attrs.h"
 #include "kernels/params/nn.h"
+#include "core/shape-learn.h"
 
 /* Bound on kernel, stride, dilate and pad entries: far beyond any real
  * layer, and small enough that window arithmetic cannot overflow. */
@@ -95,12 +96,14 @@ hy_nn_window_fits (int64_t size, int64_t pad, int64_t extent, int axis,
   return FALSE;
 }
 
-/* `what` ("weight", "bias", …) must have exactly shape `want`. */
+/* `what` ("weight", "bias", …) must have exactly shape `want`.  A weight
+ * whose shape is not known yet (a model loaded without its weights) takes
+ * `want`, as MXNet infers weight shapes backwards from the op. */
 static inline gboolean
 hy_nn_expect_shape (const hy_shape *got, const hy_shape *want,
     const char *what, GError **error)
 {
-  if (hy_shape_equal (got, want))
+  if (hy_shape_equal (got, want) || hy_shape_learn (got, want))
     return TRUE;
   char g[HY_SHAPE_STRLEN], w[HY_SHAPE_STRLEN];
   g_set_error (error, HY_ERROR, HY_ERROR_SHAPE, "%s has shape %s; expected %s",

@@ -93,6 +93,18 @@ upsampling_num_inputs (const void *params)
   return p->sample_type == HY_UPSAMPLING_BILINEAR ? 2 : p->num_args;
 }
 
+/* As MXNet lists them: bilinear reads data and its kernel, "weight" (a
+ * parameter, so a model without it is missing a weight); nearest reads
+ * arg0, arg1… (the default names). */
+static const char *
+upsampling_input_name (const void *params, int i)
+{
+  const hy_upsampling_params *p = params;
+  if (p->sample_type != HY_UPSAMPLING_BILINEAR)
+    return NULL;
+  return i == 0 ? "data" : "weight";
+}
+
 static gboolean
 nearest_infer (const hy_upsampling_params *p, const hy_shape *in, int n_in,
     hy_shape *out, GError **error)
@@ -185,6 +197,7 @@ const hy_op_def hy_opdef_upsampling = {
   .params_size = sizeof (hy_upsampling_params),
   .parse = upsampling_parse,
   .num_inputs = upsampling_num_inputs,
+  .input_name = upsampling_input_name,
   .infer_shape = upsampling_infer,
   .infer_dtype = hy_dtype_all_alike,
   .flops = upsampling_flops,
