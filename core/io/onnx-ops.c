@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/io/onnx-import.h"
+#include "core/io/onnx-tensor.h"
 
 #define NODE_NAME(imp) ((imp)->node->name && (imp)->node->name[0] \
     ? (imp)->node->name : (imp)->node->output[0])
