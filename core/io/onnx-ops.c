@@ -1105,12 +1105,143 @@ import_resize (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
           "scale", sc, "sample_type", "nearest", "num_args", "1", NULL));
 }
 
+/* Gather on data (what is not shape arithmetic, folded before): the
+ * gathered axis moved first, gather_nd along it (which takes negative
+ * indices as ONNX does), and the picked axes moved back in its place:
+ * out = data[:axis] + indices + data[axis + 1:].  A scalar index is a
+ * slice_axis instead, as gather_nd wants indices of rank >= 1. */
 static gboolean
 import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     GError **error)
 {
-  return refuse (imp, error, "Gather is supported on shape values only "
-      "(folded at load), not on data");
+  hy_entry data, idx;
+  hy_shape s, is;
+  if (!hy_onnx_input_entry (imp, 0, &data, error)
+      || !hy_onnx_input_shape (imp, 0, &s, error)
+      || !hy_onnx_input_shape (imp, 1, &is, error))
+    return FALSE;
+  gint64 axis = hy_onnx_attr_int (imp->node, "axis", 0);
+  if (s.ndim < 1 || !normalize_axes (&axis, 1, s.ndim))
+    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+        "data's %d dimensions", axis, s.ndim);
+  if (is.ndim + s.ndim - 1 > HY_MAX_DIMS)
+    return refuse (imp, error, "the output would have %d dimensions, at "
+        "most %d are supported", is.ndim + s.ndim - 1, HY_MAX_DIMS);
+  const gint64 n = s.dims[axis];
+  hy_onnx_value *iv = g_hash_table_lookup (imp->values,
+      hy_onnx_input_name (imp, 1) ? hy_onnx_input_name (imp, 1) : "");
+  if (iv && iv->is_const) {
+    /* Checked here for an error naming the node, not at the forward. */
+    gint64 numel = hy_shape_numel (&iv->shape);
+    for (gint64 i = 0; i < numel; i++) {
+      double v = iv->is_int ? (double) iv->ints[i] : iv->f[i];
+      if (!(v >= -n && v < n) || v != floor (v))
+        return refuse (imp, error, "index %g is outside [-%" G_GINT64_FORMAT
+            ", %" G_GINT64_FORMAT "] (axis %" G_GINT64_FORMAT ")", v, n,
+            n - 1, axis);
+    }
+  }
+  hy_shape os = { .ndim = is.ndim + s.ndim - 1 };
+  for (int d = 0; d < axis; d++)
+    os.dims[d] = s.dims[d];
+  for (int d = 0; d < is.ndim; d++)
+    os.dims[axis + d] = is.dims[d];
+  for (int d = (int) axis + 1; d < s.ndim; d++)
+    os.dims[is.ndim + d - 1] = s.dims[d];
+  g_autofree char *out_shape = hy_onnx_tuple (os.dims, os.ndim);
+  if (is.ndim == 0) {
+    if (!iv || !iv->is_const)
+      return refuse (imp, error, "a scalar index must be a constant");
+    gint64 i = iv->is_int ? iv->ints[0] : (gint64) iv->f[0];
+    if (i < 0)
+      i += n;
+    g_autofree char *ax = g_strdup_printf ("%" G_GINT64_FORMAT, axis);
+    g_autofree char *b = g_strdup_printf ("%" G_GINT64_FORMAT, i);
+    g_autofree char *e = g_strdup_printf ("%" G_GINT64_FORMAT, i + 1);
+    hy_entry one = hy_onnx_add_op (imp, "slice_axis", &data, 1, error,
+        "axis", ax, "begin", b, "end", e, NULL);
+    if (one.node == G_MAXUINT)
+      return FALSE;
+    return set_out (imp, hy_onnx_add_op (imp, "Reshape", &one, 1, error,
+            "shape", out_shape, NULL));
+  }
+  if (!hy_onnx_input_entry (imp, 1, &idx, error))
+    return FALSE;
+  if (axis) {
+    gint64 perm[HY_MAX_DIMS];
+    perm[0] = axis;
+    for (int d = 0, k = 1; d < s.ndim; d++)
+      if (d != axis)
+        perm[k++] = d;
+    g_autofree char *t = hy_onnx_tuple (perm, s.ndim);
+    data = hy_onnx_add_op (imp, "transpose", &data, 1, error, "axes", t,
+        NULL);
+    if (data.node == G_MAXUINT)
+      return FALSE;
+  }
+  hy_shape lead = { .ndim = is.ndim + 1 };
+  lead.dims[0] = 1;
+  memcpy (lead.dims + 1, is.dims, is.ndim * sizeof (gint64));
+  g_autofree char *ls = hy_onnx_tuple (lead.dims, lead.ndim);
+  idx = hy_onnx_add_op (imp, "Reshape", &idx, 1, error, "shape", ls, NULL);
+  if (idx.node == G_MAXUINT)
+    return FALSE;
+  hy_entry pair[2] = { data, idx };
+  hy_entry out = hy_onnx_add_op (imp, "gather_nd", pair, 2, error, NULL);
+  if (!axis)
+    return set_out (imp, out);
+  if (out.node == G_MAXUINT)
+    return FALSE;
+  /* gather_nd gives indices + data[:axis] + data[axis + 1:]. */
+  gint64 perm[HY_MAX_DIMS];
+  int k = 0;
+  for (int d = 0; d < axis; d++)
+    perm[k++] = is.ndim + d;
+  for (int d = 0; d < is.ndim; d++)
+    perm[k++] = d;
+  for (int d = is.ndim + (int) axis; d < os.ndim; d++)
+    perm[k++] = d;
+  g_autofree char *t = hy_onnx_tuple (perm, os.ndim);
+  return set_out (imp, hy_onnx_add_op (imp, "transpose", &out, 1, error,
+          "axes", t, NULL));
+}
+
+/* TopK with a constant k: MXNet's topk returning both values and
+ * indices (as floats, which is how the core carries every index). */
+static gboolean
+import_topk (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
+{
+  hy_entry in;
+  hy_shape s;
+  if (!hy_onnx_input_entry (imp, 0, &in, error)
+      || !hy_onnx_input_shape (imp, 0, &s, error))
+    return FALSE;
+  hy_onnx_value *kv = hy_onnx_input_const (imp, 1, error);
+  if (!kv)
+    return FALSE;
+  if (!kv->is_int || hy_shape_numel (&kv->shape) != 1)
+    return refuse (imp, error, "K must be one integer");
+  gint64 axis = hy_onnx_attr_int (imp->node, "axis", -1);
+  if (s.ndim < 1 || !normalize_axes (&axis, 1, s.ndim))
+    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+        "data's %d dimensions", axis, s.ndim);
+  gint64 k = kv->ints[0];
+  if (k < 1 || k > s.dims[axis])
+    return refuse (imp, error, "K = %" G_GINT64_FORMAT " is not in [1, %"
+        G_GINT64_FORMAT "] (the size of axis %" G_GINT64_FORMAT ")", k,
+        s.dims[axis], axis);
+  gboolean largest = hy_onnx_attr_int (imp->node, "largest", 1) != 0;
+  g_autofree char *ax = g_strdup_printf ("%" G_GINT64_FORMAT, axis);
+  g_autofree char *ks = g_strdup_printf ("%" G_GINT64_FORMAT, k);
+  hy_entry out = hy_onnx_add_op (imp, "topk", &in, 1, error, "axis", ax,
+      "k", ks, "ret_typ", "both", "is_ascend", largest ? "False" : "True",
+      NULL);
+  if (out.node == G_MAXUINT)
+    return FALSE;
+  hy_onnx_set_output (imp, 0, out);
+  hy_onnx_set_output (imp, 1, (hy_entry) { out.node, 1 });
+  return TRUE;
 }
 
 /* Sorted by name: the refusal lists them in this order. */
@@ -1147,8 +1278,8 @@ static const onnx_op ops[] = {
     "" },
   { "Flatten", import_flatten, NULL, 0, "Flatten / Reshape",
     "any axis" },
-  { "Gather", import_gather, NULL, 0, "folded",
-    "Gather only on shape values" },
+  { "Gather", import_gather, NULL, 0, "gather_nd (+ transpose), slice_axis",
+    "any axis, negative indices; on shape values folded at load" },
   { "Gemm", import_gemm, NULL, 0, "FullyConnected",
     "`transA=0`, constant B and C; `transB`, `alpha`, `beta` applied to the "
     "weights at load" },
@@ -1203,7 +1334,7 @@ static const onnx_op ops[] = {
     "nearest, one whole scale on both spatial axes (asymmetric + floor, or "
     "half_pixel + round_prefer_*)" },
   { "Shape", import_shape, NULL, 0, "folded",
-    "Gather only on shape values" },
+    "its values folded into what reads them" },
   { "Sigmoid", import_unary, "sigmoid", 0, "sigmoid",
     "" },
   { "Slice", import_slice, NULL, 0, "slice",
@@ -1221,6 +1352,9 @@ static const onnx_op ops[] = {
     "op" },
   { "Tanh", import_unary, "tanh", 0, "tanh",
     "" },
+  { "TopK", import_topk, NULL, 0, "topk",
+    "constant `K`, any `axis`, `largest`; always sorted; indices as floats; "
+    "equal values may come in another order than ONNX Runtime's" },
   { "Transpose", import_transpose, NULL, 0, "transpose",
     "" },
   { "Unsqueeze", import_unsqueeze, NULL, 0, "squeeze, expand_dims",

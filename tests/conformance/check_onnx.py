@@ -70,6 +70,18 @@ def bn_inits(c):
             ("var", rand(c, low=0.5, high=2.0))]
 
 
+def topk_model(shape, k, **attrs):
+    """TopK's values (float) and indices (int64, declared so for ONNX Runtime); the input's
+    values are distinct, as equal ones may be ordered either way."""
+    graph = helper.make_graph(
+        [helper.make_node("TopK", ["x", "k"], ["y0", "y1"], name="topk", **attrs)], "case",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y0", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("y1", TensorProto.INT64, None)],
+        [numpy_helper.from_array(i64(k), "k")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
 def op_cases():
     x4 = [("x", (1, 3, 8, 8))]
     c = {}
@@ -155,6 +167,19 @@ def op_cases():
         "Resize", ["x", "", "scales"], ["y0"], mode="nearest",
         coordinate_transformation_mode="asymmetric", nearest_mode="floor")], x4, ["y0"],
         [("scales", np.array([1, 1, 2, 2], dtype=np.float32))])
+    c["gather-axis0"] = one("Gather", [("x", (5, 3))], [("i", i64(4, 0, -1, 2))])
+    c["gather-axis1-negative"] = one("Gather", x4, [("i", i64(-1, 0, -3))], axis=1)
+    c["gather-axis-last-2d-indices"] = one("Gather", x4, [("i", np.array(
+        [[0, -8], [7, 3]], dtype=np.int64))], axis=-1)
+    c["gather-scalar-index"] = one("Gather", x4, [("i", np.array(-2, dtype=np.int64))], axis=2)
+    c["gather-int32-indices"] = one("Gather", x4, [("i", np.array([2, -3], dtype=np.int32))],
+                                    axis=1)
+    c["gather-3d-axis1"] = model([
+        helper.make_node("Gather", ["x", "ix"], ["y0"], axis=1)],
+        [("x", (2, 6, 3))], ["y0"], [("ix", i64(5, -6, 1))])
+    c["topk"] = topk_model((2, 10), k=3)
+    c["topk-axis1-smallest"] = topk_model((2, 7, 4), k=2, axis=1, largest=0)
+    c["topk-all-axis0"] = topk_model((3, 5), k=3, axis=0)
     c["slice"] = one("Slice", x4, [("st", i64(1, 1)), ("en", i64(3, 100)), ("ax", i64(1, 3)),
                                    ("sp", i64(1, 2))])
     c["slice-negative"] = one("Slice", x4, [("st", i64(-1)), ("en", i64(-100)), ("ax", i64(2)),
@@ -185,7 +210,7 @@ def refused_cases():
     x = [("x", (1, 3))]
     unknown = one("Einsum", x, equation="ij->ji").SerializeToString()
     old = one("Relu", x, opset=9).SerializeToString()
-    gather = one("Gather", x, [("i", i64(0))]).SerializeToString()
+    gather = one("Gather", x, [("i", i64(3))], axis=1).SerializeToString()
     twice = model([helper.make_node("Relu", ["x"], ["y0"]),
                    helper.make_node("Relu", ["y0"], ["y0"])], x, ["y0"]).SerializeToString()
     dangling = model([helper.make_node("Add", ["x", "nowhere"], ["y0"])], x,
@@ -204,7 +229,7 @@ def refused_cases():
         "refuse-external-data-outside": (outside.SerializeToString(), "not a file beside"),
         "refuse-unsupported-op": (unknown, "einsum"),
         "refuse-old-opset": (old, "opset 9"),
-        "refuse-gather-on-data": (gather, "gather"),
+        "refuse-gather-index-outside": (gather, "index 3 is outside [-3, 2]"),
         "refuse-bad-protobuf": (b"\x08\x07\x12\xff\xff\xff\xff\x0f" + b"\x00" * 8, "onnx"),
     }
 
