@@ -70,6 +70,47 @@ def bn_inits(c):
             ("var", rand(c, low=0.5, high=2.0))]
 
 
+# name, input shape, ("scales" | "sizes", values), attributes: each mode on an odd scale, a
+# downscale, an output of 1, a 3-D input (what takes the kernels' fast paths and what does not).
+RESIZE_CASES = [
+    ("nearest-half-pixel-round-floor", (1, 3, 8, 8), ("scales", [1, 1, 1.5, 1.5]), {}),
+    ("nearest-asymmetric-ceil", (1, 3, 8, 8), ("sizes", [1, 3, 5, 11]),
+     dict(coordinate_transformation_mode="asymmetric", nearest_mode="ceil")),
+    ("nearest-align-corners-round-ceil", (1, 3, 8, 8), ("sizes", [1, 3, 13, 6]),
+     dict(coordinate_transformation_mode="align_corners", nearest_mode="round_prefer_ceil")),
+    ("nearest-pytorch-half-pixel-floor", (1, 3, 8, 8), ("scales", [1, 1, 0.5, 2]),
+     dict(coordinate_transformation_mode="pytorch_half_pixel", nearest_mode="floor")),
+    ("nearest-half-pixel-x2", (1, 3, 8, 8), ("scales", [1, 1, 2, 2]),
+     dict(nearest_mode="round_prefer_ceil")),
+    ("linear-half-pixel-sizes", (1, 3, 8, 8), ("sizes", [1, 3, 13, 5]), dict(mode="linear")),
+    ("linear-half-pixel-odd-scales", (1, 3, 8, 8), ("scales", [1, 1, 1.7, 0.6]),
+     dict(mode="linear")),
+    ("linear-align-corners", (1, 3, 8, 8), ("sizes", [1, 3, 15, 16]),
+     dict(mode="linear", coordinate_transformation_mode="align_corners")),
+    ("linear-asymmetric", (1, 3, 8, 8), ("scales", [1, 1, 2, 2]),
+     dict(mode="linear", coordinate_transformation_mode="asymmetric")),
+    ("linear-asymmetric-down", (1, 3, 8, 8), ("sizes", [1, 3, 3, 5]),
+     dict(mode="linear", coordinate_transformation_mode="asymmetric")),
+    ("linear-pytorch-half-pixel-to-1", (1, 3, 8, 8), ("sizes", [1, 3, 1, 10]),
+     dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel")),
+    ("linear-pytorch-half-pixel", (1, 3, 8, 8), ("scales", [1, 1, 3, 3]),
+     dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel")),
+    ("linear-3d-last-axis", (2, 3, 8), ("sizes", [2, 3, 5]), dict(mode="linear")),
+    ("linear-half-pixel-symmetric", (1, 3, 8, 8), ("scales", [1, 1, 1.5, 0.7]),
+     dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric", opset=19)),
+]
+
+
+def resize_model(shape, how, opset=13, **attrs):
+    kind, values = how
+    if kind == "scales":
+        ins, inits = ["x", "", "scales"], [("scales", np.array(values, dtype=np.float32))]
+    else:
+        ins, inits = ["x", "", "", "sizes"], [("sizes", np.array(values, dtype=np.int64))]
+    return model([helper.make_node("Resize", ins, ["y0"], **attrs)], [("x", shape)], ["y0"],
+                 inits, opset)
+
+
 def topk_model(shape, k, **attrs):
     """TopK's values (float) and indices (int64, declared so for ONNX Runtime); the input's
     values are distinct, as equal ones may be ordered either way."""
@@ -180,6 +221,8 @@ def op_cases():
     c["topk"] = topk_model((2, 10), k=3)
     c["topk-axis1-smallest"] = topk_model((2, 7, 4), k=2, axis=1, largest=0)
     c["topk-all-axis0"] = topk_model((3, 5), k=3, axis=0)
+    for name, shape, how, attrs in RESIZE_CASES:
+        c["resize-" + name] = resize_model(shape, how, **attrs)
     c["slice"] = one("Slice", x4, [("st", i64(1, 1)), ("en", i64(3, 100)), ("ax", i64(1, 3)),
                                    ("sp", i64(1, 2))])
     c["slice-negative"] = one("Slice", x4, [("st", i64(-1)), ("en", i64(-100)), ("ax", i64(2)),
@@ -230,6 +273,8 @@ def refused_cases():
         "refuse-unsupported-op": (unknown, "einsum"),
         "refuse-old-opset": (old, "opset 9"),
         "refuse-gather-index-outside": (gather, "index 3 is outside [-3, 2]"),
+        "refuse-resize-cubic": (resize_model((1, 3, 4, 4), ("scales", [1, 1, 2, 2]),
+                                             mode="cubic").SerializeToString(), "mode 'cubic'"),
         "refuse-bad-protobuf": (b"\x08\x07\x12\xff\xff\xff\xff\x0f" + b"\x00" * 8, "onnx"),
     }
 
