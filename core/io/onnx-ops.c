@@ -1157,6 +1157,10 @@ import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
  * per axis a gather of the source rows (two for linear, blended with
  * constant weights), exact for every mode and any scale. */
 
+/* 8 GiB of floats: more than any frame, little enough that hostile sizes
+ * stop here. */
+#define RESIZE_MAX_ELEMENTS ((gint64) 1 << 31)
+
 typedef enum {
   COORD_HALF_PIXEL, COORD_PYTORCH_HALF_PIXEL, COORD_ALIGN_CORNERS,
   COORD_ASYMMETRIC, COORD_HALF_PIXEL_SYMMETRIC,
@@ -1358,6 +1362,17 @@ import_resize (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     }
   } else {
     return refuse (imp, error, "neither scales nor sizes given");
+  }
+  /* Each axis is bounded above; their product must be too, before shape
+   * inference multiplies them. */
+  gint64 numel = 1;
+  for (int d = 0; d < s.ndim; d++) {
+    if (s.dims[d] < 1)
+      return refuse (imp, error, "axis %d of the data is empty", d);
+    if (out[d] > (RESIZE_MAX_ELEMENTS) / numel)
+      return refuse (imp, error, "the output would have more than %"
+          G_GINT64_FORMAT " elements", (gint64) RESIZE_MAX_ELEMENTS);
+    numel *= out[d];
   }
   /* UpSampling: one whole nearest scale on H and W of NCHW, where it
    * picks floor(o / scale) as asymmetric + floor and half_pixel + round

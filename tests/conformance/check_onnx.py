@@ -275,6 +275,8 @@ def refused_cases():
         "refuse-gather-index-outside": (gather, "index 3 is outside [-3, 2]"),
         "refuse-resize-cubic": (resize_model((1, 3, 4, 4), ("scales", [1, 1, 2, 2]),
                                              mode="cubic").SerializeToString(), "mode 'cubic'"),
+        "refuse-resize-huge": (resize_model((1, 3, 4, 4), ("sizes", [1, 3, 1 << 20, 1 << 20]))
+                               .SerializeToString(), "more than 2147483648 elements"),
         "refuse-bad-protobuf": (b"\x08\x07\x12\xff\xff\xff\xff\x0f" + b"\x00" * 8, "onnx"),
     }
 
