@@ -218,6 +218,10 @@ def op_cases():
     c["gather-3d-axis1"] = model([
         helper.make_node("Gather", ["x", "ix"], ["y0"], axis=1)],
         [("x", (2, 6, 3))], ["y0"], [("ix", i64(5, -6, 1))])
+    c["gather-by-topk-indices"] = model([
+        helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
+        helper.make_node("Gather", ["z", "i"], ["y0"], axis=1)],
+        [("x", (2, 10)), ("z", (4, 10, 3))], ["y0"], [("k", i64(3))])
     c["topk"] = topk_model((2, 10), k=3)
     c["topk-axis1-smallest"] = topk_model((2, 7, 4), k=2, axis=1, largest=0)
     c["topk-all-axis0"] = topk_model((3, 5), k=3, axis=0)
