@@ -1099,9 +1099,10 @@ import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
   if (s.ndim < 1 || !normalize_axes (&axis, 1, s.ndim))
     return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
         "data's %d dimensions", axis, s.ndim);
-  if (is.ndim + s.ndim - 1 > HY_MAX_DIMS)
-    return refuse (imp, error, "the output would have %d dimensions, at "
-        "most %d are supported", is.ndim + s.ndim - 1, HY_MAX_DIMS);
+  /* gather_nd's indices take one axis more than Gather's */
+  if (is.ndim + s.ndim - 1 > HY_MAX_DIMS || is.ndim + 1 > HY_MAX_DIMS)
+    return refuse (imp, error, "indices of %d and data of %d dimensions; "
+        "at most %d are supported", is.ndim, s.ndim, HY_MAX_DIMS);
   const gint64 n = s.dims[axis];
   hy_onnx_value *iv = g_hash_table_lookup (imp->values,
       hy_onnx_input_name (imp, 1) ? hy_onnx_input_name (imp, 1) : "");

@@ -277,6 +277,8 @@ def refused_cases():
         "refuse-unsupported-op": (unknown, "einsum"),
         "refuse-old-opset": (old, "opset 9"),
         "refuse-gather-index-outside": (gather, "index 3 is outside [-3, 2]"),
+        "refuse-gather-indices-6d": (one("Gather", [("x", (3,))], [("i", np.zeros(
+            (1,) * 6, dtype=np.int64))]).SerializeToString(), "indices of 6 and data of 1"),
         "refuse-resize-cubic": (resize_model((1, 3, 4, 4), ("scales", [1, 1, 2, 2]),
                                              mode="cubic").SerializeToString(), "mode 'cubic'"),
         "refuse-resize-huge": (resize_model((1, 3, 4, 4), ("sizes", [1, 3, 1 << 20, 1 << 20]))
