@@ -5,8 +5,11 @@
  *  - one head (B, K, 6): per row [class_id, score, x1, y1, x2, y2];
  *  - three heads ids (B, K, 1), scores (B, K, 1), bboxes (B, K, 4): what
  *    GluonCV's SSD, YOLOv3 and Faster R-CNN exports return;
- *  - those three and masks (B, K, M, M): Mask R-CNN's (decode-masks.c).
- * output=auto picks detection for any of them.  Boxes are in model-input
+ *  - those three and masks (B, K, M, M): Mask R-CNN's (decode-masks.c);
+ *  - one head (B, 4 + classes, N): YOLOv8's anchors, before NMS, which
+ *    decode-yolov8.c runs (iou-threshold).
+ * output=auto picks detection for any of them but YOLOv8's, a shape too
+ * common to guess from: output=detection (or the sidecar's) asks for it.  Boxes are in model-input
  * pixels (GluonCV's convention); a MultiBoxDetection head gives its
  * corners as fractions of the model input (its anchors are
  * MultiBoxPrior's): they are scaled to input pixels first.
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "decode-masks.h"
+#include "decode-yolov8.h"
 #include "result-fields.h"
 #include "result-pool.h"
 
@@ -42,7 +46,7 @@ is_value_head (const hy_shape *s, gint64 batch)
 
 /* One head (B, K, 6), or ids, scores and boxes (and masks) of K rows. */
 static gboolean
-fits (const hy_shape *shapes, guint n_heads, gint64 batch)
+claims (const hy_shape *shapes, guint n_heads, gint64 batch)
 {
   if (n_heads == 1)
     return is_row_head (&shapes[0], batch, 6);
@@ -52,6 +56,14 @@ fits (const hy_shape *shapes, guint n_heads, gint64 batch)
       && is_row_head (&shapes[2], batch, 4)
       && shapes[0].dims[1] == shapes[1].dims[1]
       && shapes[0].dims[1] == shapes[2].dims[1];
+}
+
+/* What output=detection takes: those, or YOLOv8's head. */
+static gboolean
+fits (const hy_shape *shapes, guint n_heads, gint64 batch)
+{
+  return claims (shapes, n_heads, batch)
+      || gst_hybrid_yolov8_head_fits (shapes, n_heads, batch);
 }
 
 static GQuark boxes_name;
@@ -68,6 +80,7 @@ typedef struct {
   /* corners in [0, 1] of the input (MultiBoxDetection), not pixels */
   gboolean boxes_normalized;
   gint mask_head;               /* the (1, K, M, M) masks head, or -1 */
+  gboolean yolov8;              /* one (1, 4 + classes, N) head */
 } Heads;
 
 /* Whether the first head comes straight from a _contrib_MultiBoxDetection
@@ -92,7 +105,12 @@ static void
 block (GstHybridResultPool *pool, const hy_model *model)
 {
   Heads *heads = g_new0 (Heads, 1);
-  if (pool->n_heads >= 1 && pool->layout[0].ndim >= 2)
+  heads->yolov8 = !claims (pool->shapes, pool->n_heads, pool->batch)
+      && gst_hybrid_yolov8_head_fits (pool->shapes, pool->n_heads,
+      pool->batch);
+  if (heads->yolov8)
+    pool->max_detections = (guint) pool->shapes[0].dims[2];
+  else if (pool->n_heads >= 1 && pool->layout[0].ndim >= 2)
     pool->max_detections = (guint) pool->layout[0].dims[1];
   pool->n_label_slots = pool->max_detections;
   heads->boxes_normalized = boxes_normalized (model);
@@ -147,7 +165,33 @@ decode (GstHybridResult *r, const GstHybridResultSpec *spec)
     sx = (gfloat) pc->dst_width;
     sy = (gfloat) pc->dst_height;
   }
-  for (guint k = 0; k < k_rows; k++) {
+  if (heads->yolov8) {
+    /* Kept boxes come back in place, corners in input pixels. */
+    const hy_shape *hs = &pool->shapes[0];
+    guint n = gst_hybrid_yolov8_decode (r->tensors[0].data, hs->dims[1] - 4,
+        hs->dims[2], spec, r->detections);
+    for (guint i = 0; i < n; i++) {
+      GstHybridDetection *d = &r->detections[i];
+      gfloat b[4] = { d->x, d->y, d->w, d->h };
+      gfloat x1, y1, x2, y2;
+      hy_frame_plan_to_frame (spec->plan, b[0], b[1], &x1, &y1);
+      hy_frame_plan_to_frame (spec->plan, b[2], b[3], &x2, &y2);
+      x1 = CLAMP (x1, 0.0f, fw);
+      x2 = CLAMP (x2, x1, fw);
+      y1 = CLAMP (y1, 0.0f, fh);
+      y2 = CLAMP (y2, y1, fh);
+      d->x = x1 + spec->origin_x;
+      d->y = y1 + spec->origin_y;
+      d->w = x2 - x1;
+      d->h = y2 - y1;
+      d->label = gst_hybrid_result_label (r, i, d->class_id);
+      d->mask_w = d->mask_h = 0;
+    }
+    r->n_detections = n;
+  }
+  /* YOLOv8's anchors are read above, not as rows */
+  guint rows_read = heads->yolov8 ? 0 : k_rows;
+  for (guint k = 0; k < rows_read; k++) {
     gfloat id = ids[k * stride], score = scores[k * stride];
     const gfloat *b = boxes + k * box_stride;
     if (!row_is_detection (id, score, b))
@@ -208,13 +252,15 @@ decode (GstHybridResult *r, const GstHybridResultSpec *spec)
 
 const GstHybridDecoder gst_hybrid_decoder_detection = {
   .nick = "detection",
-  .description = "Boxes: (B,K,6) or ids/scores/bboxes heads",
+  .description = "Boxes: (B,K,6), ids/scores/bboxes heads, or YOLOv8's "
+      "(B,4+classes,N)",
   .sidecar = HY_SIDECAR_OUTPUT_DETECTION,
   .fits = fits,
   .fits_needs = "one head (B, K, 6) or three heads (B, K, 1), (B, K, 1), "
       "(B, K, 4) (ids and scores may be (B, K)), and optionally a "
-      "fourth (B, K, M, M) of masks",
-  .claims = fits,
+      "fourth (B, K, M, M) of masks, or one (B, 4 + classes, N) "
+      "(YOLOv8's, decoded with NMS)",
+  .claims = claims,
   .fields = fields,
   .block = block,
   .decode = decode,

@@ -36,6 +36,7 @@ typedef struct _GstHybridResultSpec {
   GstHybridActivation activation;       /* resolved: never AUTO */
   guint top_k;
   gfloat threshold;
+  gfloat iou_threshold;         /* NMS of the heads that need one */
   /* class-thresholds: a class's own threshold instead of `threshold`
    * (detection), or one its top-k score must reach (classification);
    * NULL: none */

@@ -143,6 +143,12 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
       g_param_spec_float ("threshold", "Threshold",
           "Detection: the lowest score a box is reported with", -G_MAXFLOAT,
           G_MAXFLOAT, DEFAULT_THRESHOLD, playing));
+  g_object_class_install_property (gobject_class, PROP_IOU_THRESHOLD,
+      g_param_spec_float ("iou-threshold", "IoU threshold",
+          "Detection heads decoded with NMS (YOLOv8's (B, 4+classes, N)): "
+          "a box overlapping a better one of its class by more than this "
+          "intersection over union is dropped", 0.0f, 1.0f,
+          DEFAULT_IOU_THRESHOLD, ready));
   g_object_class_install_property (gobject_class, PROP_CLASS_THRESHOLDS,
       g_param_spec_string ("class-thresholds", "Class thresholds",
           "Per class, the lowest score it is reported with, overriding "
@@ -307,6 +313,7 @@ set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
     case PROP_BATCH_SIZE:
     case PROP_OUTPUT:
     case PROP_OUTPUT_ACTIVATION:
+    case PROP_IOU_THRESHOLD:
     case PROP_SHARED_ENGINE:
     case PROP_SKIP_WHEN_BUSY:
     case PROP_INFERENCE_REGION:
@@ -407,6 +414,9 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
       break;
     case PROP_OUTPUT:
       s->output = g_value_get_enum (value);
+      break;
+    case PROP_IOU_THRESHOLD:
+      s->iou_threshold = g_value_get_float (value);
       break;
     case PROP_OUTPUT_ACTIVATION:
       s->output_activation = g_value_get_enum (value);
@@ -533,6 +543,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_OUTPUT:
       g_value_set_enum (value, s->output);
+      break;
+    case PROP_IOU_THRESHOLD:
+      g_value_set_float (value, s->iou_threshold);
       break;
     case PROP_OUTPUT_ACTIVATION:
       g_value_set_enum (value, s->output_activation);

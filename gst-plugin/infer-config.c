@@ -30,6 +30,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   s->output_activation = DEFAULT_OUTPUT_ACTIVATION;
   s->top_k = DEFAULT_TOP_K;
   s->threshold = DEFAULT_THRESHOLD;
+  s->iou_threshold = DEFAULT_IOU_THRESHOLD;
   s->post_messages = DEFAULT_POST_MESSAGES;
   s->message_json = DEFAULT_MESSAGE_JSON;
   s->skip_when_busy = DEFAULT_SKIP_WHEN_BUSY;
@@ -101,6 +102,7 @@ gst_hybrid_infer_settings_mark_set (GstHybridInferSettings * s,
     {"output", GST_HYBRID_SET_OUTPUT},
     {"top-k", GST_HYBRID_SET_TOP_K},
     {"threshold", GST_HYBRID_SET_THRESHOLD},
+    {"iou-threshold", GST_HYBRID_SET_IOU_THRESHOLD},
   };
   for (guint i = 0; i < G_N_ELEMENTS (props); i++)
     if (!strcmp (name, props[i].name))
@@ -171,6 +173,8 @@ gst_hybrid_infer_settings_apply_sidecar (GstHybridInferSettings * c,
     c->interpolation = sc->interpolation;
   if (FROM_SIDECAR (HY_SIDECAR_OUTPUT, GST_HYBRID_SET_OUTPUT))
     c->output = gst_hybrid_output_from_sidecar (sc->output);
+  if (FROM_SIDECAR (HY_SIDECAR_IOU_THRESHOLD, GST_HYBRID_SET_IOU_THRESHOLD))
+    c->iou_threshold = (gfloat) sc->iou_threshold;
   /* per frame, so kept apart: the properties are read at every frame */
   if (sc->set & HY_SIDECAR_TOP_K) {
     c->sidecar_scores |= GST_HYBRID_SET_TOP_K;
@@ -241,6 +245,7 @@ gst_hybrid_infer_settings_to_config (const GstHybridInferSettings * copy,
     return FALSE;
   c->batch = (int) copy->batch_size;
   c->output = copy->output;
+  c->iou_threshold = copy->iou_threshold;
   c->bgr = copy->color_order == GST_HYBRID_INFER_COLOR_ORDER_BGR;
   c->resize = copy->resize;
   c->interpolation = copy->interpolation;

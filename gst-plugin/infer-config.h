@@ -31,6 +31,8 @@ G_BEGIN_DECLS
 #define DEFAULT_OUTPUT_ACTIVATION GST_HYBRID_ACTIVATION_AUTO
 #define MAX_TOP_K GST_HYBRID_MAX_TOP_K
 #define DEFAULT_THRESHOLD 0.5f
+/* Ultralytics' own default for YOLOv8's NMS */
+#define DEFAULT_IOU_THRESHOLD 0.7f
 #define DEFAULT_POST_MESSAGES FALSE
 /* Off: scripts parse gst-launch -m's text of the structure, which a
  * quoted JSON string at its end breaks, and it costs json-glib's
@@ -60,6 +62,7 @@ typedef enum {
   GST_HYBRID_SET_OUTPUT = 1 << 10,
   GST_HYBRID_SET_TOP_K = 1 << 11,
   GST_HYBRID_SET_THRESHOLD = 1 << 12,
+  GST_HYBRID_SET_IOU_THRESHOLD = 1 << 13,
 } GstHybridSetFlags;
 
 /* What the properties say; the element guards it with its object lock. */
@@ -88,6 +91,7 @@ typedef struct {
   GstHybridActivation output_activation;
   guint top_k;
   gfloat threshold;
+  gfloat iou_threshold;         /* NMS of heads that need it (YOLOv8) */
   gchar *class_thresholds;      /* NULL: none (property-parse.h) */
   gboolean post_messages;
   gboolean message_json;        /* messages carry the JSON object */

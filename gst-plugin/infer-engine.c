@@ -47,6 +47,7 @@ typedef struct {
   int default_width, default_height;    /* the model's default size */
   int batch;
   GstHybridOutput output;
+  gfloat iou_threshold;
   GstHybridActivation activation;
 } GstHybridEngineKey;
 
@@ -158,6 +159,7 @@ key_init (GstHybridEngineKey *k, const GstHybridSessionConfig *c)
   k->precision = c->precision;
   k->batch = c->batch;
   k->output = c->output;
+  k->iou_threshold = c->iou_threshold;
   k->activation = c->activation;
 }
 
@@ -252,6 +254,8 @@ key_difference (const GstHybridEngineKey *k, const GstHybridSessionConfig *c)
     return "batch-size";
   if (k->output != c->output)
     return "output";
+  if (k->iou_threshold != c->iou_threshold)
+    return "iou-threshold";
   if (k->activation != c->activation)
     return "output-activation";
   return NULL;

@@ -40,6 +40,7 @@ struct _GstHybridSession {
   GstHybridActivation requested_activation, model_activation, activation;
   guint sidecar_scores, sidecar_top_k;
   gfloat sidecar_threshold;
+  gfloat iou_threshold;
   gint64 n_classes;             /* the decoder's classes_of; -1: not
                                  * planned, or the heads do not say */
   hy_frame_plan *plan;
@@ -436,6 +437,7 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
   s->sidecar_scores = c->sidecar_scores;
   s->sidecar_top_k = c->sidecar_top_k;
   s->sidecar_threshold = c->sidecar_threshold;
+  s->iou_threshold = c->iou_threshold;
   if (!gst_hybrid_prep_from_config (c, &s->prep, error))
     goto fail;
 
@@ -745,6 +747,7 @@ gst_hybrid_session_result (GstHybridSession *s, int slot,
     .activation = s->activation,
     .top_k = top_k,
     .threshold = threshold,
+    .iou_threshold = s->iou_threshold,
     .class_thresholds = class_thresholds,
     .plan = plan ? plan : s->plan,
     .origin_x = frame->origin_x,

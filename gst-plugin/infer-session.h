@@ -37,6 +37,7 @@ typedef struct {
   int input_width, input_height;
   int batch;
   GstHybridOutput output;
+  gfloat iou_threshold;         /* NMS, for the decoders that run one */
   GstHybridActivation activation;       /* AUTO: see model_activation */
   /* What the model's last layer applies, as its sidecar says; AUTO when
    * no sidecar says (the graph's head is looked at). */

@@ -51,6 +51,7 @@ typedef enum hy_sidecar_field {
   HY_SIDECAR_PARAMS = 1 << 11,
   HY_SIDECAR_THRESHOLD = 1 << 12,
   HY_SIDECAR_TOP_K = 1 << 13,
+  HY_SIDECAR_IOU_THRESHOLD = 1 << 14,
 } hy_sidecar_field;
 
 typedef enum hy_sidecar_output {
@@ -99,6 +100,9 @@ typedef struct hy_sidecar {
   char *params_file;            /* resolved like labels_file; or NULL */
   double threshold;             /* the lowest score reported; float range */
   unsigned top_k;               /* classes reported, 1 … HY_SIDECAR_MAX_TOP_K */
+  /* detection heads the element runs NMS on (YOLOv8's): a box is
+   * dropped for a better one of its class overlapping it more; [0, 1] */
+  double iou_threshold;
   /* "description" (a string), "validation" and "training" (any JSON):
    * for people; kept verbatim (as JSON text of one object holding those
    * keys) so that a rewrite carries them over.  May be NULL. */

@@ -86,9 +86,6 @@ gboolean hy_onnx_input_shape (hy_onnx_importer *imp, guint k, hy_shape *out,
 void hy_onnx_set_output (hy_onnx_importer *imp, guint k, hy_entry entry);
 void hy_onnx_set_const (hy_onnx_importer *imp, guint k, const hy_shape *shape,
     float *f, gint64 *ints);
-/* A float constant from a TensorProto; errors name the tensor. */
-gboolean hy_onnx_tensor_value (hy_onnx_importer *imp,
-    const Onnx__TensorProto *t, hy_onnx_value *out, GError **error);
 
 /* Adds one resolved op node reading `inputs`; the attributes are
  * key, value string pairs ending with NULL.  Returns its output 0, or

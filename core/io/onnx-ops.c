@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/io/onnx-import.h"
+#include "core/io/onnx-tensor.h"
 
 #define NODE_NAME(imp) ((imp)->node->name && (imp)->node->name[0] \
     ? (imp)->node->name : (imp)->node->output[0])
@@ -1037,79 +1038,422 @@ import_pad (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
           mode, "pad_width", pw, "constant_value", cv, NULL));
 }
 
-/* Resize of NCHW data by whole scales, nearest neighbour: UpSampling. */
+/* data[:axis] + indices + data[axis + 1:] from gather_nd: the gathered
+ * axis moved first (gather_nd picks along leading axes, taking negative
+ * indices as ONNX does), the picked axes moved back in its place. */
+static hy_entry
+add_gather (hy_onnx_importer *imp, hy_entry data, const hy_shape *s,
+    int axis, hy_entry idx, const hy_shape *is, GError **error)
+{
+  const int out_ndim = is->ndim + s->ndim - 1;
+  if (axis) {
+    gint64 perm[HY_MAX_DIMS];
+    perm[0] = axis;
+    for (int d = 0, k = 1; d < s->ndim; d++)
+      if (d != axis)
+        perm[k++] = d;
+    g_autofree char *t = hy_onnx_tuple (perm, s->ndim);
+    data = hy_onnx_add_op (imp, "transpose", &data, 1, error, "axes", t,
+        NULL);
+    if (data.node == G_MAXUINT)
+      return HY_ONNX_BAD_ENTRY;
+  }
+  hy_shape lead = { .ndim = is->ndim + 1 };
+  lead.dims[0] = 1;
+  memcpy (lead.dims + 1, is->dims, is->ndim * sizeof (gint64));
+  g_autofree char *ls = hy_onnx_tuple (lead.dims, lead.ndim);
+  idx = hy_onnx_add_op (imp, "Reshape", &idx, 1, error, "shape", ls, NULL);
+  if (idx.node == G_MAXUINT)
+    return HY_ONNX_BAD_ENTRY;
+  hy_entry pair[2] = { data, idx };
+  hy_entry out = hy_onnx_add_op (imp, "gather_nd", pair, 2, error, NULL);
+  if (out.node == G_MAXUINT || !axis)
+    return out;
+  /* gather_nd gives indices + data[:axis] + data[axis + 1:]. */
+  gint64 perm[HY_MAX_DIMS];
+  int k = 0;
+  for (int d = 0; d < axis; d++)
+    perm[k++] = is->ndim + d;
+  for (int d = 0; d < is->ndim; d++)
+    perm[k++] = d;
+  for (int d = is->ndim + axis; d < out_ndim; d++)
+    perm[k++] = d;
+  g_autofree char *t = hy_onnx_tuple (perm, out_ndim);
+  return hy_onnx_add_op (imp, "transpose", &out, 1, error, "axes", t, NULL);
+}
+
+/* Gather on data (what is not shape arithmetic, folded before), with
+ * add_gather; a scalar index is a slice_axis instead, as gather_nd wants
+ * indices of rank >= 1. */
+static gboolean
+import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+    GError **error)
+{
+  hy_entry data, idx;
+  hy_shape s, is;
+  if (!hy_onnx_input_entry (imp, 0, &data, error)
+      || !hy_onnx_input_shape (imp, 0, &s, error)
+      || !hy_onnx_input_shape (imp, 1, &is, error))
+    return FALSE;
+  gint64 axis = hy_onnx_attr_int (imp->node, "axis", 0);
+  if (s.ndim < 1 || !normalize_axes (&axis, 1, s.ndim))
+    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+        "data's %d dimensions", axis, s.ndim);
+  /* gather_nd's indices take one axis more than Gather's */
+  if (is.ndim + s.ndim - 1 > HY_MAX_DIMS || is.ndim + 1 > HY_MAX_DIMS)
+    return refuse (imp, error, "indices of %d and data of %d dimensions; "
+        "at most %d are supported", is.ndim, s.ndim, HY_MAX_DIMS);
+  const gint64 n = s.dims[axis];
+  hy_onnx_value *iv = g_hash_table_lookup (imp->values,
+      hy_onnx_input_name (imp, 1) ? hy_onnx_input_name (imp, 1) : "");
+  if (iv && iv->is_const) {
+    /* Checked here for an error naming the node, not at the forward. */
+    gint64 numel = hy_shape_numel (&iv->shape);
+    for (gint64 i = 0; i < numel; i++) {
+      double v = iv->is_int ? (double) iv->ints[i] : iv->f[i];
+      if (!(v >= -n && v < n) || v != floor (v))
+        return refuse (imp, error, "index %g is outside [-%" G_GINT64_FORMAT
+            ", %" G_GINT64_FORMAT "] (axis %" G_GINT64_FORMAT ")", v, n,
+            n - 1, axis);
+    }
+  }
+  hy_shape os = { .ndim = is.ndim + s.ndim - 1 };
+  for (int d = 0; d < axis; d++)
+    os.dims[d] = s.dims[d];
+  for (int d = 0; d < is.ndim; d++)
+    os.dims[axis + d] = is.dims[d];
+  for (int d = (int) axis + 1; d < s.ndim; d++)
+    os.dims[is.ndim + d - 1] = s.dims[d];
+  g_autofree char *out_shape = hy_onnx_tuple (os.dims, os.ndim);
+  if (is.ndim == 0) {
+    if (!iv || !iv->is_const)
+      return refuse (imp, error, "a scalar index must be a constant");
+    gint64 i = iv->is_int ? iv->ints[0] : (gint64) iv->f[0];
+    if (i < 0)
+      i += n;
+    g_autofree char *ax = g_strdup_printf ("%" G_GINT64_FORMAT, axis);
+    g_autofree char *b = g_strdup_printf ("%" G_GINT64_FORMAT, i);
+    g_autofree char *e = g_strdup_printf ("%" G_GINT64_FORMAT, i + 1);
+    hy_entry one = hy_onnx_add_op (imp, "slice_axis", &data, 1, error,
+        "axis", ax, "begin", b, "end", e, NULL);
+    if (one.node == G_MAXUINT)
+      return FALSE;
+    return set_out (imp, hy_onnx_add_op (imp, "Reshape", &one, 1, error,
+            "shape", out_shape, NULL));
+  }
+  if (!hy_onnx_input_entry (imp, 1, &idx, error))
+    return FALSE;
+  return set_out (imp, add_gather (imp, data, &s, (int) axis, idx, &is,
+          error));
+}
+
+/* ---- Resize ------------------------------------------------------------
+ * ONNX Resize as ONNX Runtime computes it (in float): per resized axis,
+ * output index o maps to a source coordinate x by
+ * coordinate_transformation_mode, then nearest rounds x by nearest_mode
+ * and linear blends the two pixels around it (x clamped to [0, in - 1]).
+ * Common cases become one kernel: UpSampling for whole nearest scales,
+ * _contrib_BilinearResize2D for 2-D linear resizes whose coordinates it
+ * computes the same way.  Anything else is spelled with the core's ops:
+ * per axis a gather of the source rows (two for linear, blended with
+ * constant weights), exact for every mode and any scale. */
+
+/* 8 GiB of floats: more than any frame, little enough that hostile sizes
+ * stop here. */
+#define RESIZE_MAX_ELEMENTS ((gint64) 1 << 31)
+
+typedef enum {
+  COORD_HALF_PIXEL, COORD_PYTORCH_HALF_PIXEL, COORD_ALIGN_CORNERS,
+  COORD_ASYMMETRIC, COORD_HALF_PIXEL_SYMMETRIC,
+} resize_coord;
+
+typedef enum {
+  NEAREST_ROUND_PREFER_FLOOR, NEAREST_ROUND_PREFER_CEIL, NEAREST_FLOOR,
+  NEAREST_CEIL,
+} resize_nearest;
+
+static const char *const coord_names[] = { "half_pixel",
+  "pytorch_half_pixel", "align_corners", "asymmetric",
+  "half_pixel_symmetric", NULL };
+static const char *const nearest_names[] = { "round_prefer_floor",
+  "round_prefer_ceil", "floor", "ceil", NULL };
+
+static int
+word_index (const char *const *names, const char *word)
+{
+  for (int i = 0; names[i]; i++)
+    if (!strcmp (names[i], word))
+      return i;
+  return -1;
+}
+
+/* ONNX Runtime's float arithmetic, so that nearest picks its pixels even
+ * where a coordinate lands on .5. */
+static float
+source_coord (resize_coord mode, float o, float scale, gint64 in,
+    gint64 out)
+{
+  switch (mode) {
+    case COORD_ASYMMETRIC:
+      return o / scale;
+    case COORD_ALIGN_CORNERS:
+      return out == 1 ? 0.0f : o * (float) (in - 1) / (float) (out - 1);
+    case COORD_PYTORCH_HALF_PIXEL:
+      return out > 1 ? (o + 0.5f) / scale - 0.5f : 0.0f;
+    case COORD_HALF_PIXEL_SYMMETRIC: {
+      float adjustment = (float) out / (scale * (float) in);
+      float center = (float) in / 2.0f;
+      float offset = center * (1.0f - adjustment);
+      return offset + (o + 0.5f) / scale - 0.5f;
+    }
+    case COORD_HALF_PIXEL:
+    default:
+      return (o + 0.5f) / scale - 0.5f;
+  }
+}
+
+static gint64
+nearest_index (resize_nearest mode, float x, gint64 in)
+{
+  double i;
+  switch (mode) {
+    case NEAREST_FLOOR: i = floorf (x); break;
+    case NEAREST_CEIL: i = ceilf (x); break;
+    case NEAREST_ROUND_PREFER_CEIL: i = roundf (x); break;
+    case NEAREST_ROUND_PREFER_FLOOR:
+    default:
+      i = x == floorf (x) + 0.5f ? floorf (x) : roundf (x);
+      break;
+  }
+  return (gint64) CLAMP (i, 0.0, (double) (in - 1));
+}
+
+/* A constant of `n` indices on its own axis, as a graph entry. */
+static hy_entry
+index_weight (hy_onnx_importer *imp, const gint64 *idx, gint64 n)
+{
+  float *f = g_new (float, n);
+  for (gint64 i = 0; i < n; i++)
+    f[i] = (float) idx[i];
+  hy_shape s = { .ndim = 1, .dims = { n } };
+  return hy_onnx_add_weight (imp, "resize_index", &s, f);
+}
+
+/* Resizes axis `axis` of `data` (shape *s, updated) to `out`. */
+static hy_entry
+resize_axis (hy_onnx_importer *imp, hy_entry data, hy_shape *s, int axis,
+    gint64 out, float scale, gboolean linear, resize_coord coord,
+    resize_nearest nearest, GError **error)
+{
+  const gint64 in = s->dims[axis];
+  g_autofree gint64 *i0 = g_new (gint64, out);
+  g_autofree gint64 *i1 = g_new (gint64, out);
+  float *w0 = g_new (float, out), *w1 = g_new (float, out);
+  gboolean blends = FALSE;
+  for (gint64 o = 0; o < out; o++) {
+    float x = source_coord (coord, (float) o, scale, in, out);
+    if (!linear) {
+      i0[o] = nearest_index (nearest, x, in);
+      continue;
+    }
+    x = CLAMP (x, 0.0f, (float) (in - 1));
+    i0[o] = (gint64) x;
+    i1[o] = MIN (i0[o] + 1, in - 1);
+    w1[o] = x - (float) i0[o];
+    w0[o] = 1.0f - w1[o];
+    blends |= w1[o] != 0.0f && i1[o] != i0[o];
+  }
+  hy_shape is = { .ndim = 1, .dims = { out } };
+  hy_shape before = *s;
+  s->dims[axis] = out;
+  hy_entry a = add_gather (imp, data, &before, axis,
+      index_weight (imp, i0, out), &is, error);
+  if (!blends || a.node == G_MAXUINT) {
+    g_free (w0);
+    g_free (w1);
+    return a;
+  }
+  hy_entry b = add_gather (imp, data, &before, axis,
+      index_weight (imp, i1, out), &is, error);
+  if (b.node == G_MAXUINT) {
+    g_free (w0);
+    g_free (w1);
+    return b;
+  }
+  /* weights shaped to broadcast along `axis` only */
+  hy_shape ws = { .ndim = s->ndim };
+  for (int d = 0; d < s->ndim; d++)
+    ws.dims[d] = d == axis ? out : 1;
+  hy_entry pa[2] = { a, hy_onnx_add_weight (imp, "resize_weight", &ws, w0) };
+  hy_entry pb[2] = { b, hy_onnx_add_weight (imp, "resize_weight", &ws, w1) };
+  pa[0] = hy_onnx_add_op (imp, "broadcast_mul", pa, 2, error, NULL);
+  if (pa[0].node == G_MAXUINT)
+    return pa[0];
+  pa[1] = hy_onnx_add_op (imp, "broadcast_mul", pb, 2, error, NULL);
+  if (pa[1].node == G_MAXUINT)
+    return pa[1];
+  return hy_onnx_add_op (imp, "broadcast_add", pa, 2, error, NULL);
+}
+
 static gboolean
 import_resize (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     GError **error)
 {
-  hy_onnx_word mode_buf, ct_buf, nm_buf;
+  hy_onnx_word mode_buf, ct_buf, nm_buf, kp_buf;
   const char *mode = hy_onnx_attr_string (imp->node, "mode", "nearest",
       mode_buf);
+  const char *ct = hy_onnx_attr_string (imp->node,
+      "coordinate_transformation_mode", "half_pixel", ct_buf);
+  const char *nm = hy_onnx_attr_string (imp->node, "nearest_mode",
+      "round_prefer_floor", nm_buf);
+  gboolean linear = !strcmp (mode, "linear");
+  if (!linear && strcmp (mode, "nearest"))
+    return refuse (imp, error, "mode '%s' is not supported (nearest, "
+        "linear)", mode);
+  int coord = word_index (coord_names, ct);
+  if (coord < 0)
+    return refuse (imp, error, "coordinate_transformation_mode '%s' is not "
+        "supported (half_pixel, pytorch_half_pixel, align_corners, "
+        "asymmetric, half_pixel_symmetric)", ct);
+  int nearest = word_index (nearest_names, nm);
+  if (!linear && nearest < 0)
+    return refuse (imp, error, "nearest_mode '%s' is not supported", nm);
+  int n_axes;
+  hy_onnx_attr_ints (imp->node, "axes", &n_axes);
+  if (n_axes >= 0 || hy_onnx_attr_int (imp->node, "antialias", 0)
+      || strcmp (hy_onnx_attr_string (imp->node, "keep_aspect_ratio_policy",
+              "stretch", kp_buf), "stretch"))
+    return refuse (imp, error, "`axes`, `antialias` and "
+        "`keep_aspect_ratio_policy` are not supported");
   hy_entry in;
   hy_shape s;
   if (!hy_onnx_input_entry (imp, 0, &in, error)
       || !hy_onnx_input_shape (imp, 0, &s, error))
     return FALSE;
-  if (s.ndim != 4)
-    return refuse (imp, error, "only 4-D data is supported");
-  gint64 out_h = 0, out_w = 0;
+  gint64 out[HY_MAX_DIMS];
+  float scale[HY_MAX_DIMS];
   if (hy_onnx_input_name (imp, 3)) {
     hy_onnx_value *sz = hy_onnx_input_const (imp, 3, error);
     if (!sz)
       return FALSE;
-    if (!sz->is_int || hy_shape_numel (&sz->shape) != 4)
-      return refuse (imp, error, "sizes must be 4 integers");
-    out_h = sz->ints[2];
-    out_w = sz->ints[3];
+    if (!sz->is_int || hy_shape_numel (&sz->shape) != s.ndim)
+      return refuse (imp, error, "sizes must be %d integers", s.ndim);
+    for (int d = 0; d < s.ndim; d++) {
+      out[d] = sz->ints[d];
+      if (out[d] < 1 || out[d] > 1 << 20)
+        return refuse (imp, error, "size %" G_GINT64_FORMAT " of axis %d",
+            out[d], d);
+      scale[d] = (float) out[d] / (float) s.dims[d];
+    }
   } else if (hy_onnx_input_name (imp, 2)) {
     hy_onnx_value *sc = hy_onnx_input_const (imp, 2, error);
     if (!sc)
       return FALSE;
-    if (hy_shape_numel (&sc->shape) != 4)
-      return refuse (imp, error, "scales must be 4 values");
-    double h = floor (s.dims[2] * (double) sc->f[2]);
-    double w = floor (s.dims[3] * (double) sc->f[3]);
-    /* Checked before the conversion, which is undefined out of range. */
-    if (!(h >= 1 && h <= 1 << 20 && w >= 1 && w <= 1 << 20))
-      return refuse (imp, error, "scales give an output of %g x %g", h, w);
-    out_h = (gint64) h;
-    out_w = (gint64) w;
+    if (hy_shape_numel (&sc->shape) != s.ndim)
+      return refuse (imp, error, "scales must be %d values", s.ndim);
+    for (int d = 0; d < s.ndim; d++) {
+      scale[d] = sc->f[d];
+      /* ONNX Runtime's truncation of the float product; checked before
+       * the conversion, which is undefined out of range. */
+      float o = (float) s.dims[d] * scale[d];
+      if (!(scale[d] > 0 && o >= 1 && o <= 1 << 20))
+        return refuse (imp, error, "scale %g of axis %d gives an output of "
+            "%g", scale[d], d, o);
+      out[d] = (gint64) o;
+    }
   } else {
     return refuse (imp, error, "neither scales nor sizes given");
   }
-  if (out_h < 1 || out_w < 1 || out_h % s.dims[2] || out_w % s.dims[3]
-      || out_h / s.dims[2] != out_w / s.dims[3])
-    return refuse (imp, error, "only one whole scale on both spatial axes "
-        "is supported");
-  if (strcmp (mode, "nearest"))
-    return refuse (imp, error, "mode '%s' is not supported (nearest only)",
-        mode);
-  const char *ct = hy_onnx_attr_string (imp->node,
-      "coordinate_transformation_mode", "half_pixel", ct_buf);
-  const char *nm = hy_onnx_attr_string (imp->node, "nearest_mode",
-      "round_prefer_floor", nm_buf);
-  /* With whole scales both pick source pixel floor(o / scale), which is
-   * UpSampling's: asymmetric coordinates rounded down, and half-pixel
-   * ones, (o + 0.5) / scale - 0.5, rounded to nearest either way. */
-  gboolean asym_floor = !strcmp (ct, "asymmetric") && !strcmp (nm, "floor");
-  gboolean half_round = !strcmp (ct, "half_pixel")
-      && g_str_has_prefix (nm, "round_prefer_");
-  if (!asym_floor && !half_round)
-    return refuse (imp, error, "coordinate_transformation_mode '%s' with "
-        "nearest_mode '%s' is not supported (asymmetric with floor, or "
-        "half_pixel with round_prefer_floor/ceil)", ct, nm);
-  g_autofree char *sc = g_strdup_printf ("%" G_GINT64_FORMAT,
-      out_h / s.dims[2]);
-  return set_out (imp, hy_onnx_add_op (imp, "UpSampling", &in, 1, error,
-          "scale", sc, "sample_type", "nearest", "num_args", "1", NULL));
+  /* Each axis is bounded above; their product must be too, before shape
+   * inference multiplies them. */
+  gint64 numel = 1;
+  for (int d = 0; d < s.ndim; d++) {
+    if (s.dims[d] < 1)
+      return refuse (imp, error, "axis %d of the data is empty", d);
+    if (out[d] > (RESIZE_MAX_ELEMENTS) / numel)
+      return refuse (imp, error, "the output would have more than %"
+          G_GINT64_FORMAT " elements", (gint64) RESIZE_MAX_ELEMENTS);
+    numel *= out[d];
+  }
+  /* UpSampling: one whole nearest scale on H and W of NCHW, where it
+   * picks floor(o / scale) as asymmetric + floor and half_pixel + round
+   * do. */
+  gboolean nchw_only = s.ndim == 4 && out[0] == s.dims[0]
+      && out[1] == s.dims[1];
+  if (!linear && nchw_only && out[2] % s.dims[2] == 0
+      && out[3] % s.dims[3] == 0 && out[2] / s.dims[2] == out[3] / s.dims[3]
+      && scale[2] == (float) (out[2] / s.dims[2]) && scale[3] == scale[2]
+      && ((coord == COORD_ASYMMETRIC && nearest == NEAREST_FLOOR)
+          || (coord == COORD_HALF_PIXEL && nearest
+              <= NEAREST_ROUND_PREFER_CEIL))) {
+    g_autofree char *sc = g_strdup_printf ("%" G_GINT64_FORMAT,
+        out[2] / s.dims[2]);
+    return set_out (imp, hy_onnx_add_op (imp, "UpSampling", &in, 1, error,
+            "scale", sc, "sample_type", "nearest", "num_args", "1", NULL));
+  }
+  /* _contrib_BilinearResize2D: half-pixel (clamped at 0) or corner-aligned
+   * coordinates from in/out, which are ONNX's when the scale is out/in. */
+  if (linear && nchw_only && out[2] > 1 && out[3] > 1
+      && out[2] <= 10000 && out[3] <= 10000
+      && scale[2] == (float) out[2] / (float) s.dims[2]
+      && scale[3] == (float) out[3] / (float) s.dims[3]
+      && (coord == COORD_HALF_PIXEL || coord == COORD_PYTORCH_HALF_PIXEL
+          || coord == COORD_ALIGN_CORNERS)) {
+    g_autofree char *h = g_strdup_printf ("%" G_GINT64_FORMAT, out[2]);
+    g_autofree char *w = g_strdup_printf ("%" G_GINT64_FORMAT, out[3]);
+    return set_out (imp, hy_onnx_add_op (imp, "_contrib_BilinearResize2D",
+            &in, 1, error, "height", h, "width", w, "align_corners",
+            coord == COORD_ALIGN_CORNERS ? "True" : "False", NULL));
+  }
+  for (int d = 0; d < s.ndim; d++) {
+    if (out[d] == s.dims[d] && scale[d] == 1.0f)
+      continue;
+    in = resize_axis (imp, in, &s, d, out[d], scale[d], linear, coord,
+        nearest, error);
+    if (in.node == G_MAXUINT)
+      return FALSE;
+  }
+  if (in.node == G_MAXUINT)
+    return FALSE;
+  return set_out (imp, in);
 }
 
+/* TopK with a constant k: MXNet's topk returning both values and
+ * indices (as floats, which is how the core carries every index). */
 static gboolean
-import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
+import_topk (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     GError **error)
 {
-  return refuse (imp, error, "Gather is supported on shape values only "
-      "(folded at load), not on data");
+  hy_entry in;
+  hy_shape s;
+  if (!hy_onnx_input_entry (imp, 0, &in, error)
+      || !hy_onnx_input_shape (imp, 0, &s, error))
+    return FALSE;
+  hy_onnx_value *kv = hy_onnx_input_const (imp, 1, error);
+  if (!kv)
+    return FALSE;
+  if (!kv->is_int || hy_shape_numel (&kv->shape) != 1)
+    return refuse (imp, error, "K must be one integer");
+  gint64 axis = hy_onnx_attr_int (imp->node, "axis", -1);
+  if (s.ndim < 1 || !normalize_axes (&axis, 1, s.ndim))
+    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+        "data's %d dimensions", axis, s.ndim);
+  gint64 k = kv->ints[0];
+  if (k < 1 || k > s.dims[axis])
+    return refuse (imp, error, "K = %" G_GINT64_FORMAT " is not in [1, %"
+        G_GINT64_FORMAT "] (the size of axis %" G_GINT64_FORMAT ")", k,
+        s.dims[axis], axis);
+  gboolean largest = hy_onnx_attr_int (imp->node, "largest", 1) != 0;
+  g_autofree char *ax = g_strdup_printf ("%" G_GINT64_FORMAT, axis);
+  g_autofree char *ks = g_strdup_printf ("%" G_GINT64_FORMAT, k);
+  hy_entry out = hy_onnx_add_op (imp, "topk", &in, 1, error, "axis", ax,
+      "k", ks, "ret_typ", "both", "is_ascend", largest ? "False" : "True",
+      NULL);
+  if (out.node == G_MAXUINT)
+    return FALSE;
+  hy_onnx_set_output (imp, 0, out);
+  hy_onnx_set_output (imp, 1, (hy_entry) { out.node, 1 });
+  return TRUE;
 }
 
 /* Sorted by name: the refusal lists them in this order. */
@@ -1146,8 +1490,8 @@ static const onnx_op ops[] = {
     "" },
   { "Flatten", import_flatten, NULL, 0, "Flatten / Reshape",
     "any axis" },
-  { "Gather", import_gather, NULL, 0, "folded",
-    "Gather only on shape values" },
+  { "Gather", import_gather, NULL, 0, "gather_nd (+ transpose), slice_axis",
+    "any axis, negative indices; on shape values folded at load" },
   { "Gemm", import_gemm, NULL, 0, "FullyConnected",
     "`transA=0`, constant B and C; `transB`, `alpha`, `beta` applied to the "
     "weights at load" },
@@ -1198,11 +1542,14 @@ static const onnx_op ops[] = {
     "" },
   { "Reshape", import_reshape, NULL, 0, "Reshape",
     "the shape must be constant or folded; `allowzero=1` with a 0 refused" },
-  { "Resize", import_resize, NULL, 0, "UpSampling",
-    "nearest, one whole scale on both spatial axes (asymmetric + floor, or "
-    "half_pixel + round_prefer_*)" },
+  { "Resize", import_resize, NULL, 0,
+    "UpSampling, _contrib_BilinearResize2D, or gather_nd and a blend",
+    "nearest (every `nearest_mode`) and linear, any axes; "
+    "`coordinate_transformation_mode` half_pixel, pytorch_half_pixel, "
+    "align_corners, asymmetric, half_pixel_symmetric; constant scales or "
+    "sizes; no `axes`, `antialias`, `keep_aspect_ratio_policy`" },
   { "Shape", import_shape, NULL, 0, "folded",
-    "Gather only on shape values" },
+    "its values folded into what reads them" },
   { "Sigmoid", import_unary, "sigmoid", 0, "sigmoid",
     "" },
   { "Slice", import_slice, NULL, 0, "slice",
@@ -1220,6 +1567,9 @@ static const onnx_op ops[] = {
     "op" },
   { "Tanh", import_unary, "tanh", 0, "tanh",
     "" },
+  { "TopK", import_topk, NULL, 0, "topk",
+    "constant `K`, any `axis`, `largest`; always sorted; indices as floats; "
+    "equal values may come in another order than ONNX Runtime's" },
   { "Transpose", import_transpose, NULL, 0, "transpose",
     "" },
   { "Unsqueeze", import_unsqueeze, NULL, 0, "squeeze, expand_dims",

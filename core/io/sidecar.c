@@ -335,6 +335,12 @@ read_key (hy_sidecar *s, const char *path, const char *key, JsonNode *node,
           "range");
     s->threshold = v;
     s->set |= HY_SIDECAR_THRESHOLD;
+  } else if (!strcmp (key, "iou_threshold")) {
+    double v;
+    if (!get_number (node, &v) || !(v >= 0 && v <= 1))
+      return bad_value (error, path, key, node, "a number from 0 to 1");
+    s->iou_threshold = v;
+    s->set |= HY_SIDECAR_IOU_THRESHOLD;
   } else if (!strcmp (key, "top_k")) {
     double v;
     if (!get_number (node, &v) || v != floor (v) || v < 1
@@ -593,6 +599,10 @@ hy_sidecar_to_json (const hy_sidecar *s)
   if (s->set & HY_SIDECAR_THRESHOLD) {
     json_builder_set_member_name (b, "threshold");
     json_builder_add_double_value (b, s->threshold);
+  }
+  if (s->set & HY_SIDECAR_IOU_THRESHOLD) {
+    json_builder_set_member_name (b, "iou_threshold");
+    json_builder_add_double_value (b, s->iou_threshold);
   }
   if (s->set & HY_SIDECAR_TOP_K) {
     json_builder_set_member_name (b, "top_k");

@@ -70,6 +70,59 @@ def bn_inits(c):
             ("var", rand(c, low=0.5, high=2.0))]
 
 
+# name, input shape, ("scales" | "sizes", values), attributes: each mode on an odd scale, a
+# downscale, an output of 1, a 3-D input (what takes the kernels' fast paths and what does not).
+RESIZE_CASES = [
+    ("nearest-half-pixel-round-floor", (1, 3, 8, 8), ("scales", [1, 1, 1.5, 1.5]), {}),
+    ("nearest-asymmetric-ceil", (1, 3, 8, 8), ("sizes", [1, 3, 5, 11]),
+     dict(coordinate_transformation_mode="asymmetric", nearest_mode="ceil")),
+    ("nearest-align-corners-round-ceil", (1, 3, 8, 8), ("sizes", [1, 3, 13, 6]),
+     dict(coordinate_transformation_mode="align_corners", nearest_mode="round_prefer_ceil")),
+    ("nearest-pytorch-half-pixel-floor", (1, 3, 8, 8), ("scales", [1, 1, 0.5, 2]),
+     dict(coordinate_transformation_mode="pytorch_half_pixel", nearest_mode="floor")),
+    ("nearest-half-pixel-x2", (1, 3, 8, 8), ("scales", [1, 1, 2, 2]),
+     dict(nearest_mode="round_prefer_ceil")),
+    ("linear-half-pixel-sizes", (1, 3, 8, 8), ("sizes", [1, 3, 13, 5]), dict(mode="linear")),
+    ("linear-half-pixel-odd-scales", (1, 3, 8, 8), ("scales", [1, 1, 1.7, 0.6]),
+     dict(mode="linear")),
+    ("linear-align-corners", (1, 3, 8, 8), ("sizes", [1, 3, 15, 16]),
+     dict(mode="linear", coordinate_transformation_mode="align_corners")),
+    ("linear-asymmetric", (1, 3, 8, 8), ("scales", [1, 1, 2, 2]),
+     dict(mode="linear", coordinate_transformation_mode="asymmetric")),
+    ("linear-asymmetric-down", (1, 3, 8, 8), ("sizes", [1, 3, 3, 5]),
+     dict(mode="linear", coordinate_transformation_mode="asymmetric")),
+    ("linear-pytorch-half-pixel-to-1", (1, 3, 8, 8), ("sizes", [1, 3, 1, 10]),
+     dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel")),
+    ("linear-pytorch-half-pixel", (1, 3, 8, 8), ("scales", [1, 1, 3, 3]),
+     dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel")),
+    ("linear-3d-last-axis", (2, 3, 8), ("sizes", [2, 3, 5]), dict(mode="linear")),
+    ("linear-half-pixel-symmetric", (1, 3, 8, 8), ("scales", [1, 1, 1.5, 0.7]),
+     dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric", opset=19)),
+]
+
+
+def resize_model(shape, how, opset=13, **attrs):
+    kind, values = how
+    if kind == "scales":
+        ins, inits = ["x", "", "scales"], [("scales", np.array(values, dtype=np.float32))]
+    else:
+        ins, inits = ["x", "", "", "sizes"], [("sizes", np.array(values, dtype=np.int64))]
+    return model([helper.make_node("Resize", ins, ["y0"], **attrs)], [("x", shape)], ["y0"],
+                 inits, opset)
+
+
+def topk_model(shape, k, **attrs):
+    """TopK's values (float) and indices (int64, declared so for ONNX Runtime); the input's
+    values are distinct, as equal ones may be ordered either way."""
+    graph = helper.make_graph(
+        [helper.make_node("TopK", ["x", "k"], ["y0", "y1"], name="topk", **attrs)], "case",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y0", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("y1", TensorProto.INT64, None)],
+        [numpy_helper.from_array(i64(k), "k")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
 def op_cases():
     x4 = [("x", (1, 3, 8, 8))]
     c = {}
@@ -155,6 +208,25 @@ def op_cases():
         "Resize", ["x", "", "scales"], ["y0"], mode="nearest",
         coordinate_transformation_mode="asymmetric", nearest_mode="floor")], x4, ["y0"],
         [("scales", np.array([1, 1, 2, 2], dtype=np.float32))])
+    c["gather-axis0"] = one("Gather", [("x", (5, 3))], [("i", i64(4, 0, -1, 2))])
+    c["gather-axis1-negative"] = one("Gather", x4, [("i", i64(-1, 0, -3))], axis=1)
+    c["gather-axis-last-2d-indices"] = one("Gather", x4, [("i", np.array(
+        [[0, -8], [7, 3]], dtype=np.int64))], axis=-1)
+    c["gather-scalar-index"] = one("Gather", x4, [("i", np.array(-2, dtype=np.int64))], axis=2)
+    c["gather-int32-indices"] = one("Gather", x4, [("i", np.array([2, -3], dtype=np.int32))],
+                                    axis=1)
+    c["gather-3d-axis1"] = model([
+        helper.make_node("Gather", ["x", "ix"], ["y0"], axis=1)],
+        [("x", (2, 6, 3))], ["y0"], [("ix", i64(5, -6, 1))])
+    c["gather-by-topk-indices"] = model([
+        helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
+        helper.make_node("Gather", ["z", "i"], ["y0"], axis=1)],
+        [("x", (2, 10)), ("z", (4, 10, 3))], ["y0"], [("k", i64(3))])
+    c["topk"] = topk_model((2, 10), k=3)
+    c["topk-axis1-smallest"] = topk_model((2, 7, 4), k=2, axis=1, largest=0)
+    c["topk-all-axis0"] = topk_model((3, 5), k=3, axis=0)
+    for name, shape, how, attrs in RESIZE_CASES:
+        c["resize-" + name] = resize_model(shape, how, **attrs)
     c["slice"] = one("Slice", x4, [("st", i64(1, 1)), ("en", i64(3, 100)), ("ax", i64(1, 3)),
                                    ("sp", i64(1, 2))])
     c["slice-negative"] = one("Slice", x4, [("st", i64(-1)), ("en", i64(-100)), ("ax", i64(2)),
@@ -185,7 +257,7 @@ def refused_cases():
     x = [("x", (1, 3))]
     unknown = one("Einsum", x, equation="ij->ji").SerializeToString()
     old = one("Relu", x, opset=9).SerializeToString()
-    gather = one("Gather", x, [("i", i64(0))]).SerializeToString()
+    gather = one("Gather", x, [("i", i64(3))], axis=1).SerializeToString()
     twice = model([helper.make_node("Relu", ["x"], ["y0"]),
                    helper.make_node("Relu", ["y0"], ["y0"])], x, ["y0"]).SerializeToString()
     dangling = model([helper.make_node("Add", ["x", "nowhere"], ["y0"])], x,
@@ -204,7 +276,13 @@ def refused_cases():
         "refuse-external-data-outside": (outside.SerializeToString(), "not a file beside"),
         "refuse-unsupported-op": (unknown, "einsum"),
         "refuse-old-opset": (old, "opset 9"),
-        "refuse-gather-on-data": (gather, "gather"),
+        "refuse-gather-index-outside": (gather, "index 3 is outside [-3, 2]"),
+        "refuse-gather-indices-6d": (one("Gather", [("x", (3,))], [("i", np.zeros(
+            (1,) * 6, dtype=np.int64))]).SerializeToString(), "indices of 6 and data of 1"),
+        "refuse-resize-cubic": (resize_model((1, 3, 4, 4), ("scales", [1, 1, 2, 2]),
+                                             mode="cubic").SerializeToString(), "mode 'cubic'"),
+        "refuse-resize-huge": (resize_model((1, 3, 4, 4), ("sizes", [1, 3, 1 << 20, 1 << 20]))
+                               .SerializeToString(), "more than 2147483648 elements"),
         "refuse-bad-protobuf": (b"\x08\x07\x12\xff\xff\xff\xff\x0f" + b"\x00" * 8, "onnx"),
     }
 

@@ -107,6 +107,7 @@ static const prop props[] = {
   { "dump-frames", { "0-9", "", "x" } },
   { "skip-when-busy", { "true", "false" } },
   { "shared-engine", { "fuzz", "" } },
+  { "iou-threshold", { "0", "0.45", "1" } },
 };
 
 static GstStaticPadTemplate harness_src = GST_STATIC_PAD_TEMPLATE ("src",

@@ -43,7 +43,7 @@ test_read_all (void)
       "\"interpolation\": \"nearest\", \"labels\": \"sub/l.txt\", "
       "\"output\": \"detection\", \"activation\": \"sigmoid\", "
       "\"params\": \"all-0003.params\", \"threshold\": 0.35, "
-      "\"top_k\": 3, "
+      "\"top_k\": 3, \"iou_threshold\": 0.45, "
       "\"validation\": {\"accuracy\": 0.9}, \"colour\": 1, \"x\": []}");
   GError *error = NULL;
   g_autoptr (hy_sidecar) s = hy_sidecar_load (path, &error);
@@ -67,7 +67,8 @@ test_read_all (void)
   g_assert_cmpstr (s->params_file, ==, params);
   g_assert_cmpfloat (s->threshold, ==, 0.35);
   g_assert_cmpuint (s->top_k, ==, 3);
-  g_assert_cmpuint (s->set, ==, (1u << 14) - 1);
+  g_assert_cmpfloat (s->iou_threshold, ==, 0.45);
+  g_assert_cmpuint (s->set, ==, (1u << 15) - 1);
   g_assert_nonnull (strstr (s->notes_json, "\"accuracy\""));
   g_assert_nonnull (s->unknown_keys);
   g_assert_cmpuint (g_strv_length (s->unknown_keys), ==, 2);
@@ -111,6 +112,7 @@ test_errors (void)
     {"{\"top_k\": 0}", {"\"top_k\"", "from 1 to 1000", NULL}},
     {"{\"top_k\": 2.5}", {"\"top_k\"", "2.5", NULL}},
     {"{\"threshold\": \"0.5\"}", {"\"threshold\"", "float range", NULL}},
+    {"{\"iou_threshold\": 1.5}", {"\"iou_threshold\"", "from 0 to 1", NULL}},
     {"{\"input_name\": 1}", {"\"input_name\"", "a string", NULL}},
     {"{\"sidecar_version\": 2}", {"\"sidecar_version\"", "2", NULL}},
     {"{\"description\": []}", {"\"description\"", "a string", NULL}},
