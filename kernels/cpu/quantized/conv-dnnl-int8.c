@@ -54,6 +54,8 @@ typedef struct hy_qconv_dnnl {
 
 void hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+void hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 
 static gboolean
 ok (dnnl_status_t st, const char *what, GError **error)
@@ -162,7 +164,7 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
   c->bias_q = g_new (int32_t, c->OC);
   c->scales = g_new (float, c->OC);
   g_autofree int8_t *wq = g_new (int8_t, c->OC * K);
-  hy_qconv_quantize_weights (p, in, wq, c->s_w, c->bias);
+  hy_qconv_quantize_weights (p, in, 0.0f, wq, c->s_w, c->bias);
 
   const hy_conv_params *cp = &p->conv;
   dnnl_dims_t src_dims = { c->N, c->C, c->H, c->W };
@@ -317,9 +319,15 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
   float s_d = hy_q_scale (p->data_uint8, in[at.min_data]->data[0],
       in[at.max_data]->data[0]);
+  /* weights MXNet would have quantized with a capped scale for this
+   * data (a range of [0, 0]): the reference quantizes them again */
+  if (hy_qconv_needs_cap (c->s_w, c->bias, c->OC, s_d)) {
+    hy_cpu_quantized_conv (ctx, p, in, n_in, out, n_out);
+    return;
+  }
   float s_out = hy_q_scale (p->out_uint8, p->min_calib, p->max_calib);
   for (int64_t oc = 0; oc < c->OC; oc++) {
-    c->bias_q[oc] = (int32_t) rintf (c->s_w[oc] * s_d * c->bias[oc]);
+    c->bias_q[oc] = hy_q_round_int32 (c->s_w[oc] * s_d * c->bias[oc]);
     c->scales[oc] = s_out / s_d / c->s_w[oc];
   }
   size_t src_room = (c->src_bytes + 63) & ~(size_t) 63;
