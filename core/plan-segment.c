@@ -110,10 +110,11 @@ hy_plan_private_values (const hy_segment_input *in)
   }
   /* In graph order, so that a producer knows whether its data input is
    * held in the backend's layout (pooling can only keep a layout it is
-   * given). */
+   * given).  Only output 0 is ever held so: a quantized convolution's
+   * other two are its range, one float each. */
   for (guint i = 0; i < n; i++) {
     const hy_node *node = hy_graph_node (g, i);
-    if (!node->op || node->n_outputs != 1 || node->n_inputs < 1
+    if (!node->op || node->n_outputs < 1 || node->n_inputs < 1
         || member[i] || is_view (node->op->id))
       continue;
     const guint v = in->first_value[i];

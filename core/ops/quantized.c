@@ -81,9 +81,12 @@ parse_calib (GHashTable *attrs, gboolean *calibrated, float *min,
   if (!hy_attr_float (attrs, "min_calib_range", 0, &lo, error)
       || !hy_attr_float (attrs, "max_calib_range", 0, &hi, error))
     return FALSE;
-  if (!(fmax (fabs (lo), fabs (hi)) > 0) || !isfinite (lo) || !isfinite (hi)) {
+  /* [0, 0] is what MXNet writes for a layer dead on every calibration
+   * image; it runs such a net with an infinite scale, and so do the
+   * kernels (quantized-common.h) */
+  if (!isfinite (lo) || !isfinite (hi)) {
     g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "calibrated range [%g, %g] is empty or not finite", lo, hi);
+        "calibrated range [%g, %g] is not finite", lo, hi);
     return FALSE;
   }
   *min = (float) lo;

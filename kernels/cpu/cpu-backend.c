@@ -14,6 +14,7 @@
 #include "kernels/cpu/quantized/qconv-setup.h"
 #ifdef HY_HAVE_DNNL
 #include "kernels/cpu/conv/dnnl-segment.h"
+#include "kernels/cpu/quantized/conv-dnnl-int8.h"
 #endif
 
 typedef struct cpu_backend {
@@ -152,6 +153,8 @@ static size_t
 cpu_private_output_bytes (hy_backend *be, const hy_call_shape *call,
     gboolean in0_private, gboolean read_as_operand)
 {
+  if (call->op == HY_OP_QUANTIZED_CONV)
+    return hy_qconv_dnnl_private_bytes (call);
   return hy_dnnl_segment_output_bytes (hy_cpu_backend_ctx (be), call,
       in0_private, read_as_operand);
 }
@@ -159,6 +162,8 @@ cpu_private_output_bytes (hy_backend *be, const hy_call_shape *call,
 static gboolean
 cpu_reads_private (hy_backend *be, const hy_call_shape *call, int input)
 {
+  if (call->op == HY_OP_QUANTIZED_CONV)
+    return hy_qconv_dnnl_reads_private (call, input);
   return hy_dnnl_segment_reads (hy_cpu_backend_ctx (be), call, input);
 }
 #endif

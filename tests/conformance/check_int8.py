@@ -2,7 +2,7 @@
 """MXNet's int8 exports through `hybridinfer run`, against MXNet's own int8 outputs.
 
     check_int8.py TOOL CASES_DIR [--mode hybrid|imperative] [--max-fraction F]
-                  [--expect-kernel NAME]
+                  [--expect-kernel NAME [--expect-bytes SUBSTRING,...]]
 
 For every case directory (written by gen_int8_fixtures.py with real MXNet 1.9.1 and its
 oneDNN kernels), runs `TOOL run` on the case's files and compares each output (a detector's
@@ -20,7 +20,9 @@ differences spread through a deep network.  --expect-kernel also asks `TOOL benc
 which kernel ran each quantized convolution of the hybridized forward (onednn-int8 when
 HYBRIDINFER_DNNL=1 sends them to oneDNN), so that a path that silently fell back to the
 reference is not taken for the one under test (grouped convolutions, which the oneDNN int8 path
-does not take, must be on reference-prepared).  Prints TAP, one line per case.
+does not take, must be on reference-prepared).  --expect-bytes: the named cases must also have held some value as int8
+bytes between those convolutions (bench's segment_values), so that a plan that quietly kept
+float planes is not taken for the path under test.  Prints TAP, one line per case.
 """
 
 import argparse
@@ -67,8 +69,12 @@ def conv_kernels(tool, case_dir, shape):
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
     if proc.returncode != 0:
         return None
-    layers = json.loads(proc.stdout)["layers"]
-    return {l["node"]: l.get("kernel") for l in layers if l["op"] == "_sg_mkldnn_conv"}
+    report = json.loads(proc.stdout)
+    kernels = {l["node"]: l.get("kernel") for l in report["layers"]
+               if l["op"] == "_sg_mkldnn_conv"}
+    # values the plan holds in the backend's own layout: int8 bytes between oneDNN's int8
+    # convolutions (conv-dnnl-int8.c)
+    return kernels, report.get("segment_values", 0)
 
 
 def grouped_convolutions(case_dir):
@@ -97,6 +103,9 @@ def main():
     ap.add_argument("--mode", default="hybrid", choices=["hybrid", "imperative"])
     ap.add_argument("--max-fraction", type=float, default=0.001)
     ap.add_argument("--expect-kernel", help="the kernel every quantized convolution must run on")
+    ap.add_argument("--expect-bytes", default="",
+                    help="with --expect-kernel: cases whose name contains one of these "
+                    "(comma-separated) must hold some value as bytes between convolutions")
     args = ap.parse_args()
     names = cases_in(args.cases)
     print("1..%d" % len(names))
@@ -127,7 +136,7 @@ def main():
             text = "; ".join(texts)
             if args.expect_kernel:
                 x = np.load(os.path.join(case_dir, "input0.npy"))
-                kernels = conv_kernels(args.tool, case_dir, x.shape)
+                kernels, held = conv_kernels(args.tool, case_dir, x.shape) or (None, 0)
                 grouped = grouped_convolutions(case_dir)
                 wrong = (unexpected_kernels(kernels, args.expect_kernel, grouped)
                          if kernels else ["(bench failed)"])
@@ -137,6 +146,10 @@ def main():
                                                    if kernels else "(bench failed)")
                 if grouped:
                     text += " (%d grouped ones on reference-prepared)" % len(grouped)
+                text += "; %d values held as bytes" % held
+                if held == 0 and any(k and k in name for k in args.expect_bytes.split(",")):
+                    ok = False
+                    text += " (expected some)"
                 if wrong:
                     text += "; NOT on the expected kernel: %s" % ", ".join(wrong[:5])
             failed += not ok

@@ -157,6 +157,42 @@ class ResidualNet(mx.gluon.HybridBlock):
         return self.dense(F.concat(a + b, b + c, a + d, dim=1))
 
 
+class DeadNet(mx.gluon.HybridBlock):
+    """Layers dead on every calibration image, for which quantize_net_v2 writes a calibrated
+    range of [0, 0] (MobileNetV2's 23rd convolution on compare.py's bench models): a fused
+    conv+BN+ReLU whose BatchNorm shift keeps it below 0, read by a convolution that adds a live
+    residual; and a convolution whose bias keeps it below 0 under the unfused `relu` op, so the
+    `_contrib_quantize_v2` after it is calibrated to [0, 0] and the convolution after that
+    reads it.  dead_layers() sets those shifts after the seeded initialisation."""
+
+    def __init__(self, **kwargs):
+        super(DeadNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.stem = nn.Conv2D(8, 3, strides=2, padding=1)
+            self.conv_dead = nn.Conv2D(8, 1, use_bias=False)
+            self.bn_dead = nn.BatchNorm()
+            self.act_dead = nn.Activation("relu")
+            self.after_dead = nn.Conv2D(8, 3, padding=1)
+            self.side = nn.Conv2D(8, 1)
+            self.act_sum = nn.Activation("relu")
+            self.conv_neg = nn.Conv2D(8, 1)
+            self.after_neg = nn.Conv2D(8, 1)
+            self.pool = nn.GlobalAvgPool2D()
+            self.dense = nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        x = F.relu(self.stem(x))
+        d = self.act_dead(self.bn_dead(self.conv_dead(x)))
+        z = self.act_sum(self.side(x) + self.after_dead(d))
+        e = F.relu(self.conv_neg(x))
+        f = self.after_neg(e)
+        return self.dense(self.pool(F.concat(z, f, dim=1)))
+
+    def dead_layers(self):
+        self.bn_dead.beta.set_data(mx.nd.full(self.bn_dead.beta.shape, -1000.0))
+        self.conv_neg.bias.set_data(mx.nd.full(self.conv_neg.bias.shape, -1000.0))
+
+
 def build_net(model, mrng, calib):
     """A network with seeded weights and calibrated BatchNorm statistics, hybridized."""
     if model == "small":
@@ -167,6 +203,8 @@ def build_net(model, mrng, calib):
         net = PreActNet(prefix="preact_")
     elif model == "residual":
         net = ResidualNet(prefix="residual_")
+    elif model == "dead":
+        net = DeadNet(prefix="dead_")
     elif model.startswith("mobilenetv3"):  # GluonCV's: MXNet's own zoo has no MobileNetV3
         import gluoncv
         net = gluoncv.model_zoo.get_model(model, pretrained=False)
@@ -176,6 +214,8 @@ def build_net(model, mrng, calib):
     net(mx.nd.array(calib[:1]))
     gf.randomize_gluon(net, mrng, xavier=True)
     gf.calibrate_batchnorm(net, calib[:2], mrng)
+    if hasattr(net, "dead_layers"):
+        net.dead_layers()
     net.hybridize()
     return net
 
@@ -282,7 +322,9 @@ def register():
                 ("preact", "int8", "naive", False), ("preact", "int8", "entropy", False),
                 # YOLOv3's unfused residual adds: _contrib_quantized_elemwise_add
                 ("residual", "auto", "naive", False), ("residual", "auto", "entropy", True),
-                ("residual", "int8", "naive", False)]
+                ("residual", "int8", "naive", False),
+                # calibrated ranges of [0, 0]: layers dead on the calibration images
+                ("dead", "auto", "naive", False), ("dead", "int8", "naive", False)]
     for model, dtype, mode, positive in variants:
         name = "int8_%s_%s_%s%s" % (model, dtype, mode, "_positive" if positive else "")
         gf.register(name, "int8", "zoo", int8_builder(model, dtype, mode, positive),

@@ -10,12 +10,21 @@
  * are oneDNN's (VNNI / AMX where the CPU has them) and every rounding is
  * the reference's.
  *
+ * In a plan, a value every reader of which is one of these convolutions
+ * (as data or residual) is held as bytes, NHWC, in the arena (the
+ * backend's private-value hooks at the end): the data is then read as
+ * it lies, and the output, from every slice's sums, is finished in a
+ * pass over pixels of its own, so that no two threads write one pixel's
+ * cache lines.  The bytes hold the same integers as the floats would:
+ * the results are the same bits.  HYBRIDINFER_INT8_BYTES=0 keeps planes.
+ *
  * Threads: like conv-dnnl.c, the filters are cut into equal slices, each
  * one execution of the same primitive on one thread of the kernels' pool
  * with one OpenMP thread (oneDNN's Debian build threads with OpenMP),
  * its output slice finished by the same thread while it is in cache.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <omp.h>
@@ -49,10 +58,16 @@ typedef struct hy_qconv_dnnl {
   dnnl_stream_t stream;         /* set-up's */
   dnnl_primitive_t primitive;
   char *weights_data;           /* n_slices × weight_slice_bytes */
+  /* held as bytes NHWC in the plan's arena (the call's private bits):
+   * the data, the residual, the output */
+  bool src_bytes_in, sum_bytes_in, dst_bytes_out;
+  float *planes;                /* run_capped's, made when first needed */
   size_t src_bytes, dst_bytes, scratch_bytes;
 } hy_qconv_dnnl;
 
 void hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+void hy_cpu_quantized_conv (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 
 static gboolean
@@ -84,6 +99,7 @@ qconv_dnnl_free (hy_qconv_dnnl *c)
   if (c->engine)
     dnnl_engine_destroy (c->engine);
   g_free (c->weights_data);
+  g_free (c->planes);
   g_free (c->s_w);
   g_free (c->bias);
   g_free (c->bias_q);
@@ -162,7 +178,7 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
   c->bias_q = g_new (int32_t, c->OC);
   c->scales = g_new (float, c->OC);
   g_autofree int8_t *wq = g_new (int8_t, c->OC * K);
-  hy_qconv_quantize_weights (p, in, wq, c->s_w, c->bias);
+  hy_qconv_quantize_weights (p, in, 0.0f, wq, c->s_w, c->bias);
 
   const hy_conv_params *cp = &p->conv;
   dnnl_dims_t src_dims = { c->N, c->C, c->H, c->W };
@@ -243,16 +259,76 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
   return c;
 }
 
+/* More inputs than a quantized convolution has (data, weight, bias,
+ * four of BatchNorm, residual, four ranges). */
+#define HY_QCONV_MAX_INPUTS 16
+
+/* Pixels per block of the layout passes: a block of 64 pixels × 512
+ * channels of bytes, or × 32 filters of int32 sums, is L1-sized. */
+#define PIXEL_BLOCK 64
+
+/* The data's integers (float planes) as bytes, NHWC. */
+typedef struct to_bytes_job {
+  const float *x;
+  char *bytes;
+  int64_t C, hw, blocks;        /* blocks of PIXEL_BLOCK pixels per image */
+  bool u8;
+} to_bytes_job;
+
+/* Items: (image, block of pixels); each channel's run of the block read in
+ * order, written at a stride of C within an L1-sized block. */
+static void
+to_bytes (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const to_bytes_job *b = arg;
+  for (int64_t item = begin; item < end; item++) {
+    const int64_t n = item / b->blocks;
+    const int64_t i0 = item % b->blocks * PIXEL_BLOCK;
+    const int64_t i1 = MIN (i0 + PIXEL_BLOCK, b->hw);
+    char *d = b->bytes + (n * b->hw + i0) * b->C;
+    for (int64_t ch = 0; ch < b->C; ch++) {
+      const float *plane = b->x + (n * b->C + ch) * b->hw;
+      if (b->u8) {
+        for (int64_t i = i0; i < i1; i++)
+          ((uint8_t *) d)[(i - i0) * b->C + ch] = (uint8_t) plane[i];
+      } else {
+        for (int64_t i = i0; i < i1; i++)
+          ((int8_t *) d)[(i - i0) * b->C + ch] = (int8_t) plane[i];
+      }
+    }
+  }
+}
+
 /* One forward's shared values. */
 typedef struct qconv_job {
   const hy_qconv_dnnl *c;
   const void *src;              /* the data as bytes, NHWC */
   char *per_thread;
   const float *sum;
+  const void *sum_bytes;        /* the residual held as bytes NHWC */
   float sum_scale;
   float *y;
+  void *y_bytes;                /* the output held as bytes NHWC */
+  char *acc_all;                /* with y_bytes: every slice's sums */
   dnnl_status_t failed;
 } qconv_job;
+
+/* One output element's integer into the output's dtype as a byte. */
+static inline void
+store_byte (void *y, int64_t at, float v, bool u8)
+{
+  if (u8)
+    ((uint8_t *) y)[at] = (uint8_t) v;
+  else
+    ((int8_t *) y)[at] = (int8_t) v;
+}
+
+static inline float
+load_byte (const void *x, int64_t at, bool u8)
+{
+  return u8 ? (float) ((const uint8_t *) x)[at]
+      : (float) ((const int8_t *) x)[at];
+}
 
 /* Items [begin, end): filter slices, the whole batch each. */
 static void
@@ -265,11 +341,15 @@ run_slices (void *arg, int64_t begin, int64_t end, int thread)
   char *mine = j->per_thread + (size_t) thread * c->thread_stride;
   int32_t *dst = (int32_t *) mine;
   void *scratch = mine + ((c->dst_bytes + 63) & ~(size_t) 63);
+  const size_t slice_room = (c->dst_bytes + 63) & ~(size_t) 63;
   /* this thread runs oneDNN's loops alone (a worker of ours is no
    * OpenMP thread: it would start a team of its own) */
   omp_set_num_threads (1);
   int64_t ohw = c->OH * c->OW;
   for (int64_t slice = begin; slice < end; slice++) {
+    /* bytes out: every slice's sums kept for the pass over pixels */
+    if (j->acc_all)
+      dst = (int32_t *) (j->acc_all + (size_t) slice * slice_room);
     dnnl_exec_arg_t args[] = {
       { DNNL_ARG_SRC, th->src }, { DNNL_ARG_WEIGHTS, th->weights },
       { DNNL_ARG_DST, th->dst }, { DNNL_ARG_SCRATCHPAD, th->scratch },
@@ -292,19 +372,143 @@ run_slices (void *arg, int64_t begin, int64_t end, int thread)
       j->failed = st;
       return;
     }
-    /* back to plain planes through the reference's epilogue */
+    if (j->acc_all)
+      continue;                 /* finish_bytes does the rest */
+    /* back to plain planes through the reference's epilogue, a block
+     * of pixels at a time: the block's sums (pixels × filters) stay in
+     * L1 while each filter's plane is written in order */
     for (int64_t n = 0; n < c->N; n++) {
-      for (int64_t f = 0; f < c->slice; f++) {
-        int64_t oc = slice * c->slice + f;
-        const int32_t *acc = dst + n * ohw * c->slice + f;
-        float *yo = j->y + (n * c->OC + oc) * ohw;
-        const float *so = j->sum ? j->sum + (n * c->OC + oc) * ohw : NULL;
-        float bias = (float) c->bias_q[oc], rs = c->scales[oc];
-        for (int64_t i = 0; i < ohw; i++)
-          yo[i] = hy_qconv_finish (((float) acc[i * c->slice] + bias) * rs,
-              so ? so[i] : 0.0f, j->sum_scale, p);
+      for (int64_t i0 = 0; i0 < ohw; i0 += PIXEL_BLOCK) {
+        const int64_t i1 = MIN (i0 + PIXEL_BLOCK, ohw);
+        for (int64_t f = 0; f < c->slice; f++) {
+          int64_t oc = slice * c->slice + f;
+          const int32_t *acc = dst + n * ohw * c->slice + f;
+          float bias = (float) c->bias_q[oc], rs = c->scales[oc];
+          if (j->sum_bytes) {
+            /* the residual held as bytes: (n, i, oc) at (n·ohw + i)·OC
+             * + oc */
+            const int64_t base = n * ohw * c->OC + oc;
+            float *yo = j->y + (n * c->OC + oc) * ohw;
+            for (int64_t i = i0; i < i1; i++)
+              yo[i] = hy_qconv_finish (((float) acc[i * c->slice] + bias)
+                  * rs, load_byte (j->sum_bytes, base + i * c->OC,
+                      p->sum_uint8), j->sum_scale, p);
+            continue;
+          }
+          float *yo = j->y + (n * c->OC + oc) * ohw;
+          const float *so = j->sum ? j->sum + (n * c->OC + oc) * ohw
+              : NULL;
+          for (int64_t i = i0; i < i1; i++)
+            yo[i] = hy_qconv_finish (((float) acc[i * c->slice] + bias)
+                * rs, so ? so[i] : 0.0f, j->sum_scale, p);
+        }
       }
     }
+  }
+}
+
+/* The output held as bytes: items (image, block of pixels), each pixel's
+ * channels from every slice's sums, written in order.  A pass of its
+ * own, after all slices: slices of one pixel written by two threads
+ * would share its cache lines. */
+static void
+finish_bytes (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const qconv_job *j = arg;
+  const hy_qconv_dnnl *c = j->c;
+  const hy_quantized_conv_params *p = &c->p;
+  const int64_t ohw = c->OH * c->OW;
+  const int64_t blocks = (ohw + PIXEL_BLOCK - 1) / PIXEL_BLOCK;
+  const size_t slice_room = (c->dst_bytes + 63) & ~(size_t) 63;
+  for (int64_t item = begin; item < end; item++) {
+    const int64_t n = item / blocks;
+    const int64_t i0 = item % blocks * PIXEL_BLOCK;
+    const int64_t i1 = MIN (i0 + PIXEL_BLOCK, ohw);
+    for (int64_t i = i0; i < i1; i++) {
+      const int64_t px = n * ohw + i;
+      for (int64_t s = 0; s < c->n_slices; s++) {
+        const int32_t *acc = (const int32_t *) (j->acc_all
+            + (size_t) s * slice_room) + px * c->slice;
+        for (int64_t f = 0; f < c->slice; f++) {
+          const int64_t oc = s * c->slice + f;
+          float sum = j->sum_bytes ? load_byte (j->sum_bytes,
+              px * c->OC + oc, p->sum_uint8)
+              : j->sum ? j->sum[(n * c->OC + oc) * ohw + i] : 0.0f;
+          float v = hy_qconv_finish (((float) acc[f]
+                  + (float) c->bias_q[oc]) * c->scales[oc], sum,
+              j->sum_scale, p);
+          store_byte (j->y_bytes, px * c->OC + oc, v, p->out_uint8);
+        }
+      }
+    }
+  }
+}
+
+/* Bytes NHWC back to float planes (n images of C channels of hw). */
+static void
+bytes_to_planes (const void *x, float *y, int64_t n, int64_t C, int64_t hw,
+    bool u8)
+{
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t i = 0; i < hw; i++)
+      for (int64_t ch = 0; ch < C; ch++)
+        y[(b * C + ch) * hw + i] = load_byte (x, (b * hw + i) * C + ch, u8);
+}
+
+/* Data of a range of [0, 0] (a layer dead on the calibration images):
+ * the weights MXNet quantizes with a capped scale (hy_qconv_needs_cap),
+ * which only the reference does.  Values the plan holds as bytes go to
+ * it as planes, in buffers made the first time only. */
+static void
+run_capped (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
+    int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_quantized_conv_params *p = &c->p;
+  if (!c->src_bytes_in && !c->sum_bytes_in && !c->dst_bytes_out) {
+    hy_cpu_quantized_conv (ctx, p, in, n_in, out, n_out);
+    return;
+  }
+  hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
+  const int64_t in_n = c->N * c->C * c->H * c->W;
+  const int64_t out_n = c->N * c->OC * c->OH * c->OW;
+  if (!c->planes)
+    c->planes = g_new (float, in_n + 2 * out_n);
+  const hy_tensor *vin[HY_QCONV_MAX_INPUTS];
+  hy_tensor *vout[3];
+  if (n_in > HY_QCONV_MAX_INPUTS || n_out > 3) {
+    hy_cpu_fail (ctx, "int8 convolution: %d inputs", n_in);
+    return;
+  }
+  for (int k = 0; k < n_in; k++)
+    vin[k] = in[k];
+  for (int k = 0; k < n_out; k++)
+    vout[k] = out[k];
+  hy_tensor src = *in[0], dst = *out[0], sum;
+  if (c->src_bytes_in) {
+    src.data = c->planes;
+    bytes_to_planes (in[0]->data, src.data, c->N, c->C, c->H * c->W,
+        p->data_uint8);
+    vin[0] = &src;
+  }
+  if (c->sum_bytes_in) {
+    sum = *in[at.sum];
+    sum.data = c->planes + in_n + out_n;
+    bytes_to_planes (in[at.sum]->data, sum.data, c->N, c->OC,
+        c->OH * c->OW, p->sum_uint8);
+    vin[at.sum] = &sum;
+  }
+  if (c->dst_bytes_out) {
+    dst.data = c->planes + in_n;
+    vout[0] = &dst;
+  }
+  hy_cpu_quantized_conv (ctx, p, vin, n_in, vout, n_out);
+  if (c->dst_bytes_out) {
+    to_bytes_job b = {
+      .x = dst.data, .bytes = (char *) out[0]->data, .C = c->OC,
+      .hw = c->OH * c->OW, .u8 = p->out_uint8,
+    };
+    b.blocks = (b.hw + PIXEL_BLOCK - 1) / PIXEL_BLOCK;
+    to_bytes (&b, 0, c->N * b.blocks, 0);
   }
 }
 
@@ -317,37 +521,45 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
   float s_d = hy_q_scale (p->data_uint8, in[at.min_data]->data[0],
       in[at.max_data]->data[0]);
+  /* weights MXNet would have quantized with a capped scale for this
+   * data (a range of [0, 0]): the reference quantizes them again */
+  if (hy_qconv_needs_cap (c->s_w, c->bias, c->OC, s_d)) {
+    run_capped (ctx, c, in, n_in, out, n_out);
+    return;
+  }
   float s_out = hy_q_scale (p->out_uint8, p->min_calib, p->max_calib);
   for (int64_t oc = 0; oc < c->OC; oc++) {
-    c->bias_q[oc] = (int32_t) rintf (c->s_w[oc] * s_d * c->bias[oc]);
+    c->bias_q[oc] = hy_q_round_int32 (c->s_w[oc] * s_d * c->bias[oc]);
     c->scales[oc] = s_out / s_d / c->s_w[oc];
   }
   size_t src_room = (c->src_bytes + 63) & ~(size_t) 63;
   /* scratch for the set-up's thread count (a plan's pool keeps it) */
+  const size_t slice_room = (c->dst_bytes + 63) & ~(size_t) 63;
   char *ws = hy_cpu_workspace (ctx, src_room
-      + c->thread_stride * (size_t) c->n_threads);
-  /* the integers as bytes, NHWC */
+      + c->thread_stride * (size_t) c->n_threads
+      + (c->dst_bytes_out ? slice_room * (size_t) c->n_slices : 0));
+  /* the integers as bytes, NHWC, on every thread, unless the plan holds
+   * them so already */
   int64_t hw = c->H * c->W;
-  const float *x = in[0]->data;
-  for (int64_t n = 0; n < c->N; n++) {
-    for (int64_t ch = 0; ch < c->C; ch++) {
-      const float *plane = x + (n * c->C + ch) * hw;
-      if (p->data_uint8) {
-        uint8_t *d = (uint8_t *) ws + n * hw * c->C + ch;
-        for (int64_t i = 0; i < hw; i++)
-          d[i * c->C] = (uint8_t) plane[i];
-      } else {
-        int8_t *d = (int8_t *) ws + n * hw * c->C + ch;
-        for (int64_t i = 0; i < hw; i++)
-          d[i * c->C] = (int8_t) plane[i];
-      }
-    }
+  if (!c->src_bytes_in) {
+    to_bytes_job b = {
+      .x = in[0]->data, .bytes = ws, .C = c->C, .hw = hw,
+      .blocks = (hw + PIXEL_BLOCK - 1) / PIXEL_BLOCK, .u8 = p->data_uint8,
+    };
+    hy_cpu_parallel_for (ctx, c->N * b.blocks,
+        hy_cpu_grain (PIXEL_BLOCK * c->C), to_bytes, &b);
   }
   qconv_job j = {
-    .c = c, .src = ws, .per_thread = ws + src_room,
-    .sum = p->with_sum ? in[at.sum]->data : NULL,
+    .c = c, .src = c->src_bytes_in ? (const void *) in[0]->data : ws,
+    .per_thread = ws + src_room,
+    .sum = p->with_sum && !c->sum_bytes_in ? in[at.sum]->data : NULL,
+    .sum_bytes = p->with_sum && c->sum_bytes_in ? in[at.sum]->data : NULL,
     .sum_scale = p->with_sum ? hy_qconv_sum_scale (p, in, s_out) : 0.0f,
-    .y = out[0]->data, .failed = dnnl_success,
+    .y = c->dst_bytes_out ? NULL : out[0]->data,
+    .y_bytes = c->dst_bytes_out ? (void *) out[0]->data : NULL,
+    .acc_all = c->dst_bytes_out ? ws + src_room
+        + c->thread_stride * (size_t) c->n_threads : NULL,
+    .failed = dnnl_success,
   };
   const int omp_threads = omp_get_max_threads ();
   if (hy_cpu_n_threads (ctx) <= c->n_threads)
@@ -355,9 +567,16 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
   else                          /* more threads than set up for: one */
     run_slices (&j, 0, c->n_slices, 0);
   omp_set_num_threads (omp_threads);
-  if (j.failed != dnnl_success)
+  if (j.failed != dnnl_success) {
     hy_cpu_fail (ctx, "oneDNN int8 convolution failed (%s)",
         dnnl_status2str (j.failed));
+    return;
+  }
+  if (c->dst_bytes_out) {
+    const int64_t ohw = c->OH * c->OW;
+    hy_cpu_parallel_for (ctx, c->N * ((ohw + PIXEL_BLOCK - 1) / PIXEL_BLOCK),
+        hy_cpu_grain (PIXEL_BLOCK * c->OC), finish_bytes, &j);
+  }
   out[1]->data[0] = p->min_calib;
   out[2]->data[0] = p->max_calib;
 }
@@ -366,17 +585,26 @@ gboolean
 hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
 {
   const hy_quantized_conv_params *p = call->params;
+  const bool held = call->private_inputs || call->private_outputs;
   if (!hy_conv_dnnl_enabled () || p->conv.num_group != 1)
     return TRUE;
   GError *local = NULL;
   hy_qconv_dnnl *c = qconv_dnnl_new (p, call->in, call->out[0],
       hy_cpu_n_threads (ctx), &local);
   if (!c) {
-    if (!local)
+    if (!local && !held)
       return TRUE;              /* declined: the reference runs it */
+    if (!local)
+      g_set_error (&local, HY_ERROR, HY_ERROR_BACKEND, "oneDNN has no int8 "
+          "kernel for a convolution whose values the plan holds as bytes");
     g_propagate_error (error, local);
     return FALSE;
   }
+  hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
+  c->src_bytes_in = call->private_inputs & 1u;
+  c->sum_bytes_in = p->with_sum && at.sum < 32
+      && (call->private_inputs & ((uint32_t) 1 << at.sum));
+  c->dst_bytes_out = call->private_outputs & 1u;
   call->fn = (hy_kernel_ptr) hy_cpu_quantized_conv_dnnl;
   call->params = c;
   return TRUE;
@@ -394,4 +622,50 @@ hy_qconv_dnnl_kernel_name (const hy_call *call)
 {
   return call->fn == (hy_kernel_ptr) hy_cpu_quantized_conv_dnnl
       ? "onednn-int8" : NULL;
+}
+
+/* Whether int8 values may be held as bytes between oneDNN's int8
+ * convolutions: with oneDNN on, unless HYBRIDINFER_INT8_BYTES=0 (read
+ * once; keeps them float planes, to compare). */
+static bool
+bytes_on (void)
+{
+  static gsize once;
+  static bool on;
+  if (g_once_init_enter (&once)) {
+    const char *v = g_getenv ("HYBRIDINFER_INT8_BYTES");
+    on = hy_conv_dnnl_enabled () && !(v && strcmp (v, "0") == 0);
+    g_once_init_leave (&once, 1);
+  }
+  return on;
+}
+
+/* The calls this file runs: ungrouped, with a calibrated range that is
+ * not [0, 0] (a dead layer's readers may need the reference, which reads
+ * planes: hy_qconv_needs_cap). */
+static bool
+takes_bytes (const hy_call_shape *call)
+{
+  if (call->op != HY_OP_QUANTIZED_CONV || !bytes_on ())
+    return false;
+  const hy_quantized_conv_params *p = call->params;
+  return p->conv.num_group == 1
+      && fmaxf (fabsf (p->min_calib), fabsf (p->max_calib)) > 0
+      && call->in0 && call->in0->ndim == 4;
+}
+
+size_t
+hy_qconv_dnnl_private_bytes (const hy_call_shape *call)
+{
+  return takes_bytes (call) ? (size_t) hy_shape_numel (call->out0) : 0;
+}
+
+gboolean
+hy_qconv_dnnl_reads_private (const hy_call_shape *call, int input)
+{
+  if (!takes_bytes (call))
+    return FALSE;
+  const hy_quantized_conv_params *p = call->params;
+  hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
+  return input == 0 || (p->with_sum && input == at.sum);
 }

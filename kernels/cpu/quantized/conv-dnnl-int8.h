@@ -26,6 +26,13 @@
  * setting up failed. */
 gboolean hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call,
     GError **error);
+/* The backend's private-value hooks (backend-impl.h) for int8 values:
+ * a quantized convolution's output held as bytes (int8 or uint8, NHWC)
+ * in the plan's arena, a quarter of its floats, where every reader is
+ * one of these convolutions reading it as data or residual; so a chain
+ * of them converts only where it starts and ends. */
+size_t hy_qconv_dnnl_private_bytes (const hy_call_shape *call);
+gboolean hy_qconv_dnnl_reads_private (const hy_call_shape *call, int input);
 /* Frees what prepare set up (nothing for a call it left alone). */
 void hy_qconv_dnnl_release_call (hy_call *call);
 /* "onednn-int8" for a call it set up, else NULL. */

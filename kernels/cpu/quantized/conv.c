@@ -143,10 +143,10 @@ run_reference (hy_cpu_ctx *ctx, const hy_quantized_conv_params *p,
     wrow_scale = pre->s_w;
     bias_f = pre->bias;
   } else {
-    hy_qconv_quantize_weights (p, in, wq, wrow_scale, bias_f);
+    hy_qconv_quantize_weights (p, in, s_d, wq, wrow_scale, bias_f);
   }
   for (int64_t oc = 0; oc < j.OC; oc++) {
-    bq[oc] = (int32_t) rintf (wrow_scale[oc] * s_d * bias_f[oc]);
+    bq[oc] = hy_q_round_int32 (wrow_scale[oc] * s_d * bias_f[oc]);
     requant[oc] = s_out / s_d / wrow_scale[oc];
   }
   j.x = x;
@@ -178,7 +178,14 @@ hy_cpu_quantized_conv_prepared (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_qconv_prepared *pre = params;
-  run_reference (ctx, &pre->p, pre, in, out);
+  hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (&pre->p);
+  float s_d = hy_q_scale (pre->p.data_uint8, in[at.min_data]->data[0],
+      in[at.max_data]->data[0]);
+  /* weights MXNet would have quantized with a capped scale for this
+   * data (a range of [0, 0]): quantized again here, as it does */
+  bool capped = hy_qconv_needs_cap (pre->s_w, pre->bias,
+      in[1]->shape.dims[0], s_d);
+  run_reference (ctx, &pre->p, capped ? NULL : pre, in, out);
 }
 
 hy_qconv_prepared *
@@ -191,7 +198,7 @@ hy_qconv_prepared_new (const hy_quantized_conv_params *p,
   pre->wq = g_new (int8_t, hy_shape_numel (&in[1]->shape));
   pre->s_w = g_new (float, OC);
   pre->bias = g_new (float, OC);
-  hy_qconv_quantize_weights (p, in, pre->wq, pre->s_w, pre->bias);
+  hy_qconv_quantize_weights (p, in, 0.0f, pre->wq, pre->s_w, pre->bias);
   return pre;
 }
 
@@ -208,7 +215,8 @@ hy_qconv_prepared_free (hy_qconv_prepared *pre)
 
 void
 hy_qconv_quantize_weights (const hy_quantized_conv_params *p,
-    const hy_tensor *const *in, int8_t *wq, float *s_w, float *bias_out)
+    const hy_tensor *const *in, float s_d, int8_t *wq, float *s_w,
+    float *bias_out)
 {
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
   int64_t OC = in[1]->shape.dims[0];
@@ -227,7 +235,7 @@ hy_qconv_quantize_weights (const hy_quantized_conv_params *p,
     float wmax = 0.0f;
     for (int64_t k = 0; k < K; k++)
       wmax = fmaxf (wmax, fabsf (w[oc * K + k] * alpha));
-    float scale = HY_INT8_RANGE / wmax;
+    float scale = hy_qconv_weight_scale (HY_INT8_RANGE / wmax, bias, s_d);
     /* Rounded to nearest even and saturated (oneDNN's reorder, as
      * MXNet's results show: a product of exactly 34.5 gives 34).
      * scale·max|W'| is 127.5, which rounds to ±128: -128 is an int8 and

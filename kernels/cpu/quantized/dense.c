@@ -41,7 +41,7 @@ hy_cpu_quantized_fc (hy_cpu_ctx *ctx, const void *params,
       for (int64_t k = 0; k < features; k++)
         acc += (int32_t) xr[k] * (int32_t) wr[k];
       if (!p->no_bias)
-        acc += (int32_t) rintf (in[2]->data[o] * bias_rescale);
+        acc += hy_q_round_int32 (in[2]->data[o] * bias_rescale);
       y[n * hidden + o] = (float) acc * out_scale;
     }
   }

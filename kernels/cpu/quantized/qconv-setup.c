@@ -27,14 +27,26 @@ weights_constant (const hy_call *call)
 gboolean
 hy_qconv_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
 {
-  if (!weights_constant (call))
-    return TRUE;
+  /* values held as bytes (conv-dnnl-int8.h) are a promise to the
+   * neighbours that only the oneDNN kernel can keep */
+  const bool held = call->private_inputs || call->private_outputs;
+  if (!weights_constant (call)) {
+    if (held)
+      g_set_error (error, HY_ERROR, HY_ERROR_BACKEND, "an int8 convolution "
+          "whose values the plan holds as bytes has non-constant weights");
+    return !held;
+  }
 #ifdef HY_HAVE_DNNL
   if (!hy_qconv_dnnl_prepare_call (ctx, call, error))
     return FALSE;
   if (hy_qconv_dnnl_kernel_name (call))
     return TRUE;
 #endif
+  if (held) {
+    g_set_error (error, HY_ERROR, HY_ERROR_BACKEND, "an int8 convolution "
+        "whose values the plan holds as bytes went to the reference");
+    return FALSE;
+  }
   call->params = hy_qconv_prepared_new (call->params, call->in);
   call->fn = (hy_kernel_ptr) hy_cpu_quantized_conv_prepared;
   return TRUE;

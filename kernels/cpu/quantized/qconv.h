@@ -7,6 +7,7 @@
 #define HY_CPU_QUANTIZED_QCONV_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hybrid-tensor.h"
@@ -16,9 +17,40 @@
 /* The BatchNorm folded into the weight and bias (α = γ / sqrt(var + eps)
  * in double, then float; W' = W·α, b' = β + α·(b − mean)), W' quantized
  * per output channel: wq (OC × K int8), s_w (OC), the folded bias (OC,
- * zeros without one). */
+ * zeros without one).  s_d: the data's scale where it is known (then the
+ * weight scales are capped as hy_qconv_weight_scale says), 0 at set-up,
+ * where it is not (hy_qconv_needs_cap tells a forward whether that
+ * mattered). */
 void hy_qconv_quantize_weights (const hy_quantized_conv_params *p,
-    const hy_tensor *const *in, int8_t *wq, float *s_w, float *bias);
+    const hy_tensor *const *in, float s_d, int8_t *wq, float *s_w,
+    float *bias);
+
+/* MXNet's GetWeightScales: a channel's weight scale (127 / max|W'|),
+ * capped so that its int32 bias, bias · s_w · s_d, stays within ±2^30
+ * ("avoid overflow on bias"; oneDNN mishandles INT32_MAX there).  Only a
+ * data range of [0, 0] (s_d = 2^31) or a huge bias reaches the cap. */
+static inline float
+hy_qconv_weight_scale (float scale, float bias, float s_d)
+{
+  if (bias == 0.0f || s_d == 0.0f)
+    return scale;
+  float scale_max = (bias > 0 ? 2147483648.0f : -2147483648.0f) / 2
+      / bias / s_d;
+  return scale < scale_max ? scale : scale_max;
+}
+
+/* Whether weights quantized at set-up (s_d unknown) would have been
+ * capped for data of scale s_d: then the forward quantizes them again
+ * (the reference, hy_cpu_quantized_conv). */
+static inline bool
+hy_qconv_needs_cap (const float *s_w, const float *bias, int64_t OC,
+    float s_d)
+{
+  for (int64_t oc = 0; oc < OC; oc++)
+    if (hy_qconv_weight_scale (s_w[oc], bias[oc], s_d) != s_w[oc])
+      return true;
+  return false;
+}
 
 /* The weights quantized once, for a call whose weights are constant. */
 typedef struct hy_qconv_prepared {

@@ -32,24 +32,28 @@ hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
       hi = fmaxf (hi, x[i]);
     }
   }
-  float range, qmax, qmin;
+  float range;
   if (p->out_uint8) {
     /* uint8 covers [0, max]: what lies below 0 saturates to 0 */
     range = fmaxf (0.0f, hi);
-    qmin = 0.0f;
-    qmax = 255.0f;
     out[1]->data[0] = 0.0f;
     out[2]->data[0] = range;
   } else {
     range = fmaxf (fabsf (lo), fabsf (hi));
-    qmin = -128.0f;
-    qmax = 127.0f;
     out[1]->data[0] = -range;
     out[2]->data[0] = range;
   }
+  /* Not hy_q_scale: MXNet's quantize_v2 divides by the range itself, so
+   * a range of [0, 0] (a layer dead on the calibration images) gives an
+   * infinite scale, and 0 · inf a NaN, which its reorder stores as 127
+   * in int8 and as 0 in uint8 (measured: the int8_dead fixtures).  The
+   * layers after it multiply their data by 0 then (hy_q_scale). */
   float scale = (p->out_uint8 ? HY_UINT8_RANGE : HY_INT8_RANGE) / range;
-  for (int64_t i = 0; i < n; i++)
-    q[i] = hy_q_saturate (rintf (x[i] * scale), qmin, qmax);
+  const float nan_as = p->out_uint8 ? 0.0f : 127.0f;
+  for (int64_t i = 0; i < n; i++) {
+    float v = x[i] * scale;
+    q[i] = isnan (v) ? nan_as : hy_q_store (v, p->out_uint8);
+  }
 }
 
 void
