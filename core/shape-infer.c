@@ -115,7 +115,10 @@ hy_graph_infer_shapes (hy_graph *graph, GError **error)
   g_autofree hy_shape *on_heap = widest > G_N_ELEMENTS (on_stack)
       ? g_new (hy_shape, widest) : NULL;
   hy_shape *in_shapes = on_heap ? on_heap : on_stack;
-  g_autofree gboolean *learned = g_new (gboolean, widest);
+  gboolean learned_on_stack[G_N_ELEMENTS (on_stack)];
+  g_autofree gboolean *learned_on_heap = on_heap ? g_new (gboolean, widest)
+      : NULL;
+  gboolean *learned = on_heap ? learned_on_heap : learned_on_stack;
   for (guint i = 0; i < hy_graph_n_nodes (graph); i++) {
     hy_node *node = hy_graph_node (graph, i);
     if (!node->op)
