@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "decode-masks.h"
+#include "detection-classes.h"
 #include "result-fields.h"
 #include "result-pool.h"
 
@@ -215,6 +216,7 @@ const GstHybridDecoder gst_hybrid_decoder_detection = {
       "(B, K, 4) (ids and scores may be (B, K)), and optionally a "
       "fourth (B, K, M, M) of masks",
   .claims = fits,
+  .classes_in_graph = gst_hybrid_detection_classes,
   .fields = fields,
   .block = block,
   .decode = decode,
