@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -288,6 +289,107 @@ GST_START_TEST (test_kafka_unreachable_never_stalls)
 
 GST_END_TEST;
 
+/* A broker that hangs up on every connection: each attempt is an
+ * accepted connection, timed. */
+typedef struct {
+  int fd;
+  GArray *times;                /* gint64, monotonic us */
+  gint stop;
+} HangUp;
+
+static gpointer
+hang_up (gpointer data)
+{
+  HangUp *b = data;
+  while (!g_atomic_int_get (&b->stop)) {
+    int c = accept (b->fd, NULL, NULL);
+    if (c < 0)
+      continue;
+    gint64 now = g_get_monotonic_time ();
+    g_array_append_val (b->times, now);
+    close (c);
+  }
+  return NULL;
+}
+
+/* The producer retries a broker that will not talk, with waits that grow
+ * (librdkafka's backoff from 100 ms doubling, with jitter), not in a
+ * tight loop, while the frames go on. */
+GST_START_TEST (test_kafka_retries_with_backoff)
+{
+  HangUp b = {.fd = socket (AF_INET, SOCK_STREAM, 0),
+    .times = g_array_new (FALSE, FALSE, sizeof (gint64))
+  };
+  struct sockaddr_in a = {.sin_family = AF_INET,
+    .sin_addr.s_addr = htonl (INADDR_LOOPBACK)
+  };
+  socklen_t n = sizeof a;
+  fail_unless (bind (b.fd, (struct sockaddr *) &a, sizeof a) == 0);
+  fail_unless (getsockname (b.fd, (struct sockaddr *) &a, &n) == 0);
+  fail_unless (listen (b.fd, 16) == 0);
+  /* accept wakes every 100 ms to see whether to stop */
+  struct timeval wake = {.tv_usec = 100000 };
+  setsockopt (b.fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
+  GThread *thread = g_thread_new ("hang-up", hang_up, &b);
+
+  gchar *dir = g_dir_make_tmp ("hybridpublish-kafka-XXXXXX", NULL);
+  gchar *path = g_build_filename (dir, "results.jsonl", NULL);
+  gchar *kafka = g_strdup_printf ("kafka-brokers=127.0.0.1:%u "
+      "kafka-topic=" TOPIC, ntohs (a.sin_port));
+  gchar *model = g_build_filename (g_getenv ("HY_SOURCE_DIR"), "pipelines",
+      "models", "ball-symbol.json", NULL);
+  /* live: 7 s of frames, for four attempts or more to be seen (at 0,
+   * about 0.3, 1, 3.5 s measured: the jitter moves each wait) */
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=true pattern=ball "
+      "num-buffers=210 ! video/x-raw,width=160,height=120,framerate=30/1 "
+      "! videoconvert ! hybridinfer model=%s ! hybridpublish name=publish "
+      "location=%s %s ! fakesink name=sink signal-handoffs=true", model,
+      path, kafka);
+  GstElement *pipe = gst_parse_launch (desc, NULL);
+  fail_unless (pipe != NULL);
+  gint frames_out = 0;
+  gdouble seconds;
+  gchar *warnings = play (pipe, &frames_out, &seconds);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+  g_atomic_int_set (&b.stop, 1);
+  g_thread_join (thread);
+  close (b.fd);
+
+  GString *gaps = g_string_new (NULL);
+  for (guint i = 1; i < b.times->len; i++)
+    g_string_append_printf (gaps, " %.0f",
+        (g_array_index (b.times, gint64, i)
+            - g_array_index (b.times, gint64, i - 1)) / 1e3);
+  g_printerr ("hang-up broker: %u attempts in %.1f s, gaps (ms):%s\n",
+      b.times->len, seconds, gaps->str);
+  fail_unless_equals_int (frames_out, 210);
+  fail_unless (b.times->len >= 4, "%u attempts:%s", b.times->len,
+      gaps->str);
+  /* a tight loop would make hundreds; the waits double to 10 s */
+  fail_unless (b.times->len <= 20, "%u attempts:%s", b.times->len,
+      gaps->str);
+  gint64 first = g_array_index (b.times, gint64, 1)
+      - g_array_index (b.times, gint64, 0);
+  gint64 last = g_array_index (b.times, gint64, b.times->len - 1)
+      - g_array_index (b.times, gint64, b.times->len - 2);
+  /* three doublings or more apart, past what the jitter can undo */
+  fail_unless (last >= 2 * first, "the waits do not grow:%s", gaps->str);
+  fail_unless (strstr (warnings, "Kafka brokers") != NULL, "%s", warnings);
+  g_string_free (gaps, TRUE);
+  g_array_unref (b.times);
+  g_free (warnings);
+  g_free (desc);
+  g_free (model);
+  g_free (kafka);
+  g_unlink (path);
+  g_rmdir (dir);
+  g_free (path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* Settings no retry can fix fail the start, naming them. */
 GST_START_TEST (test_kafka_bad_topic_fails_start)
 {
@@ -321,6 +423,7 @@ publish_kafka_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_kafka_messages_are_the_file_lines);
   tcase_add_test (tc, test_kafka_unreachable_never_stalls);
+  tcase_add_test (tc, test_kafka_retries_with_backoff);
   tcase_add_test (tc, test_kafka_bad_topic_fails_start);
   return s;
 }
