@@ -26,6 +26,7 @@
 
 #include "decode-masks.h"
 #include "decode-yolov8.h"
+#include "detection-classes.h"
 #include "result-fields.h"
 #include "result-pool.h"
 
@@ -261,6 +262,7 @@ const GstHybridDecoder gst_hybrid_decoder_detection = {
       "fourth (B, K, M, M) of masks, or one (B, 4 + classes, N) "
       "(YOLOv8's, decoded with NMS)",
   .claims = claims,
+  .classes_in_graph = gst_hybrid_detection_classes,
   .fields = fields,
   .block = block,
   .decode = decode,

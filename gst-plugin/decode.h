@@ -91,6 +91,12 @@ struct _GstHybridDecoder {
    * is not in its heads' shapes (a detector's class ids are values). */
   gint64 (*classes_of) (const hy_shape * shapes, guint n_heads,
       gint64 batch);
+  /* When the heads' shapes do not say it (classes_of NULL): the class
+   * count read from the graph that makes the heads, for the executor's
+   * input shapes (`running`); -1 when the graph does not show it.  NULL:
+   * not looked for. */
+  gint64 (*classes_in_graph) (const hy_model * model,
+      const hy_shapes * running);
 
   /* Once per process, before any result: makes the names of the fields
    * only this kind writes (result-fields.h has the shared ones). */

@@ -40,7 +40,7 @@ gst_hybrid_runner_join_engine (const GstHybridInferSettings * copy,
 /* skip-when-busy: the result of a frame that went on earlier, once the
  * engine has it, becomes the one frames carry. */
 static gboolean
-take_engine_result (GstHybridRunner * r, gboolean post)
+take_engine_result (GstHybridRunner * r, gboolean post, gboolean json)
 {
   GError *error = NULL;
   GstHybridResult *result =
@@ -52,8 +52,8 @@ take_engine_result (GstHybridRunner * r, gboolean post)
   if (result) {
     gdouble latency = 0;
     gst_structure_get_double (result->results, "latency-us", &latency);
-    /* the frame has gone on: no buffer to write the JSON of */
-    gst_hybrid_runner_publish_result (r, NULL, result, latency, post, FALSE);
+    /* the frame has gone on: the JSON is made from the result alone */
+    gst_hybrid_runner_publish_result (r, NULL, result, latency, post, json);
   }
   return TRUE;
 }
@@ -89,7 +89,8 @@ gst_hybrid_runner_on_engine_frame (GstHybridRunner * r,
   int strides[3];
   GError *error = NULL;
 
-  if (r->skip_when_busy && !take_engine_result (r, fs->post_messages))
+  if (r->skip_when_busy && !take_engine_result (r, fs->post_messages,
+          fs->message_json))
     return GST_FLOW_ERROR;
   if (!gst_hybrid_frame_settings_wants (fs, frame)) {
     gst_hybrid_runner_carry_last (r, buf);

@@ -227,6 +227,23 @@ gst_hybrid_runner_message_structure (const GstStructure * results,
   return s;
 }
 
+/* skip-when-busy: the frame a result was computed on has gone on before
+ * the result came.  A buffer without memory in its place, with its
+ * timestamp and the result attached as that frame would have carried it,
+ * gives the message's `json` the object every other message has (the
+ * frame's regions from upstream elements are not in it: they went on
+ * with the frame). */
+static GstBuffer *
+stand_in_frame (GstHybridResult * result)
+{
+  GstBuffer *buf = gst_buffer_new ();
+  guint64 timestamp;
+  if (gst_structure_get_uint64 (result->results, "timestamp", &timestamp))
+    GST_BUFFER_PTS (buf) = timestamp;
+  attach_result (buf, result, TRUE);
+  return buf;
+}
+
 /* A new result (taken): attached to `buf` as its own when the frame is
  * still here (NULL: it went on without it, skip-when-busy), posted, kept
  * for the frames after it, and accounted for.  Nothing is allocated here
@@ -241,11 +258,16 @@ gst_hybrid_runner_publish_result (GstHybridRunner * r, GstBuffer * buf,
     attach_result (buf, result, TRUE);
   /* The message owns its structure: a copy (GStreamer's own allocations,
    * see docs/ELEMENT.md). */
-  if (post)
+  if (post) {
+    GstBuffer *stand_in = json && !buf ? stand_in_frame (result) : NULL;
     r->cb.post_message (r->cb.owner,
         gst_message_new_element (r->cb.owner,
             gst_hybrid_runner_message_structure (result->results,
-                json ? buf : NULL, result->frame_number)));
+                json ? (buf ? buf : stand_in) : NULL,
+                result->frame_number)));
+    if (stand_in)
+      gst_buffer_unref (stand_in);
+  }
   if (r->last)
     gst_hybrid_result_unref (r->last);
   r->last = result;

@@ -224,6 +224,9 @@ resolve_output (GstHybridSession *s, GError **error)
   s->activation = resolve_activation (s);
   s->n_classes = ok && s->decoder->classes_of
       ? s->decoder->classes_of (shapes, (guint) n, s->shape.dims[0]) : -1;
+  if (ok && !s->decoder->classes_of && s->decoder->classes_in_graph)
+    s->n_classes = s->decoder->classes_in_graph (s->model,
+        hy_executor_shapes (s->exec));
   g_free (shapes);
   return ok;
 }

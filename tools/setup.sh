@@ -66,10 +66,12 @@ APT_DEMO=(meson ninja-build pkg-config gcc libglib2.0-dev libjson-glib-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev)
 # The tests: the fuzz targets (clang, its sanitizer runtimes), the
 # GstHybrid-1.0 typelib and the Python that reads it, the comma-decimal
-# locale, the reference venv, an MQTT broker and subscriber (track-mqtt).
+# locale, the reference venv, an MQTT broker and subscriber (track-mqtt),
+# and hybridpublish's Kafka side with the mock cluster its test talks to
+# (librdkafka; no Kafka broker is packaged for Debian 12).
 APT_TEST=(clang libclang-rt-14-dev locales
   gobject-introspection libgirepository1.0-dev python3-gi gir1.2-gstreamer-1.0
-  python3 python3-venv mosquitto mosquitto-clients)
+  python3 python3-venv mosquitto mosquitto-clients librdkafka-dev)
 
 log() { printf '== %s\n' "$*" >&2; }
 

@@ -824,6 +824,63 @@ GST_START_TEST (test_skip_when_busy)
 
 GST_END_TEST;
 
+/* With message-json, skip-when-busy's messages carry `json` as every
+ * other result message does, though their frame went on before the
+ * result came: the object of the result's own frame (its number, its
+ * timestamp, inferred, its boxes). */
+GST_START_TEST (test_skip_when_busy_json)
+{
+  gchar *model = model_path ("quadrants");
+  /* live: the engine plans at its first frame, which a free-running
+   * source would outrun to its end */
+  gchar *launch = g_strdup_printf ("videotestsrc is-live=true "
+      "num-buffers=30 ! video/x-raw,width=64,height=64,framerate=30/1 ! videoconvert "
+      "! hybridinfer model=%s device=cpu input-size=64x64 "
+      "skip-when-busy=true post-messages=true message-json=true "
+      "! fakesink", model);
+  GstElement *pipe = gst_parse_launch (launch, NULL);
+  fail_unless (pipe != NULL, "%s", launch);
+  GstBus *bus = gst_element_get_bus (pipe);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  guint results = 0;
+  for (;;) {
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+    fail_unless (msg != NULL, "no EOS in 60 s");
+    fail_if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR, "an error");
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS) {
+      gst_message_unref (msg);
+      break;
+    }
+    const GstStructure *s = gst_message_get_structure (msg);
+    guint64 frame, timestamp;
+    if (gst_structure_has_name (s, "hybridinfer")) {
+      const gchar *json = gst_structure_get_string (s, "json");
+      fail_unless (gst_structure_get_uint64 (s, "frame-number", &frame));
+      fail_unless (json != NULL, "no json in frame %" G_GUINT64_FORMAT
+          "'s message", frame);
+      fail_unless (gst_structure_get_uint64 (s, "timestamp", &timestamp));
+      gchar *head = g_strdup_printf ("{\"frame\":%" G_GUINT64_FORMAT
+          ",\"timestamp\":%" G_GUINT64_FORMAT ",\"result-frame\":%"
+          G_GUINT64_FORMAT ",\"inferred\":true,\"type\":\"detection\","
+          "\"objects\":[{", frame, timestamp, frame);
+      fail_unless (g_str_has_prefix (json, head), "%s\nis not\n%s…", json,
+          head);
+      g_free (head);
+      results++;
+    }
+    gst_message_unref (msg);
+  }
+  fail_unless (results >= 1, "no result message");
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  g_free (launch);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 /* ---- what an engine refuses ------------------------------------------------- */
 
 static gchar *
@@ -1004,6 +1061,7 @@ engines_suite (void)
   tcase_add_test (tc, test_shared_stalled_stream);
   tcase_add_test (tc, test_shared_one_copy);
   tcase_add_test (tc, test_skip_when_busy);
+  tcase_add_test (tc, test_skip_when_busy_json);
   tcase_add_test (tc, test_engine_refusals);
   tcase_add_test (tc, test_engine_same_resolved);
   tcase_add_test (tc, test_engine_refuses_changes_while_playing);

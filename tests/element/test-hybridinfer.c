@@ -2070,6 +2070,82 @@ GST_START_TEST (test_labels_mismatch_warns)
 
 GST_END_TEST;
 
+/* Lines in a labels file of the models' directory (made by
+ * make_models.py with the classes the models score). */
+static guint
+label_lines (const gchar * name)
+{
+  gchar *path = labels_path (name), *text = NULL;
+  fail_unless (g_file_get_contents (path, &text, NULL, NULL), "%s", path);
+  gchar **lines = g_strsplit (g_strchomp (text), "\n", -1);
+  guint n = g_strv_length (lines);
+  g_strfreev (lines);
+  g_free (text);
+  g_free (path);
+  return n;
+}
+
+/* Runs two frames through `model` with `labels` (NULL: its own); the
+ * warnings posted, their texts joined. */
+static gchar *
+detector_warnings (const gchar * model, const gchar * labels, guint * n)
+{
+  GstBus *bus;
+  GstElement *e = infer_new (model);
+  /* the quadrants models declare no input size: theirs */
+  gst_util_set_object_arg (G_OBJECT (e), "input-size", "64x64");
+  if (labels)
+    g_object_set (e, "labels", labels, NULL);
+  GstHarness *h = harness_for (e, &bus);
+  set_caps (h, "RGB", 64, 64);
+  for (int f = 0; f < 2; f++)
+    gst_buffer_unref (gst_harness_push_and_pull (h,
+            frame_new ("RGB", 64, 64, pick_red, f)));
+  GString *text = g_string_new (NULL);
+  GstMessage *msg;
+  *n = 0;
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING))) {
+    GError *err = NULL;
+    gst_message_parse_warning (msg, &err, NULL);
+    g_string_append_printf (text, "%s\n", err->message);
+    g_error_free (err);
+    gst_message_unref (msg);
+    (*n)++;
+  }
+  teardown_with_bus (h, bus);
+  return g_string_free (text, FALSE);
+}
+
+/* A detector's class count is read from its graph (the argmax that makes
+ * its ids, MultiBoxDetection's class rows): a labels list of another
+ * length is warned about once, naming both counts; its own list is not. */
+GST_START_TEST (test_detector_labels_mismatch_warns)
+{
+  const gchar *models[] = { "quadrants", "quadrants3", "quadrants-multibox" };
+  guint classes = label_lines ("quadrants");
+  gchar *path = NULL;
+  int fd = g_file_open_tmp ("hy-det-labels-XXXXXX.txt", &path, NULL);
+  close (fd);
+  g_file_set_contents (path, "red\ngreen\n", -1, NULL);
+  gchar *want_classes = g_strdup_printf ("model has %u classes", classes);
+  for (guint i = 0; i < G_N_ELEMENTS (models); i++) {
+    guint n;
+    gchar *text = detector_warnings (models[i], NULL, &n);
+    fail_unless_equals_int (n, 0);
+    g_free (text);
+    text = detector_warnings (models[i], path, &n);
+    fail_unless_equals_int (n, 1);
+    fail_unless (strstr (text, "has 2 labels") != NULL
+        && strstr (text, want_classes) != NULL, "%s: %s", models[i], text);
+    g_free (text);
+  }
+  g_free (want_classes);
+  g_unlink (path);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* A model that declares its image channels last, (1, 32, 32, 3): refused
  * at start with the layout as the reason, not fed rows as channels (the
  * planner's own error blamed input-size). */
@@ -2166,6 +2242,7 @@ hybridinfer_suite (void)
   tcase_add_test (tc, test_device_auto_quiet);
   tcase_add_test (tc, test_stats_interval);
   tcase_add_test (tc, test_labels_mismatch_warns);
+  tcase_add_test (tc, test_detector_labels_mismatch_warns);
   tcase_add_test (tc, test_nhwc_input_refused);
   return s;
 }

@@ -372,7 +372,10 @@ GST_START_TEST (test_notify_when_model_runs)
   Notified n = { 0, NULL };
   g_signal_connect (e, "notify::model", G_CALLBACK (on_notify_model), &n);
   gchar *colors = model_path ("colors"), *quadrants = model_path ("quadrants");
-  g_object_set (e, "model", colors, "input-size", "64x64", NULL);
+  /* no labels: colors.txt would not count quadrants' classes, and its
+   * warning is not what this test is about */
+  g_object_set (e, "model", colors, "input-size", "64x64", "labels", "",
+      NULL);
   fail_unless_equals_int (n.count, 1);
   fail_unless_equals_string (n.value, colors);
   GstBus *bus;

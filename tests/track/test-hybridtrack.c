@@ -399,7 +399,7 @@ start_error (const gchar * desc)
 GST_START_TEST (test_publish_errors)
 {
   gchar *text = start_error ("videotestsrc ! hybridpublish ! fakesink");
-  fail_unless (strstr (text, "neither the location property nor mqtt-host"),
+  fail_unless (strstr (text, "none of location, mqtt-host, kafka-brokers"),
       "%s", text);
   g_free (text);
   text = start_error ("videotestsrc ! hybridpublish "
