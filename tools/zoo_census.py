@@ -4,7 +4,8 @@
 For every name in GluonCV's zoo registry, build the model the way a user would
 (`get_model(name, pretrained=False, pretrained_base=False)`, random weights: only the graph
 matters here), hybridize it, run it once on a small input, export it into a cache directory, and
-ask `hybridinfer inspect --json` to load it and infer every node's shape at that input.  Each
+ask `hybridinfer inspect --graph-only --json` to load its graph and infer every node's shape
+(the weights' too) at that input.  Each
 model ends in one of:
 
     loads        our loader resolved every op and inferred every shape
@@ -294,14 +295,19 @@ def run_child(name, out_dir, timeout):
 
 
 def inspect(hybridinfer, out_dir, shape):
-    """`hybridinfer inspect --json` at the export's shape: (loads, first error)."""
-    cmd = [hybridinfer, "inspect", "--json", "-m", os.path.join(out_dir, "model-symbol.json"),
+    """`hybridinfer inspect --graph-only --json` at the export's shape: (loads, first error).
+    The symbol file alone: the weights are random here, and the graph-only load infers their
+    shapes as MXNet does (tests/conformance/check_graph_only.py holds it to that)."""
+    cmd = [hybridinfer, "inspect", "--graph-only", "--json",
+           "-m", os.path.join(out_dir, "model-symbol.json"),
            "-s", "data=" + "x".join(map(str, shape))]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
                            universal_newlines=True)
     except subprocess.TimeoutExpired:
         return False, "hybridinfer inspect took over 300 s"
+    except OSError as e:  # the tool itself is missing or being rebuilt: not the model's failure
+        raise SystemExit("cannot run %s: %s" % (hybridinfer, e))
     if p.returncode != 0:
         err = (p.stderr.strip() or p.stdout.strip() or "exit %d" % p.returncode).splitlines()
         return False, err[0][:300] if err else "exit %d" % p.returncode
@@ -375,7 +381,8 @@ def markdown(rows, command, started):
         "zoo models (MXNet 1.9.1) hybridinfer loads: each is built with",
         "`get_model(name, pretrained=False, pretrained_base=False)` and random weights,",
         "hybridized, run once at the input shown, exported, and loaded with",
-        "`hybridinfer inspect` at that shape (every op resolved, every shape inferred).",
+        "`hybridinfer inspect --graph-only` at that shape (every op resolved, every shape,",
+        "the weights' included, inferred from the symbol file alone).",
         "Whether the outputs match MXNet is the conformance suites' job (`tests/conformance`).",
         "`timeout` and `not run` say the census ran out of time, not that we fail the model: a",
         "rerun with the same cache builds only what is missing.",
@@ -406,21 +413,8 @@ def markdown(rows, command, started):
         why = r.get("why", "").replace("|", "\\|").replace("\n", " ")
         lines.append("| %s | %s | %s | %s | %s |" % (
             r["name"], r["family"], "x".join(map(str, r.get("shape", []))) or "-",
-            r["census"] + (" \u2020" if r.get("inspected_earlier") else ""), why))
-    if any(r.get("inspected_earlier") for r in rows):
-        lines += ["", "\u2020 inspected by an earlier run of the census (`--drop-params` deleted the "
-                  "export's weights after it), at the commit its `inspected.json` names."]
+            r["census"], why))
     return "\n".join(lines) + "\n"
-
-
-def source_commit():
-    """The commit of the hybridinfer source tree the census runs from (for inspected.json)."""
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, universal_newlines=True,
-                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    except OSError:
-        return ""
 
 
 def main():
@@ -436,10 +430,9 @@ def main():
     ap.add_argument("--cached-only", action="store_true",
                     help="build nothing: report what earlier runs built (the rest as not run)")
     ap.add_argument("--drop-params", action="store_true",
-                    help="after a model loads, keep the verdict (inspected.json) and delete "
-                         "its params file: the whole zoo's exports take more disk than a "
-                         "machine may have; a model whose params are gone is reported from its "
-                         "verdict, marked as such, until --rebuild")
+                    help="delete each export's params file once built: the census inspects the "
+                         "symbol file alone (inspect --graph-only), and the whole zoo's weights "
+                         "take more disk than a machine may have")
     ap.add_argument("--markdown", help="write the table here (docs/ZOO.md)")
     ap.add_argument("--json", help="write every row here")
     args = ap.parse_args()
@@ -465,21 +458,12 @@ def main():
                 with open(cached, "w") as f:
                     json.dump(built, f)
         row = dict(name=name, family=family(name))
-        params = os.path.join(out_dir, "model-0000.params")
-        verdict = os.path.join(out_dir, "inspected.json")
-        if built["status"] == "built" and not os.path.exists(params) and \
-                os.path.exists(verdict):
-            with open(verdict) as f:
-                row.update(json.load(f))
-            row["inspected_earlier"] = True
-        elif built["status"] == "built":
+        if built["status"] == "built":
+            params = os.path.join(out_dir, "model-0000.params")
+            if args.drop_params and os.path.exists(params):
+                os.unlink(params)
             ok, err = inspect(args.hybridinfer, out_dir, built["shape"])
             row.update(shape=built["shape"], census="loads" if ok else "fails", why=err)
-            if args.drop_params and ok:  # a failure keeps its export, to be looked into
-                with open(verdict, "w") as f:
-                    json.dump(dict(shape=row["shape"], census=row["census"], why=err,
-                                   commit=source_commit()), f)
-                os.unlink(params)
         else:
             row.update(census=built["status"], why=built.get("why", ""))
         row["seconds"] = built.get("seconds")
