@@ -3,7 +3,7 @@
  * hooks that let the plan hold values as bf16 nhwc (dnnl-segment.h).
  *
  * One convolution of a segment: oneDNN's bf16 primitive with BatchNorm
- * as per-channel binary post-ops (split_batch_norm says why not folded),
+ * as a per-channel binary post-op (split_batch_norm says why not folded),
  * the residual as a `sum` post-op and the activation as an eltwise one, so that nothing is left to do on the
  * way out: its output is either bf16 nhwc for the next call of the
  * segment, or (leaving the segment) fp32 nhwc that is only transposed
@@ -17,6 +17,7 @@
  * primitive writes the output in place.  The sum post-op adds what the
  * destination holds, so the residual is copied there first.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,8 @@
 typedef struct seg_thread {
   dnnl_stream_t stream;
   dnnl_memory_t src, weights, bias, dst, scratch;
-  dnnl_memory_t scale, shift;   /* BatchNorm's, binary post-ops 0 and 1 */
+  dnnl_memory_t scale, shift;   /* BatchNorm's, binary post-ops 0 and 1
+                                 * (shift: NULL when in the bias) */
 } seg_thread;
 
 /* How a segment holds a value: bf16 nhwc, or fp32 nhwc where it is read
@@ -64,7 +66,8 @@ typedef struct seg_conv {
   size_t weight_bytes;
   float *bias;                  /* filters floats, less BatchNorm's mean;
                                  * or NULL */
-  float *bn_scale, *bn_shift;   /* filters floats each, or NULL */
+  float *bn_scale, *bn_shift;   /* filters floats each, or NULL (the
+                                 * shift also when in the bias) */
   size_t src16_bytes;           /* entering: the batch's bf16 nhwc input */
   size_t dst_bytes, scratch_bytes, thread_stride;
   int n_threads;
@@ -199,12 +202,21 @@ choose_slices (int64_t filters, int64_t batch, int threads)
 }
 
 /* BatchNorm after the primitive's bias, in fp32 as imperative mode runs
- * it: bias − mean as oneDNN's bias, then ×scale and +shift as per-channel
- * binary post-ops.  Folded into the weights instead (scale × W rounded to
- * bf16), hybrid mode's error was as large as imperative mode's but not
- * the same: on the zoo's random-weight ResNet-50 v1b and v1c the two modes
+ * it: bias − mean as oneDNN's bias, then ×scale as a per-channel binary
+ * post-op.  Folded into the weights instead (scale × W rounded to bf16),
+ * hybrid mode's error was as large as imperative mode's but not the
+ * same: on the zoo's random-weight ResNet-50 v1b and v1c the two modes
  * then differed by 1.1 times the bf16 tolerance, where they now round at
- * the same places (each layer's input). */
+ * the same places (each layer's input).
+ *
+ * The shift goes into the bias as shift / scale where every scale is
+ * non-zero and the quotient finite: (W·x + b − mean + shift/scale)·scale
+ * differs from (W·x + b − mean)·scale + shift by fp32 roundings only
+ * (about 2^-24 of |y| + |shift|, far below bf16's 2^-9), and it spares
+ * each execute a post-op argument and oneDNN's growing its vector of
+ * post-op arguments: two heap allocations per call
+ * (docs/PRECISION.md, "Allocations").  Otherwise it stays a second
+ * binary post-op. */
 static void
 split_batch_norm (seg_conv *c, const float *bias, const float *bn)
 {
@@ -216,8 +228,25 @@ split_batch_norm (seg_conv *c, const float *bias, const float *bn)
     c->bias[f] = (bias ? bias[f] : 0.0f) - (bn ? bn[f] : 0.0f);
   if (!bn)
     return;
-  c->bn_scale = g_memdup2 (bn + n, (size_t) n * sizeof (float));
-  c->bn_shift = g_memdup2 (bn + 2 * n, (size_t) n * sizeof (float));
+  const float *scale = bn + n, *shift = bn + 2 * n;
+  c->bn_scale = g_memdup2 (scale, (size_t) n * sizeof (float));
+  bool foldable = true;
+  for (int64_t f = 0; foldable && f < n; f++)
+    foldable = scale[f] != 0.0f && isfinite (shift[f] / scale[f])
+        && isfinite (c->bias[f] + shift[f] / scale[f]);
+  if (!foldable) {
+    c->bn_shift = g_memdup2 (shift, (size_t) n * sizeof (float));
+    return;
+  }
+  for (int64_t f = 0; f < n; f++)
+    c->bias[f] += shift[f] / scale[f];
+}
+
+/* The binary post-ops a convolution's BatchNorm takes (above). */
+static int
+batch_norm_post_ops (const seg_conv *c)
+{
+  return c->bn_shift ? 2 : c->bn_scale ? 1 : 0;
 }
 
 static bool
@@ -282,12 +311,13 @@ append_activation (const setup *s, dnnl_post_ops_t ops,
 /* The primitive's description for one image and `slice` filters of the
  * convolution p from x to y: bf16 nhwc in, bf16 or fp32 nhwc out, the
  * post-ops as the call has them.  y = act (bn (W·x + b) + residual):
- * BatchNorm as two binary post-ops, the residual (a `sum`) what the
- * destination holds when the primitive runs. */
+ * BatchNorm as bn_ops binary post-ops (×scale, then +shift where it is
+ * not in the bias), the residual (a `sum`) what the destination holds
+ * when the primitive runs. */
 static bool
 make_pd (const setup *s, dnnl_engine_t eng, const hy_conv_params *p,
     const hy_shape *x, const hy_shape *y, int64_t slice, bool has_bias,
-    bool dst_bf16, dnnl_primitive_desc_t *pd)
+    int bn_ops, bool dst_bf16, dnnl_primitive_desc_t *pd)
 {
   const int64_t kh = p->kernel[0], kw = p->kernel[1];
   const dnnl_dims_t src_dims = { 1, x->dims[1], x->dims[2], x->dims[3] };
@@ -320,10 +350,11 @@ make_pd (const setup *s, dnnl_engine_t eng, const hy_conv_params *p,
       && check (s, dnnl_primitive_attr_set_scratchpad_mode (attr,
               dnnl_scratchpad_mode_user), "attributes")
       && check (s, dnnl_post_ops_create (&ops), "post-ops");
-  if (ok && p->fused.batch_norm)
+  if (ok && bn_ops >= 1)
     ok = check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_mul,
-            &channel_md), "post-op")
-        && check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_add,
+            &channel_md), "post-op");
+  if (ok && bn_ops >= 2)
+    ok = check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_add,
             &channel_md), "post-op");
   if (ok && p->fused.residual)
     ok = check (s, dnnl_post_ops_append_sum (ops, 1.0f), "post-op");
@@ -368,7 +399,7 @@ has_direct_kernel (const hy_cpu_ctx *ctx, const hy_call_shape *call)
     omp_set_num_threads (1);
     ok = make_pd (&s, eng, p, call->in0, call->out0,
         p->num_filter / slices, !p->no_bias || p->fused.batch_norm,
-        dst_bf16, &pd) && direct_impl (pd);
+        p->fused.batch_norm ? 2 : 0, dst_bf16, &pd) && direct_impl (pd);
     omp_set_num_threads (omp_threads);
     dnnl_primitive_desc_destroy (pd);
   }
@@ -399,7 +430,7 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
   split_batch_norm (c, bias, bn);
   dnnl_primitive_desc_t pd = NULL;
   bool ok = make_pd (s, eng, p, x, y, c->slice_filters, c->bias != NULL,
-      c->dst_form == FORM_BF16, &pd);
+      batch_norm_post_ops (c), c->dst_form == FORM_BF16, &pd);
   const char *impl = ok ? direct_impl (pd) : NULL;
   if (ok && !impl) {
     g_set_error (s->error, HY_ERROR, HY_ERROR_UNSUPPORTED,
@@ -445,9 +476,9 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
           && (!c->bias || check (s, dnnl_memory_create (&th->bias, &bias_md,
                       eng, DNNL_MEMORY_NONE), "memory creation"))
           && (!c->bn_scale || (check (s, dnnl_memory_create (&th->scale,
-                      &channel_md, eng, DNNL_MEMORY_NONE), "memory creation")
-                  && check (s, dnnl_memory_create (&th->shift, &channel_md,
-                      eng, DNNL_MEMORY_NONE), "memory creation")));
+                      &channel_md, eng, DNNL_MEMORY_NONE), "memory creation")))
+          && (!c->bn_shift || check (s, dnnl_memory_create (&th->shift,
+                      &channel_md, eng, DNNL_MEMORY_NONE), "memory creation"));
     }
   }
   dnnl_primitive_desc_destroy (pd);
@@ -664,12 +695,12 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
       args[n_args++] = (dnnl_exec_arg_t) { DNNL_ARG_SCRATCHPAD, th->scratch };
     if (c->bias)
       args[n_args++] = (dnnl_exec_arg_t) { DNNL_ARG_BIAS, th->bias };
-    if (c->bn_scale) {
+    if (c->bn_scale)
       args[n_args++] = (dnnl_exec_arg_t) {
         DNNL_ARG_ATTR_MULTIPLE_POST_OP (0) | DNNL_ARG_SRC_1, th->scale };
+    if (c->bn_shift)
       args[n_args++] = (dnnl_exec_arg_t) {
         DNNL_ARG_ATTR_MULTIPLE_POST_OP (1) | DNNL_ARG_SRC_1, th->shift };
-    }
     dnnl_status_t st = dnnl_memory_set_data_handle (th->src,
         (void *) (j->src16 + image * c->channels * c->in_hw));
     if (st == dnnl_success)
@@ -683,7 +714,7 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
       st = dnnl_memory_set_data_handle (th->bias, c->bias + f0);
     if (st == dnnl_success && c->bn_scale)
       st = dnnl_memory_set_data_handle (th->scale, c->bn_scale + f0);
-    if (st == dnnl_success && c->bn_scale)
+    if (st == dnnl_success && c->bn_shift)
       st = dnnl_memory_set_data_handle (th->shift, c->bn_shift + f0);
     if (st == dnnl_success)
       st = dnnl_primitive_execute (c->primitive, th->stream, n_args, args);
