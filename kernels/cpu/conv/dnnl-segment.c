@@ -2,10 +2,11 @@
  * dnnl-segment.c — the convolutions of a bf16 segment, and the backend's
  * hooks that let the plan hold values as bf16 nhwc (dnnl-segment.h).
  *
- * One convolution of a segment: oneDNN's bf16 primitive with BatchNorm
- * as a per-channel binary post-op (split_batch_norm says why not folded),
- * the residual as a `sum` post-op and the activation as an eltwise one, so that nothing is left to do on the
- * way out: its output is either bf16 nhwc for the next call of the
+ * One convolution of a segment: oneDNN's bf16 primitive (described as
+ * conv-dnnl.c's are: dnnl-conv-setup.c) with BatchNorm as a per-channel
+ * binary post-op (split_batch_norm says why not folded), the residual as
+ * a `sum` post-op and the activation as an eltwise one, so that nothing
+ * is left to do on the way out: its output is either bf16 nhwc for the next call of the
  * segment, or (leaving the segment) fp32 nhwc that is only transposed
  * into planes.  Its data input is read where it lies when it is bf16
  * nhwc; fp32 planes (entering a segment) are converted first.
@@ -26,6 +27,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "hybrid.h"
+#include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/conv/dnnl-segment.h"
 #include "kernels/cpu/conv/layout-blocked.h"
 #include "kernels/cpu/cpu-features.h"
@@ -157,20 +159,12 @@ hy_dnnl_segment_reads (const hy_cpu_ctx *ctx, const hy_call_shape *call,
 
 /* ---- set-up ---------------------------------------------------------- */
 
-typedef struct setup {
-  const char *what;
-  GError **error;
-} setup;
+typedef hy_dnnl_setup setup;
 
-static bool
+static inline bool
 check (const setup *s, dnnl_status_t status, const char *call)
 {
-  if (status == dnnl_success)
-    return true;
-  g_set_error (s->error, HY_ERROR,
-      status == dnnl_out_of_memory ? HY_ERROR_NO_MEMORY : HY_ERROR_BACKEND,
-      "%s: oneDNN %s failed (%s)", s->what, call, dnnl_status2str (status));
-  return false;
+  return hy_dnnl_check (s, status, call);
 }
 
 static dnnl_engine_t
@@ -250,46 +244,6 @@ batch_norm_post_ops (const seg_conv *c)
 }
 
 static bool
-reorder_weights (seg_conv *c, const setup *s, dnnl_engine_t eng,
-    const float *w, const dnnl_memory_desc_t *user_md,
-    const dnnl_memory_desc_t *md)
-{
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t r = NULL;
-  dnnl_stream_t stream = NULL;
-  dnnl_memory_t from = NULL, to = NULL;
-  const size_t user_floats = dnnl_memory_desc_get_size (user_md)
-      / sizeof (float);
-  bool ok = check (s, dnnl_reorder_primitive_desc_create (&pd, user_md, eng,
-          md, eng, NULL), "weight reorder set-up")
-      && check (s, dnnl_primitive_create (&r, pd), "weight reorder")
-      && check (s, dnnl_stream_create (&stream, eng,
-              dnnl_stream_default_flags), "stream creation")
-      && check (s, dnnl_memory_create (&from, user_md, eng,
-              DNNL_MEMORY_NONE), "memory creation")
-      && check (s, dnnl_memory_create (&to, md, eng, DNNL_MEMORY_NONE),
-          "memory creation");
-  for (int64_t i = 0; ok && i < c->n_slices; i++) {
-    const dnnl_exec_arg_t args[] = {
-      { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to },
-    };
-    ok = check (s, dnnl_memory_set_data_handle (from,
-            (void *) (w + i * user_floats)), "weight reorder")
-        && check (s, dnnl_memory_set_data_handle (to,
-                c->weights + i * c->weight_bytes), "weight reorder")
-        && check (s, dnnl_primitive_execute (r, stream, 2, args),
-            "weight reorder")
-        && check (s, dnnl_stream_wait (stream), "weight reorder");
-  }
-  dnnl_memory_destroy (to);
-  dnnl_memory_destroy (from);
-  dnnl_stream_destroy (stream);
-  dnnl_primitive_destroy (r);
-  dnnl_primitive_desc_destroy (pd);
-  return ok;
-}
-
-static bool
 append_activation (const setup *s, dnnl_post_ops_t ops,
     const hy_fused_epilogue *e)
 {
@@ -319,36 +273,11 @@ make_pd (const setup *s, dnnl_engine_t eng, const hy_conv_params *p,
     const hy_shape *x, const hy_shape *y, int64_t slice, bool has_bias,
     int bn_ops, bool dst_bf16, dnnl_primitive_desc_t *pd)
 {
-  const int64_t kh = p->kernel[0], kw = p->kernel[1];
-  const dnnl_dims_t src_dims = { 1, x->dims[1], x->dims[2], x->dims[3] };
-  const dnnl_dims_t weight_dims = { slice, x->dims[1], kh, kw };
-  const dnnl_dims_t bias_dims = { slice };
   const dnnl_dims_t channel_dims = { 1, slice, 1, 1 };
-  const dnnl_dims_t dst_dims = { 1, slice, y->dims[2], y->dims[3] };
-  const dnnl_dims_t strides = { p->stride[0], p->stride[1] };
-  const dnnl_dims_t dilates = { p->dilate[0] - 1, p->dilate[1] - 1 };
-  const dnnl_dims_t pad = { p->pad[0], p->pad[1] };
-  dnnl_memory_desc_t src_md, w_md, bias_md, dst_md, channel_md;
-  dnnl_convolution_desc_t desc;
-  dnnl_primitive_attr_t attr = NULL;
+  dnnl_memory_desc_t channel_md;
   dnnl_post_ops_t ops = NULL;
-  bool ok = check (s, dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
-          dnnl_bf16, dnnl_nhwc), "memory description")
-      && check (s, dnnl_memory_desc_init_by_tag (&w_md, 4, weight_dims,
-          dnnl_bf16, dnnl_format_tag_any), "memory description")
-      && check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
-          dnnl_f32, dnnl_x), "memory description")
-      && check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4,
+  bool ok = check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4,
           channel_dims, dnnl_f32, dnnl_nchw), "memory description")
-      && check (s, dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims,
-          dst_bf16 ? dnnl_bf16 : dnnl_f32, dnnl_nhwc), "memory description")
-      && check (s, dnnl_dilated_convolution_forward_desc_init (&desc,
-          dnnl_forward_inference, dnnl_convolution_direct, &src_md, &w_md,
-          has_bias ? &bias_md : NULL, &dst_md, strides, dilates, pad, pad),
-      "convolution description")
-      && check (s, dnnl_primitive_attr_create (&attr), "attributes")
-      && check (s, dnnl_primitive_attr_set_scratchpad_mode (attr,
-              dnnl_scratchpad_mode_user), "attributes")
       && check (s, dnnl_post_ops_create (&ops), "post-ops");
   if (ok && bn_ops >= 1)
     ok = check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_mul,
@@ -358,12 +287,17 @@ make_pd (const setup *s, dnnl_engine_t eng, const hy_conv_params *p,
             &channel_md), "post-op");
   if (ok && p->fused.residual)
     ok = check (s, dnnl_post_ops_append_sum (ops, 1.0f), "post-op");
+  const hy_dnnl_conv_spec spec = {
+    .p = p, .channels = x->dims[1], .filters = slice,
+    .in_h = x->dims[2], .in_w = x->dims[3],
+    .out_h = y->dims[2], .out_w = y->dims[3],
+    .compute = dnnl_bf16, .dst_type = dst_bf16 ? dnnl_bf16 : dnnl_f32,
+    .src_tag = dnnl_nhwc, .dst_tag = dnnl_nhwc,
+    .has_bias = has_bias, .post_ops = ops,
+  };
   ok = ok && append_activation (s, ops, &p->fused)
-      && check (s, dnnl_primitive_attr_set_post_ops (attr, ops), "post-ops")
-      && check (s, dnnl_primitive_desc_create (pd, &desc, attr, eng, NULL),
-      "convolution set-up");
+      && hy_dnnl_conv_pd_create (s, eng, &spec, pd);
   dnnl_post_ops_destroy (ops);
-  dnnl_primitive_attr_destroy (attr);
   return ok;
 }
 
@@ -415,13 +349,12 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
   if (!eng)
     return false;
   const hy_shape *x = &call->in[0]->shape, *y = &call->out[0]->shape;
-  const dnnl_dims_t weight_dims = { c->slice_filters, c->channels,
-    p->kernel[0], p->kernel[1] };
   const dnnl_dims_t bias_dims = { c->slice_filters };
   const dnnl_dims_t channel_dims = { 1, c->slice_filters, 1, 1 };
   dnnl_memory_desc_t user_w_md, bias_md, channel_md;
-  if (!check (s, dnnl_memory_desc_init_by_tag (&user_w_md, 4, weight_dims,
-              dnnl_f32, dnnl_oihw), "memory description")
+  const hy_dnnl_conv_spec weights = { .p = p, .channels = c->channels,
+    .filters = c->slice_filters };
+  if (!hy_dnnl_conv_user_weights_md (s, &weights, &user_w_md)
       || !check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
               dnnl_f32, dnnl_x), "memory description")
       || !check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4,
@@ -432,7 +365,10 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
   bool ok = make_pd (s, eng, p, x, y, c->slice_filters, c->bias != NULL,
       batch_norm_post_ops (c), c->dst_form == FORM_BF16, &pd);
   const char *impl = ok ? direct_impl (pd) : NULL;
-  if (ok && !impl) {
+  if (!ok && !*s->error)        /* oneDNN has nothing for it */
+    g_set_error (s->error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "%s: oneDNN has no bf16 kernel for it", s->what);
+  else if (ok && !impl) {
     g_set_error (s->error, HY_ERROR, HY_ERROR_UNSUPPORTED,
         "%s: oneDNN has only its reference kernel for it in bf16", s->what);
     ok = false;
@@ -458,7 +394,8 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
     }
     ok = ok && check (s, dnnl_primitive_create (&c->primitive, pd),
         "convolution creation")
-        && reorder_weights (c, s, eng, w, &user_w_md, wmd);
+        && hy_dnnl_reorder_weights (s, eng, w, &user_w_md, wmd,
+            c->n_slices, c->weights, c->weight_bytes);
     c->threads = g_new0 (seg_thread, c->n_threads);
     for (int t = 0; ok && t < c->n_threads; t++) {
       seg_thread *th = &c->threads[t];
