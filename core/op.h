@@ -118,4 +118,25 @@ gboolean hy_dtype_check_alike (const void *params, const hy_dtype *in,
 /* Normalises a possibly negative axis against ndim; FALSE if out of range. */
 gboolean hy_axis_normalize (int64_t axis, int ndim, int *out);
 
+/* Ops whose output is their input's bytes under another shape: the
+ * planner gives it the input's storage (plan.c), and a value read through
+ * one is read as planes, so no bf16 segment holds it (plan-segment.c). */
+static inline gboolean
+hy_op_is_view (hy_op_id id)
+{
+  switch (id) {
+    case HY_OP_RESHAPE:
+    case HY_OP_RESHAPE_LIKE:
+    case HY_OP_FLATTEN:
+    case HY_OP_EXPAND_DIMS:
+    case HY_OP_SQUEEZE:
+    case HY_OP_IDENTITY:
+    case HY_OP_DROPOUT:
+    case HY_OP_BLOCK_GRAD:
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
 #endif /* HY_OP_H */

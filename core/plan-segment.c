@@ -21,26 +21,6 @@ value_of (const hy_segment_input *in, const hy_entry *e)
   return in->first_value[e->node] + e->index;
 }
 
-/* Ops whose output shares its input's storage (plan.c's views): a value
- * read through one is read as planes. */
-static gboolean
-is_view (hy_op_id id)
-{
-  switch (id) {
-    case HY_OP_RESHAPE:
-    case HY_OP_RESHAPE_LIKE:
-    case HY_OP_FLATTEN:
-    case HY_OP_EXPAND_DIMS:
-    case HY_OP_SQUEEZE:
-    case HY_OP_IDENTITY:
-    case HY_OP_DROPOUT:
-    case HY_OP_BLOCK_GRAD:
-      return TRUE;
-    default:
-      return FALSE;
-  }
-}
-
 static hy_call_shape
 shape_of (const hy_segment_input *in, guint i)
 {
@@ -99,7 +79,7 @@ hy_plan_private_values (const hy_segment_input *in)
       gboolean twice = FALSE;
       for (guint j = 0; j < k; j++)
         twice |= value_of (in, &node->inputs[j]) == v;
-      if (!node->op || is_view (node->op->id) || member[i] || twice
+      if (!node->op || hy_op_is_view (node->op->id) || member[i] || twice
           || k >= 32) {
         readable[v] = FALSE;
         continue;
@@ -115,7 +95,7 @@ hy_plan_private_values (const hy_segment_input *in)
   for (guint i = 0; i < n; i++) {
     const hy_node *node = hy_graph_node (g, i);
     if (!node->op || node->n_outputs < 1 || node->n_inputs < 1
-        || member[i] || is_view (node->op->id))
+        || member[i] || hy_op_is_view (node->op->id))
       continue;
     const guint v = in->first_value[i];
     if (!readable[v] || n_readers[v] == 0

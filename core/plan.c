@@ -126,25 +126,6 @@ in_arena (const plan_builder *b, const storage *s)
       || (s->kind == STORAGE_INPUT && !b->host_memory);
 }
 
-/* Ops whose output is their input's bytes under another shape. */
-static gboolean
-is_view_op (hy_op_id id)
-{
-  switch (id) {
-    case HY_OP_RESHAPE:
-    case HY_OP_RESHAPE_LIKE:
-    case HY_OP_FLATTEN:
-    case HY_OP_EXPAND_DIMS:
-    case HY_OP_SQUEEZE:
-    case HY_OP_IDENTITY:
-    case HY_OP_DROPOUT:
-    case HY_OP_BLOCK_GRAD:
-      return TRUE;
-    default:
-      return FALSE;
-  }
-}
-
 /* How many node inputs and graph outputs read each value. */
 static int *
 count_readers (const plan_builder *b)
@@ -322,7 +303,7 @@ static void
 assign_op (plan_builder *b, guint i, const hy_node *node)
 {
   guint out0 = b->first_value[i];
-  if (is_view_op (node->op->id) && node->n_inputs >= 1
+  if (hy_op_is_view (node->op->id) && node->n_inputs >= 1
       && node->n_outputs == 1) {
     guint in0 = value_of (b, &node->inputs[0]);
     const hy_node *src = hy_graph_node (b->graph, node->inputs[0].node);

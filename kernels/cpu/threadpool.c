@@ -38,6 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef HY_HAVE_DNNL
+#include <omp.h>
+#endif
+
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -161,6 +165,7 @@ struct hy_threadpool {
   _Alignas (CACHE_LINE) _Atomic uint32_t wake;   /* futex: bumped per loop */
   _Atomic int sleepers;
   _Atomic bool stop;
+  _Atomic uint32_t ready;       /* futex: workers through their start-up */
 };
 
 /* The thread index while running a chunk (workers: always), else -1. */
@@ -296,6 +301,16 @@ worker_main (void *data)
    * for it, or for another thread to take it). */
   uint64_t w = loop_word (0, 0);
   current_thread = self->index;
+#ifdef HY_HAVE_DNNL
+  /* The oneDNN kernels set this thread's OpenMP thread count around each
+   * call (conv/conv-dnnl.c says why); libgomp allocates a thread's own
+   * copy of its settings the first time, which would land in whichever
+   * forward first gives this thread such work.  Done here, at start-up
+   * (which hy_threadpool_new waits for), with the count unchanged. */
+  omp_set_num_threads (omp_get_max_threads ());
+#endif
+  atomic_fetch_add (&pool->ready, 1);
+  futex_wake (&pool->ready, 1);
   for (;;) {
     w = wait_for_loop (pool, word_gen (w), word_chunks (w));
     if (atomic_load (&pool->stop))
@@ -350,6 +365,7 @@ hy_threadpool_new (int n_threads)
   atomic_init (&pool->wake, 0);
   atomic_init (&pool->sleepers, 0);
   atomic_init (&pool->stop, false);
+  atomic_init (&pool->ready, 0);
 
   int started = 0;
   for (int i = 0; i < n_threads - 1; i++) {
@@ -366,6 +382,11 @@ hy_threadpool_new (int n_threads)
     free (pool);
     return NULL;
   }
+  /* A worker's first run may come late on a loaded machine; what its
+   * start-up allocates belongs to the pool's creation, not to a forward
+   * that happens to run when it is first scheduled. */
+  for (uint32_t r; (r = atomic_load (&pool->ready)) < (uint32_t) started;)
+    futex_wait (&pool->ready, r);
   pool->n_threads = started + 1;
   return pool;
 }

@@ -37,6 +37,7 @@
 #include "hybrid.h"
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/conv/conv-dnnl.h"
+#include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/conv/layout-blocked.h"
@@ -116,21 +117,12 @@ hy_conv_dnnl_enabled (void)
 
 /* ---- set-up -------------------------------------------------------------- */
 
-/* Set-up's own context: the messages name the convolution. */
-typedef struct setup {
-  const char *what;             /* "3x3 convolution 64->64 on 56x56" */
-  GError **error;
-} setup;
+typedef hy_dnnl_setup setup;
 
-static bool
+static inline bool
 check (const setup *s, dnnl_status_t status, const char *call)
 {
-  if (status == dnnl_success)
-    return true;
-  g_set_error (s->error, HY_ERROR,
-      status == dnnl_out_of_memory ? HY_ERROR_NO_MEMORY : HY_ERROR_BACKEND,
-      "%s: oneDNN %s failed (%s)", s->what, call, dnnl_status2str (status));
-  return false;
+  return hy_dnnl_check (s, status, call);
 }
 
 /* The number of slices to cut each image's filters into: whole 16-filter
@@ -186,47 +178,6 @@ is_direct_kernel (const char *impl)
 }
 
 static bool
-reorder_weights (hy_conv_dnnl *c, const setup *s, dnnl_engine_t engine,
-    const float *weights, const dnnl_memory_desc_t *user_md,
-    const dnnl_memory_desc_t *md)
-{
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t reorder = NULL;
-  dnnl_stream_t stream = NULL;
-  dnnl_memory_t from = NULL, to = NULL;
-  /* One slice's weights, plain (the model's own layout). */
-  const size_t user_floats = dnnl_memory_desc_get_size (user_md)
-      / sizeof (float);
-  bool ok = check (s, dnnl_reorder_primitive_desc_create (&pd, user_md,
-          engine, md, engine, NULL), "weight reorder set-up")
-      && check (s, dnnl_primitive_create (&reorder, pd), "weight reorder")
-      && check (s, dnnl_stream_create (&stream, engine,
-              dnnl_stream_default_flags), "stream creation")
-      && check (s, dnnl_memory_create (&from, user_md, engine,
-              DNNL_MEMORY_NONE), "memory creation")
-      && check (s, dnnl_memory_create (&to, md, engine, DNNL_MEMORY_NONE),
-          "memory creation");
-  for (int64_t i = 0; ok && i < c->n_slices; i++) {
-    const dnnl_exec_arg_t args[] = {
-      { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to },
-    };
-    ok = check (s, dnnl_memory_set_data_handle (from,
-            (void *) (weights + i * user_floats)), "weight reorder")
-        && check (s, dnnl_memory_set_data_handle (to,
-                c->weights + i * c->weight_bytes), "weight reorder")
-        && check (s, dnnl_primitive_execute (reorder, stream, 2, args),
-            "weight reorder")
-        && check (s, dnnl_stream_wait (stream), "weight reorder");
-  }
-  dnnl_memory_destroy (to);
-  dnnl_memory_destroy (from);
-  dnnl_stream_destroy (stream);
-  dnnl_primitive_destroy (reorder);
-  dnnl_primitive_desc_destroy (pd);
-  return ok;
-}
-
-static bool
 make_threads (hy_conv_dnnl *c, const setup *s, dnnl_engine_t engine,
     dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *bias_md)
 {
@@ -267,55 +218,25 @@ build (hy_conv_dnnl *c, const setup *s, const hy_conv_params *p,
   dnnl_engine_t engine = cpu_engine (s->error);
   if (!engine)
     return false;
-  const int64_t h = x->shape.dims[2], wd = x->shape.dims[3];
-  const int64_t oh = y->shape.dims[2], ow = y->shape.dims[3];
-  const int64_t kh = p->kernel[0], kw = p->kernel[1];
-
-  dnnl_memory_desc_t src_md, weights_md, user_weights_md, bias_md, dst_md;
-  const dnnl_dims_t src_dims = { 1, c->channels, h, wd };
-  const dnnl_dims_t weight_dims = { c->slice_filters, c->channels, kh, kw };
-  const dnnl_dims_t bias_dims = { c->slice_filters };
-  const dnnl_dims_t dst_dims = { 1, c->slice_filters, oh, ow };
-  const dnnl_dims_t strides = { p->stride[0], p->stride[1] };
-  /* oneDNN counts dilation from 0 (MXNet's 1 is its 0). */
-  const dnnl_dims_t dilates = { p->dilate[0] - 1, p->dilate[1] - 1 };
-  const dnnl_dims_t pad = { p->pad[0], p->pad[1] };
   const dnnl_format_tag_t blocked = c->nhwc ? dnnl_nhwc : dnnl_nChw16c;
   /* bf16: the input and the primitive's weights; the rest stays f32. */
-  const dnnl_data_type_t compute = c->bf16 ? dnnl_bf16 : dnnl_f32;
-  if (!check (s, dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
-              compute, c->blocked_src ? blocked : dnnl_nchw),
-          "memory description")
-      || !check (s, dnnl_memory_desc_init_by_tag (&weights_md, 4,
-              weight_dims, compute, dnnl_format_tag_any),
-          "memory description")
-      || !check (s, dnnl_memory_desc_init_by_tag (&user_weights_md, 4,
-              weight_dims, dnnl_f32, dnnl_oihw), "memory description")
-      || !check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
-              dnnl_f32, dnnl_x), "memory description")
-      || !check (s, dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims,
-              dnnl_f32, blocked), "memory description"))
-    return false;
-
-  dnnl_convolution_desc_t desc;
-  if (!check (s, dnnl_dilated_convolution_forward_desc_init (&desc,
-              dnnl_forward_inference, dnnl_convolution_direct, &src_md,
-              &weights_md, c->has_bias ? &bias_md : NULL, &dst_md, strides,
-              dilates, pad, pad), "convolution description"))
-    return false;
-
-  dnnl_primitive_attr_t attr = NULL;
+  const hy_dnnl_conv_spec spec = {
+    .p = p, .channels = c->channels, .filters = c->slice_filters,
+    .in_h = x->shape.dims[2], .in_w = x->shape.dims[3],
+    .out_h = y->shape.dims[2], .out_w = y->shape.dims[3],
+    .compute = c->bf16 ? dnnl_bf16 : dnnl_f32, .dst_type = dnnl_f32,
+    .src_tag = c->blocked_src ? blocked : dnnl_nchw, .dst_tag = blocked,
+    .has_bias = c->has_bias,
+  };
+  const dnnl_dims_t bias_dims = { c->slice_filters };
+  dnnl_memory_desc_t user_weights_md, bias_md;
   dnnl_primitive_desc_t pd = NULL;
-  bool ok = check (s, dnnl_primitive_attr_create (&attr), "attributes")
-      && check (s, dnnl_primitive_attr_set_scratchpad_mode (attr,
-              dnnl_scratchpad_mode_user), "attributes");
-  if (ok) {
-    const dnnl_status_t st = dnnl_primitive_desc_create (&pd, &desc, attr,
-        engine, NULL);
-    /* Nothing for this shape: conv.c takes it. */
-    ok = st == dnnl_unimplemented ? false
-        : check (s, st, "convolution set-up");
-  }
+  /* False without an error when oneDNN has nothing for this shape:
+   * conv.c takes it. */
+  bool ok = hy_dnnl_conv_user_weights_md (s, &spec, &user_weights_md)
+      && check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
+              dnnl_f32, dnnl_x), "memory description")
+      && hy_dnnl_conv_pd_create (s, engine, &spec, &pd);
   const char *impl = NULL;
   if (ok && (dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
               &impl) != dnnl_success || !is_direct_kernel (impl))) {
@@ -345,11 +266,11 @@ build (hy_conv_dnnl *c, const setup *s, const hy_conv_params *p,
     }
     ok = ok && check (s, dnnl_primitive_create (&c->primitive, pd),
         "convolution creation")
-        && reorder_weights (c, s, engine, w->data, &user_weights_md, wmd)
+        && hy_dnnl_reorder_weights (s, engine, w->data, &user_weights_md,
+            wmd, c->n_slices, c->weights, c->weight_bytes)
         && make_threads (c, s, engine, pd, &bias_md);
   }
   dnnl_primitive_desc_destroy (pd);
-  dnnl_primitive_attr_destroy (attr);
   return ok;
 }
 

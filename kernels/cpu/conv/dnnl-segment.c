@@ -2,10 +2,11 @@
  * dnnl-segment.c — the convolutions of a bf16 segment, and the backend's
  * hooks that let the plan hold values as bf16 nhwc (dnnl-segment.h).
  *
- * One convolution of a segment: oneDNN's bf16 primitive with BatchNorm
- * as per-channel binary post-ops (split_batch_norm says why not folded),
- * the residual as a `sum` post-op and the activation as an eltwise one, so that nothing is left to do on the
- * way out: its output is either bf16 nhwc for the next call of the
+ * One convolution of a segment: oneDNN's bf16 primitive (described as
+ * conv-dnnl.c's are: dnnl-conv-setup.c) with BatchNorm as a per-channel
+ * binary post-op (split_batch_norm says why not folded), the residual as
+ * a `sum` post-op and the activation as an eltwise one, so that nothing
+ * is left to do on the way out: its output is either bf16 nhwc for the next call of the
  * segment, or (leaving the segment) fp32 nhwc that is only transposed
  * into planes.  Its data input is read where it lies when it is bf16
  * nhwc; fp32 planes (entering a segment) are converted first.
@@ -17,6 +18,7 @@
  * primitive writes the output in place.  The sum post-op adds what the
  * destination holds, so the residual is copied there first.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "hybrid.h"
+#include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/conv/dnnl-segment.h"
 #include "kernels/cpu/conv/layout-blocked.h"
 #include "kernels/cpu/cpu-features.h"
@@ -39,7 +42,8 @@
 typedef struct seg_thread {
   dnnl_stream_t stream;
   dnnl_memory_t src, weights, bias, dst, scratch;
-  dnnl_memory_t scale, shift;   /* BatchNorm's, binary post-ops 0 and 1 */
+  dnnl_memory_t scale, shift;   /* BatchNorm's, binary post-ops 0 and 1
+                                 * (shift: NULL when in the bias) */
 } seg_thread;
 
 /* How a segment holds a value: bf16 nhwc, or fp32 nhwc where it is read
@@ -64,7 +68,8 @@ typedef struct seg_conv {
   size_t weight_bytes;
   float *bias;                  /* filters floats, less BatchNorm's mean;
                                  * or NULL */
-  float *bn_scale, *bn_shift;   /* filters floats each, or NULL */
+  float *bn_scale, *bn_shift;   /* filters floats each, or NULL (the
+                                 * shift also when in the bias) */
   size_t src16_bytes;           /* entering: the batch's bf16 nhwc input */
   size_t dst_bytes, scratch_bytes, thread_stride;
   int n_threads;
@@ -154,20 +159,12 @@ hy_dnnl_segment_reads (const hy_cpu_ctx *ctx, const hy_call_shape *call,
 
 /* ---- set-up ---------------------------------------------------------- */
 
-typedef struct setup {
-  const char *what;
-  GError **error;
-} setup;
+typedef hy_dnnl_setup setup;
 
-static bool
+static inline bool
 check (const setup *s, dnnl_status_t status, const char *call)
 {
-  if (status == dnnl_success)
-    return true;
-  g_set_error (s->error, HY_ERROR,
-      status == dnnl_out_of_memory ? HY_ERROR_NO_MEMORY : HY_ERROR_BACKEND,
-      "%s: oneDNN %s failed (%s)", s->what, call, dnnl_status2str (status));
-  return false;
+  return hy_dnnl_check (s, status, call);
 }
 
 static dnnl_engine_t
@@ -199,12 +196,21 @@ choose_slices (int64_t filters, int64_t batch, int threads)
 }
 
 /* BatchNorm after the primitive's bias, in fp32 as imperative mode runs
- * it: bias − mean as oneDNN's bias, then ×scale and +shift as per-channel
- * binary post-ops.  Folded into the weights instead (scale × W rounded to
- * bf16), hybrid mode's error was as large as imperative mode's but not
- * the same: on the zoo's random-weight ResNet-50 v1b and v1c the two modes
+ * it: bias − mean as oneDNN's bias, then ×scale as a per-channel binary
+ * post-op.  Folded into the weights instead (scale × W rounded to bf16),
+ * hybrid mode's error was as large as imperative mode's but not the
+ * same: on the zoo's random-weight ResNet-50 v1b and v1c the two modes
  * then differed by 1.1 times the bf16 tolerance, where they now round at
- * the same places (each layer's input). */
+ * the same places (each layer's input).
+ *
+ * The shift goes into the bias as shift / scale where every scale is
+ * non-zero and the quotient finite: (W·x + b − mean + shift/scale)·scale
+ * differs from (W·x + b − mean)·scale + shift by fp32 roundings only
+ * (about 2^-24 of |y| + |shift|, far below bf16's 2^-9), and it spares
+ * each execute a post-op argument and oneDNN's growing its vector of
+ * post-op arguments: two heap allocations per call
+ * (docs/PRECISION.md, "Allocations").  Otherwise it stays a second
+ * binary post-op. */
 static void
 split_batch_norm (seg_conv *c, const float *bias, const float *bn)
 {
@@ -216,48 +222,25 @@ split_batch_norm (seg_conv *c, const float *bias, const float *bn)
     c->bias[f] = (bias ? bias[f] : 0.0f) - (bn ? bn[f] : 0.0f);
   if (!bn)
     return;
-  c->bn_scale = g_memdup2 (bn + n, (size_t) n * sizeof (float));
-  c->bn_shift = g_memdup2 (bn + 2 * n, (size_t) n * sizeof (float));
+  const float *scale = bn + n, *shift = bn + 2 * n;
+  c->bn_scale = g_memdup2 (scale, (size_t) n * sizeof (float));
+  bool foldable = true;
+  for (int64_t f = 0; foldable && f < n; f++)
+    foldable = scale[f] != 0.0f && isfinite (shift[f] / scale[f])
+        && isfinite (c->bias[f] + shift[f] / scale[f]);
+  if (!foldable) {
+    c->bn_shift = g_memdup2 (shift, (size_t) n * sizeof (float));
+    return;
+  }
+  for (int64_t f = 0; f < n; f++)
+    c->bias[f] += shift[f] / scale[f];
 }
 
-static bool
-reorder_weights (seg_conv *c, const setup *s, dnnl_engine_t eng,
-    const float *w, const dnnl_memory_desc_t *user_md,
-    const dnnl_memory_desc_t *md)
+/* The binary post-ops a convolution's BatchNorm takes (above). */
+static int
+batch_norm_post_ops (const seg_conv *c)
 {
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t r = NULL;
-  dnnl_stream_t stream = NULL;
-  dnnl_memory_t from = NULL, to = NULL;
-  const size_t user_floats = dnnl_memory_desc_get_size (user_md)
-      / sizeof (float);
-  bool ok = check (s, dnnl_reorder_primitive_desc_create (&pd, user_md, eng,
-          md, eng, NULL), "weight reorder set-up")
-      && check (s, dnnl_primitive_create (&r, pd), "weight reorder")
-      && check (s, dnnl_stream_create (&stream, eng,
-              dnnl_stream_default_flags), "stream creation")
-      && check (s, dnnl_memory_create (&from, user_md, eng,
-              DNNL_MEMORY_NONE), "memory creation")
-      && check (s, dnnl_memory_create (&to, md, eng, DNNL_MEMORY_NONE),
-          "memory creation");
-  for (int64_t i = 0; ok && i < c->n_slices; i++) {
-    const dnnl_exec_arg_t args[] = {
-      { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to },
-    };
-    ok = check (s, dnnl_memory_set_data_handle (from,
-            (void *) (w + i * user_floats)), "weight reorder")
-        && check (s, dnnl_memory_set_data_handle (to,
-                c->weights + i * c->weight_bytes), "weight reorder")
-        && check (s, dnnl_primitive_execute (r, stream, 2, args),
-            "weight reorder")
-        && check (s, dnnl_stream_wait (stream), "weight reorder");
-  }
-  dnnl_memory_destroy (to);
-  dnnl_memory_destroy (from);
-  dnnl_stream_destroy (stream);
-  dnnl_primitive_destroy (r);
-  dnnl_primitive_desc_destroy (pd);
-  return ok;
+  return c->bn_shift ? 2 : c->bn_scale ? 1 : 0;
 }
 
 static bool
@@ -282,57 +265,39 @@ append_activation (const setup *s, dnnl_post_ops_t ops,
 /* The primitive's description for one image and `slice` filters of the
  * convolution p from x to y: bf16 nhwc in, bf16 or fp32 nhwc out, the
  * post-ops as the call has them.  y = act (bn (W·x + b) + residual):
- * BatchNorm as two binary post-ops, the residual (a `sum`) what the
- * destination holds when the primitive runs. */
+ * BatchNorm as bn_ops binary post-ops (×scale, then +shift where it is
+ * not in the bias), the residual (a `sum`) what the destination holds
+ * when the primitive runs. */
 static bool
 make_pd (const setup *s, dnnl_engine_t eng, const hy_conv_params *p,
     const hy_shape *x, const hy_shape *y, int64_t slice, bool has_bias,
-    bool dst_bf16, dnnl_primitive_desc_t *pd)
+    int bn_ops, bool dst_bf16, dnnl_primitive_desc_t *pd)
 {
-  const int64_t kh = p->kernel[0], kw = p->kernel[1];
-  const dnnl_dims_t src_dims = { 1, x->dims[1], x->dims[2], x->dims[3] };
-  const dnnl_dims_t weight_dims = { slice, x->dims[1], kh, kw };
-  const dnnl_dims_t bias_dims = { slice };
   const dnnl_dims_t channel_dims = { 1, slice, 1, 1 };
-  const dnnl_dims_t dst_dims = { 1, slice, y->dims[2], y->dims[3] };
-  const dnnl_dims_t strides = { p->stride[0], p->stride[1] };
-  const dnnl_dims_t dilates = { p->dilate[0] - 1, p->dilate[1] - 1 };
-  const dnnl_dims_t pad = { p->pad[0], p->pad[1] };
-  dnnl_memory_desc_t src_md, w_md, bias_md, dst_md, channel_md;
-  dnnl_convolution_desc_t desc;
-  dnnl_primitive_attr_t attr = NULL;
+  dnnl_memory_desc_t channel_md;
   dnnl_post_ops_t ops = NULL;
-  bool ok = check (s, dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
-          dnnl_bf16, dnnl_nhwc), "memory description")
-      && check (s, dnnl_memory_desc_init_by_tag (&w_md, 4, weight_dims,
-          dnnl_bf16, dnnl_format_tag_any), "memory description")
-      && check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
-          dnnl_f32, dnnl_x), "memory description")
-      && check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4,
+  bool ok = check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4,
           channel_dims, dnnl_f32, dnnl_nchw), "memory description")
-      && check (s, dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims,
-          dst_bf16 ? dnnl_bf16 : dnnl_f32, dnnl_nhwc), "memory description")
-      && check (s, dnnl_dilated_convolution_forward_desc_init (&desc,
-          dnnl_forward_inference, dnnl_convolution_direct, &src_md, &w_md,
-          has_bias ? &bias_md : NULL, &dst_md, strides, dilates, pad, pad),
-      "convolution description")
-      && check (s, dnnl_primitive_attr_create (&attr), "attributes")
-      && check (s, dnnl_primitive_attr_set_scratchpad_mode (attr,
-              dnnl_scratchpad_mode_user), "attributes")
       && check (s, dnnl_post_ops_create (&ops), "post-ops");
-  if (ok && p->fused.batch_norm)
+  if (ok && bn_ops >= 1)
     ok = check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_mul,
-            &channel_md), "post-op")
-        && check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_add,
+            &channel_md), "post-op");
+  if (ok && bn_ops >= 2)
+    ok = check (s, dnnl_post_ops_append_binary (ops, dnnl_binary_add,
             &channel_md), "post-op");
   if (ok && p->fused.residual)
     ok = check (s, dnnl_post_ops_append_sum (ops, 1.0f), "post-op");
+  const hy_dnnl_conv_spec spec = {
+    .p = p, .channels = x->dims[1], .filters = slice,
+    .in_h = x->dims[2], .in_w = x->dims[3],
+    .out_h = y->dims[2], .out_w = y->dims[3],
+    .compute = dnnl_bf16, .dst_type = dst_bf16 ? dnnl_bf16 : dnnl_f32,
+    .src_tag = dnnl_nhwc, .dst_tag = dnnl_nhwc,
+    .has_bias = has_bias, .post_ops = ops,
+  };
   ok = ok && append_activation (s, ops, &p->fused)
-      && check (s, dnnl_primitive_attr_set_post_ops (attr, ops), "post-ops")
-      && check (s, dnnl_primitive_desc_create (pd, &desc, attr, eng, NULL),
-      "convolution set-up");
+      && hy_dnnl_conv_pd_create (s, eng, &spec, pd);
   dnnl_post_ops_destroy (ops);
-  dnnl_primitive_attr_destroy (attr);
   return ok;
 }
 
@@ -368,7 +333,7 @@ has_direct_kernel (const hy_cpu_ctx *ctx, const hy_call_shape *call)
     omp_set_num_threads (1);
     ok = make_pd (&s, eng, p, call->in0, call->out0,
         p->num_filter / slices, !p->no_bias || p->fused.batch_norm,
-        dst_bf16, &pd) && direct_impl (pd);
+        p->fused.batch_norm ? 2 : 0, dst_bf16, &pd) && direct_impl (pd);
     omp_set_num_threads (omp_threads);
     dnnl_primitive_desc_destroy (pd);
   }
@@ -384,13 +349,12 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
   if (!eng)
     return false;
   const hy_shape *x = &call->in[0]->shape, *y = &call->out[0]->shape;
-  const dnnl_dims_t weight_dims = { c->slice_filters, c->channels,
-    p->kernel[0], p->kernel[1] };
   const dnnl_dims_t bias_dims = { c->slice_filters };
   const dnnl_dims_t channel_dims = { 1, c->slice_filters, 1, 1 };
   dnnl_memory_desc_t user_w_md, bias_md, channel_md;
-  if (!check (s, dnnl_memory_desc_init_by_tag (&user_w_md, 4, weight_dims,
-              dnnl_f32, dnnl_oihw), "memory description")
+  const hy_dnnl_conv_spec weights = { .p = p, .channels = c->channels,
+    .filters = c->slice_filters };
+  if (!hy_dnnl_conv_user_weights_md (s, &weights, &user_w_md)
       || !check (s, dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims,
               dnnl_f32, dnnl_x), "memory description")
       || !check (s, dnnl_memory_desc_init_by_tag (&channel_md, 4,
@@ -399,9 +363,12 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
   split_batch_norm (c, bias, bn);
   dnnl_primitive_desc_t pd = NULL;
   bool ok = make_pd (s, eng, p, x, y, c->slice_filters, c->bias != NULL,
-      c->dst_form == FORM_BF16, &pd);
+      batch_norm_post_ops (c), c->dst_form == FORM_BF16, &pd);
   const char *impl = ok ? direct_impl (pd) : NULL;
-  if (ok && !impl) {
+  if (!ok && !*s->error)        /* oneDNN has nothing for it */
+    g_set_error (s->error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "%s: oneDNN has no bf16 kernel for it", s->what);
+  else if (ok && !impl) {
     g_set_error (s->error, HY_ERROR, HY_ERROR_UNSUPPORTED,
         "%s: oneDNN has only its reference kernel for it in bf16", s->what);
     ok = false;
@@ -427,7 +394,8 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
     }
     ok = ok && check (s, dnnl_primitive_create (&c->primitive, pd),
         "convolution creation")
-        && reorder_weights (c, s, eng, w, &user_w_md, wmd);
+        && hy_dnnl_reorder_weights (s, eng, w, &user_w_md, wmd,
+            c->n_slices, c->weights, c->weight_bytes);
     c->threads = g_new0 (seg_thread, c->n_threads);
     for (int t = 0; ok && t < c->n_threads; t++) {
       seg_thread *th = &c->threads[t];
@@ -445,9 +413,9 @@ build (seg_conv *c, const setup *s, const hy_conv_params *p,
           && (!c->bias || check (s, dnnl_memory_create (&th->bias, &bias_md,
                       eng, DNNL_MEMORY_NONE), "memory creation"))
           && (!c->bn_scale || (check (s, dnnl_memory_create (&th->scale,
-                      &channel_md, eng, DNNL_MEMORY_NONE), "memory creation")
-                  && check (s, dnnl_memory_create (&th->shift, &channel_md,
-                      eng, DNNL_MEMORY_NONE), "memory creation")));
+                      &channel_md, eng, DNNL_MEMORY_NONE), "memory creation")))
+          && (!c->bn_shift || check (s, dnnl_memory_create (&th->shift,
+                      &channel_md, eng, DNNL_MEMORY_NONE), "memory creation"));
     }
   }
   dnnl_primitive_desc_destroy (pd);
@@ -664,12 +632,12 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
       args[n_args++] = (dnnl_exec_arg_t) { DNNL_ARG_SCRATCHPAD, th->scratch };
     if (c->bias)
       args[n_args++] = (dnnl_exec_arg_t) { DNNL_ARG_BIAS, th->bias };
-    if (c->bn_scale) {
+    if (c->bn_scale)
       args[n_args++] = (dnnl_exec_arg_t) {
         DNNL_ARG_ATTR_MULTIPLE_POST_OP (0) | DNNL_ARG_SRC_1, th->scale };
+    if (c->bn_shift)
       args[n_args++] = (dnnl_exec_arg_t) {
         DNNL_ARG_ATTR_MULTIPLE_POST_OP (1) | DNNL_ARG_SRC_1, th->shift };
-    }
     dnnl_status_t st = dnnl_memory_set_data_handle (th->src,
         (void *) (j->src16 + image * c->channels * c->in_hw));
     if (st == dnnl_success)
@@ -683,7 +651,7 @@ run_items (void *arg, int64_t begin, int64_t end, int thread)
       st = dnnl_memory_set_data_handle (th->bias, c->bias + f0);
     if (st == dnnl_success && c->bn_scale)
       st = dnnl_memory_set_data_handle (th->scale, c->bn_scale + f0);
-    if (st == dnnl_success && c->bn_scale)
+    if (st == dnnl_success && c->bn_shift)
       st = dnnl_memory_set_data_handle (th->shift, c->bn_shift + f0);
     if (st == dnnl_success)
       st = dnnl_primitive_execute (c->primitive, th->stream, n_args, args);
