@@ -65,6 +65,12 @@ four convolutional networks (the MLP has no convolution), and per row both ratio
 fp32 peer over ours in fp32, and OpenVINO in bf16 over ours in bf16 (times: above 1 means ours
 is faster).
 
+--onnx: the ONNX path: ours on the ONNX file the peers read (model-bN.onnx, MXNet's
+mx.onnx.export_model of the same export), beside ours on the Gluon export, ONNX Runtime and
+OpenVINO on that file; per row "ours ONNX / ours Gluon" (1.00 when both load to the same plan,
+as docs/ONNX.md says they do) and the best peer over ours on the ONNX file.
+  ours-onnx                     `hybridinfer bench --model model-bN.onnx`, hybridized, fp32
+
 --int8: the int8 table: the four convolutional networks quantized by each engine's own tool
 from the same calibration set (CALIB_IMAGES seeded images, kept in the cache beside the
 export; one calibration, naive min/max, per engine and model):
@@ -142,6 +148,8 @@ INT8_ENGINES = ["ours-hybrid-int8", "ours-hybrid-int8-dnnl", "mxnet-int8", "onnx
                 "openvino-int8"]
 INT8_PEERS = ["mxnet-int8", "onnxruntime-int8", "openvino-int8"]
 ENGINES += INT8_ENGINES
+ONNX_ENGINES = ["ours-hybrid", "ours-onnx", "onnxruntime", "openvino"]
+ENGINES += ["ours-onnx"]
 CALIB_IMAGES = 8
 CALIB_SEED = SEED + 1
 # INFERENCE_PRECISION_HINT per OpenVINO engine; None leaves it unset (OpenVINO's default).
@@ -622,6 +630,12 @@ def measure(engine, ctx):
             env["OPENBLAS_CORETYPE"] = coretype
         mode, _, precision = engine[len("ours-"):].partition("-")
         model = os.path.join(ctx["dir"], "model-symbol.json")
+        if engine == "ours-onnx":  # the peers' file, through our ONNX reader
+            onnx_err = ctx["onnx_errors"].get(str(ctx["batch"]))
+            if onnx_err:
+                return {"error": "ONNX export failed: " + onnx_err}
+            model = os.path.join(ctx["dir"], "model-b%d.onnx" % ctx["batch"])
+            mode, precision = "hybrid", None
         if int8:  # the graph itself is int8: MXNet's export, our fp32 setting
             model = os.path.join(ctx["dir"], "int8", "model-symbol.json")
             env["HYBRIDINFER_DNNL"] = "1" if engine.endswith("-dnnl") else "0"
@@ -904,6 +918,45 @@ def bf16_table(rows, meta):
     return "\n".join(lines)
 
 
+def onnx_report(rows, meta):
+    """Ours on the ONNX file beside ours on the Gluon export and the peers on that file."""
+    what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
+            "Median process CPU time (all threads)")
+    ver = versions(rows)
+    lines = [what + " per forward in ms (lower is better), %d threads each, best median of "
+             "%d round(s), fp32.  Every engine but \"ours Gluon\" reads the same ONNX file "
+             "(MXNet's mx.onnx.export_model of the Gluon export).  Ours ONNX / ours Gluon: "
+             "1.00 means the ONNX path costs nothing; best peer / ours ONNX: above 1 means "
+             "ours is faster on the peers' own file." % (meta["threads"], meta["repeat"]), ""]
+    cols = [("ours-onnx", "ours ONNX"), ("ours-hybrid", "ours Gluon"),
+            ("onnxruntime", "ONNX Runtime %s"), ("openvino", "OpenVINO %s f32"),
+            (None, "ours ONNX / ours Gluon"), (None, "**best peer / ours ONNX**")]
+    titles = [(t % ver.get(e, "")).replace("  ", " ") if "%s" in t else t for e, t in cols]
+    lines += ["| workload | " + " | ".join(titles) + " | load |",
+              "|---|" + "---:|" * len(cols) + "---|"]
+    notes = []
+    for row in rows:
+        r = row["results"]
+        m = {e: median_of(r.get(e)) for e in ENGINES}
+        for e in ONNX_ENGINES:
+            if r.get(e) and "error" in r[e]:
+                notes.append("%s, %s: %s" % (row["label"], e, r[e]["error"]))
+        peers = [m[e] for e in ("onnxruntime", "openvino") if m.get(e) is not None]
+        best = min(peers) if peers else None
+        cells = [fmt_ms(m["ours-onnx"]), fmt_ms(m["ours-hybrid"]), fmt_ms(m["onnxruntime"]),
+                 fmt_ms(m["openvino"]), fmt_ratio(m["ours-onnx"], m["ours-hybrid"]),
+                 "**%s**" % fmt_ratio(best, m["ours-onnx"])]
+        lines.append("| %s | %s | %s |" % (row["label"], " | ".join(cells),
+                                           load_range(list(r.values()))))
+    if notes:
+        lines += ["", "Not measured:"] + ["- " + n for n in notes]
+    lines += ["", "Threads: %d for every engine.  Iterations: %d, warm-up %d, best median of "
+              "%d run(s), the engines interleaved.  1-minute load average during the run: %s."
+              % (meta["threads"], meta["iterations"], meta["warmup"], meta["repeat"],
+                 meta["load"])]
+    return "\n".join(lines)
+
+
 def int8_report(rows, meta):
     """The int8 table in the chosen metric, then in the other (as bf16_report)."""
     global METRIC
@@ -1008,6 +1061,10 @@ def main():
                     help="the int8 table: ours on MXNet's int8 export beside MXNet, ONNX Runtime "
                     "and OpenVINO in int8, on the convolutional networks (default engines: %s)"
                     % ",".join(INT8_ENGINES))
+    ap.add_argument("--onnx", action="store_true",
+                    help="the ONNX table: ours on the peers' ONNX file beside ours on the "
+                    "Gluon export, ONNX Runtime and OpenVINO (default engines: %s)"
+                    % ",".join(ONNX_ENGINES))
     ap.add_argument("--busy-neighbour", action="store_true",
                     help="also time every engine with one CPU kept busy by a spinning "
                     "process, and on 1 thread on the quiet machine")
@@ -1030,10 +1087,10 @@ def main():
     iterations = a.iterations or (5 if a.quick else 100)
     mlp_iterations = a.mlp_iterations or (100 if a.quick else 1000)
     warmup = a.warmup if a.warmup is not None else (2 if a.quick else 10)
-    if a.bf16 and a.int8:
-        ap.error("--bf16 and --int8 are two different tables: choose one")
+    if a.bf16 + a.int8 + a.onnx > 1:
+        ap.error("--bf16, --int8 and --onnx are different tables: choose one")
     default_engines = (BF16_ENGINES if a.bf16 else INT8_ENGINES if a.int8
-                       else FULL_TABLE_ENGINES)
+                       else ONNX_ENGINES if a.onnx else FULL_TABLE_ENGINES)
     engines = [e for e in (a.engines or ",".join(default_engines)).split(",") if e]
     unknown = set(engines) - set(ENGINES)
     if unknown:
@@ -1058,7 +1115,7 @@ def main():
 
     revision = git_revision()   # now: the tree may move on during a long run
     workloads = [(m, b) for m, b in WORKLOADS + (NAMED_ONLY_WORKLOADS if a.only else [])
-                 if not ((a.bf16 or a.int8) and m == "mlp")
+                 if not ((a.bf16 or a.int8 or a.onnx) and m == "mlp")
                  if not a.only or any(o and o in "%s b%d" % (m, b) for o in a.only.split(","))]
     batches = {}
     for m, b in workloads:
@@ -1125,7 +1182,7 @@ def main():
             "load": "%.1f to %.1f" % (min(seen), max(seen)) if seen else "unknown",
             "cpu": cpu_name(), "started": started}
     text = (bf16_report(rows, meta) if a.bf16 else int8_report(rows, meta) if a.int8
-            else report(rows, meta))
+            else onnx_report(rows, meta) if a.onnx else report(rows, meta))
     cmd = shlex.join(["tests/bench/compare.py"] + sys.argv[1:])
     blas = next((res.get("blas_core") for row in rows for res in row["results"].values()
                  if res and res.get("blas_core")), None)
