@@ -74,9 +74,10 @@ as docs/ONNX.md says they do) and the best peer over ours on the ONNX file.
 --int8: the int8 table: the four convolutional networks quantized by each engine's own tool
 from the same calibration set (CALIB_IMAGES seeded images, kept in the cache beside the
 export; one calibration, naive min/max, per engine and model):
-  ours-hybrid-int8              `hybridinfer bench` on MXNet's int8 export (below): the
-                                quantized convolutions on our reference int8 kernels
-  ours-hybrid-int8-dnnl         the same with HYBRIDINFER_DNNL=1 (on oneDNN's int8 kernels)
+  ours-hybrid-int8              `hybridinfer bench` on MXNet's int8 export (below), with
+                                HYBRIDINFER_DNNL=0: the quantized convolutions on our
+                                reference int8 kernels
+  ours-hybrid-int8-dnnl         the same as shipped: on oneDNN's int8 kernels (the default)
   mxnet-int8                    mxnet.contrib.quantization.quantize_net_v2 (calib_mode naive,
                                 quantized_dtype auto; int8 for MobileNetV3, whose hard swish
                                 MXNet 1.9.1 multiplies wrongly on uint8), exported, read back as
@@ -638,7 +639,8 @@ def measure(engine, ctx):
             mode, precision = "hybrid", None
         if int8:  # the graph itself is int8: MXNet's export, our fp32 setting
             model = os.path.join(ctx["dir"], "int8", "model-symbol.json")
-            env["HYBRIDINFER_DNNL"] = "1" if engine.endswith("-dnnl") else "0"
+            if not engine.endswith("-dnnl"):  # oneDNN's int8 kernels are the default
+                env["HYBRIDINFER_DNNL"] = "0"
             precision = None
         cmd = [ctx["tool"], "bench", "--model", model,
                "--shape", "x".join(str(s) for s in shape),

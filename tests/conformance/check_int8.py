@@ -17,8 +17,8 @@ Every case matches MXNet to float rounding today (docs/PRECISION.md, "int8"); th
 is for a kernel that rounds a tie differently: the quantized layers round every value to an
 integer, so one element one step off moves the layers after it by whole steps, and such
 differences spread through a deep network.  --expect-kernel also asks `TOOL bench --profile`
-which kernel ran each quantized convolution of the hybridized forward (onednn-int8 when
-HYBRIDINFER_DNNL=1 sends them to oneDNN), so that a path that silently fell back to the
+which kernel ran each quantized convolution of the hybridized forward (onednn-int8, the
+default; reference-prepared with HYBRIDINFER_DNNL=0), so that a path that silently fell back to the
 reference is not taken for the one under test (grouped convolutions, which the oneDNN int8 path
 does not take, must be on reference-prepared).  --expect-bytes: the named cases must also have held some value as int8
 bytes between those convolutions (bench's segment_values), so that a plan that quietly kept

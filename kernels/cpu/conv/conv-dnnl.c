@@ -115,6 +115,19 @@ hy_conv_dnnl_enabled (void)
   return enabled;
 }
 
+bool
+hy_int8_dnnl_enabled (void)
+{
+  static gsize once;
+  static bool enabled;
+  if (g_once_init_enter (&once)) {
+    const char *v = g_getenv ("HYBRIDINFER_DNNL");
+    enabled = !(v && strcmp (v, "0") == 0);
+    g_once_init_leave (&once, 1);
+  }
+  return enabled;
+}
+
 /* ---- set-up -------------------------------------------------------------- */
 
 typedef hy_dnnl_setup setup;

@@ -47,6 +47,14 @@ typedef struct hy_conv_dnnl hy_conv_dnnl;
  * forward. */
 bool hy_conv_dnnl_enabled (void);
 
+/* Whether int8 convolutions go to oneDNN: yes unless HYBRIDINFER_DNNL is 0
+ * (read once).  int8, like bf16, is a speed mode: our reference int8
+ * kernels are some fifty times slower than oneDNN's VNNI/AMX ones, so the
+ * allocations inside oneDNN's execute are taken there, counted and
+ * documented (docs/PERFORMANCE.md), as for bf16.  The fp32 default stays
+ * on our own kernels, with none. */
+bool hy_int8_dnnl_enabled (void);
+
 /* Sets up the convolution `p` over the call's tensors (in: data, weight,
  * then bias and the epilogue's operands as nn.h orders them; out: the
  * output), whose shapes are final, and whose weights hold their values

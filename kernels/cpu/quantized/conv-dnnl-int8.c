@@ -586,7 +586,7 @@ hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
 {
   const hy_quantized_conv_params *p = call->params;
   const bool held = call->private_inputs || call->private_outputs;
-  if (!hy_conv_dnnl_enabled () || p->conv.num_group != 1)
+  if (!hy_int8_dnnl_enabled () || p->conv.num_group != 1)
     return TRUE;
   GError *local = NULL;
   hy_qconv_dnnl *c = qconv_dnnl_new (p, call->in, call->out[0],
@@ -625,7 +625,7 @@ hy_qconv_dnnl_kernel_name (const hy_call *call)
 }
 
 /* Whether int8 values may be held as bytes between oneDNN's int8
- * convolutions: with oneDNN on, unless HYBRIDINFER_INT8_BYTES=0 (read
+ * convolutions: with oneDNN's int8 on, unless HYBRIDINFER_INT8_BYTES=0 (read
  * once; keeps them float planes, to compare). */
 static bool
 bytes_on (void)
@@ -634,7 +634,7 @@ bytes_on (void)
   static bool on;
   if (g_once_init_enter (&once)) {
     const char *v = g_getenv ("HYBRIDINFER_INT8_BYTES");
-    on = hy_conv_dnnl_enabled () && !(v && strcmp (v, "0") == 0);
+    on = hy_int8_dnnl_enabled () && !(v && strcmp (v, "0") == 0);
     g_once_init_leave (&once, 1);
   }
   return on;
