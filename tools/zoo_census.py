@@ -19,6 +19,13 @@ Run with the MXNet 1.9.1 reference Python (~/.cache/hybridinfer/venv/bin/python)
 
     tools/zoo_census.py --hybridinfer build/tools/hybridinfer --markdown docs/ZOO.md
 
+The test suite runs the fast form (tests/cli/meson.build, zoo-census):
+
+    tools/zoo_census.py --graphs-only --baseline docs/ZOO.md --budget 90
+
+every model this table lists as loading must still load; graphs alone are built (GluonCV's
+symbol, no weights, forward or export) into CACHE/census-graphs, a budget's worth per run.
+
 Each model is built in a forked child (so that a hang or a crash in MXNet costs one model, not
 the census) and its result cached beside its export (CACHE/census/NAME/build.json): a second
 run only redoes the inspect step, fast, unless --rebuild.  --only takes model names.
@@ -240,7 +247,33 @@ def build_and_export(name, out_dir):
     raise NotBuilt("forward: " + "; ".join(errors))
 
 
-def run_child(name, out_dir, timeout):
+def build_graph(name, out_dir):
+    """In the child, for --graphs-only: the model's graph as Gluon traces it, called on a symbol
+    (no weights initialised by us, no forward, no export: seconds where an export takes
+    minutes).  Returns what build.json records."""
+    import warnings
+    warnings.filterwarnings("ignore")
+    import mxnet as mx
+    from gluoncv import model_zoo
+    offline_pretrained_files(mx)
+    try:
+        net, kw = get_model(model_zoo, name)
+    except NotBuilt:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise NotBuilt("get_model: " + first_line(e))
+    fewer_proposals(net)
+    try:
+        out = net(mx.sym.var("data"))
+    except Exception as e:  # noqa: BLE001
+        raise NotBuilt("symbol: " + first_line(e))
+    if isinstance(out, (list, tuple)):
+        out = mx.sym.Group(list(out))
+    out.save(os.path.join(out_dir, "model-symbol.json"))
+    return dict(kwargs={k: str(v) for k, v in kw.items()})
+
+
+def run_child(name, out_dir, timeout, builder=None):
     """Fork, build in the child, wait at most `timeout` seconds.  The child writes its result
     (or its failure) as JSON; a child killed or crashed is reported as such."""
     os.makedirs(out_dir, exist_ok=True)
@@ -256,7 +289,7 @@ def run_child(name, out_dir, timeout):
         os.dup2(devnull, 2)
         code = 0
         try:
-            info = build_and_export(name, out_dir)
+            info = (builder or build_and_export)(name, out_dir)
             res = dict(status="built", **info)
         except NotBuilt as e:
             res = dict(status="not built", why=str(e))
@@ -417,6 +450,59 @@ def markdown(rows, command, started):
     return "\n".join(lines) + "\n"
 
 
+def baseline_loads(path):
+    """{name: shape} of the models an earlier census (its docs/ZOO.md) lists as loading."""
+    loads = {}
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) >= 4 and cells[3] == "loads" and re.match(r"^\d+(x\d+)+$", cells[2]):
+                loads[cells[0]] = [int(d) for d in cells[2].split("x")]
+    return loads
+
+
+def check_against(args):
+    """--baseline with --graphs-only: every model the baseline lists as loading must still load.
+    Graphs are built (one per architecture first) until --budget runs out and cached, so each
+    run checks every graph the cache holds and builds more; the models left are named."""
+    loads = baseline_loads(args.baseline)
+    names = representative_first(sorted(loads))
+    if args.only:
+        names = [n for n in names if n in args.only]
+    t0 = time.time()
+    regressed, checked, not_built, left = [], 0, [], []
+    for name in names:
+        out_dir = os.path.join(args.cache, name)
+        sym = os.path.join(out_dir, "model-symbol.json")
+        export = os.path.join(args.exports, name)
+        if os.path.exists(os.path.join(export, "model-symbol.json")):
+            out_dir = export        # the full census's own export of it: no need to build
+        elif not os.path.exists(sym):
+            if args.budget and time.time() - t0 > args.budget:
+                left.append(name)
+                continue
+            built = run_child(name, out_dir, args.timeout, build_graph)
+            if built["status"] != "built":
+                not_built.append("%s (%s)" % (name, built.get("why", built["status"])))
+                continue
+        ok, err = inspect(args.hybridinfer, out_dir, loads[name])
+        checked += 1
+        print("%-45s %s" % (name, "loads" if ok else "FAILS: " + err), flush=True)
+        if not ok:
+            regressed.append("%s: %s" % (name, err))
+    print("census check: %d of the %d models %s lists as loading checked, %d no longer load"
+          % (checked, len(names), args.baseline, len(regressed)))
+    if left:
+        print("not checked this run (past the %gs budget to build graphs; the next run builds "
+              "them into %s): %s" % (args.budget, args.cache, ", ".join(left)))
+    if not_built:
+        print("graph not built by GluonCV/MXNet here (the full census exports them after a "
+              "forward): " + "; ".join(not_built))
+    for r in regressed:
+        print("REGRESSION " + r)
+    return 1 if regressed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hybridinfer", default="build/tools/hybridinfer")
@@ -433,9 +519,22 @@ def main():
                     help="delete each export's params file once built: the census inspects the "
                          "symbol file alone (inspect --graph-only), and the whole zoo's weights "
                          "take more disk than a machine may have")
+    ap.add_argument("--graphs-only", action="store_true",
+                    help="build each model's graph alone (no weights, no forward, no export) "
+                         "into --cache; with --baseline, the test suite's fast form")
+    ap.add_argument("--baseline", help="an earlier census's table (docs/ZOO.md): with "
+                    "--graphs-only, check that every model it lists as loading still loads, "
+                    "exit 1 if one does not")
     ap.add_argument("--markdown", help="write the table here (docs/ZOO.md)")
     ap.add_argument("--json", help="write every row here")
     args = ap.parse_args()
+    if args.baseline or args.graphs_only:
+        if not (args.baseline and args.graphs_only):
+            ap.error("--baseline and --graphs-only go together (the suite's census check)")
+        args.exports = args.cache   # where a full census keeps its exports, if it ran here
+        if args.cache == os.path.join(CACHE, "census"):
+            args.cache = os.path.join(CACHE, "census-graphs")
+        sys.exit(check_against(args))
     started = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
     command = " ".join(["tools/zoo_census.py"] + sys.argv[1:])
 
