@@ -215,10 +215,12 @@ def build_and_export(name, out_dir):
         initialize_random(mx, net)
     except Exception as e:  # noqa: BLE001
         raise NotBuilt("initialize: " + first_line(e))
-    net.hybridize(static_alloc=False)
     errors = []
     for shape in input_candidates(name):
         x = mx.nd.random.uniform(-1, 1, shape=shape)
+        # Hybridized afresh for each shape: a forward that failed at the last one leaves a
+        # half-built cached graph, and export then says the block never ran hybridized.
+        net.hybridize(static_alloc=False)
         try:
             try:
                 out = net(x)
