@@ -64,7 +64,9 @@ static gboolean
 is_param_slot (const char *input_name)
 {
   static const char *const slots[] = { "weight", "bias", "gamma", "beta",
-    "moving_mean", "moving_var", NULL };
+    "moving_mean", "moving_var",
+    /* an int8 dense layer's quantized weights' ranges (in the params) */
+    "min_weight", "max_weight", "min_bias", "max_bias", NULL };
   for (int i = 0; slots[i]; i++)
     if (!strcmp (input_name, slots[i]))
       return TRUE;

@@ -15,6 +15,7 @@
 
 #include "hybrid.h"
 #include "core/op.h"
+#include "core/shape-learn.h"
 #include "kernels/params/quantized.h"
 
 extern const hy_op_def hy_opdef_convolution;
@@ -44,7 +45,8 @@ expect_quantized (const hy_dtype *in, int k, const char *what, GError **error)
 static gboolean
 expect_range (const hy_shape *s, const char *what, GError **error)
 {
-  if (hy_shape_numel (s) == 1)
+  const hy_shape one = { .ndim = 1, .dims = { 1 } };
+  if ((s->ndim >= 0 && hy_shape_numel (s) == 1) || hy_shape_learn (s, &one))
     return TRUE;
   char buf[HY_SHAPE_STRLEN];
   g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
@@ -522,12 +524,34 @@ qconv_input_name (const void *params, int i)
   return NULL;
 }
 
+/* A model loaded without its weights (core/shape-learn.h): the fused
+ * layer's fp32 weights take the shapes its attributes give them, as
+ * Convolution's do.  The checks below then see them known. */
+static void
+learn_qconv_weights (const hy_quantized_conv_params *p,
+    const hy_quantized_conv_inputs *at, const hy_shape *in)
+{
+  if (in[0].ndim < 2 || p->conv.num_group <= 0)
+    return;
+  hy_shape w = { .ndim = p->conv.n_spatial + 2,
+    .dims = { p->conv.num_filter, in[0].dims[1] / p->conv.num_group } };
+  for (int i = 0; i < p->conv.n_spatial; i++)
+    w.dims[2 + i] = p->conv.kernel[i];
+  hy_shape_learn (&in[1], &w);
+  const hy_shape per_filter = { .ndim = 1, .dims = { p->conv.num_filter } };
+  if (at->bias >= 0)
+    hy_shape_learn (&in[at->bias], &per_filter);
+  for (int k = 0; p->with_bn && k < 4; k++)
+    hy_shape_learn (&in[at->bn + k], &per_filter);
+}
+
 static gboolean
 qconv_infer (const void *params, const hy_shape *in, int n_in,
     hy_shape *out, int n_out, GError **error)
 {
   const hy_quantized_conv_params *p = params;
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
+  learn_qconv_weights (p, &at, in);
   hy_shape conv_in[3] = { in[0], in[1] };
   if (at.bias >= 0)
     conv_in[2] = in[at.bias];
@@ -671,6 +695,12 @@ qfc_infer (const void *params, const hy_shape *in, int n_in,
   }
   int64_t features = hy_shape_numel (d) / d->dims[0];
   const hy_shape *w = &in[1];
+  /* weights not loaded (core/shape-learn.h): as the attributes give them */
+  const hy_shape want_w = { .ndim = 2, .dims = { p->num_hidden, features } };
+  const hy_shape want_b = { .ndim = 1, .dims = { p->num_hidden } };
+  hy_shape_learn (w, &want_w);
+  if (!p->no_bias)
+    hy_shape_learn (&in[2], &want_b);
   if (w->ndim != 2 || w->dims[0] != p->num_hidden || w->dims[1] != features) {
     char buf[HY_SHAPE_STRLEN];
     g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
