@@ -96,6 +96,42 @@ hy_nn_window_fits (int64_t size, int64_t pad, int64_t extent, int axis,
   return FALSE;
 }
 
+/* Count attribute `key` (default `def`; num_group, num_deformable_group…)
+ * in [1, max]: the bound keeps the kernels' int arithmetic from
+ * overflowing on a hostile file. */
+static inline gboolean
+hy_nn_count_attr (GHashTable *attrs, const char *key, int64_t def,
+    int64_t max, int64_t *out, GError **error)
+{
+  if (!hy_attr_int (attrs, key, def, out, error))
+    return FALSE;
+  if (*out >= 1 && *out <= max)
+    return TRUE;
+  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+      "attribute '%s' = '%s' must be in [1, %" G_GINT64_FORMAT "]", key,
+      hy_attr_string (attrs, key), (gint64) max);
+  return FALSE;
+}
+
+/* num_filter (required) and num_group (default 1), each in [1, max], the
+ * filters split evenly over the groups. */
+static inline gboolean
+hy_nn_filters_attr (GHashTable *attrs, int64_t max, int64_t *num_filter,
+    int64_t *num_group, GError **error)
+{
+  if (!hy_attr_require (attrs, "num_filter", error)
+      || !hy_nn_count_attr (attrs, "num_filter", 0, max, num_filter, error)
+      || !hy_nn_count_attr (attrs, "num_group", 1, max, num_group, error))
+    return FALSE;
+  if (*num_filter % *num_group == 0)
+    return TRUE;
+  g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+      "attribute 'num_filter' = %" G_GINT64_FORMAT " is not divisible by "
+      "'num_group' = %" G_GINT64_FORMAT, (gint64) *num_filter,
+      (gint64) *num_group);
+  return FALSE;
+}
+
 /* `what` ("weight", "bias", …) must have exactly shape `want`.  A weight
  * whose shape is not known yet (a model loaded without its weights) takes
  * `want`, as MXNet infers weight shapes backwards from the op. */

@@ -33,21 +33,6 @@ deconv_parse_layout (GHashTable *attrs, int n, GError **error)
 }
 
 static gboolean
-positive_int (GHashTable *attrs, const char *key, int64_t def, int64_t *out,
-    GError **error)
-{
-  if (!hy_attr_int (attrs, key, def, out, error))
-    return FALSE;
-  if (*out < 1 || *out > G_MAXUINT32) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "attribute '%s' = '%s' must be in [1, %u]", key,
-        hy_attr_string (attrs, key), G_MAXUINT32);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-static gboolean
 deconv_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_deconv_params *p = params;
@@ -107,17 +92,9 @@ deconv_parse (GHashTable *attrs, void *params, GError **error)
     }
   }
 
-  if (!hy_attr_require (attrs, "num_filter", error)
-      || !positive_int (attrs, "num_filter", 0, &p->num_filter, error)
-      || !positive_int (attrs, "num_group", 1, &p->num_group, error))
+  if (!hy_nn_filters_attr (attrs, G_MAXUINT32, &p->num_filter, &p->num_group,
+          error))
     return FALSE;
-  if (p->num_filter % p->num_group != 0) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "attribute 'num_filter' = %" G_GINT64_FORMAT " is not divisible by "
-        "'num_group' = %" G_GINT64_FORMAT, (gint64) p->num_filter,
-        (gint64) p->num_group);
-    return FALSE;
-  }
   gboolean no_bias;
   if (!hy_attr_bool (attrs, "no_bias", TRUE, &no_bias, error))
     return FALSE;

@@ -17,21 +17,6 @@
 #include "core/ops/nn-common.h"
 
 static gboolean
-positive_int (GHashTable *attrs, const char *key, int64_t def, int64_t *out,
-    GError **error)
-{
-  if (!hy_attr_int (attrs, key, def, out, error))
-    return FALSE;
-  if (*out < 1 || *out > G_MAXINT32) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "attribute '%s' = '%s' must be a positive integer", key,
-        hy_attr_string (attrs, key));
-    return FALSE;
-  }
-  return TRUE;
-}
-
-static gboolean
 deform_conv_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_deform_conv_params *p = params;
@@ -51,19 +36,11 @@ deform_conv_parse (GHashTable *attrs, void *params, GError **error)
       || !hy_nn_spatial_attr (attrs, "dilate", 2, 1, 1, p->dilate, error)
       || !hy_nn_spatial_attr (attrs, "pad", 2, 0, 0, p->pad, error))
     return FALSE;
-  if (!hy_attr_require (attrs, "num_filter", error)
-      || !positive_int (attrs, "num_filter", 0, &p->num_filter, error)
-      || !positive_int (attrs, "num_group", 1, &p->num_group, error)
-      || !positive_int (attrs, "num_deformable_group", 1,
+  if (!hy_nn_filters_attr (attrs, G_MAXINT32, &p->num_filter, &p->num_group,
+          error)
+      || !hy_nn_count_attr (attrs, "num_deformable_group", 1, G_MAXINT32,
           &p->num_deformable_group, error))
     return FALSE;
-  if (p->num_filter % p->num_group != 0) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "attribute 'num_filter' = %" G_GINT64_FORMAT " is not divisible by "
-        "'num_group' = %" G_GINT64_FORMAT, (gint64) p->num_filter,
-        (gint64) p->num_group);
-    return FALSE;
-  }
   gboolean no_bias;
   if (!hy_attr_bool (attrs, "no_bias", FALSE, &no_bias, error))
     return FALSE;
