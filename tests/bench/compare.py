@@ -799,8 +799,7 @@ def neighbour_table(rows, threads, cpu):
 
 
 def report(rows, meta):
-    what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
-            "Median process CPU time (all threads)")
+    what = metric_phrase()
     lines = [what + " per forward in ms (lower is better), %d threads each; best peer / "
              "ours: the fastest peer's median over ours (1 or more: ours is the fastest).  "
              "Load: the 1-minute load average when the kept runs started (the machine has "
@@ -849,6 +848,33 @@ def openvino_settings(rows, engine):
     return None
 
 
+def metric_phrase():
+    """What the tables' figures are, in the chosen metric."""
+    return ("Median latency (wall clock)" if METRIC == "latency_ms" else
+            "Median process CPU time (all threads)")
+
+
+def column_titles(cols, ver):
+    """Column titles, "%s" filled with each engine's version where it has one."""
+    return [(t % ver.get(e, "")).replace("  ", " ") if "%s" in t else t for e, t in cols]
+
+
+def error_notes(row, engines):
+    """"workload, engine: why" for each of `engines` that did not run on this row."""
+    r = row["results"]
+    return ["%s, %s: %s" % (row["label"], e, r[e]["error"])
+            for e in engines if r.get(e) and "error" in r[e]]
+
+
+def table_footer(notes, meta):
+    """What did not run, then how every engine was run."""
+    lines = ["", "Not measured:"] + ["- " + n for n in notes] if notes else []
+    return lines + ["", "Threads: %d for every engine.  Iterations: %d, warm-up %d, best "
+                    "median of %d run(s), the engines interleaved.  1-minute load average "
+                    "during the run: %s." % (meta["threads"], meta["iterations"],
+                                             meta["warmup"], meta["repeat"], meta["load"])]
+
+
 def bf16_report(rows, meta):
     """The bf16 table in the chosen metric, then in the other one (the same runs: the
     best of --repeat by the chosen one).  On a loaded machine wall clock mostly measures
@@ -867,8 +893,7 @@ def bf16_report(rows, meta):
 def bf16_table(rows, meta):
     """The speed mode beside fp32: per workload ours and the fp32 peers, ours and OpenVINO
     in bf16, and the two ratios (times; above 1: ours is faster)."""
-    what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
-            "Median process CPU time (all threads)")
+    what = metric_phrase()
     ver = versions(rows)
     default_precision = (openvino_settings(rows, "openvino-default") or {}).get(
         "INFERENCE_PRECISION_HINT", "?")
@@ -884,18 +909,14 @@ def bf16_table(rows, meta):
             ("ours-hybrid-bf16", "ours bf16"), ("openvino-default", "OpenVINO default"),
             ("openvino-bf16", "OpenVINO bf16"), (None, "**OpenVINO bf16 / ours bf16**"),
             (None, "ours fp32 / ours bf16")]
-    titles = []
-    for e, t in cols:
-        titles.append((t % ver.get(e, "")).replace("  ", " ") if "%s" in t else t)
+    titles = column_titles(cols, ver)
     lines += ["| workload | " + " | ".join(titles) + " | load |",
               "|---|" + "---:|" * len(cols) + "---|"]
     notes = []
     for row in rows:
         r = row["results"]
         m = {e: median_of(r.get(e)) for e in ENGINES}
-        for e in ENGINES:
-            if r.get(e) and "error" in r[e]:
-                notes.append("%s, %s: %s" % (row["label"], e, r[e]["error"]))
+        notes += error_notes(row, ENGINES)
         peers = [m[e] for e in FP32_PEERS if m.get(e) is not None]
         best = min(peers) if peers else None
         cells = [fmt_ms(m["ours-hybrid"]), fmt_ms(m["onnxruntime"]), fmt_ms(m["openvino"]),
@@ -911,19 +932,12 @@ def bf16_table(rows, meta):
             lines.append("")
             lines.append("%s settings (as the compiled model reports them): %s." % (
                 e, ", ".join("%s=%s" % kv for kv in sorted(st.items()))))
-    if notes:
-        lines += ["", "Not measured:"] + ["- " + n for n in notes]
-    lines += ["", "Threads: %d for every engine.  Iterations: %d, warm-up %d, best median of "
-              "%d run(s), the engines interleaved.  1-minute load average during the run: %s."
-              % (meta["threads"], meta["iterations"], meta["warmup"], meta["repeat"],
-                 meta["load"])]
-    return "\n".join(lines)
+    return "\n".join(lines + table_footer(notes, meta))
 
 
 def onnx_report(rows, meta):
     """Ours on the ONNX file beside ours on the Gluon export and the peers on that file."""
-    what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
-            "Median process CPU time (all threads)")
+    what = metric_phrase()
     ver = versions(rows)
     lines = [what + " per forward in ms (lower is better), %d threads each, best median of "
              "%d round(s), fp32.  Every engine but \"ours Gluon\" reads the same ONNX file "
@@ -933,16 +947,14 @@ def onnx_report(rows, meta):
     cols = [("ours-onnx", "ours ONNX"), ("ours-hybrid", "ours Gluon"),
             ("onnxruntime", "ONNX Runtime %s"), ("openvino", "OpenVINO %s f32"),
             (None, "ours ONNX / ours Gluon"), (None, "**best peer / ours ONNX**")]
-    titles = [(t % ver.get(e, "")).replace("  ", " ") if "%s" in t else t for e, t in cols]
+    titles = column_titles(cols, ver)
     lines += ["| workload | " + " | ".join(titles) + " | load |",
               "|---|" + "---:|" * len(cols) + "---|"]
     notes = []
     for row in rows:
         r = row["results"]
         m = {e: median_of(r.get(e)) for e in ENGINES}
-        for e in ONNX_ENGINES:
-            if r.get(e) and "error" in r[e]:
-                notes.append("%s, %s: %s" % (row["label"], e, r[e]["error"]))
+        notes += error_notes(row, ONNX_ENGINES)
         peers = [m[e] for e in ("onnxruntime", "openvino") if m.get(e) is not None]
         best = min(peers) if peers else None
         cells = [fmt_ms(m["ours-onnx"]), fmt_ms(m["ours-hybrid"]), fmt_ms(m["onnxruntime"]),
@@ -950,13 +962,7 @@ def onnx_report(rows, meta):
                  "**%s**" % fmt_ratio(best, m["ours-onnx"])]
         lines.append("| %s | %s | %s |" % (row["label"], " | ".join(cells),
                                            load_range(list(r.values()))))
-    if notes:
-        lines += ["", "Not measured:"] + ["- " + n for n in notes]
-    lines += ["", "Threads: %d for every engine.  Iterations: %d, warm-up %d, best median of "
-              "%d run(s), the engines interleaved.  1-minute load average during the run: %s."
-              % (meta["threads"], meta["iterations"], meta["warmup"], meta["repeat"],
-                 meta["load"])]
-    return "\n".join(lines)
+    return "\n".join(lines + table_footer(notes, meta))
 
 
 def int8_report(rows, meta):
@@ -973,8 +979,7 @@ def int8_report(rows, meta):
 
 def int8_table(rows, meta):
     """Per workload every int8 engine and the ratio (times; above 1: ours is faster)."""
-    what = ("Median latency (wall clock)" if METRIC == "latency_ms" else
-            "Median process CPU time (all threads)")
+    what = metric_phrase()
     ver = versions(rows)
     lines = [what + " per forward in ms (lower is better), %d threads each, best median of "
              "%d round(s), int8 throughout, every engine quantizing from the same %d "
@@ -984,16 +989,14 @@ def int8_table(rows, meta):
     cols = [("ours-hybrid-int8", "ours int8"), ("ours-hybrid-int8-dnnl", "ours int8 oneDNN"),
             ("mxnet-int8", "MXNet %s int8"), ("onnxruntime-int8", "ONNX Runtime %s QDQ"),
             ("openvino-int8", "OpenVINO %s QDQ")]
-    titles = [(t % ver.get(e, "")).replace("  ", " ") if "%s" in t else t for e, t in cols]
+    titles = column_titles(cols, ver)
     lines += ["| workload | " + " | ".join(titles) + " | **best int8 peer / ours int8** "
               "| load |", "|---|" + "---:|" * (len(cols) + 1) + "---|"]
     notes = []
     for row in rows:
         r = row["results"]
         m = {e: median_of(r.get(e)) for e in INT8_ENGINES}
-        for e in INT8_ENGINES:
-            if r.get(e) and "error" in r[e]:
-                notes.append("%s, %s: %s" % (row["label"], e, r[e]["error"]))
+        notes += error_notes(row, INT8_ENGINES)
         ours = [m[e] for e in ("ours-hybrid-int8", "ours-hybrid-int8-dnnl") if m[e] is not None]
         peers = [m[e] for e in INT8_PEERS if m[e] is not None]
         ratio = fmt_ratio(min(peers) if peers else None, min(ours) if ours else None)
@@ -1004,13 +1007,7 @@ def int8_table(rows, meta):
     if st:
         lines += ["", "openvino-int8 settings (as the compiled model reports them): %s." % (
             ", ".join("%s=%s" % kv for kv in sorted(st.items())))]
-    if notes:
-        lines += ["", "Not measured:"] + ["- " + n for n in notes]
-    lines += ["", "Threads: %d for every engine.  Iterations: %d, warm-up %d, best median of "
-              "%d run(s), the engines interleaved.  1-minute load average during the run: %s."
-              % (meta["threads"], meta["iterations"], meta["warmup"], meta["repeat"],
-                 meta["load"])]
-    return "\n".join(lines)
+    return "\n".join(lines + table_footer(notes, meta))
 
 
 def git_revision():
