@@ -18,6 +18,7 @@
 #include "kernels/cpu/conv/blas.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/params/deform-conv.h"
+#include "kernels/deform-conv-common.h"
 
 void hy_cpu_modulated_deform_conv (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
@@ -30,29 +31,6 @@ typedef struct im2col_job {
   float *col;                   /* (C, taps, Ho·Wo) */
   int64_t h, w, ho, wo, channels_per_group;
 } im2col_job;
-
-/* MXNet's float steps: the four weights from the fractional parts, the
- * corners summed in this order. */
-static float
-sample_bilinear (const float *plane, int64_t height, int64_t width, float h,
-    float w)
-{
-  const int64_t h_low = (int64_t) floorf (h), w_low = (int64_t) floorf (w);
-  const int64_t h_high = h_low + 1, w_high = w_low + 1;
-  const float lh = h - (float) h_low, lw = w - (float) w_low;
-  const float hh = 1 - lh, hw = 1 - lw;
-  float v1 = 0, v2 = 0, v3 = 0, v4 = 0;
-  if (h_low >= 0 && w_low >= 0)
-    v1 = plane[h_low * width + w_low];
-  if (h_low >= 0 && w_high <= width - 1)
-    v2 = plane[h_low * width + w_high];
-  if (h_high <= height - 1 && w_low >= 0)
-    v3 = plane[h_high * width + w_low];
-  if (h_high <= height - 1 && w_high <= width - 1)
-    v4 = plane[h_high * width + w_high];
-  const float w1 = hh * hw, w2 = hh * lw, w3 = lh * hw, w4 = lh * lw;
-  return w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4;
-}
 
 static void
 im2col_channels (void *arg, int64_t begin, int64_t end, int thread)
@@ -85,7 +63,7 @@ im2col_channels (void *arg, int64_t begin, int64_t end, int thread)
             float v = 0;
             if (h_im > -1 && w_im > -1 && h_im < (float) j->h
                 && w_im < (float) j->w)
-              v = sample_bilinear (x, j->h, j->w, h_im, w_im);
+              v = hy_deform_bilinear (x, j->h, j->w, h_im, w_im);
             out[at] = v * m[at];
           }
       }

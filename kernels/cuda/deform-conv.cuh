@@ -21,6 +21,7 @@
 #include <math.h>
 
 #include "kernels/cuda/launch.cuh"
+#include "kernels/deform-conv-common.h"
 #include "hybrid-tensor.h"
 #include "kernels/params/deform-conv.h"
 
@@ -100,35 +101,6 @@ hy_cuda_deform_gemm_of (const hy_deform_conv_params *p,
   return true;
 }
 
-/* MXNet's dmcn_im2col_bilinear, as the CPU's sample_bilinear: the four
- * weights from the fractional parts, corners outside the image 0, summed
- * in this order. */
-HY_CUDA_HD float
-hy_cuda_deform_bilinear (const float *plane, int64_t height, int64_t width,
-    float h, float w)
-{
-  const int64_t h_low = (int64_t) floorf (h), w_low = (int64_t) floorf (w);
-  const int64_t h_high = h_low + 1, w_high = w_low + 1;
-  const float lh = hy_sub_rn (h, (float) h_low);
-  const float lw = hy_sub_rn (w, (float) w_low);
-  const float hh = hy_sub_rn (1.0f, lh), hw = hy_sub_rn (1.0f, lw);
-  float v1 = 0, v2 = 0, v3 = 0, v4 = 0;
-  if (h_low >= 0 && w_low >= 0)
-    v1 = plane[h_low * width + w_low];
-  if (h_low >= 0 && w_high <= width - 1)
-    v2 = plane[h_low * width + w_high];
-  if (h_high <= height - 1 && w_low >= 0)
-    v3 = plane[h_high * width + w_low];
-  if (h_high <= height - 1 && w_high <= width - 1)
-    v4 = plane[h_high * width + w_high];
-  const float w1 = hy_mul_rn (hh, hw), w2 = hy_mul_rn (hh, lw);
-  const float w3 = hy_mul_rn (lh, hw), w4 = hy_mul_rn (lh, lw);
-  float sum = hy_mul_rn (w1, v1);
-  sum = hy_add_rn (sum, hy_mul_rn (w2, v2));
-  sum = hy_add_rn (sum, hy_mul_rn (w3, v3));
-  return hy_add_rn (sum, hy_mul_rn (w4, v4));
-}
-
 /* Element i of one sample's columns (C, kh, kw, Ho, Wo); x, offset and
  * mask are that sample's (C, H, W), (dg, taps, 2, Ho, Wo) and
  * (dg, taps, Ho, Wo). */
@@ -152,7 +124,7 @@ hy_cuda_deform_column (const hy_cuda_deform_args *a, const float *x,
    * ever converted. */
   float v = 0;
   if (h_im > -1 && w_im > -1 && h_im < (float) a->h && w_im < (float) a->w)
-    v = hy_cuda_deform_bilinear (x + c * a->h * a->w, a->h, a->w, h_im,
+    v = hy_deform_bilinear (x + c * a->h * a->w, a->h, a->w, h_im,
         w_im);
   return hy_mul_rn (v, m[at]);
 }
