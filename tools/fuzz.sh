@@ -43,8 +43,9 @@ run_target() {
   # libFuzzer starts, and libFuzzer then clears that library's coverage
   # counters where it is no longer mapped (a SEGV before the first input).
   [ "$target" = element ] && rm -f "$FUZZ_DIR/tests/fuzz/registry-fuzz.bin"
+  # intercept_tls_get_addr=0: see the ASan stage in tools/test.sh.
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ASAN_OPTIONS=allocator_may_return_null=1 \
+  ASAN_OPTIONS=allocator_may_return_null=1:intercept_tls_get_addr=0 \
     "$exe" -max_total_time="$SECONDS_EACH" -max_len=4096 "${SEED_ARG[@]}" \
     -detect_leaks=1 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$FUZZ_DIR/crash-$target-" "$corpus" \
