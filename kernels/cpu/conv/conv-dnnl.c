@@ -138,22 +138,6 @@ check (const setup *s, dnnl_status_t status, const char *call)
   return hy_dnnl_check (s, status, call);
 }
 
-/* The number of slices to cut each image's filters into: whole 16-filter
- * blocks, the same number in each (a divisor of the block count), enough
- * for ITEMS_PER_THREAD items per thread with the batch's images. */
-static int64_t
-choose_slices (int64_t filters, int64_t batch, int threads)
-{
-  if (filters % B != 0)
-    return 1;
-  const int64_t blocks = filters / B;
-  const int64_t want = (ITEMS_PER_THREAD * threads + batch - 1) / batch;
-  for (int64_t s = want > 1 ? want : 1; s <= blocks; s++)
-    if (blocks % s == 0)
-      return s;
-  return blocks;
-}
-
 /* Which 1x1 convolutions go to oneDNN.  Such a convolution is one GEMM
  * over the planes as they lie, which conv.c runs without lowering
  * anything; oneDNN's product is faster only where there is enough work
@@ -323,7 +307,8 @@ hy_conv_dnnl_new (hy_cpu_ctx *ctx, const hy_conv_params *p,
   c->in_hw = x->shape.dims[2] * x->shape.dims[3];
   c->out_hw = out->shape.dims[2] * out->shape.dims[3];
   c->n_threads = hy_cpu_n_threads (ctx);
-  c->n_slices = choose_slices (c->filters, c->batch, c->n_threads);
+  c->n_slices = hy_dnnl_filter_slices (c->filters, c->batch, c->n_threads,
+      ITEMS_PER_THREAD);
   c->slice_filters = c->filters / c->n_slices;
 
   /* ASCII: g_debug converts to the locale's charset. */

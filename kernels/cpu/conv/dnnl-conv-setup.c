@@ -119,3 +119,17 @@ hy_dnnl_reorder_weights (const hy_dnnl_setup *s, dnnl_engine_t engine,
   dnnl_primitive_desc_destroy (pd);
   return ok;
 }
+
+int64_t
+hy_dnnl_filter_slices (int64_t filters, int64_t batch, int threads,
+    int items_per_thread)
+{
+  if (filters % 16 != 0)
+    return 1;
+  const int64_t blocks = filters / 16;
+  const int64_t want = (items_per_thread * threads + batch - 1) / batch;
+  for (int64_t s = want > 1 ? want : 1; s <= blocks; s++)
+    if (blocks % s == 0)
+      return s;
+  return blocks;
+}

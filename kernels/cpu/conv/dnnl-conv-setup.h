@@ -38,6 +38,14 @@ typedef struct hy_dnnl_conv_spec {
   const_dnnl_post_ops_t post_ops;       /* NULL: none */
 } hy_dnnl_conv_spec;
 
+/* How many slices to cut each image's filters into: whole 16-filter
+ * blocks (oneDNN's), the same number in each (a divisor of the block
+ * count), enough that a batch gives each of `threads` threads
+ * `items_per_thread` items of (image, slice).  1 where the filters are
+ * not whole blocks. */
+int64_t hy_dnnl_filter_slices (int64_t filters, int64_t batch, int threads,
+    int items_per_thread);
+
 /* The primitive's description for spec, for inference, with the
  * scratchpad in user mode (the caller gives it from its workspace, so
  * that oneDNN allocates none per call).  False with an error when a step

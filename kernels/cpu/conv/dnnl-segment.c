@@ -33,11 +33,23 @@
 #include "kernels/cpu/cpu-features.h"
 #include "kernels/params/nn.h"
 
-/* Items per thread when an image's filters are cut into slices (as
- * conv-dnnl.c: a late thread holds up half its share). */
-#define ITEMS_PER_THREAD 2
-/* Filters per slice are a multiple of this (oneDNN's blocking). */
-#define B 16
+
+/* Items per thread to aim at when an image's filters are cut into
+ * slices: two, as conv-dnnl.c, so that a late thread holds up only half
+ * its share; one on AMX, where each call pays for its tile set-up and
+ * its panel of weights, and slices of 16 filters leave the tiles mostly
+ * idle.  Measured 2026-12-02 on a 2-vCPU Xeon with AMX, median of two
+ * runs: ResNet-18 b1 3.86 ms against 4.73 with two, ResNet-50 b1 13.5
+ * against 14.0, batch 8 unchanged; without AMX
+ * (ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16) neither won.  Half the
+ * executes also halve what oneDNN allocates in them (docs/PRECISION.md,
+ * "bf16 on AMX: one slice a thread").  conv-dnnl.c's per-layer bf16 calls stay at
+ * two: one gained nothing on the MobileNets, where they run. */
+static int
+items_per_thread (void)
+{
+  return hy_cpu_features_get ()->amx_bf16 ? 1 : 2;
+}
 
 typedef struct seg_thread {
   dnnl_stream_t stream;
@@ -180,21 +192,6 @@ engine (const setup *s)
   return check (s, status, "engine creation") ? e : NULL;
 }
 
-/* As conv-dnnl.c: whole 16-filter blocks, the same number per slice,
- * enough items for ITEMS_PER_THREAD a thread. */
-static int64_t
-choose_slices (int64_t filters, int64_t batch, int threads)
-{
-  if (filters % B != 0)
-    return 1;
-  const int64_t blocks = filters / B;
-  const int64_t want = (ITEMS_PER_THREAD * threads + batch - 1) / batch;
-  for (int64_t s = want > 1 ? want : 1; s <= blocks; s++)
-    if (blocks % s == 0)
-      return s;
-  return blocks;
-}
-
 /* BatchNorm after the primitive's bias, in fp32 as imperative mode runs
  * it: bias − mean as oneDNN's bias, then ×scale as a per-channel binary
  * post-op.  Folded into the weights instead (scale × W rounded to bf16),
@@ -324,8 +321,8 @@ has_direct_kernel (const hy_cpu_ctx *ctx, const hy_call_shape *call)
   GError *ignored = NULL;
   const setup s = { "probe", &ignored };
   dnnl_engine_t eng = engine (&s);
-  const int64_t slices = choose_slices (p->num_filter, call->in0->dims[0],
-      hy_cpu_n_threads (ctx));
+  const int64_t slices = hy_dnnl_filter_slices (p->num_filter,
+      call->in0->dims[0], hy_cpu_n_threads (ctx), items_per_thread ());
   bool ok = eng != NULL;
   for (int dst_bf16 = 0; ok && dst_bf16 < 2; dst_bf16++) {
     dnnl_primitive_desc_t pd = NULL;
@@ -489,7 +486,8 @@ seg_conv_new (hy_cpu_ctx *ctx, const hy_call *call, GError **error)
   c->in_hw = x->shape.dims[2] * x->shape.dims[3];
   c->out_hw = y->shape.dims[2] * y->shape.dims[3];
   c->n_threads = hy_cpu_n_threads (ctx);
-  c->n_slices = choose_slices (c->filters, c->batch, c->n_threads);
+  c->n_slices = hy_dnnl_filter_slices (c->filters, c->batch, c->n_threads,
+      items_per_thread ());
   c->slice_filters = c->filters / c->n_slices;
   c->direct = c->dst_private && c->n_slices == 1;
   c->src16_bytes = c->src_form == FORM_BF16 ? 0
