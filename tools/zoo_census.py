@@ -101,7 +101,10 @@ def input_candidates(name):
         return [(1, 3, 192, 640)]
     if is_3d(name):
         if name.startswith("slowfast"):
-            return [(1, 3, 36, 112, 112), (1, 3, 36, 224, 224)]
+            # The clip is the slow pathway's frames then the fast one's:
+            # 4 + 32 (4x16), 8 + 32 (8x8), 16 + 64 (16x8).
+            frames = {"4x16": 36, "8x8": 40, "16x8": 80}[name.split("_")[1]]
+            return [(1, 3, frames, 112, 112), (1, 3, frames, 224, 224)]
         return [(1, 3, 16, 112, 112), (1, 3, 8, 112, 112), (1, 3, 32, 224, 224)]
     if name.startswith(("inceptionv3", "xception")):
         return [(1, 3, 299, 299)]
@@ -405,6 +408,53 @@ def machine():
     return "%s, %d CPUs" % (model, os.cpu_count() or 0)
 
 
+# Why a model cannot be built, by what its first error says: every one
+# fails inside GluonCV 0.10.5 or MXNet 1.9.1, before there is a file for
+# us to load.  (pattern on "name: why", explanation)
+NOT_BUILT_CAUSES = [
+    (r"_int8:", "GluonCV makes its int8 models from the quantized symbol and params files of "
+     "its model store; with `pretrained=False` (nothing can be downloaded) there are none, and "
+     "MXNet cannot infer the layers' shapes. MXNet's own int8 exports of zoo models load: "
+     "`tests/onednn`."),
+    (r"(^custom_|_custom:)", "`custom_*` and `*_custom` models are templates for a user's classes and settings; built "
+     "with the zoo's defaults they do not run (parameters never initialised, or, in the FPN "
+     "R-CNNs, an error in GluonCV's own forward)."),
+    (r"_gn:", "GroupNorm: GluonCV's reshape passes `keep_highest=-1`, which MXNet 1.9.1's "
+     "Reshape rejects (the two versions disagree)."),
+    (r"^siamrpn_", "SiamRPN takes two inputs (the template and the search image); the census "
+     "builds single-input models."),
+    (r"^inceptionv1_sthsthv2:", "GluonCV's constructor resets the context of a parameter it "
+     "never initialised."),
+]
+
+
+def not_built_causes(rows):
+    """Markdown lines grouping the models that could not be built by cause."""
+    groups, unexplained = {}, []
+    for r in rows:
+        if r["census"] != "not built":
+            continue
+        key = "%s: %s" % (r["name"], r.get("why", ""))
+        for pattern, why in NOT_BUILT_CAUSES:
+            if re.search(pattern, key):
+                groups.setdefault(why, []).append(r["name"])
+                break
+        else:
+            unexplained.append(r["name"])
+    if not groups and not unexplained:
+        return []
+    lines = ["Why the models marked `not built` cannot be (each fails in GluonCV or MXNet, "
+             "before there is a file to load):", ""]
+    for pattern, why in NOT_BUILT_CAUSES:
+        if why in groups:
+            names = sorted(groups[why])
+            lines.append("- %d: %s (%s)" % (len(names), why, ", ".join(names)))
+    if unexplained:
+        lines.append("- %d not yet explained: %s (see the table)" % (
+            len(unexplained), ", ".join(sorted(unexplained))))
+    return lines + [""]
+
+
 def markdown(rows, command, started):
     counts = {}
     for r in rows:
@@ -428,6 +478,7 @@ def markdown(rows, command, started):
         " (of %d)" % len(rows),
         "",
     ]
+    lines += not_built_causes(rows)
     # What to fix first: each missing op with the number of models it alone keeps from loading.
     blockers = {}
     for r in rows:
