@@ -34,6 +34,7 @@
 #include "hybrid.h"
 #include "kernels/cpu/conv/conv-dnnl.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
+#include "kernels/cpu/quantized/qconv-finish.h"
 #include "kernels/cpu/quantized/qconv.h"
 #include "kernels/params/quantized.h"
 
@@ -310,6 +311,8 @@ typedef struct qconv_job {
   float *y;
   void *y_bytes;                /* the output held as bytes NHWC */
   char *acc_all;                /* with y_bytes: every slice's sums */
+  hy_qconv_epilogue epilogue;   /* with y_bytes, when runs can take it */
+  bool by_runs;
   dnnl_status_t failed;
 } qconv_job;
 
@@ -429,6 +432,13 @@ finish_bytes (void *arg, int64_t begin, int64_t end, int thread)
       for (int64_t s = 0; s < c->n_slices; s++) {
         const int32_t *acc = (const int32_t *) (j->acc_all
             + (size_t) s * slice_room) + px * c->slice;
+        const int64_t at = px * c->OC + s * c->slice;   /* bytes */
+        if (j->by_runs) {
+          hy_qconv_finish_run (&j->epilogue, s * c->slice, acc,
+              j->sum_bytes ? (const char *) j->sum_bytes + at : NULL,
+              (char *) j->y_bytes + at, c->slice);
+          continue;
+        }
         for (int64_t f = 0; f < c->slice; f++) {
           const int64_t oc = s * c->slice + f;
           float sum = j->sum_bytes ? load_byte (j->sum_bytes,
@@ -561,6 +571,10 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
         + c->thread_stride * (size_t) c->n_threads : NULL,
     .failed = dnnl_success,
   };
+  /* runs read a residual only as bytes (planes lie channel-major) */
+  j.by_runs = c->dst_bytes_out && (!j.sum || j.sum_bytes)
+      && hy_qconv_epilogue_init (&j.epilogue, p, c->bias_q, c->scales,
+          j.sum_scale);
   const int omp_threads = omp_get_max_threads ();
   if (hy_cpu_n_threads (ctx) <= c->n_threads)
     hy_cpu_parallel_each (ctx, c->n_slices, run_slices, &j);
