@@ -311,7 +311,7 @@ typedef struct qconv_job {
   float *y;
   void *y_bytes;                /* the output held as bytes NHWC */
   char *acc_all;                /* with y_bytes: every slice's sums */
-  hy_qconv_epilogue epilogue;   /* with y_bytes, when runs can take it */
+  hy_qconv_epilogue epilogue;   /* when the vector epilogue can take it */
   bool by_runs;
   dnnl_status_t failed;
 } qconv_job;
@@ -386,6 +386,14 @@ run_slices (void *arg, int64_t begin, int64_t end, int thread)
         for (int64_t f = 0; f < c->slice; f++) {
           int64_t oc = slice * c->slice + f;
           const int32_t *acc = dst + n * ohw * c->slice + f;
+          if (j->by_runs) {
+            hy_qconv_finish_plane (&j->epilogue, oc, acc + i0 * c->slice,
+                c->slice, j->sum ? j->sum + (n * c->OC + oc) * ohw + i0
+                    : NULL, j->sum_bytes ? (const char *) j->sum_bytes
+                    + (n * ohw + i0) * c->OC + oc : NULL, c->OC,
+                j->y + (n * c->OC + oc) * ohw + i0, i1 - i0);
+            continue;
+          }
           float bias = (float) c->bias_q[oc], rs = c->scales[oc];
           if (j->sum_bytes) {
             /* the residual held as bytes: (n, i, oc) at (n·ohw + i)·OC
@@ -571,8 +579,9 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
         + c->thread_stride * (size_t) c->n_threads : NULL,
     .failed = dnnl_success,
   };
-  /* runs read a residual only as bytes (planes lie channel-major) */
-  j.by_runs = c->dst_bytes_out && (!j.sum || j.sum_bytes)
+  /* runs to bytes read a residual only as bytes (planes lie
+   * channel-major); to planes, either */
+  j.by_runs = (!c->dst_bytes_out || !j.sum)
       && hy_qconv_epilogue_init (&j.epilogue, p, c->bias_q, c->scales,
           j.sum_scale);
   const int omp_threads = omp_get_max_threads ();
