@@ -2,6 +2,7 @@
 """Layer by layer: our profile beside OpenVINO's on the same model and thread count.
 
     layers_vs_openvino.py MODEL [--threads N] [--batch B] [--iterations I]
+                          [--precision f32|bf16|int8]
 
 MODEL is one of compare.py's exports in the cache ($HYBRIDINFER_CACHE/bench/MODEL or
 ~/.cache/hybridinfer/bench/MODEL: model-symbol.json and model-bB.onnx; run compare.py once
@@ -9,8 +10,11 @@ to make them).  Run it with the venv's Python (~/.cache/hybridinfer/venv/bin/pyt
 has openvino after `tools/setup.sh bench`) after building build/tools/hybridinfer.
 
 Ours: `hybridinfer bench --profile --json` (median ms per call).  OpenVINO: the compiled
-model with PERF_COUNT on, the same settings as compare.py (LATENCY, f32, --threads), each
-executed node's median real time over the iterations.  The convolutions are paired in
+model with PERF_COUNT on, the same settings as compare.py (LATENCY, --threads), each
+executed node's median real time over the iterations.  --precision bf16 runs ours with
+`--precision bf16` and OpenVINO with its inference precision bf16; int8 runs compare.py's
+int8 files, ours MXNet's quantize_net_v2 export (MODEL/int8) and OpenVINO the ONNX Runtime
+QDQ file (model-bB-int8.onnx), as `compare.py --int8` does.  The convolutions are paired in
 execution order, which holds for a chain (MobileNet) but not always across a ResNet's
 branches (OpenVINO may run the shortcut's convolution first), and one of our fused calls
 (pointwise+depthwise and the like) is paired with one of its nodes per part; the per-kind
@@ -33,26 +37,36 @@ def cache_model_dir(model):
     return os.path.join(base, "bench", model)
 
 
-def ours(model_dir, threads, batch, iterations):
-    cmd = [os.path.join(ROOT, "build", "tools", "hybridinfer"), "bench", "--model",
-           os.path.join(model_dir, "model-symbol.json"), "--shape", "%dx3x224x224" % batch,
-           "--threads", str(threads), "--iterations", str(iterations), "--profile", "--json"]
+def ours(model_dir, threads, batch, iterations, precision):
+    symbol = os.path.join(model_dir, *(["int8"] if precision == "int8" else []),
+                          "model-symbol.json")
+    cmd = [os.path.join(ROOT, "build", "tools", "hybridinfer"), "bench", "--model", symbol,
+           "--shape", "%dx3x224x224" % batch, "--threads", str(threads),
+           "--iterations", str(iterations), "--profile", "--json"]
+    if precision == "bf16":
+        cmd += ["--precision", "bf16"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     report = json.loads(out)
     return report["latency_ms"]["median"], [
         (l["op"], l.get("kernel") or "", l["node"], l["ms"]) for l in report["layers"]]
 
 
-def openvino(model_dir, threads, batch, iterations):
+def onnx_file(model_dir, batch, precision):
+    return os.path.join(model_dir, "model-b%d%s.onnx" % (batch,
+                                                        "-int8" if precision == "int8" else ""))
+
+
+def openvino(model_dir, threads, batch, iterations, precision):
     import numpy as np
     import openvino as ov
     import openvino.properties as props
     import openvino.properties.hint as hints
     config = {hints.performance_mode: hints.PerformanceMode.LATENCY,
-              props.inference_num_threads: threads, hints.inference_precision: ov.Type.f32,
-              "PERF_COUNT": True}
+              props.inference_num_threads: threads, "PERF_COUNT": True}
+    if precision != "int8":     # int8: the QDQ file decides, as in compare.py
+        config[hints.inference_precision] = {"f32": ov.Type.f32, "bf16": ov.Type.bf16}[precision]
     core = ov.Core()
-    onnx = os.path.join(model_dir, "model-b%d.onnx" % batch)
+    onnx = onnx_file(model_dir, batch, precision)
     request = core.compile_model(core.read_model(onnx), "CPU", config).create_infer_request()
     x = np.random.default_rng(0).random((batch, 3, 224, 224), dtype=np.float32)
     for _ in range(10):
@@ -76,9 +90,9 @@ def openvino(model_dir, threads, batch, iterations):
 
 
 def kind(op):
-    if op in ("Convolution", "GroupConvolution"):
+    if op in ("Convolution", "GroupConvolution", "_sg_mkldnn_conv"):
         return "convolution"
-    if op in ("FullyConnected", "MatMul"):
+    if op in ("FullyConnected", "MatMul", "_sg_mkldnn_fully_connected"):
         return "fully connected"
     return "other"
 
@@ -89,18 +103,22 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--iterations", type=int, default=100)
+    ap.add_argument("--precision", choices=("f32", "bf16", "int8"), default="f32")
     args = ap.parse_args()
     model_dir = cache_model_dir(args.model)
-    if not os.path.exists(os.path.join(model_dir, "model-b%d.onnx" % args.batch)):
-        sys.exit("%s: no export at batch %d; run tests/bench/compare.py once" % (model_dir,
-                                                                                  args.batch))
-    our_forward, our_layers = ours(model_dir, args.threads, args.batch, args.iterations)
-    ov_forward, ov_layers = openvino(model_dir, args.threads, args.batch, args.iterations)
+    if not os.path.exists(onnx_file(model_dir, args.batch, args.precision)):
+        sys.exit("%s: no %s export at batch %d; run tests/bench/compare.py once%s"
+                 % (model_dir, args.precision, args.batch,
+                    " with --int8" if args.precision == "int8" else ""))
+    our_forward, our_layers = ours(model_dir, args.threads, args.batch, args.iterations,
+                                   args.precision)
+    ov_forward, ov_layers = openvino(model_dir, args.threads, args.batch, args.iterations,
+                                     args.precision)
 
-    our_convs = [l for l in our_layers if l[0] == "Convolution"]
-    ov_convs = [l for l in ov_layers if l[0] in ("Convolution", "GroupConvolution")]
-    print("%s, batch %d, %d threads: our forward %.3f ms, OpenVINO's %.3f ms (median)"
-          % (args.model, args.batch, args.threads, our_forward, ov_forward))
+    our_convs = [l for l in our_layers if kind(l[0]) == "convolution"]
+    ov_convs = [l for l in ov_layers if kind(l[0]) == "convolution"]
+    print("%s, batch %d, %d threads, %s: our forward %.3f ms, OpenVINO's %.3f ms (median)"
+          % (args.model, args.batch, args.threads, args.precision, our_forward, ov_forward))
     print("\n  #  our layer                             our kernel           ours ms"
           "  OpenVINO kernel           its ms  ours/its")
     j = 0
