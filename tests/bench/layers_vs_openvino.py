@@ -126,7 +126,9 @@ def main():
         # A fused call of ours (conv-pw-dw: "pointwise+depthwise",
         # "pointwise+depthwise+pointwise", "depthwise+pointwise") is paired with one
         # of OpenVINO's nodes per part.
-        span = a[1].count("+") + 1
+        # (A bf16 segment's "+entry reorder" and "+exit reorder" are one call.)
+        fused = "pointwise" in a[1] or "depthwise" in a[1]
+        span = a[1].count("+") + 1 if fused else 1
         b = ov_convs[j:j + span]
         j += span
         its = sum(x[3] for x in b) if b else float("nan")
