@@ -109,8 +109,9 @@ def yolov8_model():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-def reference_decode(out, conf, iou_thr):
-    """YOLOv8's decode of one frame's (4 + classes, N), in float32 as the model computes."""
+def reference_decode(out, conf, iou_thr, size=SIZE):
+    """YOLOv8's decode of one frame's (4 + classes, N), in float32 as the model computes; boxes
+    clamped to the size x size frame."""
     p = out[0]
     cls = p[4:].argmax(0)
     score = p[4:].max(0)
@@ -138,10 +139,10 @@ def reference_decode(out, conf, iou_thr):
             kept.append(i)
     rows = []
     for i in kept:
-        bx1 = min(max(float(x1[i]), 0.0), SIZE)
-        by1 = min(max(float(y1[i]), 0.0), SIZE)
-        bx2 = min(max(float(x2[i]), bx1), SIZE)
-        by2 = min(max(float(y2[i]), by1), SIZE)
+        bx1 = min(max(float(x1[i]), 0.0), size)
+        by1 = min(max(float(y1[i]), 0.0), size)
+        bx2 = min(max(float(x2[i]), bx1), size)
+        by2 = min(max(float(y2[i]), by1), size)
         rows.append((int(cls[i]), float(score[i]), [bx1, by1, bx2 - bx1, by2 - by1]))
     return rows, len(order)
 
@@ -164,29 +165,51 @@ def boxes(msg):
             for b in re.findall(r"<([^<>]*)>", m.group(1))]
 
 
-def check_element(onnx_path, plugin_dir, work):
-    env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir,
-               GST_REGISTRY=os.path.join(work, "registry.bin"))
-    raw = os.path.join(work, "frames.rgb")
-    argv = ["gst-launch-1.0", "-m", "videotestsrc", "num-buffers=%d" % N_FRAMES, "pattern=ball",
-            "!", "video/x-raw,format=RGB,width=%d,height=%d" % (SIZE, SIZE), "!",
-            "hybridinfer", "model=" + onnx_path, "output=detection", "scale=0-1",
-            "threshold=%g" % SCORE_THRESHOLD, "iou-threshold=%g" % IOU_THRESHOLD,
-            "post-messages=true", "!", "filesink", "location=" + raw]
+def gst_frames(argv, env, raw, size):
+    """Runs gst-launch ARGV (its last element writes RGB frames to RAW) -> (frames, messages
+    the hybridinfer element posted, one per frame) or an error text."""
     proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=check_onnx.TIMEOUT_S)
     if proc.returncode != 0:
-        return False, "gst-launch failed: %s" % (proc.stdout + proc.stderr)[-400:]
-    msgs = messages(proc.stdout)
-    frames = np.fromfile(raw, dtype=np.uint8).reshape(-1, SIZE, SIZE, 3)
-    if len(msgs) != N_FRAMES or frames.shape[0] != N_FRAMES:
+        return "gst-launch failed: %s" % (proc.stdout + proc.stderr)[-400:]
+    return np.fromfile(raw, dtype=np.uint8).reshape(-1, size, size, 3), messages(proc.stdout)
+
+
+def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
+                  iou_thr=IOU_THRESHOLD, n_frames=N_FRAMES, overlay=None):
+    """With OVERLAY (a function of the original frames, the drawn ones and each frame's kept
+    boxes -> (ok, text)), hybridoverlay follows hybridinfer, and the original frames come from
+    a second run of the same source without it (videotestsrc is deterministic)."""
+    env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir,
+               GST_REGISTRY=os.path.join(work, "registry.bin"))
+    raw = os.path.join(work, "frames.rgb")
+    source = ["gst-launch-1.0", "-m", "videotestsrc", "num-buffers=%d" % n_frames,
+              "pattern=ball", "!", "video/x-raw,format=RGB,width=%d,height=%d" % (size, size),
+              "!"]
+    infer = ["hybridinfer", "model=" + onnx_path, "output=detection", "scale=0-1",
+             "threshold=%g" % conf, "iou-threshold=%g" % iou_thr, "post-messages=true", "!"]
+    got = gst_frames(source + infer + (["hybridoverlay", "!"] if overlay else [])
+                     + ["filesink", "location=" + raw], env, raw, size)
+    if isinstance(got, str):
+        return False, got
+    frames, msgs = got
+    drawn = None
+    if overlay:
+        drawn = frames
+        original = gst_frames(source + ["filesink", "location=" + raw], env, raw, size)
+        if isinstance(original, str):
+            return False, original
+        frames = original[0]
+    if len(msgs) != n_frames or frames.shape[0] != n_frames:
         return False, "%d messages, %d frames; %d expected" % (len(msgs), frames.shape[0],
-                                                               N_FRAMES)
+                                                               n_frames)
     candidates = kept = 0
+    kept_boxes = []
     for f, (frame, msg) in enumerate(zip(frames, msgs)):
         x = frame.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0)
         out = check_onnx.ort_outputs(onnx_path, {"images": x})[0]
-        want, n_candidates = reference_decode(out, SCORE_THRESHOLD, IOU_THRESHOLD)
+        want, n_candidates = reference_decode(out, conf, iou_thr, size)
+        kept_boxes.append([box for _, _, box in want])
         candidates += n_candidates
         kept += len(want)
         ids = [int(v) for v in array(msg, "class-ids", "int")]
@@ -199,13 +222,17 @@ def check_element(onnx_path, plugin_dir, work):
             if ids[k] != cls or abs(scores[k] - score) > 1e-4:
                 return False, "frame %d box %d: class %d score %g, reference %d %g" % (
                     f, k, ids[k], scores[k], cls, score)
-            if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * SIZE:
+            if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * size:
                 return False, "frame %d box %d: %s, reference %s" % (f, k, got[k], box)
     if kept == 0 or kept == candidates:
         return False, "the case does not exercise NMS: %d candidates, %d kept" % (candidates,
                                                                                  kept)
-    return True, "%d frames: %d boxes of %d candidates kept, as the reference" % (
-        N_FRAMES, kept, candidates)
+    text = "%d frames: %d boxes of %d candidates kept, as the reference" % (
+        n_frames, kept, candidates)
+    if overlay:
+        ok, drawn_text = overlay(frames, drawn, kept_boxes)
+        return ok, text + "; " + drawn_text
+    return True, text
 
 
 def main():
