@@ -176,8 +176,9 @@ def gst_frames(argv, env, raw, size):
 
 
 def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
-                  iou_thr=IOU_THRESHOLD, n_frames=N_FRAMES, overlay=None):
-    """With OVERLAY (a function of the original frames, the drawn ones and each frame's kept
+                  iou_thr=IOU_THRESHOLD, n_frames=N_FRAMES, overlay=None,
+                  score_tol=1e-4):
+    """Each reported score must be within SCORE_TOL of the reference's.  With OVERLAY (a function of the original frames, the drawn ones and each frame's kept
     boxes -> (ok, text)), hybridoverlay follows hybridinfer, and the original frames come from
     a second run of the same source without it (videotestsrc is deterministic)."""
     env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir,
@@ -219,7 +220,7 @@ def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
             return False, "frame %d: %d boxes reported, the reference keeps %d" % (
                 f, len(ids), len(want))
         for k, (cls, score, box) in enumerate(want):
-            if ids[k] != cls or abs(scores[k] - score) > 1e-4:
+            if ids[k] != cls or abs(scores[k] - score) > score_tol:
                 return False, "frame %d box %d: class %d score %g, reference %d %g" % (
                     f, k, ids[k], scores[k], cls, score)
             if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * size:
