@@ -165,39 +165,63 @@ def boxes(msg):
             for b in re.findall(r"<([^<>]*)>", m.group(1))]
 
 
-def gst_frames(argv, env, raw, size):
+def gst_frames(argv, env, raw, frame_wh):
     """Runs gst-launch ARGV (its last element writes RGB frames to RAW) -> (frames, messages
     the hybridinfer element posted, one per frame) or an error text."""
     proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=check_onnx.TIMEOUT_S)
     if proc.returncode != 0:
         return "gst-launch failed: %s" % (proc.stdout + proc.stderr)[-400:]
-    return np.fromfile(raw, dtype=np.uint8).reshape(-1, size, size, 3), messages(proc.stdout)
+    return (np.fromfile(raw, dtype=np.uint8).reshape(-1, frame_wh[1], frame_wh[0], 3),
+            messages(proc.stdout))
+
+
+def model_input(frame):
+    """The input the element makes of a frame the model's size (RGB, scale 0-1, no resize),
+    and the picture's area in it (x, y, width, height)."""
+    x = frame.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0)
+    return x, (0, 0, frame.shape[1], frame.shape[0])
+
+
+def to_frame(box, area, frame_wh):
+    """A box (x, y, w, h) in model-input pixels mapped through the picture's area to the
+    frame's, clamped to it, as the element maps boxes back."""
+    ox, oy, rw, rh = area
+    fw, fh = frame_wh
+    x1 = min(max((box[0] - ox) * fw / rw, 0), fw)
+    y1 = min(max((box[1] - oy) * fh / rh, 0), fh)
+    x2 = min(max((box[0] + box[2] - ox) * fw / rw, x1), fw)
+    y2 = min(max((box[1] + box[3] - oy) * fh / rh, y1), fh)
+    return [x1, y1, x2 - x1, y2 - y1]
 
 
 def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
                   iou_thr=IOU_THRESHOLD, n_frames=N_FRAMES, overlay=None,
-                  score_tol=1e-4):
-    """Each reported score must be within SCORE_TOL of the reference's.  With OVERLAY (a function of the original frames, the drawn ones and each frame's kept
+                  score_tol=1e-4, frame_wh=None, options=(), to_input=model_input):
+    """Each reported score must be within SCORE_TOL of the reference's.  Frames are FRAME_WH
+    (the model's size by default); OPTIONS are more of the element's, TO_INPUT makes from a
+    frame the model's input as the element does and says where the picture is in it.  With
+    OVERLAY (a function of the original frames, the drawn ones and each frame's kept
     boxes -> (ok, text)), hybridoverlay follows hybridinfer, and the original frames come from
     a second run of the same source without it (videotestsrc is deterministic)."""
     env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir,
                GST_REGISTRY=os.path.join(work, "registry.bin"))
     raw = os.path.join(work, "frames.rgb")
+    frame_wh = frame_wh or (size, size)
     source = ["gst-launch-1.0", "-m", "videotestsrc", "num-buffers=%d" % n_frames,
-              "pattern=ball", "!", "video/x-raw,format=RGB,width=%d,height=%d" % (size, size),
-              "!"]
+              "pattern=ball", "!", "video/x-raw,format=RGB,width=%d,height=%d" % frame_wh, "!"]
     infer = ["hybridinfer", "model=" + onnx_path, "output=detection", "scale=0-1",
-             "threshold=%g" % conf, "iou-threshold=%g" % iou_thr, "post-messages=true", "!"]
+             "threshold=%g" % conf, "iou-threshold=%g" % iou_thr, "post-messages=true"]
+    infer += list(options) + ["!"]
     got = gst_frames(source + infer + (["hybridoverlay", "!"] if overlay else [])
-                     + ["filesink", "location=" + raw], env, raw, size)
+                     + ["filesink", "location=" + raw], env, raw, frame_wh)
     if isinstance(got, str):
         return False, got
     frames, msgs = got
     drawn = None
     if overlay:
         drawn = frames
-        original = gst_frames(source + ["filesink", "location=" + raw], env, raw, size)
+        original = gst_frames(source + ["filesink", "location=" + raw], env, raw, frame_wh)
         if isinstance(original, str):
             return False, original
         frames = original[0]
@@ -207,9 +231,10 @@ def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
     candidates = kept = 0
     kept_boxes = []
     for f, (frame, msg) in enumerate(zip(frames, msgs)):
-        x = frame.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0)
+        x, area = to_input(frame)
         out = check_onnx.ort_outputs(onnx_path, {"images": x})[0]
         want, n_candidates = reference_decode(out, conf, iou_thr, size)
+        want = [(cls, score, to_frame(box, area, frame_wh)) for cls, score, box in want]
         kept_boxes.append([box for _, _, box in want])
         candidates += n_candidates
         kept += len(want)
@@ -223,7 +248,7 @@ def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
             if ids[k] != cls or abs(scores[k] - score) > score_tol:
                 return False, "frame %d box %d: class %d score %g, reference %d %g" % (
                     f, k, ids[k], scores[k], cls, score)
-            if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * size:
+            if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * max(frame_wh):
                 return False, "frame %d box %d: %s, reference %s" % (f, k, got[k], box)
     if kept == 0 or kept == candidates:
         return False, "the case does not exercise NMS: %d candidates, %d kept" % (candidates,
