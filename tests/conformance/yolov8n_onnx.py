@@ -41,8 +41,8 @@ GRAPH_VERSION = 4
 
 
 class Graph:
-    """Nodes named as torch.onnx names them (`/model.2/cv1/conv/Conv`), so that a message about
-    a node reads as it would on a real export."""
+    """Nodes named in torch.onnx's style (`/model.2/cv1/conv/Conv`), so that a message about a
+    node reads much as it would on a real export."""
 
     def __init__(self, rng):
         self.rng = rng
