@@ -244,6 +244,52 @@ def op_cases():
     # A batch left symbolic: 1 at load, 2 as fed (the plan follows the input).
     c["symbolic-batch"] = one("Conv", [("x", ("N", 3, 8, 8))], [("w", rand(4, 3, 3, 3))],
                               pads=[1, 1, 1, 1])
+    # What Ultralytics' YOLOv8 export (opset 17) writes, op by op (yolov8n_onnx.py, the whole).
+    c["yolov8-split-halves-4d"] = one("Split", [("x", (1, 8, 6, 6))], [("sizes", i64(4, 4))],
+                                      n_out=2, opset=17, axis=1)
+    c["yolov8-maxpool-5x5-s1-p2"] = one("MaxPool", [("x", (1, 4, 10, 10))], kernel_shape=[5, 5],
+                                        strides=[1, 1], pads=[2, 2, 2, 2], opset=17)
+    c["yolov8-softmax-4d-axis1"] = one("Softmax", [("x", (1, 16, 4, 20))], opset=17, axis=1)
+    # torch's exporter gives Resize an empty roi tensor, and its scales and Slice's bounds as
+    # Constant nodes when constant folding leaves them so.
+    c["yolov8-resize-empty-roi"] = model([helper.make_node(
+        "Resize", ["x", "roi", "scales"], ["y0"], mode="nearest", cubic_coeff_a=-0.75,
+        coordinate_transformation_mode="asymmetric", nearest_mode="floor")], x4, ["y0"],
+        [("roi", np.zeros(0, np.float32)), ("scales", np.array([1, 1, 2, 2], np.float32))],
+        opset=17)
+    c["yolov8-constant-node-operands"] = model([
+        helper.make_node("Constant", [], ["scales"], value=numpy_helper.from_array(
+            np.array([1, 1, 2, 2], np.float32), "scales")),
+        helper.make_node("Resize", ["x", "", "scales"], ["up"], mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        helper.make_node("Constant", [], ["st"], value=numpy_helper.from_array(i64(1), "st")),
+        helper.make_node("Constant", [], ["en"], value=numpy_helper.from_array(i64(3), "en")),
+        helper.make_node("Constant", [], ["ax"], value=numpy_helper.from_array(i64(1), "ax")),
+        helper.make_node("Slice", ["up", "st", "en", "ax"], ["y0"])], x4, ["y0"], opset=17)
+    # DFL: 16 bins a side softmaxed and weighed by arange(16) with a 1x1 Conv, then
+    # dist2bbox's centre and size from the anchor points, times the strides.
+    c["yolov8-dfl-dist2bbox"] = model([
+        helper.make_node("Reshape", ["x", "s4"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3]),
+        helper.make_node("Softmax", ["t"], ["sm"], axis=1),
+        helper.make_node("Conv", ["sm", "bins"], ["cv"], kernel_shape=[1, 1]),
+        helper.make_node("Reshape", ["cv", "s3"], ["d"]),
+        helper.make_node("Slice", ["d", "z", "two", "one"], ["lt"]),
+        helper.make_node("Slice", ["d", "two", "four", "one"], ["rb"]),
+        helper.make_node("Sub", ["pts", "lt"], ["a"]),
+        helper.make_node("Add", ["pts", "rb"], ["b"]),
+        helper.make_node("Add", ["a", "b"], ["ab"]),
+        helper.make_node("Div", ["ab", "half"], ["c"]),
+        helper.make_node("Sub", ["b", "a"], ["wh"]),
+        helper.make_node("Concat", ["c", "wh"], ["box"], axis=1),
+        helper.make_node("Mul", ["box", "strides"], ["y0"])],
+        [("x", (1, 64, 21))], ["y0"],
+        [("s4", i64(1, 4, 16, 21)), ("bins", np.arange(16, dtype=np.float32)
+                                     .reshape(1, 16, 1, 1)),
+         ("s3", i64(1, 4, 21)), ("z", i64(0)), ("one", i64(1)), ("two", i64(2)),
+         ("four", i64(4)), ("pts", rand(1, 2, 21, low=0.5, high=8.0)),
+         ("half", np.array(2, np.float32)),
+         ("strides", np.repeat(np.array([8, 16, 32], np.float32), 7)[None])], opset=17)
     c["conv-bn-relu-opset19"] = model([
         helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
         helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"]),

@@ -109,8 +109,9 @@ def yolov8_model():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-def reference_decode(out, conf, iou_thr):
-    """YOLOv8's decode of one frame's (4 + classes, N), in float32 as the model computes."""
+def reference_decode(out, conf, iou_thr, size=SIZE):
+    """YOLOv8's decode of one frame's (4 + classes, N), in float32 as the model computes; boxes
+    clamped to the size x size frame."""
     p = out[0]
     cls = p[4:].argmax(0)
     score = p[4:].max(0)
@@ -138,10 +139,10 @@ def reference_decode(out, conf, iou_thr):
             kept.append(i)
     rows = []
     for i in kept:
-        bx1 = min(max(float(x1[i]), 0.0), SIZE)
-        by1 = min(max(float(y1[i]), 0.0), SIZE)
-        bx2 = min(max(float(x2[i]), bx1), SIZE)
-        by2 = min(max(float(y2[i]), by1), SIZE)
+        bx1 = min(max(float(x1[i]), 0.0), size)
+        by1 = min(max(float(y1[i]), 0.0), size)
+        bx2 = min(max(float(x2[i]), bx1), size)
+        by2 = min(max(float(y2[i]), by1), size)
         rows.append((int(cls[i]), float(score[i]), [bx1, by1, bx2 - bx1, by2 - by1]))
     return rows, len(order)
 
@@ -164,29 +165,77 @@ def boxes(msg):
             for b in re.findall(r"<([^<>]*)>", m.group(1))]
 
 
-def check_element(onnx_path, plugin_dir, work):
-    env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir,
-               GST_REGISTRY=os.path.join(work, "registry.bin"))
-    raw = os.path.join(work, "frames.rgb")
-    argv = ["gst-launch-1.0", "-m", "videotestsrc", "num-buffers=%d" % N_FRAMES, "pattern=ball",
-            "!", "video/x-raw,format=RGB,width=%d,height=%d" % (SIZE, SIZE), "!",
-            "hybridinfer", "model=" + onnx_path, "output=detection", "scale=0-1",
-            "threshold=%g" % SCORE_THRESHOLD, "iou-threshold=%g" % IOU_THRESHOLD,
-            "post-messages=true", "!", "filesink", "location=" + raw]
+def gst_frames(argv, env, raw, frame_wh):
+    """Runs gst-launch ARGV (its last element writes RGB frames to RAW) -> (frames, messages
+    the hybridinfer element posted, one per frame) or an error text."""
     proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=check_onnx.TIMEOUT_S)
     if proc.returncode != 0:
-        return False, "gst-launch failed: %s" % (proc.stdout + proc.stderr)[-400:]
-    msgs = messages(proc.stdout)
-    frames = np.fromfile(raw, dtype=np.uint8).reshape(-1, SIZE, SIZE, 3)
-    if len(msgs) != N_FRAMES or frames.shape[0] != N_FRAMES:
+        return "gst-launch failed: %s" % (proc.stdout + proc.stderr)[-400:]
+    return (np.fromfile(raw, dtype=np.uint8).reshape(-1, frame_wh[1], frame_wh[0], 3),
+            messages(proc.stdout))
+
+
+def model_input(frame):
+    """The input the element makes of a frame the model's size (RGB, scale 0-1, no resize),
+    and the picture's area in it (x, y, width, height)."""
+    x = frame.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0)
+    return x, (0, 0, frame.shape[1], frame.shape[0])
+
+
+def to_frame(box, area, frame_wh):
+    """A box (x, y, w, h) in model-input pixels mapped through the picture's area to the
+    frame's, clamped to it, as the element maps boxes back."""
+    ox, oy, rw, rh = area
+    fw, fh = frame_wh
+    x1 = min(max((box[0] - ox) * fw / rw, 0), fw)
+    y1 = min(max((box[1] - oy) * fh / rh, 0), fh)
+    x2 = min(max((box[0] + box[2] - ox) * fw / rw, x1), fw)
+    y2 = min(max((box[1] + box[3] - oy) * fh / rh, y1), fh)
+    return [x1, y1, x2 - x1, y2 - y1]
+
+
+def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
+                  iou_thr=IOU_THRESHOLD, n_frames=N_FRAMES, overlay=None,
+                  score_tol=1e-4, frame_wh=None, options=(), to_input=model_input):
+    """Each reported score must be within SCORE_TOL of the reference's.  Frames are FRAME_WH
+    (the model's size by default); OPTIONS are more of the element's, TO_INPUT makes from a
+    frame the model's input as the element does and says where the picture is in it.  With
+    OVERLAY (a function of the original frames, the drawn ones and each frame's kept
+    boxes -> (ok, text)), hybridoverlay follows hybridinfer, and the original frames come from
+    a second run of the same source without it (videotestsrc is deterministic)."""
+    env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir,
+               GST_REGISTRY=os.path.join(work, "registry.bin"))
+    raw = os.path.join(work, "frames.rgb")
+    frame_wh = frame_wh or (size, size)
+    source = ["gst-launch-1.0", "-m", "videotestsrc", "num-buffers=%d" % n_frames,
+              "pattern=ball", "!", "video/x-raw,format=RGB,width=%d,height=%d" % frame_wh, "!"]
+    infer = ["hybridinfer", "model=" + onnx_path, "output=detection", "scale=0-1",
+             "threshold=%g" % conf, "iou-threshold=%g" % iou_thr, "post-messages=true"]
+    infer += list(options) + ["!"]
+    got = gst_frames(source + infer + (["hybridoverlay", "!"] if overlay else [])
+                     + ["filesink", "location=" + raw], env, raw, frame_wh)
+    if isinstance(got, str):
+        return False, got
+    frames, msgs = got
+    drawn = None
+    if overlay:
+        drawn = frames
+        original = gst_frames(source + ["filesink", "location=" + raw], env, raw, frame_wh)
+        if isinstance(original, str):
+            return False, original
+        frames = original[0]
+    if len(msgs) != n_frames or frames.shape[0] != n_frames:
         return False, "%d messages, %d frames; %d expected" % (len(msgs), frames.shape[0],
-                                                               N_FRAMES)
+                                                               n_frames)
     candidates = kept = 0
+    kept_boxes = []
     for f, (frame, msg) in enumerate(zip(frames, msgs)):
-        x = frame.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255.0)
+        x, area = to_input(frame)
         out = check_onnx.ort_outputs(onnx_path, {"images": x})[0]
-        want, n_candidates = reference_decode(out, SCORE_THRESHOLD, IOU_THRESHOLD)
+        want, n_candidates = reference_decode(out, conf, iou_thr, size)
+        want = [(cls, score, to_frame(box, area, frame_wh)) for cls, score, box in want]
+        kept_boxes.append([box for _, _, box in want])
         candidates += n_candidates
         kept += len(want)
         ids = [int(v) for v in array(msg, "class-ids", "int")]
@@ -196,16 +245,20 @@ def check_element(onnx_path, plugin_dir, work):
             return False, "frame %d: %d boxes reported, the reference keeps %d" % (
                 f, len(ids), len(want))
         for k, (cls, score, box) in enumerate(want):
-            if ids[k] != cls or abs(scores[k] - score) > 1e-4:
+            if ids[k] != cls or abs(scores[k] - score) > score_tol:
                 return False, "frame %d box %d: class %d score %g, reference %d %g" % (
                     f, k, ids[k], scores[k], cls, score)
-            if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * SIZE:
+            if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * max(frame_wh):
                 return False, "frame %d box %d: %s, reference %s" % (f, k, got[k], box)
     if kept == 0 or kept == candidates:
         return False, "the case does not exercise NMS: %d candidates, %d kept" % (candidates,
                                                                                  kept)
-    return True, "%d frames: %d boxes of %d candidates kept, as the reference" % (
-        N_FRAMES, kept, candidates)
+    text = "%d frames: %d boxes of %d candidates kept, as the reference" % (
+        n_frames, kept, candidates)
+    if overlay:
+        ok, drawn_text = overlay(frames, drawn, kept_boxes)
+        return ok, text + "; " + drawn_text
+    return True, text
 
 
 def main():
