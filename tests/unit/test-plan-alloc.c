@@ -764,12 +764,14 @@ typedef struct int8_case {
  * exactly, the last fp32 scale rounds within 1e-6 (docs/PRECISION.md). */
 #define INT8_VS_MXNET_TOL 1e-5
 
+#ifdef HY_COUNT_ALLOCATIONS
 static gboolean
 int8_runs_on_dnnl (void)
 {
   const char *v = g_getenv ("HYBRIDINFER_DNNL");
   return real_dnnl_execute && !(v && strcmp (v, "0") == 0);
 }
+#endif
 
 static void
 check_int8_steady (const char *dir, int reference_forwards)
