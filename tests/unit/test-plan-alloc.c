@@ -246,7 +246,7 @@ stop_counting (int *blas)
   return g_atomic_int_get (&allocations);
 }
 
-/* Whether convolutions run through oneDNN (HYBRIDINFER_DNNL=1), whose
+/* Whether fp32 convolutions run through oneDNN (HYBRIDINFER_DNNL=1), whose
  * execute allocates on every call (kernels/cpu/conv/conv-dnnl.h): then the
  * steady-state count fails only on allocations outside that call, those
  * inside are reported, and the other counts are not taken; everything
@@ -406,8 +406,8 @@ count_forwards (hy_executor *exec, GPtrArray *inputs, int count, int *blas)
 }
 
 #ifdef HY_COUNT_ALLOCATIONS
-/* With convolutions through oneDNN (bf16, or HYBRIDINFER_DNNL=1): `count`
- * forwards allocate nothing outside oneDNN's dnnl_primitive_execute,
+/* With convolutions through oneDNN (bf16, int8, or HYBRIDINFER_DNNL=1):
+ * `count` forwards allocate nothing outside oneDNN's dnnl_primitive_execute,
  * OpenBLAS's included, which fails the test; what oneDNN allocates inside
  * is reported per forward with the calls and their arguments that
  * explain it (docs/PRECISION.md, "Allocations": oneDNN 2.6 copies the
