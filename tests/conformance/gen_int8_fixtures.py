@@ -16,7 +16,8 @@ subgraph ones' with `sg_`.
 The outputs come from loading the saved files back into MXNet with its oneDNN kernels on (the
 quantized ops exist only there).  Cases are cached: a complete one is skipped unless --force.
 
-    gen_int8_fixtures.py --out DIR [--only SUBSTRING] [--force] [--list] [--stamp FILE]
+    gen_int8_fixtures.py --out DIR [--only SUBSTRING[,SUBSTRING...]] [--force] [--list]
+                         [--stamp FILE]
 
 --stamp touches FILE once every case is complete (the build's custom target waits on it).
 
@@ -339,13 +340,16 @@ def register():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", help="output directory (one sub-directory per case)")
-    ap.add_argument("--only", help="only cases whose name contains this substring")
+    ap.add_argument("--only", help="only cases whose name contains one of these "
+                    "comma-separated substrings (a test that needs a few cases asks for them "
+                    "alone, not for the whole set)")
     ap.add_argument("--force", action="store_true", help="regenerate cached cases")
     ap.add_argument("--list", action="store_true", help="print the case names")
     ap.add_argument("--stamp", help="file to touch once every case is complete")
     args = ap.parse_args(argv)
     register()
-    cases = [c for c in gf.CASES if not args.only or args.only in c.name]
+    wanted = args.only.split(",") if args.only else [""]
+    cases = [c for c in gf.CASES if any(w in c.name for w in wanted)]
     if args.list:
         print("\n".join(c.name for c in cases))
         return 0

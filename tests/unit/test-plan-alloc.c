@@ -20,7 +20,12 @@
  *    tell its allocations apart); those inside are reported with the
  *    calls and arguments that explain them, and must not grow from one
  *    run of forwards to the next; bf16 is skipped, saying why, on a CPU
- *    without AVX512_BF16.
+ *    without AVX512_BF16;
+ *  - int8 (quantize_net_v2 exports made by real MXNet 1.9.1 at test time,
+ *    in the directory HY_INT8_FIXTURES names): its quantized convolutions
+ *    run on oneDNN's int8 kernels by default, so the same holds as in
+ *    bf16; with HYBRIDINFER_DNNL=0 (our reference kernels) nothing
+ *    allocates at all.  The hybrid outputs are MXNet's.
  *
  * Models: tests/fixtures/seed_mlp and seed_net, and from the directory in
  * HY_ZOO_FIXTURES (when set) the zoo models present there.  Under
@@ -241,7 +246,7 @@ stop_counting (int *blas)
   return g_atomic_int_get (&allocations);
 }
 
-/* Whether convolutions run through oneDNN (HYBRIDINFER_DNNL=1), whose
+/* Whether fp32 convolutions run through oneDNN (HYBRIDINFER_DNNL=1), whose
  * execute allocates on every call (kernels/cpu/conv/conv-dnnl.h): then the
  * steady-state count fails only on allocations outside that call, those
  * inside are reported, and the other counts are not taken; everything
@@ -401,8 +406,8 @@ count_forwards (hy_executor *exec, GPtrArray *inputs, int count, int *blas)
 }
 
 #ifdef HY_COUNT_ALLOCATIONS
-/* With convolutions through oneDNN (bf16, or HYBRIDINFER_DNNL=1): `count`
- * forwards allocate nothing outside oneDNN's dnnl_primitive_execute,
+/* With convolutions through oneDNN (bf16, int8, or HYBRIDINFER_DNNL=1):
+ * `count` forwards allocate nothing outside oneDNN's dnnl_primitive_execute,
  * OpenBLAS's included, which fails the test; what oneDNN allocates inside
  * is reported per forward with the calls and their arguments that
  * explain it (docs/PRECISION.md, "Allocations": oneDNN 2.6 copies the
@@ -737,6 +742,104 @@ test_bf16_steady_zoo (gconstpointer name)
   check_bf16_steady (dir);
 }
 
+/* int8: quantize_net_v2's exports (gen_int8_fixtures.py, made by real
+ * MXNet 1.9.1 when the test is built).  Their quantized convolutions run
+ * on oneDNN's int8 kernels unless HYBRIDINFER_DNNL=0, and oneDNN 2.6.3's
+ * execute allocates on every call (docs/PRECISION.md, "int8"): then
+ * nothing may allocate outside it, and what it allocates inside is
+ * reported and must not grow from one run of forwards to the next.  On
+ * our reference kernels nothing may allocate at all.  Either way the
+ * hybrid outputs must be MXNet's. */
+
+typedef struct int8_case {
+  const char *name;
+  /* Counted on the reference kernels.  They sum with scalar loops: a
+   * ResNet-18 forward takes some 130 ms there, against 3-12 ms on
+   * oneDNN, so the zoo nets are counted over 10 forwards, which an
+   * allocation made on every forward fails just as well. */
+  int reference_forwards;
+} int8_case;
+
+/* MXNet's int8 logits against ours: the layers' integers are MXNet's
+ * exactly, the last fp32 scale rounds within 1e-6 (docs/PRECISION.md). */
+#define INT8_VS_MXNET_TOL 1e-5
+
+#ifdef HY_COUNT_ALLOCATIONS
+static gboolean
+int8_runs_on_dnnl (void)
+{
+  const char *v = g_getenv ("HYBRIDINFER_DNNL");
+  return real_dnnl_execute && !(v && strcmp (v, "0") == 0);
+}
+#endif
+
+static void
+check_int8_steady (const char *dir, int reference_forwards)
+{
+  g_autoptr (loaded_case) c = load_case (dir);
+  if (!c)
+    g_error ("%s: no int8 case there (gen_int8_fixtures.py makes it)", dir);
+  hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
+  for (int r = 0; r < WARM_UP_FORWARDS; r++)
+    forward (hyb, c->inputs);
+#ifdef HY_COUNT_ALLOCATIONS
+  if (int8_runs_on_dnnl ()) {
+    /* 100 forwards, in two runs to compare */
+    const int half = COUNTED_FORWARDS / 2;
+    int first = check_only_dnnl_allocates (hyb, c->inputs, c->name, half);
+    const int executes = g_atomic_int_get (&dnnl_executes);
+    int second = check_only_dnnl_allocates (hyb, c->inputs, c->name, half);
+    /* a count of nothing would pass whatever the kernels did */
+    if (executes == 0)
+      g_error ("%s: no int8 convolution ran on oneDNN (HYBRIDINFER_DNNL "
+          "is not 0)", c->name);
+    g_assert_cmpint (second, <=, first + first / 10);
+  } else {
+    const int count = reference_forwards;
+    int blas, n = count_forwards (hyb, c->inputs, count, &blas);
+    const int executes = g_atomic_int_get (&dnnl_executes);
+    if (n + blas != 0 || executes != 0)
+      g_error ("%s: %d allocations (%d by OpenBLAS) and %d oneDNN executes "
+          "in %d hybrid forwards on the reference int8 kernels", c->name,
+          n + blas, blas, executes, count);
+    g_test_message ("%s: 0 allocations in %d forwards on the reference int8 "
+        "kernels", c->name, count);
+  }
+#else
+  (void) reference_forwards;
+  g_test_message ("allocation counting is off (a sanitizer)");
+#endif
+  g_autoptr (GError) error = NULL;
+  g_autofree char *case_path = g_build_filename (dir, "case.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  json_parser_load_from_file (parser, case_path, &error);
+  g_assert_no_error (error);
+  JsonArray *outs = json_object_get_array_member (
+      json_node_get_object (json_parser_get_root (parser)), "outputs");
+  g_assert_cmpint ((int) json_array_get_length (outs), ==,
+      hy_executor_n_outputs (hyb));
+  for (int i = 0; i < hy_executor_n_outputs (hyb); i++) {
+    g_autofree char *f = g_build_filename (dir,
+        json_array_get_string_element (outs, i), NULL);
+    hy_tensor *want = hy_npy_load (f, &error);
+    g_assert_no_error (error);
+    assert_close (hy_executor_output (hyb, i), want, INT8_VS_MXNET_TOL,
+        c->name);
+    hy_tensor_free (want);
+  }
+  assert_arena_near_bound (hyb, c->name);
+  hy_executor_free (hyb);
+}
+
+static void
+test_int8_steady (gconstpointer data)
+{
+  const int8_case *ic = data;
+  g_autofree char *dir = g_build_filename (g_getenv ("HY_INT8_FIXTURES"),
+      ic->name, NULL);
+  check_int8_steady (dir, ic->reference_forwards);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -764,5 +867,25 @@ main (int argc, char **argv)
       "zoo_resnet18_v1_b1", test_bf16_steady_zoo);
   g_test_add_data_func ("/plan-alloc/bf16-steady/zoo_mobilenetv2_1.0_b1",
       "zoo_mobilenetv2_1.0_b1", test_bf16_steady_zoo);
+  /* int8: a small net with every fusion ResNet has, one whose concats,
+   * activation and flatten stay quantized, one with unfused residual adds,
+   * and ResNet-18 v1 and MobileNetV2 (its grouped convolutions on the
+   * reference kernels whatever the switch), batch 1.  Only where MXNet
+   * made them: the plan-alloc-int8 tests (tests/meson.build) name the
+   * directory, and run nothing else. */
+  const char *int8_fixtures = g_getenv ("HY_INT8_FIXTURES");
+  static const int8_case int8_cases[] = {
+    { "int8_small_auto_naive", COUNTED_FORWARDS },
+    { "int8_branches_auto_naive", COUNTED_FORWARDS },
+    { "int8_residual_auto_naive", COUNTED_FORWARDS },
+    { "int8_resnet18_v1_auto_naive", 10 },
+    { "int8_mobilenetv2_1.0_auto_naive", 10 },
+  };
+  for (size_t i = 0; int8_fixtures && *int8_fixtures
+      && i < G_N_ELEMENTS (int8_cases); i++) {
+    g_autofree char *path = g_strdup_printf ("/plan-alloc/int8-steady/%s",
+        int8_cases[i].name);
+    g_test_add_data_func (path, &int8_cases[i], test_int8_steady);
+  }
   return g_test_run ();
 }

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""An int8 model through hybridinfer in a pipeline, against real MXNet's int8.
+
+The colors test model (tests/element/models, make_models.py) is quantized
+here by real MXNet 1.9.1 (`quantize_net_v2`, naive calibration on solid
+frames of its nine colours and two ramps) and exported into a temporary
+folder, as a user would make an int8 model.  For each case gst-launch-1.0
+runs videotestsrc through hybridinfer with that int8 model into a filesink
+(check_mxnet.py's way: the raw frames land in a file, `-m` prints the
+element's messages); the same frames, pre-processed in numpy, go through
+MXNet's own int8 model (its oneDNN kernels).  The element's top label must
+be MXNet's, and, on a frame of one of the model's colours, that colour; its
+scores must be MXNet's within SCORE_TOL.
+
+Why not check_mxnet.py's 1e-4: the element converts and resizes frames in
+float32, numpy in float64, and a value that lands on the other side of a
+rounding in the first quantize moves one int8 step; the layers after it
+are exact, so such a step is all the scores can differ by.  On these
+frames no value takes that step: the largest difference is 1.3e-5
+(2026-12-02, float rounding of the last scale and the softmax).
+
+The environment must point GStreamer at the plugin (meson's element tests
+do).  Prints TAP.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# MXNet's quantized ops exist only with its oneDNN kernels (the default; said
+# here so that an environment that turned them off does not hide them).
+os.environ["MXNET_MKLDNN_ENABLED"] = "1"
+import numpy as np  # noqa: E402
+import mxnet as mx  # noqa: E402
+from mxnet.contrib import quantization  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_mxnet as cm  # noqa: E402  (frames, pre-processing, messages)
+
+N_FRAMES = 3
+SIZE = 32               # the colors model's input (its __shape__)
+SCORE_TOL = 1e-2        # softmax scores: one int8 step of the first quantize
+MODEL = "colors-int8"
+
+# name, pattern, format, width, height, colorimetry, element options, the
+# label the frame's colour must get (None: a mixed frame, MXNet's label only)
+CASES = [
+    ("int8-red-rgb", "red", "RGB", 64, 48, None, "", "red"),
+    ("int8-green-nv12", "green", "NV12", 64, 48, "bt601", "", "green"),
+    ("int8-blue-i420", "blue", "I420", 64, 48, "bt601", "", "blue"),
+    ("int8-white-bgrx", "white", "BGRx", 40, 30, None, "", "white"),
+    ("int8-smpte-rgb", "smpte", "RGB", 64, 48, None, "", None),
+    ("int8-ball-i420-letterbox", cm.BALL, "I420", 96, 54, "bt601",
+     "resize=letterbox", None),
+]
+
+
+def calibration_frames():
+    """Solid frames of the model's nine colours (0..255, as the element
+    feeds it) and a horizontal and a vertical ramp."""
+    colours = [(0, 0, 0), (1, 1, 1), (0.5, 0.5, 0.5), (1, 0, 0), (0, 1, 0),
+               (0, 0, 1), (1, 1, 0), (0, 1, 1), (1, 0, 1)]
+    frames = [np.ones((3, SIZE, SIZE)) * np.array(c)[:, None, None] * 255
+              for c in colours]
+    ramp = np.linspace(0, 255, SIZE)
+    frames.append(np.broadcast_to(ramp[None, None, :], (3, SIZE, SIZE)))
+    frames.append(np.broadcast_to(ramp[None, :, None], (3, SIZE, SIZE)))
+    frames.append(np.zeros((3, SIZE, SIZE)))    # 12: two batches of six
+    return np.stack(frames).astype(np.float32)
+
+
+def make_int8_model(models, out):
+    """quantize_net_v2's export of the colors model into out/colors-int8,
+    with the fp32 model's sidecar beside it (its scale, its input size)."""
+    net = mx.gluon.SymbolBlock.imports(
+        os.path.join(models, "colors-shaped-symbol.json"), ["data"],
+        os.path.join(models, "colors-shaped-0000.params"))
+    calib = calibration_frames()
+    qnet = quantization.quantize_net_v2(
+        net, quantized_dtype="auto", quantize_mode="full", exclude_layers=None,
+        calib_data=mx.io.NDArrayIter(calib, batch_size=6),
+        num_calib_examples=len(calib), calib_mode="naive", ctx=mx.cpu(),
+        logger=None)
+    qnet.hybridize(static_alloc=True, static_shape=True)
+    qnet(mx.nd.array(calib[:1]))
+    prefix = os.path.join(out, MODEL)
+    qnet.export(prefix, epoch=0)
+    shutil.copy(os.path.join(models, "colors-shaped-model.json"),
+                prefix + "-model.json")
+    with open(prefix + "-symbol.json") as f:
+        ops = {n["op"] for n in json.load(f)["nodes"]}
+    if "_contrib_quantize_v2" not in ops or "_sg_mkldnn_conv" not in ops:
+        raise RuntimeError("MXNet wrote no int8 model: ops %s" % sorted(ops))
+    return prefix
+
+
+def run_pipeline(gst_launch, prefix, labels, case, raw_path):
+    name, pattern, fmt, w, h, colorimetry, opts, _ = case
+    caps = "video/x-raw,format=%s,width=%d,height=%d" % (fmt, w, h)
+    if colorimetry:
+        caps += ",colorimetry=%s" % colorimetry
+    cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
+           "caps=\"%s\" ! hybridinfer model=%s-symbol.json labels=%s "
+           "device=cpu input-size=%dx%d top-k=9 post-messages=true %s ! "
+           "filesink location=%s" % (gst_launch, N_FRAMES, pattern, caps,
+                                      prefix, labels, SIZE, SIZE, opts,
+                                      raw_path))
+    out = subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                         timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError("gst-launch failed:\n%s%s" % (out.stdout,
+                                                       out.stderr))
+    return [line.split("(element): ", 1)[1] for line in
+            out.stdout.splitlines() if "(element): hybridinfer," in line]
+
+
+def check_case(args, case, prefix, net, labels, worst):
+    name, pattern, fmt, w, h, colorimetry, opts, colour = case
+    labels_path = os.path.join(args.models, "colors.txt")
+    raw_path = os.path.join(os.path.dirname(prefix), name + ".raw")
+    msgs = run_pipeline(args.gst_launch, prefix, labels_path, case, raw_path)
+    if len(msgs) != N_FRAMES:
+        return "%d messages for %d frames" % (len(msgs), N_FRAMES)
+    raw = np.fromfile(raw_path, np.uint8)
+    size = cm.frame_size(fmt, w, h)
+    if raw.size != N_FRAMES * size:
+        return "%d bytes of frames, expected %d" % (raw.size, N_FRAMES * size)
+    o = cm.options(opts)
+    for i, msg in enumerate(msgs):
+        x, _ = cm.tensor(raw[i * size:(i + 1) * size], fmt, w, h, o,
+                         (1, 3, SIZE, SIZE), colorimetry)
+        ref = net(mx.nd.array(x)).asnumpy().ravel()
+        ids = [int(v) for v in cm.array(msg, "class-ids", "int")]
+        scores = [float(v) for v in cm.array(msg, "scores", "float")]
+        names = cm.array(msg, "labels", "string")
+        if sorted(ids) != list(range(ref.size)) or len(scores) != ref.size:
+            return "frame %d: class-ids %s: expected every class" % (i, ids)
+        ours = np.zeros(ref.size)
+        ours[ids] = scores
+        err = float(np.max(np.abs(ours - ref)))
+        worst[0] = max(worst[0], err)
+        if err > SCORE_TOL:
+            return "frame %d: scores off MXNet's int8 by %g (tolerance %g)" % (
+                i, err, SCORE_TOL)
+        best = int(np.argmax(ref))
+        second = float(np.sort(ref)[-2])
+        if ids[0] != best and ref[best] - second > SCORE_TOL:
+            return "frame %d: label %s, MXNet's int8 model says %s" % (
+                i, names[0], labels[best])
+        if colour and names[0] != colour:
+            return "frame %d: a %s frame labelled %s" % (i, colour, names[0])
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gst-launch", default="gst-launch-1.0")
+    ap.add_argument("--models", required=True)
+    args = ap.parse_args()
+    with open(os.path.join(args.models, "colors.txt")) as f:
+        labels = f.read().splitlines()
+    with tempfile.TemporaryDirectory(prefix="hy-int8-element-") as tmp:
+        prefix = make_int8_model(args.models, tmp)
+        net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"],
+                                           prefix + "-0000.params")
+        worst = [0.0]
+        status = cm.run_tap(CASES, lambda case: check_case(
+            args, case, prefix, net, labels, worst))
+        print("# largest score difference from MXNet's int8 model: %g"
+              % worst[0])
+        return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
