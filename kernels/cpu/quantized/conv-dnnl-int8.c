@@ -564,14 +564,22 @@ fused_on (void)
  * other range takes the epilogue's path.  TRUE when it ran the call.
  *
  * Why: the epilogue's way writes 4 bytes of int32 per output, reads them
- * back and makes a pass of its own.  Median CPU time per forward,
- * hybridinfer bench -t 2 -n 40, old and new alternated 4 times on an
- * Intel Xeon, 2 vCPUs loaded by other builds (ranges over the runs):
- * resnet18_v1 batch 1 10.4-19.3 ms before, 6.8-10.8 after; resnet50_v1
- * batch 1 22.8-33.5 before, 13.6-18.8 after; resnet18_v1 batch 8 59-74
- * before, 46-53 after; resnet50_v1 batch 8 148-164 before, 84-86 after.
- * One primitive over every filter on oneDNN's OpenMP team: its scales
- * are baked in, so per-thread slices would each need a primitive. */
+ * back and makes a pass of its own.  Medians per forward, hybridinfer
+ * bench -t 2 -n 40, old and new alternated 4 times on an Intel Xeon,
+ * 2 vCPUs loaded by other builds (CPU time, then latency; ranges over
+ * the runs): resnet18_v1 batch 1 9.9-10.0 ms CPU before, 6.7-6.9 after,
+ * 5.2 ms latency before, 4.5-4.6 after; resnet50_v1 batch 1 22.4-22.8
+ * before, 11.7-12.0 after (12.0-12.2 ms latency, 10.1-10.5); resnet18_v1
+ * batch 8 64-66 before, 50-53 after (34-43 ms, 31-50); resnet50_v1
+ * batch 8 139-143 before, 83-84 after (75-78 ms, 55-58).
+ *
+ * One primitive over every filter.  A primitive per filter slice on our
+ * threads (scales baked into each, bytes through a dense buffer into the
+ * output's channels) took more CPU time: resnet50_v1 batch 1 23.2-23.7
+ * ms, batch 8 131-134.  A batch of one runs on the calling thread alone:
+ * oneDNN's team of two there, beside our pool's workers, took 13.3-14.4
+ * ms (resnet50_v1) where one thread takes 10.4; from batch 8 on the team
+ * is the faster (56 ms against 67-68). */
 static bool
 run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
     hy_tensor *const *out, const void *src, float sum_scale)
@@ -594,7 +602,7 @@ run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
     };
     GError *error = NULL;
     c->fused = hy_qconv_fused_new (c->engine, p, &g, c->wq, c->bias_q,
-        c->scales, sum_scale, c->n_threads, &error);
+        c->scales, sum_scale, c->N == 1 ? 1 : c->n_threads, &error);
     if (error) {
       /* not the data's fault: today's path runs it */
       g_debug ("%s", error->message);

@@ -2,10 +2,8 @@
  * qconv-dnnl-fused.c — the quantized convolution writing its bytes from
  * inside oneDNN (see qconv-dnnl-fused.h).
  *
- * One primitive over every filter, run by oneDNN's own OpenMP team of
- * the backend's thread count: its scales are baked in, so slices would
- * each need a primitive of their own, and their bytes would go through
- * a dense buffer into the output's channels.
+ * One primitive over every filter, run by an OpenMP team of the size
+ * it was made with (conv-dnnl-int8.c's run_fused says which, and why).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -164,8 +162,13 @@ hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
               scales), "output scales", error)
       && set_post_ops (attr, p, sum_scale, error);
   if (good) {
+    /* oneDNN's kernels fix their thread count when made, from OpenMP's:
+     * the backend's, whatever the calling thread had */
+    const int omp_threads = omp_get_max_threads ();
+    omp_set_num_threads (n_threads);
     dnnl_status_t st = dnnl_primitive_desc_create (&pd, &desc, attr, engine,
         NULL);
+    omp_set_num_threads (omp_threads);
     if (st == dnnl_unimplemented) {
       dnnl_primitive_attr_destroy (attr);
       hy_qconv_fused_free (f);

@@ -25,8 +25,9 @@ typedef struct hy_qconv_geometry {
 } hy_qconv_geometry;
 
 /* wq: the quantized weights (OC × C × kh × kw); bias_q, scales: per
- * output channel, as this forward's epilogue would use them.  NULL
- * without an error when oneDNN has no kernel for it. */
+ * output channel, as this forward's epilogue would use them; n_threads:
+ * the OpenMP team it runs on.  NULL without an error when oneDNN has no
+ * kernel for it. */
 hy_qconv_fused *hy_qconv_fused_new (dnnl_engine_t engine,
     const hy_quantized_conv_params *p, const hy_qconv_geometry *g,
     const int8_t *wq, const int32_t *bias_q, const float *scales,
