@@ -18,6 +18,9 @@
  * cache lines.  The bytes hold the same integers as the floats would:
  * the results are the same bits.  HYBRIDINFER_INT8_BYTES=0 keeps planes.
  *
+ * Where the plan holds the data, the residual and the output as bytes,
+ * oneDNN writes the output's bytes itself instead (run_fused below).
+ *
  * Threads: like conv-dnnl.c, the filters are cut into equal slices, each
  * one execution of the same primitive on one thread of the kernels' pool
  * with one OpenMP thread (oneDNN's Debian build threads with OpenMP),
@@ -34,6 +37,7 @@
 #include "hybrid.h"
 #include "kernels/cpu/conv/conv-dnnl.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
+#include "kernels/cpu/quantized/qconv-dnnl-fused.h"
 #include "kernels/cpu/quantized/qconv-finish.h"
 #include "kernels/cpu/quantized/qconv.h"
 #include "kernels/params/quantized.h"
@@ -63,6 +67,12 @@ typedef struct hy_qconv_dnnl {
    * the data, the residual, the output */
   bool src_bytes_in, sum_bytes_in, dst_bytes_out;
   float *planes;                /* run_capped's, made when first needed */
+  /* bytes out: oneDNN writing them itself (qconv-dnnl-fused.h), made on
+   * the first forward for its ranges (data min/max, residual min/max) */
+  int8_t *wq;                   /* the quantized weights, OIHW */
+  bool fused_tried;
+  float fused_ranges[4];
+  hy_qconv_fused *fused;
   size_t src_bytes, dst_bytes, scratch_bytes;
 } hy_qconv_dnnl;
 
@@ -101,6 +111,8 @@ qconv_dnnl_free (hy_qconv_dnnl *c)
     dnnl_engine_destroy (c->engine);
   g_free (c->weights_data);
   g_free (c->planes);
+  hy_qconv_fused_free (c->fused);
+  g_free (c->wq);
   g_free (c->s_w);
   g_free (c->bias);
   g_free (c->bias_q);
@@ -178,7 +190,7 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
   c->bias = g_new (float, c->OC);
   c->bias_q = g_new (int32_t, c->OC);
   c->scales = g_new (float, c->OC);
-  g_autofree int8_t *wq = g_new (int8_t, c->OC * K);
+  int8_t *wq = c->wq = g_new (int8_t, c->OC * K);
   hy_qconv_quantize_weights (p, in, 0.0f, wq, c->s_w, c->bias);
 
   const hy_conv_params *cp = &p->conv;
@@ -530,6 +542,90 @@ run_capped (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
   }
 }
 
+/* Whether oneDNN may write the bytes itself: unless
+ * HYBRIDINFER_INT8_FUSED=0 (read once; today's epilogue, to compare). */
+static bool
+fused_on (void)
+{
+  static gsize once;
+  static bool on;
+  if (g_once_init_enter (&once)) {
+    const char *v = g_getenv ("HYBRIDINFER_INT8_FUSED");
+    on = !(v && strcmp (v, "0") == 0);
+    g_once_init_leave (&once, 1);
+  }
+  return on;
+}
+
+/* Bytes in the plan from the data (and residual) to the output: oneDNN
+ * rounds them itself, with this forward's scales baked into a primitive
+ * made the first time (the warm-up forward) and used while the ranges
+ * are the same, as they are every forward of a calibrated export; any
+ * other range takes the epilogue's path.  TRUE when it ran the call.
+ *
+ * Why: the epilogue's way writes 4 bytes of int32 per output, reads them
+ * back and makes a pass of its own.  Medians per forward, hybridinfer
+ * bench -t 2 -n 40, old and new alternated 4 times on an Intel Xeon,
+ * 2 vCPUs loaded by other builds (CPU time, then latency; ranges over
+ * the runs): resnet18_v1 batch 1 9.9-10.0 ms CPU before, 6.7-6.9 after,
+ * 5.2 ms latency before, 4.5-4.6 after; resnet50_v1 batch 1 22.4-22.8
+ * before, 11.7-12.0 after (12.0-12.2 ms latency, 10.1-10.5); resnet18_v1
+ * batch 8 64-66 before, 50-53 after (34-43 ms, 31-50); resnet50_v1
+ * batch 8 139-143 before, 83-84 after (75-78 ms, 55-58).
+ *
+ * One primitive over every filter.  A primitive per filter slice on our
+ * threads (scales baked into each, bytes through a dense buffer into the
+ * output's channels) took more CPU time: resnet50_v1 batch 1 23.2-23.7
+ * ms, batch 8 131-134.  A batch of one runs on the calling thread alone:
+ * oneDNN's team of two there, beside our pool's workers, took 13.3-14.4
+ * ms (resnet50_v1) where one thread takes 10.4; from batch 8 on the team
+ * is the faster (56 ms against 67-68). */
+static bool
+run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
+    hy_tensor *const *out, const void *src, float sum_scale)
+{
+  const hy_quantized_conv_params *p = &c->p;
+  if (!c->dst_bytes_out || (p->with_sum && !c->sum_bytes_in) || !fused_on ())
+    return false;
+  hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
+  const float ranges[4] = {
+    in[at.min_data]->data[0], in[at.max_data]->data[0],
+    p->with_sum ? in[at.min_sum]->data[0] : 0.0f,
+    p->with_sum ? in[at.max_sum]->data[0] : 0.0f,
+  };
+  if (!c->fused_tried) {
+    c->fused_tried = true;
+    memcpy (c->fused_ranges, ranges, sizeof ranges);
+    hy_qconv_geometry g = {
+      .N = c->N, .C = c->C, .H = c->H, .W = c->W,
+      .OC = c->OC, .OH = c->OH, .OW = c->OW,
+    };
+    GError *error = NULL;
+    c->fused = hy_qconv_fused_new (c->engine, p, &g, c->wq, c->bias_q,
+        c->scales, sum_scale, c->N == 1 ? 1 : c->n_threads, &error);
+    if (error) {
+      /* not the data's fault: today's path runs it */
+      g_debug ("%s", error->message);
+      g_error_free (error);
+    }
+    /* made once: the weights are in the primitive now */
+    g_clear_pointer (&c->wq, g_free);
+  }
+  for (int k = 0; k < 4; k++)
+    if (!c->fused || !(ranges[k] == c->fused_ranges[k]))
+      return false;
+  if (p->with_sum && out[0]->data != in[at.sum]->data)
+    memcpy (out[0]->data, in[at.sum]->data,
+        (size_t) (c->N * c->OC * c->OH * c->OW));
+  dnnl_status_t st = hy_qconv_fused_run (c->fused, src, out[0]->data);
+  if (st != dnnl_success)
+    hy_cpu_fail (ctx, "oneDNN int8 convolution failed (%s)",
+        dnnl_status2str (st));
+  out[1]->data[0] = p->min_calib;
+  out[2]->data[0] = p->max_calib;
+  return true;
+}
+
 void
 hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
@@ -567,12 +663,16 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
     hy_cpu_parallel_for (ctx, c->N * b.blocks,
         hy_cpu_grain (PIXEL_BLOCK * c->C), to_bytes, &b);
   }
+  float sum_scale = p->with_sum ? hy_qconv_sum_scale (p, in, s_out) : 0.0f;
+  if (run_fused (ctx, c, in, out, c->src_bytes_in ? (const void *) in[0]->data
+          : ws, sum_scale))
+    return;
   qconv_job j = {
     .c = c, .src = c->src_bytes_in ? (const void *) in[0]->data : ws,
     .per_thread = ws + src_room,
     .sum = p->with_sum && !c->sum_bytes_in ? in[at.sum]->data : NULL,
     .sum_bytes = p->with_sum && c->sum_bytes_in ? in[at.sum]->data : NULL,
-    .sum_scale = p->with_sum ? hy_qconv_sum_scale (p, in, s_out) : 0.0f,
+    .sum_scale = sum_scale,
     .y = c->dst_bytes_out ? NULL : out[0]->data,
     .y_bytes = c->dst_bytes_out ? (void *) out[0]->data : NULL,
     .acc_all = c->dst_bytes_out ? ws + src_room
