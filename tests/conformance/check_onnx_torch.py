@@ -72,8 +72,10 @@ def main():
     out = cache_dir()
     missing = [m for m in MODELS if not os.path.isfile(os.path.join(out, m + ".onnx"))]
     if missing and not os.access(torch_python, os.X_OK):
+        # A TAP plan of 0 with SKIP is meson's skip (an exit status of 77 would read as an
+        # error under protocol tap).
         print("1..0 # SKIP no torch venv at %s (tools/setup.sh test makes it)" % torch_python)
-        return 77
+        return 0
     if missing:
         start = time.monotonic()
         proc = subprocess.run([torch_python, os.path.join(HERE, "torch_exports.py"), out],
