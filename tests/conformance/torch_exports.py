@@ -14,7 +14,7 @@ Writes into OUT_DIR (skipping a file already there):
 
 It runs in ~/.cache/hybridinfer/torch-venv (tools/setup.sh makes it), never in the MXNet venv:
 torch needs a numpy that MXNet 1.9.1 cannot load.  Nothing here may touch the network, so
-Ultralytics is told it is offline and keeps its settings inside OUT_DIR.
+Ultralytics is told it is offline, may not pip-install, and keeps its settings inside OUT_DIR.
 """
 
 import os
@@ -72,11 +72,18 @@ def export_yolov8n(out_dir):
     path = os.path.join(out_dir, "yolov8n.onnx")
     if os.path.isfile(path):
         return
-    # Set before the import: Ultralytics reads them once, when it loads.
-    os.environ["YOLO_OFFLINE"] = "1"
+    # Set before the import: Ultralytics reads them once, when it loads.  It takes only "true"
+    # as offline (not "1"); offline it sends no events and checks no updates.  Without
+    # YOLO_AUTOINSTALL=false a requirement it finds missing is pip-installed by whatever `pip`
+    # is on PATH, outside this venv: fail the export instead.
+    os.environ["YOLO_OFFLINE"] = "true"
+    os.environ["YOLO_AUTOINSTALL"] = "false"
     os.environ["YOLO_CONFIG_DIR"] = os.path.join(out_dir, "ultralytics-config")
     import torch
     from ultralytics import YOLO
+    from ultralytics import utils as ultralytics_utils
+    if ultralytics_utils.ONLINE:
+        sys.exit("torch_exports.py: Ultralytics still thinks it is online (YOLO_OFFLINE ignored?)")
     torch.manual_seed(SEED)
     model = YOLO("yolov8n.yaml")
     calibrate_batchnorm(model.model, 640)
