@@ -18,7 +18,7 @@
 #           under the cache: MXNet 1.9.1, numpy < 1.24, ONNX, ONNX Runtime,
 #           GluonCV 0.10.5's model zoo, motmetrics (the tracker's measures);
 #           and a second venv, torch-venv, for the real ONNX exporters
-#           (PyTorch 2.5.1, torchvision, Ultralytics 8.3.40: 2 to 4 minutes
+#           (PyTorch 2.5.1, torchvision, Ultralytics 8.3.160: 2 to 4 minutes
 #           and 6 GB from scratch); builds everything.
 #   bench   + the benchmark peers no test needs: OpenVINO, in the same venv
 #           (tests/bench/compare.py, layers_vs_openvino.py).
@@ -138,18 +138,26 @@ install_venv() {
 # 6 GB installed.  Ultralytics' ONNX export checks for onnx, onnxslim and
 # onnxruntime and would try to pip-install them at export time if absent, so
 # they are installed here, pinned, and the export runs offline.
-TORCH_PACKAGES=("torch==2.5.1" "torchvision==0.20.1" "onnx==1.17.0" "onnxslim==0.1.48"
-  "onnxruntime==1.20.1" "ultralytics==8.3.40")
+TORCH_PACKAGES=("torch==2.5.1" "torchvision==0.20.1" "onnx==1.17.0" "onnxslim==0.1.98"
+  "onnxruntime==1.20.1" "ultralytics==8.3.160")
 install_torch_venv() {
-  # find_spec, not import: importing torch takes seconds on every setup.
-  if [ -x "$TORCH_VENV/bin/python" ] && "$TORCH_VENV/bin/python" -c "
-import importlib.util, sys
-sys.exit(any(importlib.util.find_spec(m) is None
-             for m in ('torch', 'torchvision', 'onnx', 'onnxslim', 'onnxruntime', 'ultralytics')))"
+  # The pinned versions read from the installed metadata, not by importing: importing torch
+  # takes seconds on every setup.  A venv with other versions is brought to the pins.
+  if [ -x "$TORCH_VENV/bin/python" ] && "$TORCH_VENV/bin/python" - "${TORCH_PACKAGES[@]}" <<'PY'
+import sys
+from importlib import metadata
+def installed(pin):
+    name, version = pin.split("==")
+    try:
+        return metadata.version(name) == version
+    except metadata.PackageNotFoundError:
+        return False
+sys.exit(not all(installed(pin) for pin in sys.argv[1:]))
+PY
   then
     return 0
   fi
-  log "creating the exporters' venv in $TORCH_VENV (${TORCH_PACKAGES[*]}; about 6 GB)"
+  log "installing the exporters' venv in $TORCH_VENV (${TORCH_PACKAGES[*]}; about 6 GB)"
   local start=$SECONDS
   mkdir -p "$CACHE"
   if ! { python3 -m venv "$TORCH_VENV" \

@@ -11,6 +11,7 @@ Writes into OUT_DIR (skipping a file already there):
 - yolov8n.onnx: Ultralytics' YOLOv8n built from yolov8n.yaml (seeded, no weights downloaded),
   exported by `model.export(format="onnx", opset=17, imgsz=640)` with Ultralytics' own default
   simplification (onnxslim): input `images` 1x3x640x640, output `output0` (1, 84, 8400).
+- yolov8n-nms.onnx: the same exported with nms=True: output0 (1, 300, 6), NMS in the graph.
 
 It runs in ~/.cache/hybridinfer/torch-venv (tools/setup.sh makes it), never in the MXNet venv:
 torch needs a numpy that MXNet 1.9.1 cannot load.  Nothing here may touch the network, so
@@ -68,9 +69,14 @@ def export_torchvision(out_dir):
         print("exported %s" % path)
 
 
+# Each file and what export() is given beyond format, opset and size: nms=True puts
+# Ultralytics' NMS into the graph (output0 (1, 300, 6)), which the importer refuses.
+YOLO_EXPORTS = {"yolov8n": {}, "yolov8n-nms": {"nms": True}}
+
+
 def export_yolov8n(out_dir):
-    path = os.path.join(out_dir, "yolov8n.onnx")
-    if os.path.isfile(path):
+    todo = [n for n in YOLO_EXPORTS if not os.path.isfile(os.path.join(out_dir, n + ".onnx"))]
+    if not todo:
         return
     # Set before the import: Ultralytics reads them once, when it loads.  It takes only "true"
     # as offline (not "1"); offline it sends no events and checks no updates.  Without
@@ -84,26 +90,31 @@ def export_yolov8n(out_dir):
     from ultralytics import utils as ultralytics_utils
     if ultralytics_utils.ONLINE:
         sys.exit("torch_exports.py: Ultralytics still thinks it is online (YOLO_OFFLINE ignored?)")
-    torch.manual_seed(SEED)
-    model = YOLO("yolov8n.yaml")
-    calibrate_batchnorm(model.model, 640)
-    # Detect's class biases start at the prior of an untrained head (about -10: scores near
-    # 1e-4); at 0 the scores spread over (0, 1), where a wrong score shows.
-    with torch.no_grad():
-        for branch in model.model.model[-1].cv3:
-            branch[-1].bias.zero_()
-    # Ultralytics writes beside the source model, here the working directory: a private one.
-    work = os.path.join(out_dir, "yolov8n-export.%d" % os.getpid())
-    os.makedirs(work, exist_ok=True)
-    here = os.getcwd()
-    os.chdir(work)
-    try:
-        made = model.export(format="onnx", opset=OPSET, imgsz=640, simplify=True)
-    finally:
-        os.chdir(here)
-    os.replace(os.path.join(work, made), path)
-    shutil.rmtree(work, ignore_errors=True)
-    print("exported %s" % path)
+    for name in todo:
+        # A fresh model each time: export() fuses the one it is given.
+        torch.manual_seed(SEED)
+        model = YOLO("yolov8n.yaml")
+        calibrate_batchnorm(model.model, 640)
+        # Detect's class biases start at the prior of an untrained head (about -10: scores
+        # near 1e-4); at 0 the scores spread over (0, 1), where a wrong score shows.
+        with torch.no_grad():
+            for branch in model.model.model[-1].cv3:
+                branch[-1].bias.zero_()
+        # Ultralytics writes beside the source model, here the working directory: a private
+        # one.
+        work = os.path.join(out_dir, "%s-export.%d" % (name, os.getpid()))
+        os.makedirs(work, exist_ok=True)
+        here = os.getcwd()
+        os.chdir(work)
+        try:
+            made = model.export(format="onnx", opset=OPSET, imgsz=640, simplify=True,
+                                **YOLO_EXPORTS[name])
+        finally:
+            os.chdir(here)
+        path = os.path.join(out_dir, name + ".onnx")
+        os.replace(os.path.join(work, made), path)
+        shutil.rmtree(work, ignore_errors=True)
+        print("exported %s" % path)
 
 
 def main():
