@@ -6,10 +6,11 @@ against ONNX Runtime.
 
 torch_exports.py, run by the torch venv (default $HYBRIDINFER_CACHE/torch-venv/bin/python,
 made by tools/setup.sh test), exports torchvision's ResNet-50 and MobileNetV3-Small and
-Ultralytics' YOLOv8n with seeded random weights into $HYBRIDINFER_CACHE/onnx/torch-exports/
-once; this script (the reference venv: numpy, onnx, onnxruntime) then runs each in hybrid and in
-imperative mode and compares every output with ONNX Runtime's as check_onnx.py does
-(max|ours - ort| <= 1e-4 * max(1, max|ort|)).  Prints TAP.
+Ultralytics' YOLOv8n (plain, and with nms=True) with seeded random weights into
+$HYBRIDINFER_CACHE/onnx/torch-exports-vN/ once; this script (the reference venv: numpy, onnx,
+onnxruntime) then runs each model in hybrid and in imperative mode and compares every output
+with ONNX Runtime's as check_onnx.py does (max|ours - ort| <= 1e-4 * max(1, max|ort|)), and
+requires the nms=True file to be refused with the importer's message.  Prints TAP.
 """
 
 import argparse
@@ -74,7 +75,8 @@ def main():
     torch_python = args.torch_python or os.path.join(
         os.path.dirname(os.path.dirname(cache_dir())), "torch-venv", "bin", "python")
     out = cache_dir()
-    missing = [m for m in MODELS + tuple(REFUSED) if not os.path.isfile(os.path.join(out, m + ".onnx"))]
+    missing = [m for m in MODELS + tuple(REFUSED)
+               if not os.path.isfile(os.path.join(out, m + ".onnx"))]
     if missing and not os.access(torch_python, os.X_OK):
         # A TAP plan of 0 with SKIP is meson's skip (an exit status of 77 would read as an
         # error under protocol tap).
