@@ -17,7 +17,9 @@
 #           its Python test), the de_DE.UTF-8 locale, and the reference venv
 #           under the cache: MXNet 1.9.1, numpy < 1.24, ONNX, ONNX Runtime,
 #           GluonCV 0.10.5's model zoo, motmetrics (the tracker's measures);
-#           builds everything.
+#           and a second venv, torch-venv, for the real ONNX exporters
+#           (PyTorch 2.5.1, torchvision, Ultralytics 8.3.160: 2 to 4 minutes
+#           and 6 GB from scratch); builds everything.
 #   bench   + the benchmark peers no test needs: OpenVINO, in the same venv
 #           (tests/bench/compare.py, layers_vs_openvino.py).
 #
@@ -36,6 +38,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${HYBRIDINFER_CACHE:-$HOME/.cache/hybridinfer}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 VENV="$CACHE/venv"
+TORCH_VENV="$CACHE/torch-venv"
 export HYBRIDINFER_CACHE="$CACHE"
 # Run (not sourced): the level may be the first argument.
 if [ "${BASH_SOURCE[0]}" = "$0" ] && [ $# -gt 0 ]; then SETUP_FOR="$1"; fi
@@ -128,6 +131,45 @@ install_venv() {
   fi
 }
 
+# The real ONNX exporters (tests/conformance/torch_exports.py): torch.onnx for
+# torchvision's models and Ultralytics' export of YOLOv8n.  A venv of their
+# own, because torch needs a numpy that MXNet 1.9.1 cannot load.  PyPI's torch
+# wheel pulls its CUDA libraries (nvidia-*-cu12) even where no GPU is: about
+# 6 GB installed.  Ultralytics' ONNX export checks for onnx, onnxslim and
+# onnxruntime and would try to pip-install them at export time if absent, so
+# they are installed here, pinned, and the export runs offline.
+TORCH_PACKAGES=("torch==2.5.1" "torchvision==0.20.1" "onnx==1.17.0" "onnxslim==0.1.98"
+  "onnxruntime==1.20.1" "ultralytics==8.3.160")
+install_torch_venv() {
+  # The pinned versions read from the installed metadata, not by importing: importing torch
+  # takes seconds on every setup.  A venv with other versions is brought to the pins.
+  if [ -x "$TORCH_VENV/bin/python" ] && "$TORCH_VENV/bin/python" - "${TORCH_PACKAGES[@]}" <<'PY'
+import sys
+from importlib import metadata
+def installed(pin):
+    name, version = pin.split("==")
+    try:
+        return metadata.version(name) == version
+    except metadata.PackageNotFoundError:
+        return False
+sys.exit(not all(installed(pin) for pin in sys.argv[1:]))
+PY
+  then
+    return 0
+  fi
+  log "installing the exporters' venv in $TORCH_VENV (${TORCH_PACKAGES[*]}; about 6 GB)"
+  local start=$SECONDS
+  mkdir -p "$CACHE"
+  if ! { python3 -m venv "$TORCH_VENV" \
+           && "$TORCH_VENV/bin/pip" install -q --disable-pip-version-check "${TORCH_PACKAGES[@]}"; }
+  then
+    log "the exporters' venv did not install into $TORCH_VENV: the onnx-torch-exports test" \
+      "needs it (rerun tools/setup.sh test once PyPI is reachable)"
+    return 1
+  fi
+  log "exporters' venv ready in $((SECONDS - start)) s ($(du -sh "$TORCH_VENV" | cut -f1))"
+}
+
 # OpenVINO is a peer in tests/bench/compare.py only (no test uses it): one
 # wheel (~60 MB, ~180 MB installed, no system packages; 2026.4.1 takes numpy
 # 1.23), installed with the same numpy pin so that pip picks a release that
@@ -190,6 +232,7 @@ if [ "$SETUP_FOR" != demo ]; then
   install_packages "${APT_TEST[@]}"
   install_test_locale
   install_venv
+  install_torch_venv
   if [ "$SETUP_FOR" = bench ]; then install_bench_peers; fi
 fi
 tune_blas

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""ONNX files made by the real exporters (PyTorch, Ultralytics) through `hybridinfer run`,
+against ONNX Runtime.
+
+    check_onnx_torch.py TOOL WORK_DIR [--torch-python PATH]
+
+torch_exports.py, run by the torch venv (default $HYBRIDINFER_CACHE/torch-venv/bin/python,
+made by tools/setup.sh test), exports torchvision's ResNet-50 and MobileNetV3-Small and
+Ultralytics' YOLOv8n (plain, and with nms=True) with seeded random weights into
+$HYBRIDINFER_CACHE/onnx/torch-exports-vN/ once; this script (the reference venv: numpy, onnx,
+onnxruntime) then runs each model in hybrid and in imperative mode and compares every output
+with ONNX Runtime's as check_onnx.py does (max|ours - ort| <= 1e-4 * max(1, max|ort|)), and
+requires the nms=True file to be refused with the importer's message.  Prints TAP.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_onnx  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Bump when torch_exports.py changes what it writes, so that a stale cache is not reused.
+EXPORTS_VERSION = 2
+MODELS = ("resnet50", "mobilenet_v3_small", "yolov8n")
+# Exports the importer must refuse, with what the message must hold.  Ultralytics' nms=True
+# graph chooses its boxes with NonZero and NonMaxSuppression, whose output shapes depend on
+# the data: no static plan can hold them.
+REFUSED = {"yolov8n-nms": "not supported"}
+EXPORT_TIMEOUT_S = 900
+
+
+def cache_dir():
+    base = os.environ.get("HYBRIDINFER_CACHE") or os.path.expanduser("~/.cache/hybridinfer")
+    return os.path.join(base, "onnx", "torch-exports-v%d" % EXPORTS_VERSION)
+
+
+def image_feeds(m):
+    """Each graph input as an image would come: values in [0, 1] (YOLOv8's input is scaled
+    so; the classifiers take it as well as normalised data)."""
+    rng = np.random.default_rng(20261202)
+    feeds = {}
+    for vi in m.graph.input:
+        dims = [d.dim_value if d.dim_value > 0 else 1 for d in vi.type.tensor_type.shape.dim]
+        feeds[vi.name] = rng.uniform(0.0, 1.0, size=dims).astype(np.float32)
+    return feeds
+
+
+def check_yolo_scores(case_dir, path, feeds):
+    """YOLOv8's 80 score rows on their own: the box rows, in pixels, set the whole output's
+    tolerance, loose for scores in (0, 1)."""
+    ref = np.asarray(check_onnx.ort_outputs(path, feeds)[0], dtype=np.float64)[:, 4:]
+    parts, ok = [], True
+    for mode in ("hybrid", "imperative"):
+        ours = np.load(os.path.join(case_dir, "out-" + mode, "output0.npy"))[:, 4:]
+        good, text = check_onnx.compare(ours, ref)
+        ok = ok and good
+        parts.append("scores %s %s" % (mode, text))
+    return ok, "; ".join(parts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tool")
+    ap.add_argument("work")
+    ap.add_argument("--torch-python")
+    args = ap.parse_args()
+    tool = os.path.abspath(args.tool)
+    torch_python = args.torch_python or os.path.join(
+        os.path.dirname(os.path.dirname(cache_dir())), "torch-venv", "bin", "python")
+    out = cache_dir()
+    missing = [m for m in MODELS + tuple(REFUSED)
+               if not os.path.isfile(os.path.join(out, m + ".onnx"))]
+    if missing and not os.access(torch_python, os.X_OK):
+        # A TAP plan of 0 with SKIP is meson's skip (an exit status of 77 would read as an
+        # error under protocol tap).
+        print("1..0 # SKIP no torch venv at %s (tools/setup.sh test makes it)" % torch_python)
+        return 0
+    if missing:
+        start = time.monotonic()
+        proc = subprocess.run([torch_python, os.path.join(HERE, "torch_exports.py"), out],
+                              stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=EXPORT_TIMEOUT_S)
+        if proc.returncode != 0:
+            print("1..1")
+            print("not ok 1 - export: %s exited %d" % (torch_python, proc.returncode))
+            for line in proc.stderr.decode("utf-8", "replace").splitlines()[-20:]:
+                print("# " + line)
+            return 1
+        print("# exported %s in %.1f s" % (", ".join(missing), time.monotonic() - start))
+
+    print("1..%d" % (len(MODELS) + len(REFUSED)))
+    failed = 0
+    for n, name in enumerate(MODELS, 1):
+        path = os.path.join(out, name + ".onnx")
+        case_dir = os.path.join(args.work, "torch-" + name)
+        os.makedirs(case_dir, exist_ok=True)
+        start = time.monotonic()
+        feeds = image_feeds(onnx.load(path))
+        ok, text = check_onnx.check_model(tool, case_dir, path, feeds)
+        if ok and name == "yolov8n":
+            ok, more = check_yolo_scores(case_dir, path, feeds)
+            text += "; " + more
+        failed += not ok
+        print("%s %d - %s %s (%.1f s)" % ("ok" if ok else "not ok", n, name,
+                                          text.replace("#", "No."), time.monotonic() - start))
+        sys.stdout.flush()
+    for n, (name, want) in enumerate(REFUSED.items(), len(MODELS) + 1):
+        path = os.path.join(out, name + ".onnx")
+        proc = subprocess.run([tool, "inspect", "--model", path], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=check_onnx.TIMEOUT_S)
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        last = err.splitlines()[-1] if err else ""
+        # Refused by the importer, naming the file and a node: not a crash (a signal is < 0).
+        ok = proc.returncode > 0 and path in last and "node '" in last and want in last
+        failed += not ok
+        print("%s %d - %s refused: exit %d: %s" % ("ok" if ok else "not ok", n, name,
+                                                  proc.returncode, last[:300].replace("#", "No.")))
+    total = len(MODELS) + len(REFUSED)
+    print("# %d of %d real exports match ONNX Runtime or are refused as they must be"
+          % (total - failed, total))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
