@@ -79,7 +79,7 @@ hy_dnnl_conv_pd_create (const hy_dnnl_setup *s, dnnl_engine_t engine,
 
 bool
 hy_dnnl_reorder_weights (const hy_dnnl_setup *s, dnnl_engine_t engine,
-    const float *weights, const dnnl_memory_desc_t *user_md,
+    const void *weights, const dnnl_memory_desc_t *user_md,
     const dnnl_memory_desc_t *md, int64_t n_slices, char *out,
     size_t out_stride)
 {
@@ -88,8 +88,7 @@ hy_dnnl_reorder_weights (const hy_dnnl_setup *s, dnnl_engine_t engine,
   dnnl_stream_t stream = NULL;
   dnnl_memory_t from = NULL, to = NULL;
   /* One slice's weights, plain (the model's own layout). */
-  const size_t user_floats = dnnl_memory_desc_get_size (user_md)
-      / sizeof (float);
+  const size_t user_bytes = dnnl_memory_desc_get_size (user_md);
   bool ok = hy_dnnl_check (s, dnnl_reorder_primitive_desc_create (&pd,
           user_md, engine, md, engine, NULL), "weight reorder set-up")
       && hy_dnnl_check (s, dnnl_primitive_create (&reorder, pd),
@@ -105,7 +104,8 @@ hy_dnnl_reorder_weights (const hy_dnnl_setup *s, dnnl_engine_t engine,
       { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to },
     };
     ok = hy_dnnl_check (s, dnnl_memory_set_data_handle (from,
-            (void *) (weights + i * user_floats)), "weight reorder")
+            (void *) ((const char *) weights + i * user_bytes)),
+            "weight reorder")
         && hy_dnnl_check (s, dnnl_memory_set_data_handle (to,
             out + i * out_stride), "weight reorder")
         && hy_dnnl_check (s, dnnl_primitive_execute (reorder, stream, 2,

@@ -59,11 +59,11 @@ bool hy_dnnl_conv_pd_create (const hy_dnnl_setup *s, dnnl_engine_t engine,
 bool hy_dnnl_conv_user_weights_md (const hy_dnnl_setup *s,
     const hy_dnnl_conv_spec *spec, dnnl_memory_desc_t *md);
 
-/* Reorders n_slices slices of fp32 oihw weights, one after the other
- * from `weights`, into oneDNN's layout md (and type), slice i at
- * out + i * out_stride.  Once, at set-up. */
+/* Reorders n_slices slices of oihw weights (fp32 or int8, as user_md
+ * says), one after the other from `weights`, into oneDNN's layout md (and
+ * type), slice i at out + i * out_stride.  Once, at set-up. */
 bool hy_dnnl_reorder_weights (const hy_dnnl_setup *s, dnnl_engine_t engine,
-    const float *weights, const dnnl_memory_desc_t *user_md,
+    const void *weights, const dnnl_memory_desc_t *user_md,
     const dnnl_memory_desc_t *md, int64_t n_slices, char *out,
     size_t out_stride);
 

@@ -36,6 +36,7 @@
 
 #include "hybrid.h"
 #include "kernels/cpu/conv/conv-dnnl.h"
+#include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
 #include "kernels/cpu/quantized/qconv-dnnl-fused.h"
 #include "kernels/cpu/quantized/qconv-finish.h"
@@ -120,41 +121,18 @@ qconv_dnnl_free (hy_qconv_dnnl *c)
   g_free (c);
 }
 
-/* The quantized weights (OIHW int8) into the primitive's own layout. */
+/* The quantized weights (OIHW int8) into the primitive's own layout,
+ * slice after slice. */
 static gboolean
 reorder_weights (hy_qconv_dnnl *c, const int8_t *wq,
     const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *md,
     GError **error)
 {
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t reorder = NULL;
-  dnnl_memory_t from = NULL, to = NULL;
   c->weight_slice_bytes = dnnl_memory_desc_get_size (md);
-  size_t user_bytes = dnnl_memory_desc_get_size (user_md);
   c->weights_data = g_malloc (c->weight_slice_bytes * c->n_slices);
-  gboolean good = ok (dnnl_reorder_primitive_desc_create (&pd, user_md,
-          c->engine, md, c->engine, NULL), "weight reorder set-up", error)
-      && ok (dnnl_primitive_create (&reorder, pd), "weight reorder", error)
-      && ok (dnnl_memory_create (&from, user_md, c->engine,
-              DNNL_MEMORY_NONE), "memory", error)
-      && ok (dnnl_memory_create (&to, md, c->engine, DNNL_MEMORY_NONE),
-          "memory", error);
-  for (int64_t i = 0; good && i < c->n_slices; i++) {
-    dnnl_exec_arg_t args[] = { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } };
-    good = ok (dnnl_memory_set_data_handle (from,
-            (void *) (wq + i * user_bytes)), "weight reorder", error)
-        && ok (dnnl_memory_set_data_handle (to,
-                c->weights_data + i * c->weight_slice_bytes),
-            "weight reorder", error)
-        && ok (dnnl_primitive_execute (reorder, c->stream, 2, args),
-        "weight reorder", error)
-        && ok (dnnl_stream_wait (c->stream), "weight reorder", error);
-  }
-  dnnl_memory_destroy (to);
-  dnnl_memory_destroy (from);
-  dnnl_primitive_destroy (reorder);
-  dnnl_primitive_desc_destroy (pd);
-  return good;
+  const hy_dnnl_setup s = { "oneDNN int8 convolution", error };
+  return hy_dnnl_reorder_weights (&s, c->engine, wq, user_md, md,
+      c->n_slices, c->weights_data, c->weight_slice_bytes);
 }
 
 /* Equal slices of whole 16-filter blocks, about two per thread, so that

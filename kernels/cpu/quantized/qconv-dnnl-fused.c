@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "hybrid.h"
+#include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/quantized/qconv-dnnl-fused.h"
 
 struct hy_qconv_fused {
@@ -67,30 +68,14 @@ reorder_weights (hy_qconv_fused *f, dnnl_engine_t engine,
     const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *md,
     const int8_t *wq, GError **error)
 {
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t reorder = NULL;
-  dnnl_memory_t from = NULL;
+  const hy_dnnl_setup s = { "oneDNN int8 convolution with bytes out",
+    error };
   f->weights_data = aligned_bytes (dnnl_memory_desc_get_size (md));
-  gboolean good = f->weights_data
+  return f->weights_data
       && ok (dnnl_memory_create (&f->weights, md, engine, f->weights_data),
           "memory", error)
-      && ok (dnnl_reorder_primitive_desc_create (&pd, user_md, engine, md,
-              engine, NULL), "weight reorder set-up", error)
-      && ok (dnnl_primitive_create (&reorder, pd), "weight reorder", error)
-      && ok (dnnl_memory_create (&from, user_md, engine, (void *) wq),
-          "memory", error);
-  if (good) {
-    dnnl_exec_arg_t args[] = {
-      { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, f->weights },
-    };
-    good = ok (dnnl_primitive_execute (reorder, f->stream, 2, args),
-        "weight reorder", error)
-        && ok (dnnl_stream_wait (f->stream), "weight reorder", error);
-  }
-  dnnl_memory_destroy (from);
-  dnnl_primitive_destroy (reorder);
-  dnnl_primitive_desc_destroy (pd);
-  return good;
+      && hy_dnnl_reorder_weights (&s, engine, wq, user_md, md, 1,
+          f->weights_data, 0);
 }
 
 /* ReLU, the residual, ReLU: MXNet's order of post-ops. */
