@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -99,22 +98,9 @@ def make_int8_model(models, out):
 
 def run_pipeline(gst_launch, prefix, labels, case, raw_path):
     name, pattern, fmt, w, h, colorimetry, opts, _ = case
-    caps = "video/x-raw,format=%s,width=%d,height=%d" % (fmt, w, h)
-    if colorimetry:
-        caps += ",colorimetry=%s" % colorimetry
-    cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
-           "caps=\"%s\" ! hybridinfer model=%s-symbol.json labels=%s "
-           "device=cpu input-size=%dx%d top-k=9 post-messages=true %s ! "
-           "filesink location=%s" % (gst_launch, N_FRAMES, pattern, caps,
-                                      prefix, labels, SIZE, SIZE, opts,
-                                      raw_path))
-    out = subprocess.run(cmd, shell=True, capture_output=True, text=True,
-                         timeout=120)
-    if out.returncode != 0:
-        raise RuntimeError("gst-launch failed:\n%s%s" % (out.stdout,
-                                                       out.stderr))
-    return [line.split("(element): ", 1)[1] for line in
-            out.stdout.splitlines() if "(element): hybridinfer," in line]
+    return cm.launch(gst_launch, pattern, fmt, w, h, colorimetry, prefix,
+                     labels, "input-size=%dx%d %s" % (SIZE, SIZE, opts),
+                     raw_path, N_FRAMES)
 
 
 def check_case(args, case, prefix, net, labels, worst):

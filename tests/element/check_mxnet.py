@@ -300,11 +300,29 @@ def args_models(models):
     return _MODELS.get("shipped", models)
 
 
-def run_pipeline(gst_launch, models, case, raw_path):
-    name, model, pattern, fmt, w, h, colorimetry, opts = case
+def launch(gst_launch, pattern, fmt, w, h, colorimetry, prefix, labels, opts,
+           raw_path, n_frames=N_FRAMES):
+    """videotestsrc frames of `pattern` in these caps through hybridinfer
+    (the raw frames into raw_path); the element messages `-m` printed."""
     caps = "video/x-raw,format=%s,width=%d,height=%d" % (fmt, w, h)
     if colorimetry:
         caps += ",colorimetry=%s" % colorimetry
+    cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
+           "caps=\"%s\" ! hybridinfer model=%s-symbol.json labels=%s "
+           "device=cpu top-k=9 post-messages=true %s ! filesink location=%s"
+           % (gst_launch, n_frames, pattern, caps, prefix, labels, opts,
+              raw_path))
+    out = subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                         timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError("gst-launch failed:\n%s%s" % (out.stdout,
+                                                       out.stderr))
+    return [line.split("(element): ", 1)[1] for line in
+            out.stdout.splitlines() if "(element): hybridinfer," in line]
+
+
+def run_pipeline(gst_launch, models, case, raw_path):
+    name, model, pattern, fmt, w, h, colorimetry, opts = case
     prefix = os.path.join(models, model)
     labels = os.path.join(args_models(models), model.rstrip("3")
                           .replace("-shaped", "").replace("-logits", "")
@@ -312,19 +330,8 @@ def run_pipeline(gst_launch, models, case, raw_path):
     if model == LOGITS:
         opts += " params=%s" % os.path.join(args_models(models),
                                             "colors-0000.params")
-    cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
-           "caps=\"%s\" ! hybridinfer model=%s-symbol.json labels=%s "
-           "device=cpu top-k=9 post-messages=true %s ! filesink location=%s"
-           % (gst_launch, N_FRAMES, pattern, caps, prefix, labels, opts,
-              raw_path))
-    out = subprocess.run(cmd, shell=True, capture_output=True, text=True,
-                         timeout=120)
-    if out.returncode != 0:
-        raise RuntimeError("gst-launch failed:\n%s%s" % (out.stdout,
-                                                       out.stderr))
-    msgs = [line.split("(element): ", 1)[1] for line in
-            out.stdout.splitlines() if "(element): hybridinfer," in line]
-    return msgs
+    return launch(gst_launch, pattern, fmt, w, h, colorimetry, prefix, labels,
+                  opts, raw_path)
 
 
 class Model:
