@@ -12,6 +12,13 @@ Writes into OUT_DIR (skipping a file already there):
   exported by `model.export(format="onnx", opset=17, imgsz=640)` with Ultralytics' own default
   simplification (onnxslim): input `images` 1x3x640x640, output `output0` (1, 84, 8400).
 - yolov8n-nms.onnx: the same exported with nms=True: output0 (1, 300, 6), NMS in the graph.
+- ssdlite320-head.onnx: torchvision's SSDlite320 MobileNetV3-Large (weights=None,
+  weights_backbone=None, seeded), its backbone and head as the detector runs them, exported
+  without the detector's transform and post-processing: input `data` 1x3x320x320, outputs
+  `boxes` (1, 3234, 4) (box regression per anchor) and `scores` (1, 3234, 91) (class logits).
+- ssdlite320.onnx: the whole detector as torchvision exports it (resize, normalise, per-class
+  score filtering and NMS in the graph, every shape data-dependent): input `images` (3, 320,
+  320), for the importer to refuse.
 
 It runs in ~/.cache/hybridinfer/torch-venv (tools/setup.sh makes it), never in the MXNet venv:
 torch needs a numpy that MXNet 1.9.1 cannot load.  Nothing here may touch the network, so
@@ -69,6 +76,50 @@ def export_torchvision(out_dir):
         print("exported %s" % path)
 
 
+def ssd_backbone_and_head(detector):
+    """The part of torchvision's SSD that is a plain network: the feature extractor and the
+    box and class heads, returning the head's two tensors."""
+    import torch
+
+    class BackboneAndHead(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = detector.backbone
+            self.head = detector.head
+
+        def forward(self, x):
+            out = self.head(list(self.backbone(x).values()))
+            return out["bbox_regression"], out["cls_logits"]
+
+    return BackboneAndHead()
+
+
+def export_ssdlite(out_dir):
+    import torch
+    import torchvision
+    head_path = os.path.join(out_dir, "ssdlite320-head.onnx")
+    full_path = os.path.join(out_dir, "ssdlite320.onnx")
+    if os.path.isfile(head_path) and os.path.isfile(full_path):
+        return
+    torch.manual_seed(SEED)
+    detector = torchvision.models.detection.ssdlite320_mobilenet_v3_large(
+        weights=None, weights_backbone=None)
+    net = ssd_backbone_and_head(detector)
+    calibrate_batchnorm(net, 320)
+    detector.eval()
+    if not os.path.isfile(head_path):
+        write_atomically(head_path, lambda tmp: torch.onnx.export(
+            net, torch.rand(1, 3, 320, 320), tmp, opset_version=OPSET, input_names=["data"],
+            output_names=["boxes", "scores"], dynamo=False))
+        print("exported %s" % head_path)
+    if not os.path.isfile(full_path):
+        # The detector takes a list of images; the tuple around it says "one argument".
+        write_atomically(full_path, lambda tmp: torch.onnx.export(
+            detector, ([torch.rand(3, 320, 320)],), tmp, opset_version=OPSET,
+            input_names=["images"], dynamo=False))
+        print("exported %s" % full_path)
+
+
 # Each file and what export() is given beyond format, opset and size: nms=True puts
 # Ultralytics' NMS into the graph (output0 (1, 300, 6)), which the importer refuses.
 YOLO_EXPORTS = {"yolov8n": {}, "yolov8n-nms": {"nms": True}}
@@ -123,6 +174,7 @@ def main():
     out_dir = os.path.abspath(sys.argv[1])
     os.makedirs(out_dir, exist_ok=True)
     export_torchvision(out_dir)
+    export_ssdlite(out_dir)
     export_yolov8n(out_dir)
     return 0
 
