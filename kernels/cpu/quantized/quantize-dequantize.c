@@ -34,7 +34,11 @@ qdq_run (const float *x, float *y, int64_t n, float scale, float lo,
     float hi)
 {
   for (int64_t i = 0; i < n; i++) {
-    float v = fminf (fmaxf (x[i] / scale, lo), hi);
+    /* MAXPS and MINPS written out (a NaN takes lo), which the compiler
+     * vectorises, where fmaxf's NaN rule keeps it scalar */
+    float v = x[i] / scale;
+    v = v > lo ? v : lo;
+    v = v < hi ? v : hi;
     /* + 0: a value rounded to -0 comes out +0, as (q - zp) · scale does */
     y[i] = (nearbyintf (v) + 0.0f) * scale;
   }
