@@ -108,6 +108,16 @@ hy_onnx_input (hy_onnx_importer *imp, guint k, GError **error)
         "%s: node '%s' (%s): input %u '%s' is %s", imp->source,
         node_label (imp->node), imp->node->op_type, k, name ? name : "",
         name ? "produced by no node before it" : "missing");
+  else if (v->quantized) {
+    /* Integer activations exist only between a QuantizeLinear and its
+     * DequantizeLinear (onnx-qdq.c reads them itself). */
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "%s: node '%s' (%s): input %u '%s' is the integers of "
+        "QuantizeLinear '%s'; only a DequantizeLinear may read them",
+        imp->source, node_label (imp->node), imp->node->op_type, k, name,
+        v->quantized->node);
+    return NULL;
+  }
   return v;
 }
 

@@ -22,17 +22,36 @@
 #ifdef HY_HAVE_ONNX
 #include "core/onnx.pb-c.h"
 
+/* A QuantizeLinear's output before anything reads it: integers the core
+ * holds nowhere, since only the DequantizeLinear after it may read them
+ * (onnx-qdq.c), which becomes one quantize-dequantize op in float. */
+typedef struct hy_onnx_quantized {
+  char *node;                   /* the QuantizeLinear, for errors (owned) */
+  hy_entry data;                /* the float data it quantizes */
+  int dtype;                    /* ONNX_UINT8 or ONNX_INT8 */
+  int axis, ndim;               /* of the data, when per axis */
+  gint64 n;                     /* scales: 1 (the tensor) or per axis */
+  float *scale, *zero_point;    /* n each (owned) */
+  gboolean has_fake;            /* the pair's op, made once */
+  hy_entry fake;
+} hy_onnx_quantized;
+
 /* What an ONNX value name stands for at this point of the import.  A
  * value is a graph entry, a constant, or both (a constant that some op
- * reads as data is made a weight variable the first time one does). */
+ * reads as data is made a weight variable the first time one does), or
+ * a QuantizeLinear's integers (`quantized`, neither). */
 typedef struct hy_onnx_value {
   gboolean has_entry;
   hy_entry entry;
   gboolean is_const;
   gboolean is_int;              /* int64/int32/bool data: `ints` is exact */
+  int dtype;                    /* ONNX element type of a constant read
+                                 * from a tensor or folded by
+                                 * QuantizeLinear; 0 for others */
   hy_shape shape;               /* the constant's */
   float *f;                     /* numel floats (owned) */
   gint64 *ints;                 /* numel ints when is_int (owned) */
+  hy_onnx_quantized *quantized; /* (owned) */
 } hy_onnx_value;
 
 typedef struct hy_onnx_importer {
@@ -101,6 +120,13 @@ hy_entry hy_onnx_add_weight (hy_onnx_importer *imp, const char *name,
 
 /* Formats "(a, b, c)" for a tuple attribute. */
 char *hy_onnx_tuple (const gint64 *v, int n);
+
+/* QuantizeLinear and DequantizeLinear (onnx-qdq.c), which the op table
+ * in onnx-ops.c names. */
+gboolean hy_onnx_import_quantize_linear (hy_onnx_importer *imp,
+    GError **error);
+gboolean hy_onnx_import_dequantize_linear (hy_onnx_importer *imp,
+    GError **error);
 
 /* Imports the node being imported (imp->node). */
 gboolean hy_onnx_import_node (hy_onnx_importer *imp, GError **error);

@@ -46,6 +46,12 @@ value_free (hy_onnx_value *v)
 {
   g_free (v->f);
   g_free (v->ints);
+  if (v->quantized) {
+    g_free (v->quantized->node);
+    g_free (v->quantized->scale);
+    g_free (v->quantized->zero_point);
+    g_free (v->quantized);
+  }
   g_free (v);
 }
 
@@ -117,6 +123,32 @@ read_opset (hy_onnx_importer *imp, const Onnx__ModelProto *model,
   return TRUE;
 }
 
+/* An initializer of a type we do not read is refused naming the first
+ * node that reads it (a QDQ file's int16 or float8 zero point names its
+ * QuantizeLinear), or as a tensor when nothing does. */
+static gboolean
+refuse_initializer_type (hy_onnx_importer *imp, const Onnx__GraphProto *g,
+    const Onnx__TensorProto *t, GError **error)
+{
+  int dtype = t->has_data_type ? t->data_type : 0;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *node = g->node[i];
+    for (size_t k = 0; k < node->n_input; k++) {
+      if (!node->input[k] || strcmp (node->input[k], t->name))
+        continue;
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "%s: node '%s' (%s): input %zu '%s' is of type %s (%d); float32, "
+          "double, int64, int32, int8, uint8 and bool are supported",
+          imp->source, node->name && node->name[0] ? node->name
+          : node->n_output > 0 && node->output[0] ? node->output[0] : "",
+          node->op_type ? node->op_type : "", k, t->name,
+          hy_onnx_dtype_name (dtype), dtype);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 static gboolean
 import_graph (hy_onnx_importer *imp, const Onnx__GraphProto *g,
     GError **error)
@@ -128,6 +160,9 @@ import_graph (hy_onnx_importer *imp, const Onnx__GraphProto *g,
           "%s: initializer %zu has no name", imp->source, i);
       return FALSE;
     }
+    if (!hy_onnx_elem_size (t->has_data_type ? t->data_type : 0)
+        && !refuse_initializer_type (imp, g, t, error))
+      return FALSE;
     hy_onnx_value *v = g_new0 (hy_onnx_value, 1);
     if (!hy_onnx_tensor_value (imp, t, v, error)) {
       value_free (v);
@@ -174,6 +209,13 @@ import_graph (hy_onnx_importer *imp, const Onnx__GraphProto *g,
       g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
           "%s: graph output '%s' is produced by no node", imp->source,
           name ? name : "");
+      return FALSE;
+    }
+    if (v->quantized) {
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "%s: graph output '%s' is the integers of QuantizeLinear '%s'; "
+          "only a DequantizeLinear may read them (a graph of float "
+          "outputs is supported)", imp->source, name, v->quantized->node);
       return FALSE;
     }
     if (!v->has_entry) {

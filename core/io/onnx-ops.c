@@ -776,6 +776,10 @@ import_constant (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     if (!hy_onnx_tensor_value (imp, a->t, &v, error))
       return FALSE;
     hy_onnx_set_const (imp, 0, &v.shape, v.f, v.ints);
+    /* int8 or uint8 tells a quantized value's range (onnx-qdq.c) */
+    hy_onnx_value *made = g_hash_table_lookup (imp->values, node->output[0]);
+    if (made)
+      made->dtype = v.dtype;
     return TRUE;
   }
   hy_shape scalar = { .ndim = 0 };
@@ -1456,6 +1460,14 @@ import_topk (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
   return TRUE;
 }
 
+/* QuantizeLinear (arg 0) and DequantizeLinear (arg 1): onnx-qdq.c. */
+static gboolean
+import_qdq (hy_onnx_importer *imp, const onnx_op *op, GError **error)
+{
+  return op->arg ? hy_onnx_import_dequantize_linear (imp, error)
+      : hy_onnx_import_quantize_linear (imp, error);
+}
+
 /* Sorted by name: the refusal lists them in this order. */
 static const onnx_op ops[] = {
   { "Add", import_binary, NULL, 0, "broadcast_add",
@@ -1481,6 +1493,11 @@ static const onnx_op ops[] = {
   { "ConvTranspose", import_conv, NULL, TRUE, "Deconvolution",
     "symmetric explicit `pads`, `output_padding`, `group`; no "
     "`output_shape`" },
+  { "DequantizeLinear", import_qdq, NULL, 1,
+    "a folded weight, or _hy_quantize_dequantize",
+    "of a constant (int8, uint8, int32): folded into float weights; of a "
+    "QuantizeLinear with the same scale and zero point: the pair as one "
+    "float op; per tensor or per axis (opset 13)" },
   { "Div", import_binary, NULL, 0, "broadcast_div",
     "numpy broadcasting; a one-value constant operand becomes a scalar "
     "op" },
@@ -1530,6 +1547,12 @@ static const onnx_op ops[] = {
   { "Pow", import_binary, NULL, 0, "broadcast_power",
     "numpy broadcasting; a one-value constant operand becomes a scalar "
     "op" },
+  { "QuantizeLinear", import_qdq, NULL, 0,
+    "nothing, until its DequantizeLinear",
+    "int8 or uint8 (the zero point's type), per tensor or per axis "
+    "(opset 13); constant scale and zero point; no `block_size`, "
+    "`output_dtype` (opset 21); its integers are read only by a "
+    "DequantizeLinear" },
   { "ReduceMax", import_reduce, "max", 18, "mean, sum, max, min",
     "axes as attribute or input, `keepdims`, `noop_with_empty_axes`" },
   { "ReduceMean", import_reduce, "mean", 18, "mean, sum, max, min",

@@ -30,7 +30,9 @@ hy_onnx_dtype_name (int dtype)
 {
   static const char *const names[] = { "undefined", "float", "uint8", "int8",
     "uint16", "int16", "int32", "int64", "string", "bool", "float16",
-    "double", "uint32", "uint64", "complex64", "complex128", "bfloat16" };
+    "double", "uint32", "uint64", "complex64", "complex128", "bfloat16",
+    "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+    "uint4", "int4" };
   return dtype >= 0 && dtype < (int) G_N_ELEMENTS (names) ? names[dtype]
       : "unknown";
 }
@@ -190,6 +192,7 @@ hy_onnx_tensor_value (const hy_onnx_importer *imp, const Onnx__TensorProto *t,
   }
   out->is_const = TRUE;
   out->is_int = is_int;
+  out->dtype = dtype;
   out->shape = shape;
   out->f = f;
   out->ints = ints;

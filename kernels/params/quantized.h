@@ -180,4 +180,17 @@ typedef struct hy_quantized_fc_params {
   bool data_uint8;
 } hy_quantized_fc_params;
 
+/* _hy_quantize_dequantize: ONNX's QuantizeLinear and the DequantizeLinear
+ * that reads it, as one float op ("fake quantization"): each value is
+ * divided by its scale, rounded half to even, saturated to the integer
+ * type's range less the zero point, and multiplied back, which is what
+ * ONNX Runtime computes for the pair step by step.  Inputs: data, scale,
+ * zero_point (one value each, or one per index of `axis`); the zero point
+ * holds integers of the type, as floats. */
+typedef struct hy_quantize_dequantize_params {
+  hy_op_id op;
+  int64_t axis;                 /* as given; may be negative */
+  bool out_uint8;               /* uint8 [0, 255], else int8 [-128, 127] */
+} hy_quantize_dequantize_params;
+
 #endif /* HY_PARAMS_QUANTIZED_H */

@@ -33,6 +33,8 @@ import onnx
 import onnx.defs  # noqa: F401  (patched by onnx_mapping_shim)
 from onnx import TensorProto, helper, numpy_helper
 
+import onnx_qdq_cases
+
 RTOL = 1e-4
 TIMEOUT_S = 600
 RNG = np.random.default_rng(20261202)
@@ -333,10 +335,14 @@ def refused_cases():
     }
 
 
-def ort_outputs(path, feeds):
+def ort_outputs(path, feeds, literal=False):
+    """literal: graph optimisations off, so that ORT runs QuantizeLinear and DequantizeLinear as
+    written, in float (onnx_qdq_cases.py), instead of fusing them into its int8 kernels."""
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.log_severity_level = 3  # MXNet's exports list initializers as inputs: ORT warns
+    if literal:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
     return sess.run(None, feeds)
 
@@ -363,8 +369,8 @@ def run_tool(tool, path, feeds, case_dir, mode):
     return proc, out_dir
 
 
-def check_model(tool, case_dir, path, feeds):
-    refs = ort_outputs(path, feeds)
+def check_model(tool, case_dir, path, feeds, literal=False):
+    refs = ort_outputs(path, feeds, literal)
     parts, ok = [], True
     for mode in ("hybrid", "imperative"):
         proc, out_dir = run_tool(tool, path, feeds, case_dir, mode)
@@ -512,7 +518,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     onnx.save(one("Relu", [("x", (1,))]), os.path.join(args.work, "probe.onnx"))
 
-    cases = {}
+    cases, fixed_feeds = {}, {}
     plans, elements = {}, {}
     if args.zoo:
         for name, path in zoo_models(args.work).items():
@@ -531,7 +537,13 @@ def main():
             else:
                 onnx.save(m, path)
             cases[name] = path
-    refused = {} if args.zoo else refused_cases()
+        for name, (m, feeds) in onnx_qdq_cases.cases(RNG).items():
+            d = os.path.join(args.work, name)
+            os.makedirs(d, exist_ok=True)
+            cases[name] = os.path.join(d, "model.onnx")
+            onnx.save(m, cases[name])
+            fixed_feeds[name] = feeds
+    refused = {} if args.zoo else dict(refused_cases(), **onnx_qdq_cases.refused(RNG))
     names = [n for n in list(cases) + list(plans) + list(elements) + list(refused)
              if not args.only or args.only in n]
     probe = run_tool(tool, os.path.join(args.work, "probe.onnx"), {}, args.work, "hybrid")[0]
@@ -545,7 +557,8 @@ def main():
         os.makedirs(d, exist_ok=True)
         if name in cases:
             path = cases[name]
-            ok, text = check_model(tool, d, path, feeds_for(onnx.load(path)))
+            feeds = fixed_feeds.get(name) or feeds_for(onnx.load(path))
+            ok, text = check_model(tool, d, path, feeds, literal=name.startswith("qdq-"))
         elif name in plans:
             ok, text = check_same_plan(tool, plans[name])
         elif name in elements:

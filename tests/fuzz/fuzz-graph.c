@@ -1690,6 +1690,32 @@ gen_quantize_v2 (gen *g, const char *op)
   emit (g, op);
 }
 
+/* ONNX's QuantizeLinear -> DequantizeLinear: one scale and zero point,
+ * or one per index of an axis (now and then a wrong count or axis). */
+static void
+gen_quantize_dequantize (gen *g, const char *op)
+{
+  static const char *const types[] = { "int8", "uint8", "int4", NULL };
+  const val *x = pick_val (g);
+  int ndim = x->shape.ndim;
+  hy_shape qs = { .ndim = 1, .dims = { 1 } };
+  if (ndim > 0 && chance (&g->s, 2)) {
+    int axis = rand_axis (g, ndim);
+    int a = axis < 0 ? axis + ndim : axis;
+    attr (g, "axis", "%d", axis);
+    qs.dims[0] = a >= 0 && a < ndim ? x->shape.dims[a] : 2;
+    if (chance (&g->s, 16))
+      qs.dims[0] += 1;
+  } else if (chance (&g->s, 8))
+    qs.ndim = 0;
+  if (chance (&g->s, 2))
+    attr_pick (g, "out_type", types);
+  in_val (g, x);
+  in_const (g, qs, chance (&g->s, 8) ? FILL_RANDOM : FILL_POSITIVE);
+  in_const (g, qs, FILL_RANDOM);
+  emit (g, op);
+}
+
 static void
 gen_dequantize (gen *g, const char *op)
 {
