@@ -102,6 +102,12 @@ hy_entry hy_onnx_add_weight (hy_onnx_importer *imp, const char *name,
 /* Formats "(a, b, c)" for a tuple attribute. */
 char *hy_onnx_tuple (const gint64 *v, int n);
 
+/* Comparisons, ArgMax/ArgMin, Where, Expand, GatherND and ScatterND
+ * (core/io/onnx-select.c): `onnx` is the node's op type, `core` the core
+ * op its row in onnx-ops.c names, where the row names one. */
+gboolean hy_onnx_import_select (hy_onnx_importer *imp, const char *onnx,
+    const char *core, GError **error);
+
 /* Imports the node being imported (imp->node). */
 gboolean hy_onnx_import_node (hy_onnx_importer *imp, GError **error);
 /* Folds an op whose inputs are all integer constants (shape arithmetic);
