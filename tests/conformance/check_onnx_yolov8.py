@@ -261,7 +261,7 @@ def to_frame(box, area, frame_wh):
 def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
                   iou_thr=IOU_THRESHOLD, n_frames=N_FRAMES, overlay=None,
                   score_tol=1e-4, frame_wh=None, options=(), to_input=model_input,
-                  decode=reference_decode):
+                  decode=reference_decode, must_drop=True):
     """Each reported score must be within SCORE_TOL of the reference's.  Frames are FRAME_WH
     (the model's size by default); OPTIONS are more of the element's, TO_INPUT makes from a
     frame the model's input as the element does and says where the picture is in it.  With
@@ -314,7 +314,7 @@ def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
                     f, k, ids[k], scores[k], cls, score)
             if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * max(frame_wh):
                 return False, "frame %d box %d: %s, reference %s" % (f, k, got[k], box)
-    if kept == 0 or kept == candidates:
+    if kept == 0 or (must_drop and kept == candidates):
         return False, "the case drops no candidate or keeps none: %d candidates, %d kept" % (
             candidates, kept)
     text = "%d frames: %d boxes of %d candidates kept, as the reference" % (
@@ -340,7 +340,8 @@ def main():
     onnx.save(yolov8_rows_model(), rows_path)
     checks = ["yolov8-raw-vs-ort", "yolov8-rows-raw-vs-ort"]
     if args.element:
-        checks += ["yolov8-element-detection", "yolov8-rows-element-detection"]
+        checks += ["yolov8-element-detection", "yolov8-rows-element-detection",
+                   "yolov8-rows-element-threshold-0"]
     print("1..%d" % len(checks))
     failed = 0
     for n, name in enumerate(checks, 1):
@@ -350,6 +351,10 @@ def main():
             feeds = {"images": check_onnx.rand(1, 3, SIZE, SIZE, low=0.0, high=1.0)}
             ok, text = check_onnx.check_model(tool, d, rows_path if "rows" in name else path,
                                               feeds)
+        elif name.endswith("threshold-0"):
+            # Every row the graph keeps is a box, and no row of the zeros after them.
+            ok, text = check_element(rows_path, os.path.abspath(args.element), d, conf=0.0,
+                                     decode=reference_rows, must_drop=False)
         elif "rows" in name:
             ok, text = check_element(rows_path, os.path.abspath(args.element), d,
                                      conf=ROWS_SCORE_THRESHOLD, decode=reference_rows)
