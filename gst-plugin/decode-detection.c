@@ -11,9 +11,10 @@
  *  - one head `output0` (B, N, 6), YOLOv8 exported with NMS in the graph:
  *    per row [x1, y1, x2, y2, score, class] (decode-yolov8.c tells it
  *    from the first layout by Ultralytics' name for it).
- * output=auto picks detection for any of them but YOLOv8's, a shape too
- * common to guess from: output=detection (or the sidecar's) asks for it.  Boxes are in model-input
- * pixels (GluonCV's convention); a MultiBoxDetection head gives its
+ * output=auto picks detection for any of them but YOLOv8's anchors, a
+ * shape too common to guess from: output=detection (or the sidecar's)
+ * asks for it.  Boxes are in model-input pixels (GluonCV's convention); a
+ * MultiBoxDetection head gives its
  * corners as fractions of the model input (its anchors are
  * MultiBoxPrior's): they are scaled to input pixels first.
  *
