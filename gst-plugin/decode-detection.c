@@ -7,10 +7,14 @@
  *    GluonCV's SSD, YOLOv3 and Faster R-CNN exports return;
  *  - those three and masks (B, K, M, M): Mask R-CNN's (decode-masks.c);
  *  - one head (B, 4 + classes, N): YOLOv8's anchors, before NMS, which
- *    decode-yolov8.c runs (iou-threshold).
- * output=auto picks detection for any of them but YOLOv8's, a shape too
- * common to guess from: output=detection (or the sidecar's) asks for it.  Boxes are in model-input
- * pixels (GluonCV's convention); a MultiBoxDetection head gives its
+ *    decode-yolov8.c runs (iou-threshold);
+ *  - one head `output0` (B, N, 6), YOLOv8 exported with NMS in the graph:
+ *    per row [x1, y1, x2, y2, score, class] (decode-yolov8.c tells it
+ *    from the first layout by Ultralytics' name for it).
+ * output=auto picks detection for any of them but YOLOv8's anchors, a
+ * shape too common to guess from: output=detection (or the sidecar's)
+ * asks for it.  Boxes are in model-input pixels (GluonCV's convention); a
+ * MultiBoxDetection head gives its
  * corners as fractions of the model input (its anchors are
  * MultiBoxPrior's): they are scaled to input pixels first.
  *
@@ -82,6 +86,7 @@ typedef struct {
   gboolean boxes_normalized;
   gint mask_head;               /* the (1, K, M, M) masks head, or -1 */
   gboolean yolov8;              /* one (1, 4 + classes, N) head */
+  gboolean yolov8_rows;         /* rows [x1, y1, x2, y2, score, class] */
 } Heads;
 
 /* Whether the first head comes straight from a _contrib_MultiBoxDetection
@@ -115,6 +120,8 @@ block (GstHybridResultPool *pool, const hy_model *model)
     pool->max_detections = (guint) pool->layout[0].dims[1];
   pool->n_label_slots = pool->max_detections;
   heads->boxes_normalized = boxes_normalized (model);
+  heads->yolov8_rows = gst_hybrid_yolov8_rows_fit (model, pool->shapes,
+      pool->n_heads, pool->batch);
   heads->mask_head = gst_hybrid_masks_head_fits (pool->shapes, pool->n_heads,
       pool->batch) ? 3 : -1;
   pool->decoder_data = heads;
@@ -153,6 +160,11 @@ decode (GstHybridResult *r, const GstHybridResultSpec *spec)
     boxes = r->tensors[2].data;
     stride = 1;
     box_stride = 4;
+  } else if (heads->yolov8_rows) {
+    boxes = r->tensors[0].data;
+    scores = boxes + 4;
+    ids = boxes + 5;
+    stride = box_stride = 6;
   } else {
     ids = r->tensors[0].data;
     scores = ids + 1;
@@ -196,6 +208,11 @@ decode (GstHybridResult *r, const GstHybridResultSpec *spec)
     gfloat id = ids[k * stride], score = scores[k * stride];
     const gfloat *b = boxes + k * box_stride;
     if (!row_is_detection (id, score, b))
+      continue;
+    /* the NMS export pads its rows with zeros: none is a detection, even
+     * at threshold 0 */
+    if (heads->yolov8_rows && score == 0.0f && id == 0.0f && b[0] == 0.0f
+        && b[1] == 0.0f && b[2] == 0.0f && b[3] == 0.0f)
       continue;
     gint class_id = (gint) id;
     if (!(score >= hyg_class_threshold (spec->class_thresholds, class_id,

@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "decode-yolov8.h"
 #include "property-parse.h"
@@ -21,6 +22,17 @@ gst_hybrid_yolov8_head_fits (const hy_shape *shapes, guint n_heads,
   const hy_shape *s = &shapes[0];
   return n_heads == 1 && s->ndim == 3 && s->dims[0] == batch
       && s->dims[1] >= 5 && s->dims[2] >= 1 && s->dims[2] != 6;
+}
+
+gboolean
+gst_hybrid_yolov8_rows_fit (const hy_model *model, const hy_shape *shapes,
+    guint n_heads, gint64 batch)
+{
+  const hy_shape *s = &shapes[0];
+  const char *head = hy_model_n_outputs (model) == 1
+      ? hy_model_output_name (model, 0) : NULL;
+  return n_heads == 1 && s->ndim == 3 && s->dims[0] == batch
+      && s->dims[2] == 6 && head && !strcmp (head, "output0");
 }
 
 /* Best score first; equal scores in anchor order, so that the result does

@@ -1,8 +1,10 @@
 /*
- * decode-yolov8.h — YOLOv8's detection head for the detection decoder:
+ * decode-yolov8.h — YOLOv8's detection heads for the detection decoder:
  * one head (B, 4 + classes, N), per anchor a box (cx, cy, w, h) in
  * model-input pixels and a score per class, with no objectness and no
- * NMS in the graph (decode-yolov8.c runs it).
+ * NMS in the graph (decode-yolov8.c runs it); or, exported with NMS in
+ * the graph (`nms=True`), one head `output0` (B, N, 6) of rows
+ * [x1, y1, x2, y2, score, class].
  */
 #ifndef GST_HYBRID_DECODE_YOLOV8_H
 #define GST_HYBRID_DECODE_YOLOV8_H
@@ -25,6 +27,13 @@ gboolean gst_hybrid_yolov8_head_fits (const hy_shape * shapes,
 guint gst_hybrid_yolov8_decode (const gfloat * head, gint64 n_classes,
     gint64 n_anchors, const GstHybridResultSpec * spec,
     GstHybridDetection * out);
+
+/* Whether the model's one head is Ultralytics' `output0` of rows
+ * (B, N, 6) [x1, y1, x2, y2, score, class]: the NMS export's, named so by
+ * Ultralytics, where the (B, K, 6) rows of other models are
+ * [class, score, x1, y1, x2, y2]. */
+gboolean gst_hybrid_yolov8_rows_fit (const hy_model * model,
+    const hy_shape * shapes, guint n_heads, gint64 batch);
 
 G_END_DECLS
 #endif /* GST_HYBRID_DECODE_YOLOV8_H */

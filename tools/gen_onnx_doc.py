@@ -56,7 +56,8 @@ def read_ops(root):
         rows.append((name, becomes or "", notes or ""))
     if not rows:
         sys.exit("gen_onnx_doc: no ops[] entries found in onnx-ops.c")
-    return rows
+    # ops[] keeps onnx-select.c's ops as one block at its end: sorted here.
+    return sorted(rows)
 
 
 def read_opsets(root):

@@ -128,6 +128,12 @@ gboolean hy_onnx_import_quantize_linear (hy_onnx_importer *imp,
 gboolean hy_onnx_import_dequantize_linear (hy_onnx_importer *imp,
     GError **error);
 
+/* Comparisons, ArgMax/ArgMin, Where, Expand, GatherND and ScatterND
+ * (core/io/onnx-select.c): `onnx` is the node's op type, `core` the core
+ * op its row in onnx-ops.c names, where the row names one. */
+gboolean hy_onnx_import_select (hy_onnx_importer *imp, const char *onnx,
+    const char *core, GError **error);
+
 /* Imports the node being imported (imp->node). */
 gboolean hy_onnx_import_node (hy_onnx_importer *imp, GError **error);
 /* Folds an op whose inputs are all integer constants (shape arithmetic);

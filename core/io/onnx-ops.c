@@ -10,6 +10,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/io/onnx-import.h"
@@ -1468,7 +1469,15 @@ import_qdq (hy_onnx_importer *imp, const onnx_op *op, GError **error)
       : hy_onnx_import_quantize_linear (imp, error);
 }
 
-/* Sorted by name: the refusal lists them in this order. */
+/* The ops of core/io/onnx-select.c. */
+static gboolean
+import_select (hy_onnx_importer *imp, const onnx_op *op, GError **error)
+{
+  return hy_onnx_import_select (imp, op->name, op->core, error);
+}
+
+/* Sorted by name but for the block of onnx-select.c's ops at the end:
+ * the refusal lists them sorted. */
 static const onnx_op ops[] = {
   { "Add", import_binary, NULL, 0, "broadcast_add",
     "numpy broadcasting; a one-value constant operand becomes a scalar "
@@ -1597,6 +1606,39 @@ static const onnx_op ops[] = {
     "" },
   { "Unsqueeze", import_unsqueeze, NULL, 0, "squeeze, expand_dims",
     "axes as attribute (opset < 13) or constant input" },
+  /* onnx-select.c: comparing, picking and scattering values */
+  { "ArgMax", import_select, "argmax", 0, "argmax",
+    "any `axis`, `keepdims`, `select_last_index` (as `reverse`, then the "
+    "index counted back); indices as floats" },
+  { "ArgMin", import_select, "argmin", 0, "argmin",
+    "any `axis`, `keepdims`, `select_last_index` (as `reverse`, then the "
+    "index counted back); indices as floats" },
+  { "Equal", import_select, NULL, 0, "broadcast_equal",
+    "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
+    "operand becomes a scalar op" },
+  { "Expand", import_select, NULL, 0, "Reshape, broadcast_axis",
+    "a constant shape" },
+  { "GatherND", import_select, NULL, 0, "gather_nd (+ transpose)",
+    "`batch_dims` (a constant of the batch coordinates before the indices), "
+    "negative indices" },
+  { "Greater", import_select, NULL, 0, "broadcast_greater",
+    "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
+    "operand becomes a scalar op" },
+  { "GreaterOrEqual", import_select, NULL, 0, "broadcast_greater_equal",
+    "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
+    "operand becomes a scalar op" },
+  { "Less", import_select, NULL, 0, "broadcast_lesser",
+    "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
+    "operand becomes a scalar op" },
+  { "LessOrEqual", import_select, NULL, 0, "broadcast_lesser_equal",
+    "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
+    "operand becomes a scalar op" },
+  { "ScatterND", import_select, NULL, 0, "gather_nd, where (or Reshape)",
+    "constant indices, `reduction` none; a gather of the updates by a map "
+    "made at load" },
+  { "Where", import_select, NULL, 0, "where (+ broadcast_axis)",
+    "numpy broadcasting of the three operands; any nonzero condition is "
+    "true" },
 };
 
 static const onnx_op *
@@ -1608,12 +1650,22 @@ find_op (const char *name)
   return NULL;
 }
 
+static int
+cmp_names (const void *a, const void *b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
 char *
 hy_onnx_supported_ops (void)
 {
+  const char *names[G_N_ELEMENTS (ops)];
+  for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
+    names[i] = ops[i].name;
+  qsort (names, G_N_ELEMENTS (ops), sizeof names[0], cmp_names);
   GString *list = g_string_new (NULL);
   for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
-    g_string_append_printf (list, "%s%s", i ? ", " : "", ops[i].name);
+    g_string_append_printf (list, "%s%s", i ? ", " : "", names[i]);
   return g_string_free (list, FALSE);
 }
 

@@ -125,6 +125,118 @@ def topk_model(shape, k, **attrs):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
+def typed(nodes, inputs, outputs, inits=(), opset=13):
+    """model() with the outputs' element types given: [(name, TensorProto type)], as ONNX
+    Runtime wants an int64 or bool output declared so."""
+    graph = helper.make_graph(
+        nodes, "case",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s in inputs],
+        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+        [numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=8)
+
+
+def node(op, ins, outs, **attrs):
+    return helper.make_node(op, ins, outs, name=outs[0], **attrs)
+
+
+I64, BOOL, F32 = TensorProto.INT64, TensorProto.BOOL, TensorProto.FLOAT
+
+
+def select_cases():
+    """The comparisons, ArgMax/ArgMin, Where, Expand, GatherND, ScatterND (YOLOv8's nms=True
+    tail uses each), every attribute and operand form the importer takes."""
+    c = {}
+    # 0/1 values from a comparison: ties for select_last_index and Equal.
+    ties = [node("Greater", ["x", "zero"], ["g"]), node("Cast", ["g"], ["t"], to=F32)]
+    zero = ("zero", np.array(0, np.float32))
+    c["argmax-axis1-keepdims"] = typed([node("ArgMax", ["x"], ["y0"], axis=1)],
+                                       [("x", (2, 5, 3))], [("y0", I64)])
+    c["argmin-last-axis-nokeep"] = typed([node("ArgMin", ["x"], ["y0"], axis=-1, keepdims=0)],
+                                         [("x", (2, 5, 3))], [("y0", I64)])
+    c["argmax-ties-first"] = typed(ties + [node("ArgMax", ["t"], ["y0"], axis=2)],
+                                   [("x", (2, 3, 6))], [("y0", I64)], [zero])
+    c["argmax-ties-select-last"] = typed(
+        ties + [node("ArgMax", ["t"], ["y0"], axis=2, select_last_index=1)],
+        [("x", (2, 3, 6))], [("y0", I64)], [zero])
+    c["argmin-ties-select-last-axis0"] = typed(
+        ties + [node("ArgMin", ["t"], ["y0"], axis=0, keepdims=0, select_last_index=1)],
+        [("x", (5, 4))], [("y0", I64)], [zero])
+    c["greater-broadcast"] = typed([node("Greater", ["x", "z"], ["y0"])],
+                                   [("x", (2, 3, 4)), ("z", (3, 1))], [("y0", BOOL)])
+    c["greater-scalar-const"] = typed([node("Greater", ["x", "c"], ["y0"])], [("x", (8, 5))],
+                                      [("y0", BOOL)], [("c", np.array(0.25, np.float32))],
+                                      opset=17)
+    c["less-const-on-left"] = typed([node("Less", ["c", "x"], ["y0"])], [("x", (8, 5))],
+                                    [("y0", BOOL)], [("c", np.array([0.1], np.float32))])
+    c["less-broadcast"] = typed([node("Less", ["x", "z"], ["y0"])],
+                                [("x", (4, 1)), ("z", (3,))], [("y0", BOOL)])
+    c["equal-ties-broadcast"] = typed(
+        ties + [node("Greater", ["z", "zero"], ["h"]), node("Cast", ["h"], ["u"], to=F32),
+                node("Equal", ["t", "u"], ["y0"])],
+        [("x", (3, 4)), ("z", (4,))], [("y0", BOOL)], [zero])
+    c["greater-or-equal"] = typed([node("GreaterOrEqual", ["x", "z"], ["y0"])],
+                                  [("x", (3, 4)), ("z", (3, 4))], [("y0", BOOL)], opset=12)
+    c["less-or-equal-scalar"] = typed([node("LessOrEqual", ["x", "c"], ["y0"])],
+                                      [("x", (3, 4))], [("y0", BOOL)],
+                                      [("c", np.array(-0.2, np.float32))], opset=16)
+    c["where-broadcast-three"] = typed(
+        [node("Greater", ["c", "zero"], ["b"]), node("Where", ["b", "x", "z"], ["y0"])],
+        [("c", (3, 1)), ("x", (2, 1, 4)), ("z", (4,))], [("y0", F32)], [zero])
+    c["where-const-condition-scalar-y"] = typed(
+        [node("Where", ["b", "x", "v"], ["y0"])], [("x", (2, 4))], [("y0", F32)],
+        [("b", np.array([True, False, False, True])), ("v", np.array(7.5, np.float32))])
+    c["expand-rank-up"] = typed([node("Expand", ["x", "s"], ["y0"])], [("x", (3, 1))],
+                                [("y0", F32)], [("s", i64(2, 1, 4))])
+    c["expand-shape-of-ones"] = typed([node("Expand", ["x", "s"], ["y0"])], [("x", (3, 4))],
+                                      [("y0", F32)], [("s", i64(1, 1))])
+    c["expand-int64-from-argmax"] = typed(
+        [node("ArgMax", ["x"], ["a"], axis=1), node("Expand", ["a", "s"], ["y0"])],
+        [("x", (5, 6))], [("y0", I64)], [("s", i64(5, 4))], opset=17)
+    c["gathernd-pairs-negative"] = typed([node("GatherND", ["x", "i"], ["y0"])],
+                                         [("x", (4, 5, 3))], [("y0", F32)],
+                                         [("i", np.array([[1, -1], [3, 0]], np.int64))])
+    c["gathernd-full-index"] = typed([node("GatherND", ["x", "i"], ["y0"])], [("x", (4, 5))],
+                                     [("y0", F32)],
+                                     [("i", np.array([[0, 4], [3, 2], [-4, -5]], np.int64))])
+    c["gathernd-1d-indices"] = typed([node("GatherND", ["x", "i"], ["y0"])],
+                                     [("x", (4, 5, 3))], [("y0", F32)], [("i", i64(2, 1))])
+    c["gathernd-3d-indices"] = typed([node("GatherND", ["x", "i"], ["y0"])],
+                                     [("x", (4, 5, 3))], [("y0", F32)],
+                                     [("i", np.array([[[0], [3]], [[2], [1]], [[1], [1]]],
+                                                     np.int64))])
+    c["gathernd-batch-dims-1"] = typed([node("GatherND", ["x", "i"], ["y0"], batch_dims=1)],
+                                       [("x", (2, 5, 3))], [("y0", F32)],
+                                       [("i", np.array([[[4], [0], [2], [4]],
+                                                        [[1], [1], [3], [0]]], np.int64))])
+    c["gathernd-batch-dims-2"] = typed([node("GatherND", ["x", "i"], ["y0"], batch_dims=2)],
+                                       [("x", (2, 3, 4, 5))], [("y0", F32)],
+                                       [("i", RNG.integers(0, 4, size=(2, 3, 2, 1)))])
+    # Indices the graph computes: each row's largest value picked by its ArgMax.
+    c["gathernd-by-argmax-batch-dims"] = typed(
+        [node("ArgMax", ["x"], ["a"], axis=1), node("GatherND", ["x", "a"], ["y0"],
+                                                    batch_dims=1)],
+        [("x", (3, 7))], [("y0", F32)])
+    c["scatternd-rows"] = typed([node("ScatterND", ["x", "i", "u"], ["y0"])],
+                                [("x", (4, 5)), ("u", (2, 5))], [("y0", F32)],
+                                [("i", np.array([[1], [-1]], np.int64))])
+    c["scatternd-elements"] = typed([node("ScatterND", ["x", "i", "u"], ["y0"])],
+                                    [("x", (3, 4)), ("u", (3,))], [("y0", F32)],
+                                    [("i", np.array([[0, 1], [2, 3], [1, 0]], np.int64))])
+    # Every element overwritten: data (a constant here) is not read.
+    c["scatternd-full-permuted"] = typed([node("ScatterND", ["d", "i", "u"], ["y0"])],
+                                         [("u", (3, 4))], [("y0", F32)],
+                                         [("d", rand(3, 4)),
+                                          ("i", np.array([[2], [0], [1]], np.int64))], opset=16)
+    # What YOLOv8's nms=True export ends with: a constant of zeros wholly overwritten.
+    c["scatternd-yolov8-whole"] = typed([node("ScatterND", ["z", "i", "u"], ["y0"])],
+                                        [("u", (1, 5, 6))], [("y0", F32)],
+                                        [("z", np.zeros((1, 5, 6), np.float32)),
+                                         ("i", np.array([[0]], np.int64))], opset=17)
+    return c
+
+
 def op_cases():
     x4 = [("x", (1, 3, 8, 8))]
     c = {}
@@ -297,6 +409,7 @@ def op_cases():
         helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"]),
         helper.make_node("Relu", ["b"], ["y0"])], x4, ["y0"],
         [("w", rand(4, 3, 3, 3))] + bn_inits(4), opset=19)
+    c.update(select_cases())
     return c
 
 
@@ -331,6 +444,17 @@ def refused_cases():
                                              mode="cubic").SerializeToString(), "mode 'cubic'"),
         "refuse-resize-huge": (resize_model((1, 3, 4, 4), ("sizes", [1, 3, 1 << 20, 1 << 20]))
                                .SerializeToString(), "more than 2147483648 elements"),
+        "refuse-gathernd-index-outside": (one("GatherND", [("x", (4, 5))], [("i", np.array(
+            [[1, 5]], np.int64))]).SerializeToString(), "index 5 is outside [-5, 4]"),
+        "refuse-scatternd-reduction": (one("ScatterND", [("x", (4, 5)), ("u", (1, 5))], [(
+            "i", np.array([[1]], np.int64))], opset=16, reduction="add").SerializeToString(),
+            "reduction 'add'"),
+        "refuse-scatternd-indices-computed": (model([
+            node("ArgMax", ["x"], ["a"], axis=1),
+            node("ScatterND", ["x", "a", "x"], ["y0"])], [("x", (1, 3))], ["y0"])
+            .SerializeToString(), "must be a constant"),
+        "refuse-expand-not-broadcast": (one("Expand", [("x", (1, 3))], [("s", i64(2, 2))])
+                                        .SerializeToString(), "does not broadcast"),
         "refuse-bad-protobuf": (b"\x08\x07\x12\xff\xff\xff\xff\x0f" + b"\x00" * 8, "onnx"),
     }
 

@@ -109,6 +109,69 @@ def yolov8_model():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+N_ROWS, N_PADDING = 260, 6
+# Where the rows the graph keeps start to fall below the threshold on the test's frames.
+ROWS_SCORE_THRESHOLD = 0.75
+
+
+def yolov8_rows_model():
+    """The model above ending as YOLOv8's export with nms=True lays out its head: rows
+    [x1, y1, x2, y2, score, class] of the best-scoring anchors, zero rows after them, in one
+    head `output0` (1, N_ROWS + N_PADDING, 6).  The export's NMS itself (NonZero,
+    NonMaxSuppression) is left out: its rows are picked here by TopK on the scores, so that
+    the layout is what the element reads, every op of it static."""
+    m = yolov8_model()
+    g = Graph()
+    g.nodes, g.inits = list(m.graph.node), list(m.graph.initializer)
+    g.nodes[-1].output[0] = "head"
+    n_anchors = (SIZE // 4) ** 2 + (SIZE // 8) ** 2
+
+    def cut(x, begin, end, axis):
+        return g.op("Slice", [x, g.const(np.array([begin], np.int64)),
+                              g.const(np.array([end], np.int64)),
+                              g.const(np.array([axis], np.int64))])
+    t = g.op("Transpose", ["head"], perm=[0, 2, 1])
+    cls = cut(t, 4, 4 + N_CLASSES, 2)
+    score = g.op("ReduceMax", [cls], axes=[-1], keepdims=1)
+    klass = g.op("Cast", [g.op("ArgMax", [cls], axis=-1, keepdims=1)], to=TensorProto.FLOAT)
+    xy, wh = cut(t, 0, 2, 2), cut(t, 2, 4, 2)
+    half = g.op("Div", [wh, g.const(np.float32(2))])
+    rows = g.op("Concat", [g.op("Sub", [xy, half]), g.op("Add", [xy, half]), score, klass],
+                axis=2)
+    flat = g.op("Reshape", [score, g.const(np.array([1, n_anchors], np.int64))])
+    g.nodes.append(helper.make_node("TopK", [flat, g.const(np.array([N_ROWS], np.int64))],
+                                    ["top_v", "top_i"], name="topk", axis=1))
+    idx = g.op("Reshape", ["top_i", g.const(np.array([1, N_ROWS, 1], np.int64))])
+    best = g.op("GatherND", [rows, idx], batch_dims=1)
+    g.nodes.append(helper.make_node("Concat", [best, g.const(np.zeros((1, N_PADDING, 6),
+                                                                      np.float32))],
+                                    ["output0"], axis=1))
+    graph = helper.make_graph(
+        g.nodes, "yolov8-rows", list(m.graph.input),
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, None)], g.inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def reference_rows(out, conf, iou_thr, size=SIZE):
+    """The element's reading of (1, K, 6) rows [x1, y1, x2, y2, score, class] of one frame, from
+    YOLOv8's definition: a row is a box when its score reaches CONF (the zero rows after the
+    last never are; IOU_THR is the graph's business); boxes clamped to the frame, in row
+    order.  -> (boxes, rows that are not padding)."""
+    rows, n = [], 0
+    for r in out[0]:
+        if not np.any(r):
+            continue
+        n += 1
+        if not r[4] >= np.float32(conf):
+            continue
+        x1 = min(max(float(r[0]), 0.0), size)
+        y1 = min(max(float(r[1]), 0.0), size)
+        x2 = min(max(float(r[2]), x1), size)
+        y2 = min(max(float(r[3]), y1), size)
+        rows.append((int(r[5]), float(r[4]), [x1, y1, x2 - x1, y2 - y1]))
+    return rows, n
+
+
 def reference_decode(out, conf, iou_thr, size=SIZE):
     """YOLOv8's decode of one frame's (4 + classes, N), in float32 as the model computes; boxes
     clamped to the size x size frame."""
@@ -197,7 +260,8 @@ def to_frame(box, area, frame_wh):
 
 def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
                   iou_thr=IOU_THRESHOLD, n_frames=N_FRAMES, overlay=None,
-                  score_tol=1e-4, frame_wh=None, options=(), to_input=model_input):
+                  score_tol=1e-4, frame_wh=None, options=(), to_input=model_input,
+                  decode=reference_decode, must_drop=True):
     """Each reported score must be within SCORE_TOL of the reference's.  Frames are FRAME_WH
     (the model's size by default); OPTIONS are more of the element's, TO_INPUT makes from a
     frame the model's input as the element does and says where the picture is in it.  With
@@ -233,7 +297,7 @@ def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
     for f, (frame, msg) in enumerate(zip(frames, msgs)):
         x, area = to_input(frame)
         out = check_onnx.ort_outputs(onnx_path, {"images": x})[0]
-        want, n_candidates = reference_decode(out, conf, iou_thr, size)
+        want, n_candidates = decode(out, conf, iou_thr, size)
         want = [(cls, score, to_frame(box, area, frame_wh)) for cls, score, box in want]
         kept_boxes.append([box for _, _, box in want])
         candidates += n_candidates
@@ -250,9 +314,9 @@ def check_element(onnx_path, plugin_dir, work, size=SIZE, conf=SCORE_THRESHOLD,
                     f, k, ids[k], scores[k], cls, score)
             if np.max(np.abs(np.array(got[k]) - np.array(box))) > 1e-3 * max(frame_wh):
                 return False, "frame %d box %d: %s, reference %s" % (f, k, got[k], box)
-    if kept == 0 or kept == candidates:
-        return False, "the case does not exercise NMS: %d candidates, %d kept" % (candidates,
-                                                                                 kept)
+    if kept == 0 or (must_drop and kept == candidates):
+        return False, "the case drops no candidate or keeps none: %d candidates, %d kept" % (
+            candidates, kept)
     text = "%d frames: %d boxes of %d candidates kept, as the reference" % (
         n_frames, kept, candidates)
     if overlay:
@@ -272,15 +336,28 @@ def main():
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "yolov8-shaped.onnx")
     onnx.save(yolov8_model(), path)
-    checks = ["yolov8-raw-vs-ort"] + (["yolov8-element-detection"] if args.element else [])
+    rows_path = os.path.join(work, "yolov8-rows.onnx")
+    onnx.save(yolov8_rows_model(), rows_path)
+    checks = ["yolov8-raw-vs-ort", "yolov8-rows-raw-vs-ort"]
+    if args.element:
+        checks += ["yolov8-element-detection", "yolov8-rows-element-detection",
+                   "yolov8-rows-element-threshold-0"]
     print("1..%d" % len(checks))
     failed = 0
     for n, name in enumerate(checks, 1):
         d = os.path.join(work, name)
         os.makedirs(d, exist_ok=True)
-        if name == "yolov8-raw-vs-ort":
+        if name.endswith("raw-vs-ort"):
             feeds = {"images": check_onnx.rand(1, 3, SIZE, SIZE, low=0.0, high=1.0)}
-            ok, text = check_onnx.check_model(tool, d, path, feeds)
+            ok, text = check_onnx.check_model(tool, d, rows_path if "rows" in name else path,
+                                              feeds)
+        elif name.endswith("threshold-0"):
+            # Every row the graph keeps is a box, and no row of the zeros after them.
+            ok, text = check_element(rows_path, os.path.abspath(args.element), d, conf=0.0,
+                                     decode=reference_rows, must_drop=False)
+        elif "rows" in name:
+            ok, text = check_element(rows_path, os.path.abspath(args.element), d,
+                                     conf=ROWS_SCORE_THRESHOLD, decode=reference_rows)
         else:
             ok, text = check_element(path, os.path.abspath(args.element), d)
         failed += not ok
