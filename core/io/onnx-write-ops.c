@@ -15,6 +15,7 @@
 #include "kernels/params/elementwise.h"
 #include "kernels/params/nn.h"
 #include "kernels/params/shape.h"
+#include "kernels/params/vision.h"
 
 typedef struct write_op write_op;
 typedef gboolean (*write_fn) (hy_onnx_writer *w, const write_op *op,
@@ -601,6 +602,77 @@ write_pad (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
   return TRUE;
 }
 
+/* slice: MXNet's begin/end/step per leading axis, None as the ends of
+ * the axis in the step's direction (ONNX clamps the extremes). */
+static gboolean
+write_slice (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
+    GError **error G_GNUC_UNUSED)
+{
+  const hy_slice_params *p = PARAMS (w, hy_slice_params);
+  gint64 starts[HY_SHAPE_PARAM_MAX], ends[HY_SHAPE_PARAM_MAX];
+  gint64 axes[HY_SHAPE_PARAM_MAX], steps[HY_SHAPE_PARAM_MAX];
+  for (int i = 0; i < p->n; i++) {
+    gboolean has_step = i < p->n_step && !(p->step_none & (1u << i));
+    steps[i] = has_step ? p->step[i] : 1;
+    gboolean back = steps[i] < 0;
+    starts[i] = p->begin_none & (1u << i) ? (back ? G_MAXINT64 : 0)
+        : p->begin[i];
+    ends[i] = p->end_none & (1u << i) ? (back ? G_MININT64 : G_MAXINT64)
+        : p->end[i];
+    axes[i] = i;
+  }
+  const char *in[5] = { hy_onnx_w_input (w, 0),
+    hy_onnx_w_const_ints (w, "starts", starts, p->n),
+    hy_onnx_w_const_ints (w, "ends", ends, p->n),
+    hy_onnx_w_const_ints (w, "axes", axes, p->n),
+    hy_onnx_w_const_ints (w, "steps", steps, p->n) };
+  hy_onnx_w_node (w, "Slice", in, 5, hy_onnx_w_output (w, 0));
+  return TRUE;
+}
+
+/* Resize to the inferred output size: ONNX's sizes input. */
+static Onnx__NodeProto *
+resize_to_output (hy_onnx_writer *w, const char *mode)
+{
+  const hy_shape *s = out_shape (w);
+  const char *in[4] = { hy_onnx_w_input (w, 0), "", "",
+    hy_onnx_w_const_ints (w, "sizes", s->dims, s->ndim) };
+  Onnx__NodeProto *n = hy_onnx_w_node (w, "Resize", in, 4,
+      hy_onnx_w_output (w, 0));
+  hy_onnx_w_attr_string (w, n, "mode", mode);
+  return n;
+}
+
+/* UpSampling nearest of one input: output pixel o reads floor(o / s),
+ * ONNX's asymmetric coordinates with floor. */
+static gboolean
+write_upsampling (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
+    GError **error)
+{
+  const hy_upsampling_params *p = PARAMS (w, hy_upsampling_params);
+  if (p->sample_type != HY_UPSAMPLING_NEAREST || p->num_args != 1)
+    return hy_onnx_w_refuse (w, error, "only nearest sampling of one input "
+        "is written");
+  Onnx__NodeProto *n = resize_to_output (w, "nearest");
+  hy_onnx_w_attr_string (w, n, "coordinate_transformation_mode",
+      "asymmetric");
+  hy_onnx_w_attr_string (w, n, "nearest_mode", "floor");
+  return TRUE;
+}
+
+/* _contrib_BilinearResize2D: half-pixel coordinates clamped at 0 (ONNX's
+ * half_pixel, which ONNX Runtime clamps alike), or corner-aligned. */
+static gboolean
+write_bilinear_resize (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
+    GError **error G_GNUC_UNUSED)
+{
+  const hy_bilinear_resize_params *p = PARAMS (w, hy_bilinear_resize_params);
+  hy_onnx_w_attr_string (w, resize_to_output (w, "linear"),
+      "coordinate_transformation_mode",
+      p->align_corners ? "align_corners" : "half_pixel");
+  return TRUE;
+}
+
 /* SliceChannel: Split into equal parts along the axis, each part
  * reshaped to its output shape where squeeze_axis drops the axis. */
 static gboolean
@@ -714,10 +786,13 @@ static const write_op ops[] = {
   { HY_OP_SQUEEZE, write_reshape, "Reshape" },
   { HY_OP_TRANSPOSE, write_transpose, "Transpose" },
   { HY_OP_SWAP_AXIS, write_transpose, "Transpose" },
+  { HY_OP_SLICE, write_slice, "Slice" },
   { HY_OP_SLICE_AXIS, write_slice_axis, "Slice" },
   { HY_OP_CONCAT, write_concat, "Concat" },
   { HY_OP_SLICE_CHANNEL, write_split, "Split" },
   { HY_OP_PAD, write_pad, "Pad" },
+  { HY_OP_BILINEAR_RESIZE_2D, write_bilinear_resize, "Resize" },
+  { HY_OP_UP_SAMPLING, write_upsampling, "Resize" },
 };
 
 char *
