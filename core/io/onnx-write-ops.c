@@ -820,10 +820,11 @@ hy_onnx_write_node (hy_onnx_writer *w, GError **error)
   }
   for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
     if (ops[i].id == n->op->id) {
-      if (n->n_outputs != 1 && n->op->id != HY_OP_BATCH_NORM
-          && n->op->id != HY_OP_DROPOUT && n->op->id != HY_OP_SLICE_CHANNEL)
-        return hy_onnx_w_refuse (w, error, "%u outputs; one is written",
-            n->n_outputs);
+      /* Outputs past the first (BatchNorm's statistics, Dropout's and
+       * rrelu's masks) are written only by the ops made for them. */
+      if (w->later_outputs_read[w->node] && n->op->id != HY_OP_SLICE_CHANNEL)
+        return hy_onnx_w_refuse (w, error, "output %u is read; only output "
+            "0 has an ONNX form", 1u);
       return ops[i].write (w, &ops[i], error);
     }
   g_autofree char *known = hy_onnx_write_supported_ops ();

@@ -302,6 +302,16 @@ name_values (hy_onnx_writer *w)
       w->names[i][k] = hy_onnx_w_strdup (w, s);
     }
   }
+  w->later_outputs_read = hy_onnx_w_alloc (w, MAX (n, 1) * sizeof (gboolean));
+  for (guint i = 0; i < n; i++) {
+    const hy_node *node = hy_graph_node (w->graph, i);
+    for (guint k = 0; k < node->n_inputs; k++)
+      if (node->inputs[k].index > 0)
+        w->later_outputs_read[node->inputs[k].node] = TRUE;
+  }
+  for (guint h = 0; h < w->graph->n_heads; h++)
+    if (w->graph->heads[h].index > 0)
+      w->later_outputs_read[w->graph->heads[h].node] = TRUE;
 }
 
 /* The graph's outputs: each head under its value's name, through an

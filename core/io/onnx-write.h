@@ -33,6 +33,7 @@ typedef struct hy_onnx_writer {
   GPtrArray *inits;             /* Onnx__TensorProto * */
   GHashTable *init_done;        /* variable names already written */
   char ***names;                /* per graph node, per output: its value */
+  gboolean *later_outputs_read; /* per graph node: an output past 0 is read */
   guint node;                   /* the graph node being written */
   guint n_made;                 /* values made for it, for unique names */
 } hy_onnx_writer;
