@@ -29,8 +29,17 @@ export_onnx (const hy_model *model, const export_args *a, GError **error)
 {
   hy_shapes *shapes = hy_shapes_new (model);
   g_autofree char *path = g_strdup_printf ("%s.onnx", a->prefix);
-  gboolean ok = hy_cli_apply_shapes (shapes, a->shapes, error)
-      && hy_shapes_infer (shapes, error)
+  gboolean ok = hy_cli_apply_shapes (shapes, a->shapes, error);
+  for (int i = 0; ok && i < hy_model_n_inputs (model); i++) {
+    if (hy_shapes_input (shapes, i).ndim < 0) {
+      g_set_error (error, HY_ERROR, HY_ERROR_SHAPE,
+          "input '%s' has no declared shape, and an ONNX file holds one: "
+          "give it with --shape %s=DIMS (like 1x3x224x224)",
+          hy_model_input_name (model, i), hy_model_input_name (model, i));
+      ok = FALSE;
+    }
+  }
+  ok = ok && hy_shapes_infer (shapes, error)
       && hy_model_export_onnx (model, shapes, path, error);
   hy_shapes_free (shapes);
   return ok;
@@ -60,8 +69,8 @@ hy_cmd_export (int argc, char **argv)
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
     {"prefix", 'o', 0, G_OPTION_ARG_FILENAME, &a.prefix,
-        "Write OUT-symbol.json, OUT-NNNN.params (and OUT-model.json when "
-        "the model has a sidecar)", "OUT"},
+        "Write OUT-symbol.json, OUT-NNNN.params, or OUT.onnx with --format "
+        "onnx (and OUT-model.json when the model has a sidecar)", "OUT"},
     {"epoch", 'e', 0, G_OPTION_ARG_INT, &a.epoch,
         "The NNNN of the params file name (default 0)", "N"},
     {"format", 'f', 0, G_OPTION_ARG_STRING, &a.format,
