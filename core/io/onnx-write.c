@@ -90,12 +90,18 @@ new_tensor (hy_onnx_writer *w, const char *name, const gint64 *dims,
   return t;
 }
 
-/* A weight of the model: its floats are packed from where they lie. */
+/* Weight variable `i` of the graph as an initializer, the first time a
+ * node reads it: its floats are packed from where they lie. */
 static void
-write_weight (hy_onnx_writer *w, const hy_node *v)
+write_weight (hy_onnx_writer *w, guint i)
 {
+  const hy_node *v = hy_graph_node (w->graph, i);
+  gpointer key = GUINT_TO_POINTER (i + 1);
+  if (!v->value || g_hash_table_contains (w->init_done, key))
+    return;
+  g_hash_table_add (w->init_done, key);
   const hy_tensor *value = v->value;
-  Onnx__TensorProto *t = new_tensor (w, v->name, value->shape.dims,
+  Onnx__TensorProto *t = new_tensor (w, w->names[i][0], value->shape.dims,
       value->shape.ndim, ONNX_FLOAT);
   t->has_raw_data = TRUE;
   t->raw_data.len = (size_t) hy_shape_numel (&value->shape) * sizeof (float);
@@ -136,11 +142,7 @@ const char *
 hy_onnx_w_input (hy_onnx_writer *w, guint k)
 {
   hy_entry e = current (w)->inputs[k];
-  const hy_node *src = hy_graph_node (w->graph, e.node);
-  if (src->value && !g_hash_table_contains (w->init_done, src->name)) {
-    g_hash_table_add (w->init_done, src->name);
-    write_weight (w, src);
-  }
+  write_weight (w, e.node);
   return w->names[e.node][e.index];
 }
 
@@ -291,15 +293,24 @@ static void
 name_values (hy_onnx_writer *w)
 {
   guint n = hy_graph_n_nodes (w->graph);
+  /* ONNX values are defined once; a symbol file may repeat a node name,
+   * whose later values then take a suffix. */
+  g_autoptr (GHashTable) taken = g_hash_table_new (g_str_hash, g_str_equal);
   w->names = hy_onnx_w_alloc (w, MAX (n, 1) * sizeof (char **));
   for (guint i = 0; i < n; i++) {
     const hy_node *node = hy_graph_node (w->graph, i);
     w->names[i] = hy_onnx_w_alloc (w, MAX (node->n_outputs, 1)
         * sizeof (char *));
     for (guint k = 0; k < node->n_outputs; k++) {
-      g_autofree char *s = k ? g_strdup_printf ("%s_output%u", node->name, k)
+      char *s = k ? g_strdup_printf ("%s_output%u", node->name, k)
           : g_strdup (node->name);
-      w->names[i][k] = hy_onnx_w_strdup (w, s);
+      for (guint dup = 1; g_hash_table_contains (taken, s); dup++) {
+        g_free (s);
+        s = g_strdup_printf ("%s_output%u_%u", node->name, k, dup);
+      }
+      g_ptr_array_add (w->owned, s);
+      g_hash_table_add (taken, s);
+      w->names[i][k] = s;
     }
   }
   w->later_outputs_read = hy_onnx_w_alloc (w, MAX (n, 1) * sizeof (gboolean));
@@ -327,10 +338,7 @@ write_outputs (hy_onnx_writer *w, GPtrArray *outputs)
     const char *name = w->names[e.node][e.index];
     if (!src->op || g_hash_table_contains (used, name)) {
       w->node = e.node;
-      if (src->value && !g_hash_table_contains (w->init_done, src->name)) {
-        g_hash_table_add (w->init_done, src->name);
-        write_weight (w, src);
-      }
+      write_weight (w, e.node);
       const char *out = hy_onnx_w_temp (w, "output");
       hy_onnx_w_node (w, "Identity", &name, 1, out);
       name = out;
@@ -402,7 +410,7 @@ export_graph (const hy_graph *graph, const char *source, const char *path,
     .owned = g_ptr_array_new_with_free_func (g_free),
     .nodes = g_ptr_array_new (),
     .inits = g_ptr_array_new (),
-    .init_done = g_hash_table_new (g_str_hash, g_str_equal),
+    .init_done = g_hash_table_new (g_direct_hash, g_direct_equal),
   };
   g_autoptr (GPtrArray) inputs = g_ptr_array_new ();
   g_autoptr (GPtrArray) outputs = g_ptr_array_new ();

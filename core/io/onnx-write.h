@@ -31,7 +31,7 @@ typedef struct hy_onnx_writer {
   GPtrArray *owned;             /* every block the protos point into */
   GPtrArray *nodes;             /* Onnx__NodeProto * in topological order */
   GPtrArray *inits;             /* Onnx__TensorProto * */
-  GHashTable *init_done;        /* variable names already written */
+  GHashTable *init_done;        /* weight variables written (index + 1) */
   char ***names;                /* per graph node, per output: its value */
   gboolean *later_outputs_read; /* per graph node: an output past 0 is read */
   guint node;                   /* the graph node being written */
