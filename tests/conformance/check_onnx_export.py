@@ -14,7 +14,9 @@ within
 must either export and match or be refused with `node 'NAME' (OP)` in the message and no file left
 behind.  Then ONNX models read and written back: the small graphs of check_onnx.py, each given to
 ONNX Runtime as written by onnx.helper and as our export of it, on the same inputs, within the same
-tolerance (those that the reader makes ops without an ONNX form must be refused naming them).  Last, a refusal: a model with an op without an ONNX form, with its message.
+tolerance (those that the reader makes ops without an ONNX form must be refused naming them),
+and so the real exporters' files check_onnx_torch.py caches, where it has made them.  Last, a
+refusal: a model with an op without an ONNX form, with its message.
 
 With --zoo, the zoo's ResNet-18 v1, MobileNetV2 1.0 and MobileNetV3-Large (fixtures of
 -Dzoo_fixtures: seeded random weights, inputs and MXNet's outputs) instead.  Prints TAP; needs the
@@ -73,9 +75,9 @@ KNOWN_REFUSALS = {
 # Every graph of check_onnx.py is read and written back; these become ops of the core that have
 # no ONNX form here (Gather as gather_nd, TopK as topk, Resize in other modes than UpSampling's
 # and BilinearResize2D's as gather_nd and a blend), so each must be refused naming that op.
-ROUNDTRIP_REFUSED = re.compile(r"^(gather-(?!scalar-index)|topk|resize-(nearest-(half-pixel-round-floor|"
-                               r"asymmetric|align|pytorch)|linear-(half-pixel-(odd|symmetric)|"
-                               r"asymmetric|pytorch-half-pixel-to-1|3d)))")
+ROUNDTRIP_REFUSED = re.compile(
+    r"^(gather-(?!scalar-index)|topk|resize-(nearest-(half-pixel-round-floor|asymmetric|align|"
+    r"pytorch)|linear-(half-pixel-(odd|symmetric)|asymmetric|pytorch-half-pixel-to-1|3d)))")
 
 
 # torch.onnx.export's and Ultralytics' files (tests/conformance/torch_exports.py).
