@@ -176,8 +176,8 @@ hy_onnx_w_node (hy_onnx_writer *w, const char *op_type,
   Onnx__NodeProto *n = hy_onnx_w_alloc (w, sizeof *n);
   *n = (Onnx__NodeProto) ONNX__NODE_PROTO__INIT;
   n->op_type = (char *) op_type;
-  /* The first ONNX node of a graph node keeps its name; the ones before
-   * or after it are named by their output. */
+  /* Named by its output: unique, as values are, and the node writing a
+   * graph node's output then carries that node's name. */
   n->name = (char *) output;
   n->n_input = n_inputs;
   n->input = hy_onnx_w_alloc (w, MAX (n_inputs, 1) * sizeof (char *));
