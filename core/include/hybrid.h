@@ -177,6 +177,17 @@ gint64 hy_model_param_bytes (const hy_model *model);
 gboolean hy_model_export (const hy_model *model, const char *prefix,
     int epoch, GError **error);
 
+/* Writes the model as an ONNX file (opset 13, float32 weights as
+ * initializers) that ONNX Runtime runs with the same outputs.  Shapes are
+ * static: the inputs get the shapes `shapes` holds (inferred; NULL: the
+ * declared ones, an error when an input declares none), and every
+ * Reshape's target is written as the numbers they give.  An op without an
+ * ONNX form is refused (HY_ERROR_UNSUPPORTED) naming the node and the op,
+ * and no file is left at `path`.  Without protobuf-c at build time,
+ * refused saying what to install. */
+gboolean hy_model_export_onnx (const hy_model *model,
+    const hy_shapes *shapes, const char *path, GError **error);
+
 /* ---- running ----------------------------------------------------------- */
 
 typedef enum hy_mode {
