@@ -4,6 +4,10 @@
  *
  * Why: the reference kernel sums in scalar int32 loops, 1.4 ms for
  * ResNet-50's 2048 → 1000 layer at batch 1, where OpenVINO takes 0.13.
+ * Here, best of 3 alternated runs of hybridinfer bench --profile -t 2
+ * on an Intel Xeon, 2 vCPUs loaded by other builds: 1.14 → 0.16 ms at
+ * batch 1, 6.54 → 0.22 ms at batch 8; ResNet-18's 512 → 1000 layer
+ * 0.17 → 0.03 ms.
  * MXNet runs the layer on this primitive, with these operands, so its
  * rounding is MXNet's: the bias and the scale are computed as the
  * reference's (dense.c) and handed to oneDNN, which adds and scales.
