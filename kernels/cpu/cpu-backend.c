@@ -15,6 +15,7 @@
 #ifdef HY_HAVE_DNNL
 #include "kernels/cpu/conv/dnnl-segment.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
+#include "kernels/cpu/quantized/fc-dnnl-int8.h"
 #endif
 
 typedef struct cpu_backend {
@@ -119,6 +120,10 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
   if (call->op == HY_OP_QUANTIZED_CONV)
     return hy_qconv_prepare_call (hy_cpu_backend_ctx (be), call, error);
 #ifdef HY_HAVE_DNNL
+  /* the int8 fully connected layer: oneDNN's inner product when oneDNN's
+   * int8 is on (quantized/fc-dnnl-int8.h) */
+  if (call->op == HY_OP_QUANTIZED_FC)
+    return hy_qfc_dnnl_prepare_call (hy_cpu_backend_ctx (be), call, error);
   /* A bf16 segment's calls (conv/dnnl-segment.h): their layout is
    * already promised to their neighbours, so no other kernel may run
    * them. */
@@ -215,6 +220,10 @@ cpu_release_call (hy_backend *be, hy_call *call)
     hy_conv_release_call (call);
   if (call->op == HY_OP_QUANTIZED_CONV)
     hy_qconv_release_call (call);
+#ifdef HY_HAVE_DNNL
+  if (call->op == HY_OP_QUANTIZED_FC)
+    hy_qfc_dnnl_release_call (call);
+#endif
 }
 
 static const char *
@@ -226,6 +235,10 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
 #endif
   if (call->op == HY_OP_QUANTIZED_CONV)
     return hy_qconv_kernel_name (call);
+#ifdef HY_HAVE_DNNL
+  if (call->op == HY_OP_QUANTIZED_FC)
+    return hy_qfc_dnnl_kernel_name (call);
+#endif
   return call->op == HY_OP_CONVOLUTION ? hy_conv_kernel_name (call) : NULL;
 }
 

@@ -18,7 +18,8 @@ is for a kernel that rounds a tie differently: the quantized layers round every 
 integer, so one element one step off moves the layers after it by whole steps, and such
 differences spread through a deep network.  --expect-kernel also asks `TOOL bench --profile`
 which kernel ran each quantized convolution of the hybridized forward (onednn-int8, the
-default; reference-prepared with HYBRIDINFER_DNNL=0), so that a path that silently fell back to the
+default; reference-prepared with HYBRIDINFER_DNNL=0), and with onednn-int8 each quantized
+fully connected layer too, so that a path that silently fell back to the
 reference is not taken for the one under test (grouped convolutions, which the oneDNN int8 path
 does not take, must be on reference-prepared).  --expect-bytes: the named cases must also have held some value as int8
 bytes between those convolutions (bench's segment_values), so that a plan that quietly kept
@@ -60,8 +61,9 @@ def compare(ours, ref, max_fraction):
     return same_top1 and beyond <= max_fraction, text
 
 
-def conv_kernels(tool, case_dir, shape):
-    """The kernels the hybridized forward ran its quantized convolutions with."""
+def conv_kernels(tool, case_dir, shape, expect_fc):
+    """The kernels the hybridized forward ran its quantized convolutions with (and, with
+    expect_fc, its quantized fully connected layers)."""
     argv = [tool, "bench", "--model", os.path.join(case_dir, "model-symbol.json"),
             "--params", os.path.join(case_dir, "model-0000.params"),
             "--shape", "data=" + "x".join(str(d) for d in shape),
@@ -71,7 +73,8 @@ def conv_kernels(tool, case_dir, shape):
         return None
     report = json.loads(proc.stdout)
     kernels = {l["node"]: l.get("kernel") for l in report["layers"]
-               if l["op"] == "_sg_mkldnn_conv"}
+               if l["op"] == "_sg_mkldnn_conv"
+               or (expect_fc and l["op"] == "_sg_mkldnn_fully_connected")}
     # values the plan holds in the backend's own layout: int8 bytes between oneDNN's int8
     # convolutions (conv-dnnl-int8.c)
     return kernels, report.get("segment_values", 0)
@@ -136,7 +139,10 @@ def main():
             text = "; ".join(texts)
             if args.expect_kernel:
                 x = np.load(os.path.join(case_dir, "input0.npy"))
-                kernels, held = conv_kernels(args.tool, case_dir, x.shape) or (None, 0)
+                # oneDNN runs the fully connected layers too (fc-dnnl-int8.c); the
+                # reference's are not "prepared"
+                kernels, held = conv_kernels(args.tool, case_dir, x.shape,
+                                             args.expect_kernel == "onednn-int8") or (None, 0)
                 grouped = grouped_convolutions(case_dir)
                 wrong = (unexpected_kernels(kernels, args.expect_kernel, grouped)
                          if kernels else ["(bench failed)"])

@@ -535,6 +535,56 @@ fused_on (void)
   return on;
 }
 
+/* One forward of the fused primitive, band by band. */
+typedef struct fused_job {
+  hy_qconv_fused *fused;
+  const void *src;
+  void *dst;
+  dnnl_status_t failed;         /* written by a failing band only */
+} fused_job;
+
+static void
+run_bands (void *arg, int64_t begin, int64_t end, int thread)
+{
+  fused_job *j = arg;
+  for (int64_t b = begin; b < end; b++) {
+    dnnl_status_t st = hy_qconv_fused_run (j->fused, (int) b, j->src,
+        j->dst);
+    if (st != dnnl_success)
+      j->failed = st;
+  }
+}
+
+/* The ranges a fused primitive is made for: the data's, the residual's. */
+static void
+fused_ranges_of (const hy_qconv_dnnl *c, const hy_tensor *const *in,
+    float ranges[4])
+{
+  const hy_quantized_conv_params *p = &c->p;
+  hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
+  ranges[0] = in[at.min_data]->data[0];
+  ranges[1] = in[at.max_data]->data[0];
+  ranges[2] = p->with_sum ? in[at.min_sum]->data[0] : 0.0f;
+  ranges[3] = p->with_sum ? in[at.max_sum]->data[0] : 0.0f;
+}
+
+/* Whether the fused primitive was made for this forward's ranges: then
+ * nothing per channel is computed again (it holds its scales and bias),
+ * and no weight needs the capped scale (it was made only where none
+ * did, for these same ranges). */
+static bool
+fused_fits (const hy_qconv_dnnl *c, const hy_tensor *const *in)
+{
+  if (!c->fused)
+    return false;
+  float ranges[4];
+  fused_ranges_of (c, in, ranges);
+  for (int k = 0; k < 4; k++)
+    if (!(ranges[k] == c->fused_ranges[k]))
+      return false;
+  return true;
+}
+
 /* Bytes in the plan from the data (and residual) to the output: oneDNN
  * rounds them itself, with this forward's scales baked into a primitive
  * made the first time (the warm-up forward) and used while the ranges
@@ -554,10 +604,15 @@ fused_on (void)
  * One primitive over every filter.  A primitive per filter slice on our
  * threads (scales baked into each, bytes through a dense buffer into the
  * output's channels) took more CPU time: resnet50_v1 batch 1 23.2-23.7
- * ms, batch 8 131-134.  A batch of one runs on the calling thread alone:
- * oneDNN's team of two there, beside our pool's workers, took 13.3-14.4
- * ms (resnet50_v1) where one thread takes 10.4; from batch 8 on the team
- * is the faster (56 ms against 67-68). */
+ * ms, batch 8 131-134.  A batch of one runs its output's rows in bands,
+ * one on each thread of our pool (qconv-dnnl-fused.c): oneDNN's team of
+ * two there, beside our pool's workers, took 13.3-14.4 ms (resnet50_v1)
+ * where one thread takes 10.4, and one thread left the second core
+ * idle.  With the bands, best of 6 alternated runs, hybridinfer bench -t
+ * 2 -n 40 on an Intel Xeon, 2 vCPUs loaded by other builds (median
+ * latency; median CPU time): resnet18_v1 4.38 -> 3.55 ms (5.95 -> 6.74),
+ * resnet50_v1 9.05 -> 6.26 ms (10.8 -> 11.3); the outputs the same bits.
+ * From batch 8 on oneDNN's team is the faster (56 ms against 67-68). */
 static bool
 run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
     hy_tensor *const *out, const void *src, float sum_scale)
@@ -566,21 +621,17 @@ run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
   if (!c->dst_bytes_out || (p->with_sum && !c->sum_bytes_in) || !fused_on ())
     return false;
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
-  const float ranges[4] = {
-    in[at.min_data]->data[0], in[at.max_data]->data[0],
-    p->with_sum ? in[at.min_sum]->data[0] : 0.0f,
-    p->with_sum ? in[at.max_sum]->data[0] : 0.0f,
-  };
   if (!c->fused_tried) {
     c->fused_tried = true;
-    memcpy (c->fused_ranges, ranges, sizeof ranges);
+    fused_ranges_of (c, in, c->fused_ranges);
     hy_qconv_geometry g = {
       .N = c->N, .C = c->C, .H = c->H, .W = c->W,
       .OC = c->OC, .OH = c->OH, .OW = c->OW,
     };
     GError *error = NULL;
     c->fused = hy_qconv_fused_new (c->engine, p, &g, c->wq, c->bias_q,
-        c->scales, sum_scale, c->N == 1 ? 1 : c->n_threads, &error);
+        c->scales, sum_scale, c->N == 1 ? 1 : c->n_threads,
+        c->N == 1 ? c->n_threads : 1, &error);
     if (error) {
       /* not the data's fault: today's path runs it */
       g_debug ("%s", error->message);
@@ -589,16 +640,20 @@ run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
     /* made once: the weights are in the primitive now */
     g_clear_pointer (&c->wq, g_free);
   }
-  for (int k = 0; k < 4; k++)
-    if (!c->fused || !(ranges[k] == c->fused_ranges[k]))
-      return false;
+  if (!fused_fits (c, in))
+    return false;
   if (p->with_sum && out[0]->data != in[at.sum]->data)
     memcpy (out[0]->data, in[at.sum]->data,
         (size_t) (c->N * c->OC * c->OH * c->OW));
-  dnnl_status_t st = hy_qconv_fused_run (c->fused, src, out[0]->data);
-  if (st != dnnl_success)
+  fused_job j = { c->fused, src, out[0]->data, dnnl_success };
+  const int bands = hy_qconv_fused_bands (c->fused);
+  if (bands > 1)
+    hy_cpu_parallel_each (ctx, bands, run_bands, &j);
+  else
+    run_bands (&j, 0, 1, 0);
+  if (j.failed != dnnl_success)
     hy_cpu_fail (ctx, "oneDNN int8 convolution failed (%s)",
-        dnnl_status2str (st));
+        dnnl_status2str (j.failed));
   out[1]->data[0] = p->min_calib;
   out[2]->data[0] = p->max_calib;
   return true;
@@ -611,18 +666,20 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
   hy_qconv_dnnl *c = (hy_qconv_dnnl *) params;
   const hy_quantized_conv_params *p = &c->p;
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
-  float s_d = hy_q_scale (p->data_uint8, in[at.min_data]->data[0],
-      in[at.max_data]->data[0]);
-  /* weights MXNet would have quantized with a capped scale for this
-   * data (a range of [0, 0]): the reference quantizes them again */
-  if (hy_qconv_needs_cap (c->s_w, c->bias, c->OC, s_d)) {
-    run_capped (ctx, c, in, n_in, out, n_out);
-    return;
-  }
   float s_out = hy_q_scale (p->out_uint8, p->min_calib, p->max_calib);
-  for (int64_t oc = 0; oc < c->OC; oc++) {
-    c->bias_q[oc] = hy_q_round_int32 (c->s_w[oc] * s_d * c->bias[oc]);
-    c->scales[oc] = s_out / s_d / c->s_w[oc];
+  if (!fused_fits (c, in)) {
+    float s_d = hy_q_scale (p->data_uint8, in[at.min_data]->data[0],
+        in[at.max_data]->data[0]);
+    /* weights MXNet would have quantized with a capped scale for this
+     * data (a range of [0, 0]): the reference quantizes them again */
+    if (hy_qconv_needs_cap (c->s_w, c->bias, c->OC, s_d)) {
+      run_capped (ctx, c, in, n_in, out, n_out);
+      return;
+    }
+    for (int64_t oc = 0; oc < c->OC; oc++) {
+      c->bias_q[oc] = hy_q_round_int32 (c->s_w[oc] * s_d * c->bias[oc]);
+      c->scales[oc] = s_out / s_d / c->s_w[oc];
+    }
   }
   size_t src_room = (c->src_bytes + 63) & ~(size_t) 63;
   /* scratch for the set-up's thread count (a plan's pool keeps it) */

@@ -3,7 +3,13 @@
  * inside oneDNN (see qconv-dnnl-fused.h).
  *
  * One primitive over every filter, run by an OpenMP team of the size
- * it was made with (conv-dnnl-int8.c's run_fused says which, and why).
+ * it was made with (conv-dnnl-int8.c's run_fused says which, and why);
+ * or the output's rows cut into bands, a primitive each, every band run
+ * by one thread of our pool.  A band reads the input rows its outputs
+ * need (the convolution's own padding where they fall outside) and
+ * writes whole rows of the NHWC output, so no two threads write one
+ * cache line but at the seam, and every output is the same sum, scaled
+ * and rounded alike, as in one primitive.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +21,21 @@
 #include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/quantized/qconv-dnnl-fused.h"
 
-struct hy_qconv_fused {
+/* One band of output rows: its primitive and what executes it (memory
+ * objects are not thread-safe, so each band has its own). */
+typedef struct fused_band {
   dnnl_primitive_t primitive;
   dnnl_stream_t stream;
   dnnl_memory_t src, weights, bias, dst, scratch;
-  void *weights_data, *bias_data, *scratch_data;
+  void *weights_data;           /* NULL: band 0's (the same layout) */
+  void *scratch_data;
+  size_t src_offset, dst_offset;        /* bytes: its first rows */
+} fused_band;
+
+struct hy_qconv_fused {
+  int n_bands;
+  fused_band *bands;
+  void *bias_data;
   int n_threads;
 };
 
@@ -39,16 +55,20 @@ hy_qconv_fused_free (hy_qconv_fused *f)
 {
   if (!f)
     return;
-  dnnl_memory_destroy (f->src);
-  dnnl_memory_destroy (f->weights);
-  dnnl_memory_destroy (f->bias);
-  dnnl_memory_destroy (f->dst);
-  dnnl_memory_destroy (f->scratch);
-  dnnl_primitive_destroy (f->primitive);
-  dnnl_stream_destroy (f->stream);
-  free (f->weights_data);
+  for (int b = 0; f->bands && b < f->n_bands; b++) {
+    fused_band *band = &f->bands[b];
+    dnnl_memory_destroy (band->src);
+    dnnl_memory_destroy (band->weights);
+    dnnl_memory_destroy (band->bias);
+    dnnl_memory_destroy (band->dst);
+    dnnl_memory_destroy (band->scratch);
+    dnnl_primitive_destroy (band->primitive);
+    dnnl_stream_destroy (band->stream);
+    free (band->weights_data);
+    free (band->scratch_data);
+  }
+  g_free (f->bands);
   free (f->bias_data);
-  free (f->scratch_data);
   g_free (f);
 }
 
@@ -62,20 +82,29 @@ aligned_bytes (size_t n)
   return p;
 }
 
-/* The user's OIHW weights into the primitive's layout, once. */
+/* The user's OIHW weights into the band's primitive's layout, once: a
+ * band whose layout is band 0's reads band 0's. */
 static gboolean
-reorder_weights (hy_qconv_fused *f, dnnl_engine_t engine,
+reorder_weights (hy_qconv_fused *f, int b, dnnl_engine_t engine,
     const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *md,
     const int8_t *wq, GError **error)
 {
   const hy_dnnl_setup s = { "oneDNN int8 convolution with bytes out",
     error };
-  f->weights_data = aligned_bytes (dnnl_memory_desc_get_size (md));
-  return f->weights_data
-      && ok (dnnl_memory_create (&f->weights, md, engine, f->weights_data),
-          "memory", error)
+  fused_band *band = &f->bands[b];
+  if (b > 0) {
+    const dnnl_memory_desc_t *first = NULL;
+    if (dnnl_memory_get_memory_desc (f->bands[0].weights, &first)
+        == dnnl_success && dnnl_memory_desc_equal (first, md))
+      return ok (dnnl_memory_create (&band->weights, md, engine,
+              f->bands[0].weights_data), "memory", error);
+  }
+  band->weights_data = aligned_bytes (dnnl_memory_desc_get_size (md));
+  return band->weights_data
+      && ok (dnnl_memory_create (&band->weights, md, engine,
+              band->weights_data), "memory", error)
       && hy_dnnl_reorder_weights (&s, engine, wq, user_md, md, 1,
-          f->weights_data, 0);
+          band->weights_data, 0);
 }
 
 /* ReLU, the residual, ReLU: MXNet's order of post-ops. */
@@ -102,21 +131,40 @@ set_post_ops (dnnl_primitive_attr_t attr, const hy_quantized_conv_params *p,
   return good;
 }
 
-hy_qconv_fused *
-hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
-    const hy_qconv_geometry *g, const int8_t *wq, const int32_t *bias_q,
-    const float *scales, float sum_scale, int n_threads, GError **error)
+/* The rows [o0, o1) of every image's output: the input rows they read,
+ * and the padding that stands for the rows outside the input. */
+typedef struct band_rows {
+  int64_t out_rows, in_first, in_rows, pad_top, pad_bottom;
+} band_rows;
+
+static band_rows
+rows_of (const hy_conv_params *cp, const hy_qconv_geometry *g, int64_t o0,
+    int64_t o1)
 {
-  hy_qconv_fused *f = g_new0 (hy_qconv_fused, 1);
-  f->n_threads = n_threads;
+  const int64_t reach = (cp->kernel[0] - 1) * cp->dilate[0] + 1;
+  const int64_t first = o0 * cp->stride[0] - cp->pad[0];
+  const int64_t end = (o1 - 1) * cp->stride[0] - cp->pad[0] + reach;
+  const int64_t in0 = MAX (first, 0), in1 = MIN (end, g->H);
+  return (band_rows) { o1 - o0, in0, in1 - in0, in0 - first, end - in1 };
+}
+
+/* Band b's primitive, its memories and its weights. */
+static gboolean
+make_band (hy_qconv_fused *f, int b, dnnl_engine_t engine,
+    const hy_quantized_conv_params *p, const hy_qconv_geometry *g,
+    const band_rows *r, const int8_t *wq, const float *scales,
+    float sum_scale, GError **error)
+{
+  fused_band *band = &f->bands[b];
   const hy_conv_params *cp = &p->conv;
-  dnnl_dims_t src_dims = { g->N, g->C, g->H, g->W };
+  dnnl_dims_t src_dims = { g->N, g->C, r->in_rows, g->W };
   dnnl_dims_t wei_dims = { g->OC, g->C, cp->kernel[0], cp->kernel[1] };
   dnnl_dims_t bias_dims = { g->OC };
-  dnnl_dims_t dst_dims = { g->N, g->OC, g->OH, g->OW };
+  dnnl_dims_t dst_dims = { g->N, g->OC, r->out_rows, g->OW };
   dnnl_dims_t strides = { cp->stride[0], cp->stride[1] };
   dnnl_dims_t dilates = { cp->dilate[0] - 1, cp->dilate[1] - 1 };
-  dnnl_dims_t pad = { cp->pad[0], cp->pad[1] };
+  dnnl_dims_t pad_l = { r->pad_top, cp->pad[1] };
+  dnnl_dims_t pad_r = { r->pad_bottom, cp->pad[1] };
   /* with a residual oneDNN saturates to the residual's dtype (MXNet runs
    * in place on it; hy_qconv_store) and the output reads those bytes */
   bool dst_u8 = p->with_sum ? p->sum_uint8 : p->out_uint8;
@@ -124,7 +172,9 @@ hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
   dnnl_convolution_desc_t desc;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
-  gboolean good = ok (dnnl_stream_create (&f->stream, engine,
+  band->src_offset = (size_t) (r->in_first * g->W * g->C);
+  band->dst_offset = (size_t) ((g->OH * b / f->n_bands) * g->OW * g->OC);
+  gboolean good = ok (dnnl_stream_create (&band->stream, engine,
           dnnl_stream_default_flags), "stream", error)
       && ok (dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
               p->data_uint8 ? dnnl_u8 : dnnl_s8, dnnl_nhwc), "src", error)
@@ -138,7 +188,7 @@ hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
               dst_u8 ? dnnl_u8 : dnnl_s8, dnnl_nhwc), "dst", error)
       && ok (dnnl_dilated_convolution_forward_desc_init (&desc,
               dnnl_forward_inference, dnnl_convolution_direct, &src_md,
-              &wei_md, &bias_md, &dst_md, strides, dilates, pad, pad),
+              &wei_md, &bias_md, &dst_md, strides, dilates, pad_l, pad_r),
           "descriptor", error)
       && ok (dnnl_primitive_attr_create (&attr), "attributes", error)
       && ok (dnnl_primitive_attr_set_scratchpad_mode (attr,
@@ -150,17 +200,16 @@ hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
     /* oneDNN's kernels fix their thread count when made, from OpenMP's:
      * the backend's, whatever the calling thread had */
     const int omp_threads = omp_get_max_threads ();
-    omp_set_num_threads (n_threads);
+    omp_set_num_threads (f->n_threads);
     dnnl_status_t st = dnnl_primitive_desc_create (&pd, &desc, attr, engine,
         NULL);
     omp_set_num_threads (omp_threads);
     if (st == dnnl_unimplemented) {
       dnnl_primitive_attr_destroy (attr);
-      hy_qconv_fused_free (f);
-      return NULL;              /* today's path runs it */
+      return FALSE;             /* no error: today's path runs it */
     }
     good = ok (st, "primitive descriptor", error)
-        && ok (dnnl_primitive_create (&f->primitive, pd), "primitive",
+        && ok (dnnl_primitive_create (&band->primitive, pd), "primitive",
             error);
   }
   if (good) {
@@ -168,23 +217,48 @@ hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
         dnnl_query_weights_md, 0);
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md (pd,
         dnnl_query_scratchpad_md, 0);
-    f->bias_data = aligned_bytes (g->OC * sizeof (int32_t));
-    f->scratch_data = aligned_bytes (dnnl_memory_desc_get_size (smd));
-    good = f->bias_data && f->scratch_data
-        && reorder_weights (f, engine, &wei_user_md, wmd, wq, error)
-        && ok (dnnl_memory_create (&f->bias, &bias_md, engine,
+    band->scratch_data = aligned_bytes (dnnl_memory_desc_get_size (smd));
+    good = band->scratch_data
+        && reorder_weights (f, b, engine, &wei_user_md, wmd, wq, error)
+        && ok (dnnl_memory_create (&band->bias, &bias_md, engine,
                 f->bias_data), "memory", error)
-        && ok (dnnl_memory_create (&f->scratch, smd, engine,
-                f->scratch_data), "memory", error)
-        && ok (dnnl_memory_create (&f->src, &src_md, engine,
+        && ok (dnnl_memory_create (&band->scratch, smd, engine,
+                band->scratch_data), "memory", error)
+        && ok (dnnl_memory_create (&band->src, &src_md, engine,
                 DNNL_MEMORY_NONE), "memory", error)
-        && ok (dnnl_memory_create (&f->dst, &dst_md, engine,
+        && ok (dnnl_memory_create (&band->dst, &dst_md, engine,
                 DNNL_MEMORY_NONE), "memory", error);
-    if (good)
-      memcpy (f->bias_data, bias_q, g->OC * sizeof (int32_t));
   }
   dnnl_primitive_desc_destroy (pd);
   dnnl_primitive_attr_destroy (attr);
+  return good;
+}
+
+hy_qconv_fused *
+hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
+    const hy_qconv_geometry *g, const int8_t *wq, const int32_t *bias_q,
+    const float *scales, float sum_scale, int n_threads, int n_bands,
+    GError **error)
+{
+  hy_qconv_fused *f = g_new0 (hy_qconv_fused, 1);
+  /* a band a thread, at least one output row each */
+  /* a band a thread, at least one output row each; of one image (a
+   * band's rows of the next image lie elsewhere) */
+  f->n_bands = g->N > 1 ? 1 : (int) CLAMP ((int64_t) n_bands, 1, g->OH);
+  f->n_threads = f->n_bands > 1 ? 1 : n_threads;
+  f->bands = g_new0 (fused_band, f->n_bands);
+  f->bias_data = aligned_bytes (g->OC * sizeof (int32_t));
+  gboolean good = f->bias_data != NULL;
+  if (good)
+    memcpy (f->bias_data, bias_q, g->OC * sizeof (int32_t));
+  for (int b = 0; good && b < f->n_bands; b++) {
+    /* one band: the whole input, whose images lie H rows apart */
+    const band_rows r = f->n_bands == 1
+        ? (band_rows) { g->OH, 0, g->H, p->conv.pad[0], p->conv.pad[0] }
+        : rows_of (&p->conv, g, g->OH * b / f->n_bands,
+        g->OH * (b + 1) / f->n_bands);
+    good = make_band (f, b, engine, p, g, &r, wq, scales, sum_scale, error);
+  }
   if (!good) {
     hy_qconv_fused_free (f);
     return NULL;
@@ -192,26 +266,36 @@ hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
   return f;
 }
 
-dnnl_status_t
-hy_qconv_fused_run (hy_qconv_fused *f, const void *src, void *dst)
+int
+hy_qconv_fused_bands (const hy_qconv_fused *f)
 {
+  return f->n_bands;
+}
+
+dnnl_status_t
+hy_qconv_fused_run (hy_qconv_fused *f, int b, const void *src, void *dst)
+{
+  fused_band *band = &f->bands[b];
   dnnl_exec_arg_t args[] = {
-    { DNNL_ARG_SRC, f->src }, { DNNL_ARG_WEIGHTS, f->weights },
-    { DNNL_ARG_BIAS, f->bias }, { DNNL_ARG_DST, f->dst },
-    { DNNL_ARG_SCRATCHPAD, f->scratch },
+    { DNNL_ARG_SRC, band->src }, { DNNL_ARG_WEIGHTS, band->weights },
+    { DNNL_ARG_BIAS, band->bias }, { DNNL_ARG_DST, band->dst },
+    { DNNL_ARG_SCRATCHPAD, band->scratch },
   };
-  dnnl_status_t st = dnnl_memory_set_data_handle (f->src, (void *) src);
+  dnnl_status_t st = dnnl_memory_set_data_handle (band->src,
+      (void *) ((const char *) src + band->src_offset));
   if (st == dnnl_success)
-    st = dnnl_memory_set_data_handle (f->dst, dst);
+    st = dnnl_memory_set_data_handle (band->dst,
+        (char *) dst + band->dst_offset);
   if (st != dnnl_success)
     return st;
-  /* oneDNN's own team over every filter and pixel */
+  /* the team it was made with: oneDNN's own over every filter and pixel,
+   * or this thread alone for a band */
   const int omp_threads = omp_get_max_threads ();
   omp_set_num_threads (f->n_threads);
-  st = dnnl_primitive_execute (f->primitive, f->stream, G_N_ELEMENTS (args),
-      args);
+  st = dnnl_primitive_execute (band->primitive, band->stream,
+      G_N_ELEMENTS (args), args);
   if (st == dnnl_success)
-    st = dnnl_stream_wait (f->stream);
+    st = dnnl_stream_wait (band->stream);
   omp_set_num_threads (omp_threads);
   return st;
 }
