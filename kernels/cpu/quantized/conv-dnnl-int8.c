@@ -25,6 +25,18 @@
  * one execution of the same primitive on one thread of the kernels' pool
  * with one OpenMP thread (oneDNN's Debian build threads with OpenMP),
  * its output slice finished by the same thread while it is in cache.
+ *
+ * Grouped and depthwise convolutions run here too, as one slice (a slice
+ * of their filters would read a slice of the data's channels), their
+ * weights described as groups (qconv-dnnl-groups.h); oneDNN 2.6 has
+ * int8 kernels for them (brdgmm_dw, jit depthwise).  Why: on the
+ * reference they took most of a MobileNet's time, and the values around
+ * them went back to float planes.  Medians per forward, hybridinfer bench
+ * -t 2 -n 40 on the bench's exports, old and new alternated twice on an
+ * Intel Xeon, 2 vCPUs loaded by other builds (CPU time): MobileNetV2 1.0
+ * batch 1 30.7-38.7 ms before, 9.0-13.4 after; batch 8 263-267 before,
+ * 42-48 after; MobileNetV3-Large batch 1 38.1-44.5 before, 16.3-25.2
+ * after; batch 8 256 before, 116 after.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -39,6 +51,7 @@
 #include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
 #include "kernels/cpu/quantized/qconv-dnnl-fused.h"
+#include "kernels/cpu/quantized/qconv-dnnl-groups.h"
 #include "kernels/cpu/quantized/qconv-finish.h"
 #include "kernels/cpu/quantized/qconv.h"
 #include "kernels/params/quantized.h"
@@ -162,7 +175,9 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
   c->OW = os->dims[3];
   int64_t K = hy_shape_numel (&in[1]->shape) / c->OC;
   c->n_threads = n_threads;
-  c->n_slices = slices_for (c->OC, n_threads);
+  /* a slice of a grouped convolution's filters would read a slice of
+   * its channels: one slice, the whole convolution */
+  c->n_slices = p->conv.num_group == 1 ? slices_for (c->OC, n_threads) : 1;
   c->slice = c->OC / c->n_slices;
   c->s_w = g_new (float, c->OC);
   c->bias = g_new (float, c->OC);
@@ -173,7 +188,6 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
 
   const hy_conv_params *cp = &p->conv;
   dnnl_dims_t src_dims = { c->N, c->C, c->H, c->W };
-  dnnl_dims_t wei_dims = { c->slice, c->C, cp->kernel[0], cp->kernel[1] };
   dnnl_dims_t dst_dims = { c->N, c->slice, c->OH, c->OW };
   dnnl_dims_t strides = { cp->stride[0], cp->stride[1] };
   /* oneDNN counts dilation from 0 */
@@ -189,10 +203,8 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
               dnnl_stream_default_flags), "stream", error)
       && ok (dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
               p->data_uint8 ? dnnl_u8 : dnnl_s8, dnnl_nhwc), "src", error)
-      && ok (dnnl_memory_desc_init_by_tag (&wei_md, 4, wei_dims, dnnl_s8,
-              dnnl_format_tag_any), "weights", error)
-      && ok (dnnl_memory_desc_init_by_tag (&wei_user_md, 4, wei_dims,
-              dnnl_s8, dnnl_oihw), "weights", error)
+      && ok (hy_qconv_dnnl_weight_mds (cp, c->slice, c->C, &wei_user_md,
+              &wei_md), "weights", error)
       && ok (dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims, dnnl_s32,
               dnnl_nhwc), "dst", error)
       && ok (dnnl_dilated_convolution_forward_desc_init (&desc,
@@ -687,7 +699,7 @@ hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
 {
   const hy_quantized_conv_params *p = call->params;
   const bool held = call->private_inputs || call->private_outputs;
-  if (!hy_int8_dnnl_enabled () || p->conv.num_group != 1)
+  if (!hy_int8_dnnl_enabled ())
     return TRUE;
   GError *local = NULL;
   hy_qconv_dnnl *c = qconv_dnnl_new (p, call->in, call->out[0],
@@ -741,8 +753,8 @@ bytes_on (void)
   return on;
 }
 
-/* The calls this file runs: ungrouped, with a calibrated range that is
- * not [0, 0] (a dead layer's readers may need the reference, which reads
+/* The calls this file runs: grouped or not, with a calibrated range that
+ * is not [0, 0] (a dead layer's readers may need the reference, which reads
  * planes: hy_qconv_needs_cap). */
 static bool
 takes_bytes (const hy_call_shape *call)
@@ -750,8 +762,7 @@ takes_bytes (const hy_call_shape *call)
   if (call->op != HY_OP_QUANTIZED_CONV || !bytes_on ())
     return false;
   const hy_quantized_conv_params *p = call->params;
-  return p->conv.num_group == 1
-      && fmaxf (fabsf (p->min_calib), fabsf (p->max_calib)) > 0
+  return fmaxf (fabsf (p->min_calib), fabsf (p->max_calib)) > 0
       && call->in0 && call->in0->ndim == 4;
 }
 
