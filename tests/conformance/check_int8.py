@@ -19,9 +19,9 @@ integer, so one element one step off moves the layers after it by whole steps, a
 differences spread through a deep network.  --expect-kernel also asks `TOOL bench --profile`
 which kernel ran each quantized convolution of the hybridized forward (onednn-int8, the
 default; reference-prepared with HYBRIDINFER_DNNL=0), and with onednn-int8 each quantized
-fully connected layer too, so that a path that silently fell back to the
-reference is not taken for the one under test (grouped convolutions, which the oneDNN int8 path
-does not take, must be on reference-prepared).  --expect-bytes: the named cases must also have held some value as int8
+fully connected layer too, so that a path that silently fell back to the reference is not taken
+for the one under test (grouped and depthwise convolutions included).  --expect-bytes: the named
+cases must also have held some value as int8
 bytes between those convolutions (bench's segment_values), so that a plan that quietly kept
 float planes is not taken for the path under test.  Prints TAP, one line per case.
 """
@@ -81,8 +81,8 @@ def conv_kernels(tool, case_dir, shape, expect_fc):
 
 
 def grouped_convolutions(case_dir):
-    """Names of the quantized convolutions with groups (MobileNet's depthwise ones): the oneDNN
-    int8 path takes none of them, so they run on the reference whatever the switch."""
+    """Names of the quantized convolutions with groups (MobileNet's depthwise ones), counted in
+    the report: they run on the kernel asked for like the others."""
     with open(os.path.join(case_dir, "model-symbol.json")) as f:
         nodes = json.load(f)["nodes"]
     def groups(node):  # the node's own attribute, else its subgraph's Convolution's
@@ -93,10 +93,9 @@ def grouped_convolutions(case_dir):
     return {n["name"] for n in nodes if n["op"] == "_sg_mkldnn_conv" and groups(n) != 1}
 
 
-def unexpected_kernels(kernels, expect, grouped):
-    """-> the convolutions not on the kernel asked for (grouped ones: on reference-prepared)."""
-    return sorted(name for name, kernel in kernels.items()
-                  if kernel != ("reference-prepared" if name in grouped else expect))
+def unexpected_kernels(kernels, expect):
+    """-> the convolutions not on the kernel asked for."""
+    return sorted(name for name, kernel in kernels.items() if kernel != expect)
 
 
 def main():
@@ -144,14 +143,14 @@ def main():
                 kernels, held = conv_kernels(args.tool, case_dir, x.shape,
                                              args.expect_kernel == "onednn-int8") or (None, 0)
                 grouped = grouped_convolutions(case_dir)
-                wrong = (unexpected_kernels(kernels, args.expect_kernel, grouped)
+                wrong = (unexpected_kernels(kernels, args.expect_kernel)
                          if kernels else ["(bench failed)"])
                 if wrong:
                     ok = False
                 text += "; convolutions on %s" % (sorted(set(kernels.values()), key=str)
                                                    if kernels else "(bench failed)")
                 if grouped:
-                    text += " (%d grouped ones on reference-prepared)" % len(grouped)
+                    text += " (%d of them grouped)" % len(grouped)
                 text += "; %d values held as bytes" % held
                 if held == 0 and any(k and k in name for k in args.expect_bytes.split(",")):
                     ok = False

@@ -106,6 +106,33 @@ class BranchNet(mx.gluon.HybridBlock):
         return self.dense(self.flat(y))
 
 
+class DepthwiseNet(mx.gluon.HybridBlock):
+    """Depthwise convolutions in the places the zoo's MobileNets do not put them, small: one with
+    a residual added (with_sum) whose data and residual are both the stem's output, and a 5x5 of
+    stride 2 (MobileNetV3's kernel size) after it, every value between them a convolution's."""
+
+    def __init__(self, **kwargs):
+        super(DepthwiseNet, self).__init__(**kwargs)
+        with self.name_scope():
+            self.stem = nn.Conv2D(16, 3, strides=2, padding=1, use_bias=False)
+            self.bn0 = nn.BatchNorm()
+            self.act0 = nn.Activation("relu")
+            self.dw_sum = nn.Conv2D(16, 3, padding=1, groups=16, use_bias=False)
+            self.bn1 = nn.BatchNorm()
+            self.act1 = nn.Activation("relu")
+            self.dw_5x5 = nn.Conv2D(16, 5, strides=2, padding=2, groups=16, use_bias=False)
+            self.bn2 = nn.BatchNorm()
+            self.act2 = nn.Activation("relu")
+            self.pool = nn.GlobalAvgPool2D()
+            self.dense = nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        x = self.act0(self.bn0(self.stem(x)))
+        x = self.act1(self.bn1(self.dw_sum(x)) + x)
+        x = self.act2(self.bn2(self.dw_5x5(x)))
+        return self.dense(self.pool(x))
+
+
 class PreActNet(mx.gluon.HybridBlock):
     """The two int8 ops ResNet v2 and MobileNetV3 add, small: a BatchNorm on the input and
     one on a convolution's output that also feeds a residual add (so the oneDNN pass cannot
@@ -206,6 +233,8 @@ def build_net(model, mrng, calib):
         net = ResidualNet(prefix="residual_")
     elif model == "dead":
         net = DeadNet(prefix="dead_")
+    elif model == "depthwise":
+        net = DepthwiseNet(prefix="depthwise_")
     elif model.startswith("mobilenetv3"):  # GluonCV's: MXNet's own zoo has no MobileNetV3
         import gluoncv
         net = gluoncv.model_zoo.get_model(model, pretrained=False)
@@ -325,7 +354,9 @@ def register():
                 ("residual", "auto", "naive", False), ("residual", "auto", "entropy", True),
                 ("residual", "int8", "naive", False),
                 # calibrated ranges of [0, 0]: layers dead on the calibration images
-                ("dead", "auto", "naive", False), ("dead", "int8", "naive", False)]
+                ("dead", "auto", "naive", False), ("dead", "int8", "naive", False),
+                # depthwise convolutions with a residual, and of 5x5 stride 2
+                ("depthwise", "auto", "naive", False), ("depthwise", "int8", "naive", False)]
     for model, dtype, mode, positive in variants:
         name = "int8_%s_%s_%s%s" % (model, dtype, mode, "_positive" if positive else "")
         gf.register(name, "int8", "zoo", int8_builder(model, dtype, mode, positive),

@@ -25,6 +25,18 @@
  * one execution of the same primitive on one thread of the kernels' pool
  * with one OpenMP thread (oneDNN's Debian build threads with OpenMP),
  * its output slice finished by the same thread while it is in cache.
+ *
+ * Grouped and depthwise convolutions run here too, as one slice (a slice
+ * of their filters would read a slice of the data's channels), their
+ * weights described as groups (qconv-dnnl-groups.h); oneDNN 2.6 has
+ * int8 kernels for them (brdgmm_dw, jit depthwise).  Why: on the
+ * reference they took most of a MobileNet's time, and the values around
+ * them went back to float planes.  Medians per forward, hybridinfer bench
+ * -t 2 -n 40 on the bench's exports, old and new alternated twice on an
+ * Intel Xeon, 2 vCPUs loaded by other builds (CPU time): MobileNetV2 1.0
+ * batch 1 30.7-38.7 ms before, 9.0-13.4 after; batch 8 263-267 before,
+ * 42-48 after; MobileNetV3-Large batch 1 38.1-44.5 before, 16.3-25.2
+ * after; batch 8 256 before, 116 after.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -39,6 +51,7 @@
 #include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
 #include "kernels/cpu/quantized/qconv-dnnl-fused.h"
+#include "kernels/cpu/quantized/qconv-dnnl-groups.h"
 #include "kernels/cpu/quantized/qconv-finish.h"
 #include "kernels/cpu/quantized/qconv.h"
 #include "kernels/params/quantized.h"
@@ -71,6 +84,13 @@ typedef struct hy_qconv_dnnl {
   /* bytes out: oneDNN writing them itself (qconv-dnnl-fused.h), made on
    * the first forward for its ranges (data min/max, residual min/max) */
   int8_t *wq;                   /* the quantized weights, OIHW */
+  /* a data range the set-up's weights would have been capped for (a
+   * layer dead on the calibration images before this one): the weights
+   * quantized again for it, once, on the first forward that reads it */
+  float capped_for;             /* that data scale; 0 before */
+  float *s_w_capped;
+  int8_t *wq_capped;            /* until the fused primitive is made */
+  char *weights_capped;         /* n_slices × weight_slice_bytes */
   bool fused_tried;
   float fused_ranges[4];
   hy_qconv_fused *fused;
@@ -114,6 +134,9 @@ qconv_dnnl_free (hy_qconv_dnnl *c)
   g_free (c->planes);
   hy_qconv_fused_free (c->fused);
   g_free (c->wq);
+  g_free (c->wq_capped);
+  g_free (c->s_w_capped);
+  g_free (c->weights_capped);
   g_free (c->s_w);
   g_free (c->bias);
   g_free (c->bias_q);
@@ -162,7 +185,9 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
   c->OW = os->dims[3];
   int64_t K = hy_shape_numel (&in[1]->shape) / c->OC;
   c->n_threads = n_threads;
-  c->n_slices = slices_for (c->OC, n_threads);
+  /* a slice of a grouped convolution's filters would read a slice of
+   * its channels: one slice, the whole convolution */
+  c->n_slices = p->conv.num_group == 1 ? slices_for (c->OC, n_threads) : 1;
   c->slice = c->OC / c->n_slices;
   c->s_w = g_new (float, c->OC);
   c->bias = g_new (float, c->OC);
@@ -173,7 +198,6 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
 
   const hy_conv_params *cp = &p->conv;
   dnnl_dims_t src_dims = { c->N, c->C, c->H, c->W };
-  dnnl_dims_t wei_dims = { c->slice, c->C, cp->kernel[0], cp->kernel[1] };
   dnnl_dims_t dst_dims = { c->N, c->slice, c->OH, c->OW };
   dnnl_dims_t strides = { cp->stride[0], cp->stride[1] };
   /* oneDNN counts dilation from 0 */
@@ -189,10 +213,8 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
               dnnl_stream_default_flags), "stream", error)
       && ok (dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
               p->data_uint8 ? dnnl_u8 : dnnl_s8, dnnl_nhwc), "src", error)
-      && ok (dnnl_memory_desc_init_by_tag (&wei_md, 4, wei_dims, dnnl_s8,
-              dnnl_format_tag_any), "weights", error)
-      && ok (dnnl_memory_desc_init_by_tag (&wei_user_md, 4, wei_dims,
-              dnnl_s8, dnnl_oihw), "weights", error)
+      && ok (hy_qconv_dnnl_weight_mds (cp, c->slice, c->C, &wei_user_md,
+              &wei_md), "weights", error)
       && ok (dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims, dnnl_s32,
               dnnl_nhwc), "dst", error)
       && ok (dnnl_dilated_convolution_forward_desc_init (&desc,
@@ -293,6 +315,7 @@ to_bytes (void *arg, int64_t begin, int64_t end, int thread)
 /* One forward's shared values. */
 typedef struct qconv_job {
   const hy_qconv_dnnl *c;
+  const char *weights;          /* n_slices × weight_slice_bytes */
   const void *src;              /* the data as bytes, NHWC */
   char *per_thread;
   const float *sum;
@@ -351,7 +374,7 @@ run_slices (void *arg, int64_t begin, int64_t end, int thread)
         (void *) j->src);
     if (st == dnnl_success)
       st = dnnl_memory_set_data_handle (th->weights,
-          c->weights_data + slice * c->weight_slice_bytes);
+          (void *) (j->weights + slice * c->weight_slice_bytes));
     if (st == dnnl_success)
       st = dnnl_memory_set_data_handle (th->dst, dst);
     if (st == dnnl_success)
@@ -520,6 +543,60 @@ run_capped (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
   }
 }
 
+/* The weights quantized with the scales capped for data of scale s_d, as
+ * the reference does every forward, here once, into the primitive's
+ * layout: the products are then oneDNN's, the same integers.  FALSE
+ * where that cannot be (a second capped range, or the reorder failed):
+ * the reference runs the call.
+ *
+ * Why: a layer dead on the calibration images gives its readers a data
+ * range of [0, 0]; an export of a network that is not trained has many
+ * (the bench's MobileNetV2 from its fifth block on: 24 of its 54
+ * convolutions), and on the reference their readers took two thirds of
+ * the forward.  Medians per forward, bench -t 2 -n 40, before and after
+ * alternated twice, Intel Xeon, 2 vCPUs loaded by other builds (CPU
+ * time): MobileNetV2 batch 1 8.0-9.4 ms before, 3.0-3.3 after; batch 8
+ * 47.5-49.3, 21.9; MobileNetV3-Large batch 1 19.4-23.6, 12.3; batch 8
+ * 111-117, 110-112.  Their outputs are held as bytes too, now that no
+ * reader needs them as planes. */
+static bool
+quantize_capped (hy_qconv_dnnl *c, const hy_tensor *const *in, float s_d)
+{
+  if (c->capped_for != 0.0f)
+    return c->capped_for == s_d;
+  c->capped_for = -1.0f;        /* until it is done: never again */
+  const_dnnl_primitive_desc_t pd = NULL;
+  dnnl_memory_desc_t user_md, any_md;
+  if (dnnl_primitive_get_primitive_desc (c->primitive, &pd) != dnnl_success
+      || hy_qconv_dnnl_weight_mds (&c->p.conv, c->slice, c->C, &user_md,
+          &any_md) != dnnl_success)
+    return false;
+  const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md (pd,
+      dnnl_query_weights_md, 0);
+  const int64_t K = hy_shape_numel (&in[1]->shape) / c->OC;
+  int8_t *wq = g_new (int8_t, c->OC * K);
+  float *bias = g_new (float, c->OC);
+  c->s_w_capped = g_new (float, c->OC);
+  hy_qconv_quantize_weights (&c->p, in, s_d, wq, c->s_w_capped, bias);
+  g_free (bias);
+  c->weights_capped = g_malloc (c->weight_slice_bytes * c->n_slices);
+  GError *error = NULL;
+  const hy_dnnl_setup s = { "oneDNN int8 convolution", &error };
+  if (!hy_dnnl_reorder_weights (&s, c->engine, wq, &user_md, md,
+          c->n_slices, c->weights_capped, c->weight_slice_bytes)) {
+    g_debug ("%s", error->message);
+    g_error_free (error);
+    g_free (wq);
+    return false;
+  }
+  c->capped_for = s_d;
+  if (c->fused_tried)
+    g_free (wq);                /* only the epilogue's path reads them */
+  else
+    c->wq_capped = wq;
+  return true;
+}
+
 /* Whether oneDNN may write the bytes itself: unless
  * HYBRIDINFER_INT8_FUSED=0 (read once; today's epilogue, to compare). */
 static bool
@@ -569,9 +646,8 @@ fused_ranges_of (const hy_qconv_dnnl *c, const hy_tensor *const *in,
 }
 
 /* Whether the fused primitive was made for this forward's ranges: then
- * nothing per channel is computed again (it holds its scales and bias),
- * and no weight needs the capped scale (it was made only where none
- * did, for these same ranges). */
+ * nothing per channel is computed again (it holds its scales and bias,
+ * and the weights quantized as these ranges ask, capped or not). */
 static bool
 fused_fits (const hy_qconv_dnnl *c, const hy_tensor *const *in)
 {
@@ -615,12 +691,17 @@ fused_fits (const hy_qconv_dnnl *c, const hy_tensor *const *in)
  * From batch 8 on oneDNN's team is the faster (56 ms against 67-68). */
 static bool
 run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
-    hy_tensor *const *out, const void *src, float sum_scale)
+    hy_tensor *const *out, const void *src, float sum_scale, bool capped)
 {
   const hy_quantized_conv_params *p = &c->p;
-  if (!c->dst_bytes_out || (p->with_sum && !c->sum_bytes_in) || !fused_on ())
+  if (!c->dst_bytes_out || !fused_on ())
     return false;
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
+  /* a residual held as planes is laid out as bytes in the output first,
+   * which it cannot be where the two share memory */
+  if (p->with_sum && !c->sum_bytes_in
+      && out[0]->data == in[at.sum]->data)
+    return false;
   if (!c->fused_tried) {
     c->fused_tried = true;
     fused_ranges_of (c, in, c->fused_ranges);
@@ -629,9 +710,9 @@ run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
       .OC = c->OC, .OH = c->OH, .OW = c->OW,
     };
     GError *error = NULL;
-    c->fused = hy_qconv_fused_new (c->engine, p, &g, c->wq, c->bias_q,
-        c->scales, sum_scale, c->N == 1 ? 1 : c->n_threads,
-        c->N == 1 ? c->n_threads : 1, &error);
+    c->fused = hy_qconv_fused_new (c->engine, p, &g,
+        capped ? c->wq_capped : c->wq, c->bias_q, c->scales, sum_scale,
+        c->N == 1 ? 1 : c->n_threads, c->N == 1 ? c->n_threads : 1, &error);
     if (error) {
       /* not the data's fault: today's path runs it */
       g_debug ("%s", error->message);
@@ -639,10 +720,26 @@ run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
     }
     /* made once: the weights are in the primitive now */
     g_clear_pointer (&c->wq, g_free);
+    g_clear_pointer (&c->wq_capped, g_free);
   }
   if (!fused_fits (c, in))
     return false;
-  if (p->with_sum && out[0]->data != in[at.sum]->data)
+  if (p->with_sum && !c->sum_bytes_in) {
+    /* the residual's integers as bytes where oneDNN's sum reads them:
+     * the same bytes the plan would have held.  MobileNetV3's first
+     * block adds the hard swish's output, which is planes: its 1×1 of
+     * 16 filters on 112×112 then ran on the epilogue's path as one
+     * slice on one thread, 0.61-0.88 ms of CPU time a forward, and
+     * takes 0.25-0.30 this way (bench --profile, batch 1, 2 threads,
+     * loaded 2-vCPU Xeon, alternated twice). */
+    to_bytes_job b = {
+      .x = in[at.sum]->data, .bytes = (char *) out[0]->data, .C = c->OC,
+      .hw = c->OH * c->OW, .u8 = p->sum_uint8,
+    };
+    b.blocks = (b.hw + PIXEL_BLOCK - 1) / PIXEL_BLOCK;
+    hy_cpu_parallel_for (ctx, c->N * b.blocks,
+        hy_cpu_grain (PIXEL_BLOCK * c->OC), to_bytes, &b);
+  } else if (p->with_sum && out[0]->data != in[at.sum]->data)
     memcpy (out[0]->data, in[at.sum]->data,
         (size_t) (c->N * c->OC * c->OH * c->OW));
   fused_job j = { c->fused, src, out[0]->data, dnnl_success };
@@ -667,18 +764,23 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
   const hy_quantized_conv_params *p = &c->p;
   hy_quantized_conv_inputs at = hy_quantized_conv_inputs_of (p);
   float s_out = hy_q_scale (p->out_uint8, p->min_calib, p->max_calib);
+  /* with the fused primitive made for these ranges nothing per channel is
+   * computed again: it holds its scales, bias and (capped or not) weights */
+  bool capped = false;
   if (!fused_fits (c, in)) {
     float s_d = hy_q_scale (p->data_uint8, in[at.min_data]->data[0],
         in[at.max_data]->data[0]);
     /* weights MXNet would have quantized with a capped scale for this
-     * data (a range of [0, 0]): the reference quantizes them again */
-    if (hy_qconv_needs_cap (c->s_w, c->bias, c->OC, s_d)) {
+     * data (a range of [0, 0]): quantized again for it */
+    capped = hy_qconv_needs_cap (c->s_w, c->bias, c->OC, s_d);
+    if (capped && !quantize_capped (c, in, s_d)) {
       run_capped (ctx, c, in, n_in, out, n_out);
       return;
     }
+    const float *s_w = capped ? c->s_w_capped : c->s_w;
     for (int64_t oc = 0; oc < c->OC; oc++) {
-      c->bias_q[oc] = hy_q_round_int32 (c->s_w[oc] * s_d * c->bias[oc]);
-      c->scales[oc] = s_out / s_d / c->s_w[oc];
+      c->bias_q[oc] = hy_q_round_int32 (s_w[oc] * s_d * c->bias[oc]);
+      c->scales[oc] = s_out / s_d / s_w[oc];
     }
   }
   size_t src_room = (c->src_bytes + 63) & ~(size_t) 63;
@@ -700,10 +802,11 @@ hy_cpu_quantized_conv_dnnl (hy_cpu_ctx *ctx, const void *params,
   }
   float sum_scale = p->with_sum ? hy_qconv_sum_scale (p, in, s_out) : 0.0f;
   if (run_fused (ctx, c, in, out, c->src_bytes_in ? (const void *) in[0]->data
-          : ws, sum_scale))
+          : ws, sum_scale, capped))
     return;
   qconv_job j = {
-    .c = c, .src = c->src_bytes_in ? (const void *) in[0]->data : ws,
+    .c = c, .weights = capped ? c->weights_capped : c->weights_data,
+    .src = c->src_bytes_in ? (const void *) in[0]->data : ws,
     .per_thread = ws + src_room,
     .sum = p->with_sum && !c->sum_bytes_in ? in[at.sum]->data : NULL,
     .sum_bytes = p->with_sum && c->sum_bytes_in ? in[at.sum]->data : NULL,
@@ -744,7 +847,7 @@ hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call, GError **error)
 {
   const hy_quantized_conv_params *p = call->params;
   const bool held = call->private_inputs || call->private_outputs;
-  if (!hy_int8_dnnl_enabled () || p->conv.num_group != 1)
+  if (!hy_int8_dnnl_enabled ())
     return TRUE;
   GError *local = NULL;
   hy_qconv_dnnl *c = qconv_dnnl_new (p, call->in, call->out[0],
@@ -798,18 +901,15 @@ bytes_on (void)
   return on;
 }
 
-/* The calls this file runs: ungrouped, with a calibrated range that is
- * not [0, 0] (a dead layer's readers may need the reference, which reads
- * planes: hy_qconv_needs_cap). */
+/* The calls this file runs: grouped or not, of 2-D data.  A layer dead on
+ * the calibration images (a range of [0, 0]) included: its readers
+ * quantize their weights again for it (quantize_capped), on oneDNN too. */
 static bool
 takes_bytes (const hy_call_shape *call)
 {
   if (call->op != HY_OP_QUANTIZED_CONV || !bytes_on ())
     return false;
-  const hy_quantized_conv_params *p = call->params;
-  return p->conv.num_group == 1
-      && fmaxf (fabsf (p->min_calib), fabsf (p->max_calib)) > 0
-      && call->in0 && call->in0->ndim == 4;
+  return call->in0 && call->in0->ndim == 4;
 }
 
 size_t

@@ -20,6 +20,7 @@
 #include "hybrid.h"
 #include "kernels/cpu/conv/dnnl-conv-setup.h"
 #include "kernels/cpu/quantized/qconv-dnnl-fused.h"
+#include "kernels/cpu/quantized/qconv-dnnl-groups.h"
 
 /* One band of output rows: its primitive and what executes it (memory
  * objects are not thread-safe, so each band has its own). */
@@ -158,7 +159,6 @@ make_band (hy_qconv_fused *f, int b, dnnl_engine_t engine,
   fused_band *band = &f->bands[b];
   const hy_conv_params *cp = &p->conv;
   dnnl_dims_t src_dims = { g->N, g->C, r->in_rows, g->W };
-  dnnl_dims_t wei_dims = { g->OC, g->C, cp->kernel[0], cp->kernel[1] };
   dnnl_dims_t bias_dims = { g->OC };
   dnnl_dims_t dst_dims = { g->N, g->OC, r->out_rows, g->OW };
   dnnl_dims_t strides = { cp->stride[0], cp->stride[1] };
@@ -178,10 +178,8 @@ make_band (hy_qconv_fused *f, int b, dnnl_engine_t engine,
           dnnl_stream_default_flags), "stream", error)
       && ok (dnnl_memory_desc_init_by_tag (&src_md, 4, src_dims,
               p->data_uint8 ? dnnl_u8 : dnnl_s8, dnnl_nhwc), "src", error)
-      && ok (dnnl_memory_desc_init_by_tag (&wei_md, 4, wei_dims, dnnl_s8,
-              dnnl_format_tag_any), "weights", error)
-      && ok (dnnl_memory_desc_init_by_tag (&wei_user_md, 4, wei_dims,
-              dnnl_s8, dnnl_oihw), "weights", error)
+      && ok (hy_qconv_dnnl_weight_mds (cp, g->OC, g->C, &wei_user_md,
+              &wei_md), "weights", error)
       && ok (dnnl_memory_desc_init_by_tag (&bias_md, 1, bias_dims, dnnl_s32,
               dnnl_a), "bias", error)
       && ok (dnnl_memory_desc_init_by_tag (&dst_md, 4, dst_dims,

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/cpu-kernel.h"
 #include "kernels/cpu/quantized/quantized-common.h"
 #include "kernels/params/quantized.h"
@@ -14,6 +15,44 @@ void hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
 void hy_cpu_dequantize (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out);
+
+/* x · scale rounded to even and saturated (hy_q_store's steps, written
+ * so that gcc vectorises them: rintf is one vector round on the clones'
+ * targets), a NaN stored as nan_as, on the pool's threads.
+ *
+ * Why: MobileNetV3's hard swish and squeeze-excitation quantize every
+ * hard sigmoid's output, 29 of these on 112×112 to 1×1 maps, and the
+ * scalar loop called rintf per element on one thread.  With
+ * elemwise-mul.c's loops likewise, the calls of MobileNetV3-Large's
+ * batch-1 forward that are not convolutions took 6.9-8.9 ms of CPU time
+ * before and 4.2-4.5 after, the forward 20.6-23.7 and 18.1-18.6
+ * (bench --profile -t 2 -n 40, alternated 3 times, Intel Xeon, 2 vCPUs
+ * loaded by other builds). */
+typedef struct quantize_job {
+  const float *x;
+  float *q;
+  float scale, lo, hi, nan_as;
+} quantize_job;
+
+HY_CPU_VECTOR_CLONES static void
+quantize_span (const float *x, float *q, int64_t n, float scale, float lo,
+    float hi, float nan_as)
+{
+  for (int64_t i = 0; i < n; i++) {
+    const float v = x[i] * scale;
+    float r = rintf (v);
+    r = r < lo ? lo : r > hi ? hi : r;
+    q[i] = v != v ? nan_as : r;
+  }
+}
+
+static void
+quantize_range (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const quantize_job *j = arg;
+  quantize_span (j->x + begin, j->q + begin, end - begin, j->scale, j->lo,
+      j->hi, j->nan_as);
+}
 
 void
 hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
@@ -49,11 +88,13 @@ hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
    * in int8 and as 0 in uint8 (measured: the int8_dead fixtures).  The
    * layers after it multiply their data by 0 then (hy_q_scale). */
   float scale = (p->out_uint8 ? HY_UINT8_RANGE : HY_INT8_RANGE) / range;
-  const float nan_as = p->out_uint8 ? 0.0f : 127.0f;
-  for (int64_t i = 0; i < n; i++) {
-    float v = x[i] * scale;
-    q[i] = isnan (v) ? nan_as : hy_q_store (v, p->out_uint8);
-  }
+  quantize_job j = {
+    .x = x, .q = q, .scale = scale,
+    .lo = p->out_uint8 ? 0.0f : -128.0f,
+    .hi = p->out_uint8 ? 255.0f : 127.0f,
+    .nan_as = p->out_uint8 ? 0.0f : 127.0f,
+  };
+  hy_cpu_parallel_for (ctx, n, HY_CPU_MIN_THREAD_FLOATS, quantize_range, &j);
 }
 
 void
