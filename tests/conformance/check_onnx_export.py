@@ -12,9 +12,11 @@ within
 
 (NaN where MXNet has NaN).  The cases whose ops all have an ONNX form must export; any other case
 must either export and match or be refused with `node 'NAME' (OP)` in the message and no file left
-behind.  Then ONNX models read and written back: the small graphs of check_onnx.py, each given to
-ONNX Runtime as written by onnx.helper and as our export of it, on the same inputs, within the same
-tolerance (those that the reader makes ops without an ONNX form must be refused naming them),
+behind; so too the cases MXNet makes here that the fixtures lack (where picking rows by a 1-D
+condition).  Then ONNX models read and written back: the small graphs of check_onnx.py, each
+given to ONNX Runtime as written by onnx.helper and as our export of it, on the same inputs,
+within the same tolerance (those that the reader makes ops without an ONNX form must be refused
+naming them),
 the QDQ graphs of onnx_qdq_cases.py on their own inputs (rounding ties, values past the integer
 range; ORT with its graph optimisations off, as check_onnx.py runs them, so that both files are
 computed literally), and so the real exporters' files check_onnx_torch.py caches, where it has
@@ -238,6 +240,31 @@ def image_feeds(m):
                                  ).astype(np.float32) for vi in m.graph.input}
 
 
+def make_mxnet_cases(work):
+    """Cases tests/fixtures lacks, made here by MXNet 1.9.1 in its fixtures' layout: where with
+    a 1-D condition that picks whole rows (the writer reshapes it for ONNX's broadcast), NaN and
+    a negative value in it.  -> [case folder]."""
+    import mxnet as mx
+    d = os.path.join(work, "mxnet-cases", "mx_where_rows")
+    os.makedirs(d)
+    names = ("cond", "x", "y")
+    sym = mx.sym.where(*[mx.sym.var(n) for n in names])
+    sym.save(os.path.join(d, "model-symbol.json"))
+    rng = np.random.default_rng(20261202)
+    feeds = {"cond": np.array([0, 1, np.nan, -2], np.float32),
+             "x": rng.standard_normal((4, 3, 2)).astype(np.float32),
+             "y": rng.standard_normal((4, 3, 2)).astype(np.float32)}
+    out = sym.eval(ctx=mx.cpu(), **{k: mx.nd.array(v) for k, v in feeds.items()})[0]
+    inputs = []
+    for i, n in enumerate(names):
+        np.save(os.path.join(d, "input%d.npy" % i), feeds[n])
+        inputs.append({"name": n, "file": "input%d.npy" % i, "shape": list(feeds[n].shape)})
+    np.save(os.path.join(d, "output0.npy"), out.asnumpy())
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump({"name": "mx_where_rows", "inputs": inputs, "outputs": ["output0.npy"]}, f)
+    return [d]
+
+
 def check_refusal(tool, fixtures, work):
     """A Gluon model with an op that has no ONNX form (topk): the message names the node and
     the op, and no file is left behind."""
@@ -300,6 +327,9 @@ def main():
             must = MUST_EXPORT.match(name) is not None
             cases.append((name, lambda d=d, n=name, m=must: check_fixture(
                 tool, d, os.path.join(args.work, n), m)))
+        for d in make_mxnet_cases(args.work):
+            cases.append((os.path.basename(d), lambda d=d: check_fixture(
+                tool, d, os.path.join(args.work, os.path.basename(d)), True)))
         op_models = check_onnx.op_cases()
         for name in op_models:
             cases.append(("roundtrip-" + name, lambda n=name: check_roundtrip(
