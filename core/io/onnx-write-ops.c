@@ -17,14 +17,7 @@
 #include "kernels/params/shape.h"
 #include "kernels/params/vision.h"
 
-typedef struct write_op write_op;
-typedef gboolean (*write_fn) (hy_onnx_writer *w, const write_op *op,
-    GError **error);
-struct write_op {
-  hy_op_id id;
-  write_fn write;
-  const char *onnx;             /* the ONNX op it becomes, when fixed */
-};
+typedef hy_onnx_write_op write_op;
 
 #define PARAMS(w, type) ((const type *) hy_graph_node ((w)->graph, \
         (w)->node)->params)
@@ -795,15 +788,35 @@ static const write_op ops[] = {
   { HY_OP_UP_SAMPLING, write_upsampling, "Resize" },
 };
 
+/* The writer of op `id`, from this table or onnx-write-select.c's. */
+static const write_op *
+find_op (hy_op_id id)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (ops[i].id == id)
+      return &ops[i];
+  for (gsize i = 0; i < hy_onnx_write_n_select_ops; i++)
+    if (hy_onnx_write_select_ops[i].id == id)
+      return &hy_onnx_write_select_ops[i];
+  return NULL;
+}
+
+static void
+append_names (GString *list, const write_op *table, gsize n)
+{
+  for (gsize i = 0; i < n; i++) {
+    const hy_op_info *info = hy_op_info_get (table[i].id);
+    g_string_append_printf (list, "%s%s", list->len ? ", " : "",
+        info ? info->name : "?");
+  }
+}
+
 char *
 hy_onnx_write_supported_ops (void)
 {
   GString *list = g_string_new (NULL);
-  for (gsize i = 0; i < G_N_ELEMENTS (ops); i++) {
-    const hy_op_info *info = hy_op_info_get (ops[i].id);
-    g_string_append_printf (list, "%s%s", i ? ", " : "",
-        info ? info->name : "?");
-  }
+  append_names (list, ops, G_N_ELEMENTS (ops));
+  append_names (list, hy_onnx_write_select_ops, hy_onnx_write_n_select_ops);
   return g_string_free (list, FALSE);
 }
 
@@ -818,15 +831,15 @@ hy_onnx_write_node (hy_onnx_writer *w, GError **error)
       return hy_onnx_w_refuse (w, error, "input %u has no inferred shape",
           k);
   }
-  for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
-    if (ops[i].id == n->op->id) {
-      /* Outputs past the first (BatchNorm's statistics, Dropout's and
-       * rrelu's masks) are written only by the ops made for them. */
-      if (w->later_outputs_read[w->node] && n->op->id != HY_OP_SLICE_CHANNEL)
-        return hy_onnx_w_refuse (w, error, "output %u is read; only output "
-            "0 has an ONNX form", 1u);
-      return ops[i].write (w, &ops[i], error);
-    }
+  const write_op *op = find_op (n->op->id);
+  if (op) {
+    /* Outputs past the first (BatchNorm's statistics, Dropout's and
+     * rrelu's masks) are written only by the ops made for them. */
+    if (w->later_outputs_read[w->node] && n->op->id != HY_OP_SLICE_CHANNEL)
+      return hy_onnx_w_refuse (w, error, "output %u is read; only output "
+          "0 has an ONNX form", 1u);
+    return op->write (w, op, error);
+  }
   g_autofree char *known = hy_onnx_write_supported_ops ();
   return hy_onnx_w_refuse (w, error, "op '%s' has no ONNX form in this "
       "writer (these ops have one: %s)", n->op->name, known);

@@ -136,6 +136,23 @@ hy_onnx_w_const_ints (hy_onnx_writer *w, const char *what,
   return name;
 }
 
+const char *
+hy_onnx_w_const_bytes (hy_onnx_writer *w, const char *what,
+    const hy_shape *shape, int data_type, const gint64 *values)
+{
+  const char *name = hy_onnx_w_temp (w, what);
+  Onnx__TensorProto *t = new_tensor (w, name, shape->dims, shape->ndim,
+      data_type);
+  size_t n = (size_t) hy_shape_numel (shape);
+  t->has_raw_data = TRUE;
+  t->raw_data.len = n;
+  t->raw_data.data = hy_onnx_w_alloc (w, MAX (n, 1));
+  for (size_t i = 0; i < n; i++)
+    t->raw_data.data[i] = data_type == ONNX_INT8
+        ? (uint8_t) (int8_t) values[i] : (uint8_t) values[i];
+  return name;
+}
+
 /* ---- values ------------------------------------------------------------- */
 
 const char *
@@ -151,6 +168,22 @@ hy_onnx_w_input_shape (hy_onnx_writer *w, guint k)
 {
   hy_entry e = current (w)->inputs[k];
   return &hy_graph_node (w->graph, e.node)->shapes[e.index];
+}
+
+const hy_tensor *
+hy_onnx_w_input_value (hy_onnx_writer *w, guint k)
+{
+  hy_entry e = current (w)->inputs[k];
+  const hy_node *v = hy_graph_node (w->graph, e.node);
+  return v->op ? NULL : v->value;
+}
+
+void
+hy_onnx_w_bool_to_float (hy_onnx_writer *w, const char *x,
+    const char *output)
+{
+  hy_onnx_w_attr_int (w, hy_onnx_w_node (w, "Cast", &x, 1, output), "to",
+      ONNX_FLOAT);
 }
 
 const char *

@@ -48,6 +48,9 @@ gpointer hy_onnx_w_alloc (hy_onnx_writer *w, gsize size);
 const char *hy_onnx_w_input (hy_onnx_writer *w, guint k);
 /* The static shape of input k of the node being written. */
 const hy_shape *hy_onnx_w_input_shape (hy_onnx_writer *w, guint k);
+/* The values of input k when it is a weight (a variable with a value),
+ * else NULL; nothing is written for it. */
+const hy_tensor *hy_onnx_w_input_value (hy_onnx_writer *w, guint k);
 /* A new value name for an intermediate result of the node being written. */
 const char *hy_onnx_w_temp (hy_onnx_writer *w, const char *what);
 /* The name output k of the node being written gets. */
@@ -71,10 +74,33 @@ const char *hy_onnx_w_const_floats (hy_onnx_writer *w, const char *what,
     const hy_shape *shape, const float *values);
 const char *hy_onnx_w_const_ints (hy_onnx_writer *w, const char *what,
     const gint64 *values, int count);
+/* 8-bit integers (ONNX_INT8 or ONNX_UINT8, values already in the type's
+ * range), as QuantizeLinear's zero point takes them. */
+const char *hy_onnx_w_const_bytes (hy_onnx_writer *w, const char *what,
+    const hy_shape *shape, int data_type, const gint64 *values);
+
+/* Writes `x`, a bool value, as the float 0/1 the core's comparisons give,
+ * under `output`. */
+void hy_onnx_w_bool_to_float (hy_onnx_writer *w, const char *x,
+    const char *output);
 
 /* FALSE with "SOURCE: node 'NAME' (OP): what" (HY_ERROR_UNSUPPORTED). */
 gboolean hy_onnx_w_refuse (hy_onnx_writer *w, GError **error,
     const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+/* An op of the core and the function that writes it; `onnx` names the
+ * ONNX op it becomes where one writer serves several. */
+typedef struct hy_onnx_write_op hy_onnx_write_op;
+struct hy_onnx_write_op {
+  hy_op_id id;
+  gboolean (*write) (hy_onnx_writer *w, const hy_onnx_write_op *op,
+      GError **error);
+  const char *onnx;
+};
+/* The comparisons, argmax/argmin, where, the broadcasts and the
+ * quantize-dequantize pair (onnx-write-select.c). */
+extern const hy_onnx_write_op hy_onnx_write_select_ops[];
+extern const gsize hy_onnx_write_n_select_ops;
 
 /* Writes the graph node w->node as ONNX nodes (onnx-write-ops.c); an op
  * without an ONNX form is refused naming the node and the op. */

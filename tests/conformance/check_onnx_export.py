@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`hybridinfer export --format onnx`, judged by ONNX Runtime against MXNet 1.9.1.
 
-    check_onnx_export.py TOOL FIXTURES WORK [--zoo ZOO_DIR] [--only SUBSTRING]
+    check_onnx_export.py TOOL FIXTURES WORK [--zoo ZOO_DIR] [--only SUBSTRING] [--sample N]
 
 Each case of FIXTURES (tests/fixtures: the seed models and the one-op cases, whose inputs and
 outputs real MXNet 1.9.1 wrote) is exported with the shapes its case.json gives; the file must pass
@@ -12,11 +12,19 @@ within
 
 (NaN where MXNet has NaN).  The cases whose ops all have an ONNX form must export; any other case
 must either export and match or be refused with `node 'NAME' (OP)` in the message and no file left
-behind.  Then ONNX models read and written back: the small graphs of check_onnx.py, each given to
-ONNX Runtime as written by onnx.helper and as our export of it, on the same inputs, within the same
-tolerance (those that the reader makes ops without an ONNX form must be refused naming them),
-and so the real exporters' files check_onnx_torch.py caches, where it has made them.  Last, a
-refusal: a model with an op without an ONNX form, with its message.
+behind; so too the cases MXNet makes here that the fixtures lack (where picking rows by a 1-D
+condition).  Then ONNX models read and written back: the small graphs of check_onnx.py, each
+given to ONNX Runtime as written by onnx.helper and as our export of it, on the same inputs,
+within the same tolerance (those that the reader makes ops without an ONNX form must be refused
+naming them),
+the QDQ graphs of onnx_qdq_cases.py on their own inputs (rounding ties, values past the integer
+range; ORT with its graph optimisations off, as check_onnx.py runs them, so that both files are
+computed literally), and so the real exporters' files check_onnx_torch.py caches, where it has
+made them.  Last, a refusal: a model with an op without an ONNX form, with its message.
+
+--sample N (the sanitizer builds: every case spawns an instrumented hybridinfer) checks every
+Nth fixture in name order, the known refusals among them, and every other case; it says so in
+one line.
 
 With --zoo, the zoo's ResNet-18 v1, MobileNetV2 1.0 and MobileNetV3-Large (fixtures of
 -Dzoo_fixtures: seeded random weights, inputs and MXNet's outputs) instead.  Prints TAP; needs the
@@ -37,6 +45,7 @@ import onnx
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_onnx  # noqa: E402  (the ONNX cases and ORT runner)
 import check_onnx_torch  # noqa: E402  (where the real exporters' files are cached)
+import onnx_qdq_cases  # noqa: E402  (the QDQ graphs and their inputs)
 
 RTOL = 1e-4
 TIMEOUT_S = 600
@@ -51,7 +60,9 @@ MUST_EXPORT = re.compile(
     r"_(plus|minus|rminus|mul|div|rdiv|maximum|minimum)_scalar|softmax|log_softmax|"
     r"SoftmaxActivation|SoftmaxOutput|SliceChannel|LeakyReLU|dot|batch_dot|sum|mean|prod|max|"
     r"min|expand_dims|squeeze|slice(?!_like)|slice_axis|BilinearResize2D|UpSampling_nearest_s|"
-    r"Pooling_(max|avg|global_max|global_avg))(_|$))")
+    r"Pooling_(max|avg|global_max|global_avg)|argmax|argmin|where|reverse|broadcast_axis|"
+    r"broadcast_like|_(not_)?equal|_(greater|lesser)(_equal)?|"
+    r"broadcast_(not_)?equal|broadcast_(greater|lesser)(_equal)?)(_|$))")
 
 # One-op fixtures on NaN whose ONNX op ignores a NaN that MXNet's propagates (ONNX Runtime's
 # MaxPool, ReduceMax/ReduceMin and Sign): compared where both outputs are finite.
@@ -73,11 +84,13 @@ KNOWN_REFUSALS = {
 }
 
 # Every graph of check_onnx.py is read and written back; these become ops of the core that have
-# no ONNX form here (Gather as gather_nd, TopK as topk, Resize in other modes than UpSampling's
-# and BilinearResize2D's as gather_nd and a blend), so each must be refused naming that op.
+# no ONNX form here (Gather, GatherND and ScatterND as gather_nd, TopK as topk, Resize in other
+# modes than UpSampling's and BilinearResize2D's as gather_nd and a blend), so each must be
+# refused naming that op.
 ROUNDTRIP_REFUSED = re.compile(
-    r"^(gather-(?!scalar-index)|topk|resize-(nearest-(half-pixel-round-floor|asymmetric|align|"
-    r"pytorch)|linear-(half-pixel-(odd|symmetric)|asymmetric|pytorch-half-pixel-to-1|3d)))")
+    r"^(gather-(?!scalar-index)|gathernd-|scatternd-(rows|elements|full-permuted)$|topk|"
+    r"resize-(nearest-(half-pixel-round-floor|asymmetric|align|pytorch)|linear-(half-pixel-"
+    r"(odd|symmetric)|asymmetric|pytorch-half-pixel-to-1|3d)))")
 
 
 # torch.onnx.export's and Ultralytics' files (tests/conformance/torch_exports.py).
@@ -121,10 +134,13 @@ def export(tool, model, prefix, shapes=()):
     return run(argv)
 
 
-def ort_run(path, feeds):
+def ort_run(path, feeds, literal=False):
+    """path: a file name or the file's bytes.  literal: graph optimisations off (QDQ)."""
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    if literal:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
     return sess.run(None, feeds)
 
@@ -153,12 +169,14 @@ def check_fixture(tool, case_dir, work, must):
         if must or not named:
             return False, "exit %d: %s" % (proc.returncode, msg)
         return True, "refused: " + msg
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        onnx.checker.check_model(onnx.load(path), full_check=True)
+        onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
     except Exception as e:  # noqa: BLE001  (any checker complaint fails the case)
         return False, "onnx.checker: %s" % str(e).splitlines()[0]
     try:
-        outs = ort_run(path, {k: v.astype(np.float32) for k, v in feeds.items()})
+        outs = ort_run(data, {k: v.astype(np.float32) for k, v in feeds.items()})
     except Exception as e:  # noqa: BLE001  (ORT refusing our file fails the case)
         return False, "ONNX Runtime: %s" % str(e).splitlines()[0][-300:]
     refs = [np.load(os.path.join(case_dir, o)) for o in case["outputs"]]
@@ -172,9 +190,10 @@ def check_fixture(tool, case_dir, work, must):
     return ok, "; ".join(parts)
 
 
-def check_roundtrip(tool, name, m, work, src=None):
+def check_roundtrip(tool, name, m, work, src=None, feeds=None, literal=False):
     """An onnx.helper graph (or the file `src`) read and written back: ORT on both files, the
-    same feeds (the static shapes of the file written: a symbolic batch is written as 1)."""
+    same feeds (`feeds`, or images of the static shapes of the file written: a symbolic batch is
+    written as 1).  Each file is read once (the torch exports are large)."""
     os.makedirs(work, exist_ok=True)
     if src is None:
         src = os.path.join(work, "model.onnx")
@@ -188,14 +207,20 @@ def check_roundtrip(tool, name, m, work, src=None):
                 and not os.path.exists(prefix + ".onnx")), "refused: " + msg
     if proc.returncode != 0:
         return False, "exit %d: %s" % (proc.returncode, last_line(proc))
-    back = prefix + ".onnx"
+    with open(prefix + ".onnx", "rb") as f:
+        back_bytes = f.read()
+    back = onnx.load_from_string(back_bytes)
     try:
-        onnx.checker.check_model(onnx.load(back), full_check=True)
+        onnx.checker.check_model(back, full_check=True)
     except Exception as e:  # noqa: BLE001
         return False, "onnx.checker: %s" % str(e).splitlines()[0]
-    feeds = image_feeds(onnx.load(back))
+    if feeds is None:
+        feeds = image_feeds(back)
+    with open(src, "rb") as f:
+        src_bytes = f.read()
+    src_nodes = len((m or onnx.load_from_string(src_bytes)).graph.node)
     try:
-        refs, outs = ort_run(src, feeds), ort_run(back, feeds)
+        refs, outs = ort_run(src_bytes, feeds, literal), ort_run(back_bytes, feeds, literal)
     except Exception as e:  # noqa: BLE001
         return False, "ONNX Runtime: %s" % str(e).splitlines()[0][-300:]
     ok, parts = True, []
@@ -203,8 +228,7 @@ def check_roundtrip(tool, name, m, work, src=None):
         good, text = compare(o, r)
         ok = ok and good
         parts.append(text)
-    counts = "%d ONNX nodes written back as %d" % (len(onnx.load(src).graph.node),
-                                                   len(onnx.load(back).graph.node))
+    counts = "%d ONNX nodes written back as %d" % (src_nodes, len(back.graph.node))
     return ok and len(refs) == len(outs), "; ".join(parts + [counts])
 
 
@@ -214,6 +238,31 @@ def image_feeds(m):
     return {vi.name: rng.uniform(0.0, 1.0, size=[d.dim_value for d in
                                                  vi.type.tensor_type.shape.dim]
                                  ).astype(np.float32) for vi in m.graph.input}
+
+
+def make_mxnet_cases(work):
+    """Cases tests/fixtures lacks, made here by MXNet 1.9.1 in its fixtures' layout: where with
+    a 1-D condition that picks whole rows (the writer reshapes it for ONNX's broadcast), NaN and
+    a negative value in it.  -> [case folder]."""
+    import mxnet as mx
+    d = os.path.join(work, "mxnet-cases", "mx_where_rows")
+    os.makedirs(d)
+    names = ("cond", "x", "y")
+    sym = mx.sym.where(*[mx.sym.var(n) for n in names])
+    sym.save(os.path.join(d, "model-symbol.json"))
+    rng = np.random.default_rng(20261202)
+    feeds = {"cond": np.array([0, 1, np.nan, -2], np.float32),
+             "x": rng.standard_normal((4, 3, 2)).astype(np.float32),
+             "y": rng.standard_normal((4, 3, 2)).astype(np.float32)}
+    out = sym.eval(ctx=mx.cpu(), **{k: mx.nd.array(v) for k, v in feeds.items()})[0]
+    inputs = []
+    for i, n in enumerate(names):
+        np.save(os.path.join(d, "input%d.npy" % i), feeds[n])
+        inputs.append({"name": n, "file": "input%d.npy" % i, "shape": list(feeds[n].shape)})
+    np.save(os.path.join(d, "output0.npy"), out.asnumpy())
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump({"name": "mx_where_rows", "inputs": inputs, "outputs": ["output0.npy"]}, f)
+    return [d]
 
 
 def check_refusal(tool, fixtures, work):
@@ -238,6 +287,8 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--zoo", metavar="ZOO_DIR")
     ap.add_argument("--only")
+    ap.add_argument("--sample", type=int, default=1, metavar="N",
+                    help="every Nth fixture only (and every other case)")
     args = ap.parse_args()
     tool = os.path.abspath(args.tool)
     shutil.rmtree(args.work, ignore_errors=True)
@@ -256,6 +307,7 @@ def main():
             cases.append((name, lambda d=d, n=name: check_fixture(
                 tool, d, os.path.join(args.work, n), True)))
     else:
+        fixtures = []
         for name in sorted(os.listdir(args.fixtures)):
             d = os.path.join(args.fixtures, name)
             if not os.path.isfile(os.path.join(d, "case.json")):
@@ -264,13 +316,27 @@ def main():
                 if not json.load(f)["inputs"] or not os.path.isfile(
                         os.path.join(d, "model-symbol.json")):
                     continue
+            fixtures.append(name)
+        sampled = [n for i, n in enumerate(fixtures)
+                   if i % args.sample == 0 or n in KNOWN_REFUSALS]
+        if args.sample > 1:
+            print("# sampled %d of %d fixtures (every %dth, and the known refusals); the "
+                  "roundtrips and refusals all" % (len(sampled), len(fixtures), args.sample))
+        for name in sampled:
+            d = os.path.join(args.fixtures, name)
             must = MUST_EXPORT.match(name) is not None
             cases.append((name, lambda d=d, n=name, m=must: check_fixture(
                 tool, d, os.path.join(args.work, n), m)))
+        for d in make_mxnet_cases(args.work):
+            cases.append((os.path.basename(d), lambda d=d: check_fixture(
+                tool, d, os.path.join(args.work, os.path.basename(d)), True)))
         op_models = check_onnx.op_cases()
         for name in op_models:
             cases.append(("roundtrip-" + name, lambda n=name: check_roundtrip(
                 tool, n, op_models[n], os.path.join(args.work, "roundtrip-" + n))))
+        for name, (m, feeds) in onnx_qdq_cases.cases(np.random.default_rng(20261202)).items():
+            cases.append(("roundtrip-" + name, lambda n=name, m=m, f=feeds: check_roundtrip(
+                tool, n, m, os.path.join(args.work, "roundtrip-" + n), feeds=f, literal=True)))
         # The real exporters' files check_onnx_torch.py makes into the cache, when it has.
         torch_dir = check_onnx_torch.cache_dir()
         for name in TORCH_EXPORTS:
