@@ -25,6 +25,8 @@
 
 /* A pixel of a planes output is gathered on the stack first. */
 #define MAX_CHANNELS 4096
+/* Kernels and strides past this are left to the planes kernel. */
+#define MAX_WINDOW 4096
 
 typedef struct hy_qpool_bytes {
   hy_quantized_pool_params p;
@@ -130,9 +132,11 @@ pool_takes (const hy_call_shape *call)
   for (int a = 0; a < 2; a++) {
     const int64_t in = call->in0->dims[2 + a], out = call->out0->dims[2 + a];
     /* the first window reaches past the padding, the last starts before
-     * the image ends: none is empty */
-    if (p->stride[a] < 1 || p->kernel[a] <= p->pad[a] || out < 1
-        || out > in + 2 * p->pad[a]
+     * the image ends: none is empty.  The attributes are bounded first,
+     * so that no product below can overflow whatever a file says. */
+    if (p->stride[a] < 1 || p->stride[a] > MAX_WINDOW || p->pad[a] < 0
+        || p->kernel[a] > MAX_WINDOW || p->kernel[a] <= p->pad[a]
+        || out < 1 || out > in + MAX_WINDOW + 1
         || (out - 1) * p->stride[a] - p->pad[a] >= in)
       return false;
   }
