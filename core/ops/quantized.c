@@ -245,13 +245,26 @@ qpool_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
   return TRUE;
 }
 
+/* Pooling also keeps its data's dtype: a max over bytes compares them
+ * signed or not. */
+static gboolean
+qpool_dtype_kept (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  hy_quantized_pool_params *p = params;
+  if (!qpool_dtype (params, in, n_in, out, n_out, error))
+    return FALSE;
+  p->in_uint8 = in[0] == HY_DTYPE_UINT8;
+  return TRUE;
+}
+
 const hy_op_def hy_opdef_quantized_pooling = {
   .params_size = sizeof (hy_quantized_pool_params),
   .parse = qpool_parse,
   .input_names = qpool_inputs,
   .num_outputs = three_outputs,
   .infer_shape = qpool_infer,
-  .infer_dtype = qpool_dtype,
+  .infer_dtype = qpool_dtype_kept,
 };
 
 /* ---- _contrib_quantized_flatten ------------------------------------------ */

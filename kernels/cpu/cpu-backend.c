@@ -15,6 +15,7 @@
 #ifdef HY_HAVE_DNNL
 #include "kernels/cpu/conv/dnnl-segment.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
+#include "kernels/cpu/quantized/qpool-bytes.h"
 #include "kernels/cpu/quantized/fc-dnnl-int8.h"
 #endif
 
@@ -124,6 +125,10 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
    * int8 is on (quantized/fc-dnnl-int8.h) */
   if (call->op == HY_OP_QUANTIZED_FC)
     return hy_qfc_dnnl_prepare_call (hy_cpu_backend_ctx (be), call, error);
+  /* int8 max pooling where its values are held as bytes
+   * (quantized/qpool-bytes.h) */
+  if (call->op == HY_OP_QUANTIZED_POOLING)
+    return hy_qpool_bytes_prepare_call (call, error);
   /* A bf16 segment's calls (conv/dnnl-segment.h): their layout is
    * already promised to their neighbours, so no other kernel may run
    * them. */
@@ -160,6 +165,8 @@ cpu_private_output_bytes (hy_backend *be, const hy_call_shape *call,
 {
   if (call->op == HY_OP_QUANTIZED_CONV)
     return hy_qconv_dnnl_private_bytes (call);
+  if (call->op == HY_OP_QUANTIZED_POOLING)
+    return hy_qpool_bytes_output (call, in0_private);
   return hy_dnnl_segment_output_bytes (hy_cpu_backend_ctx (be), call,
       in0_private, read_as_operand);
 }
@@ -169,6 +176,8 @@ cpu_reads_private (hy_backend *be, const hy_call_shape *call, int input)
 {
   if (call->op == HY_OP_QUANTIZED_CONV)
     return hy_qconv_dnnl_reads_private (call, input);
+  if (call->op == HY_OP_QUANTIZED_POOLING)
+    return hy_qpool_bytes_reads (call, input);
   return hy_dnnl_segment_reads (hy_cpu_backend_ctx (be), call, input);
 }
 #endif
@@ -223,6 +232,8 @@ cpu_release_call (hy_backend *be, hy_call *call)
 #ifdef HY_HAVE_DNNL
   if (call->op == HY_OP_QUANTIZED_FC)
     hy_qfc_dnnl_release_call (call);
+  if (call->op == HY_OP_QUANTIZED_POOLING)
+    hy_qpool_bytes_release_call (call);
 #endif
 }
 
@@ -238,6 +249,8 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
 #ifdef HY_HAVE_DNNL
   if (call->op == HY_OP_QUANTIZED_FC)
     return hy_qfc_dnnl_kernel_name (call);
+  if (call->op == HY_OP_QUANTIZED_POOLING)
+    return hy_qpool_bytes_kernel_name (call);
 #endif
   return call->op == HY_OP_CONVOLUTION ? hy_conv_kernel_name (call) : NULL;
 }

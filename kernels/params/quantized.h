@@ -48,6 +48,7 @@ typedef struct hy_dequantize_params {
 typedef struct hy_quantized_pool_params {
   hy_op_id op;
   hy_pool_params pool;          /* pool.op is HY_OP_POOLING */
+  bool in_uint8;                /* from dtype inference */
 } hy_quantized_pool_params;
 
 /* _contrib_quantized_flatten: Flatten on quantized data; min and max pass

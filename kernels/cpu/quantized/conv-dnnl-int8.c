@@ -888,8 +888,8 @@ hy_qconv_dnnl_kernel_name (const hy_call *call)
 /* Whether int8 values may be held as bytes between oneDNN's int8
  * convolutions: with oneDNN's int8 on, unless HYBRIDINFER_INT8_BYTES=0 (read
  * once; keeps them float planes, to compare). */
-static bool
-bytes_on (void)
+bool
+hy_int8_bytes_on (void)
 {
   static gsize once;
   static bool on;
@@ -907,7 +907,7 @@ bytes_on (void)
 static bool
 takes_bytes (const hy_call_shape *call)
 {
-  if (call->op != HY_OP_QUANTIZED_CONV || !bytes_on ())
+  if (call->op != HY_OP_QUANTIZED_CONV || !hy_int8_bytes_on ())
     return false;
   return call->in0 && call->in0->ndim == 4;
 }

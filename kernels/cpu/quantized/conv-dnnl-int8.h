@@ -31,6 +31,9 @@ gboolean hy_qconv_dnnl_prepare_call (hy_cpu_ctx *ctx, hy_call *call,
  * in the plan's arena, a quarter of its floats, where every reader is
  * one of these convolutions reading it as data or residual; so a chain
  * of them converts only where it starts and ends. */
+/* Whether int8 values may be held as bytes at all: oneDNN's int8 on and
+ * HYBRIDINFER_INT8_BYTES not 0 (read once). */
+bool hy_int8_bytes_on (void);
 size_t hy_qconv_dnnl_private_bytes (const hy_call_shape *call);
 gboolean hy_qconv_dnnl_reads_private (const hy_call_shape *call, int input);
 /* Frees what prepare set up (nothing for a call it left alone). */
