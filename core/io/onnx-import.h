@@ -121,6 +121,15 @@ hy_entry hy_onnx_add_weight (hy_onnx_importer *imp, const char *name,
 /* Formats "(a, b, c)" for a tuple attribute. */
 char *hy_onnx_tuple (const gint64 *v, int n);
 
+/* How errors name a node: its name, or its first output when unnamed. */
+#define HY_ONNX_NODE_NAME(imp) ((imp)->node->name && (imp)->node->name[0] \
+    ? (imp)->node->name : (imp)->node->output[0])
+
+/* Sets `FILE: node 'NAME' (OP): what` as an unsupported-model error and
+ * returns FALSE, for `return hy_onnx_refuse (...)`. */
+gboolean hy_onnx_refuse (hy_onnx_importer *imp, GError **error,
+    const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
 /* QuantizeLinear and DequantizeLinear (onnx-qdq.c), which the op table
  * in onnx-ops.c names. */
 gboolean hy_onnx_import_quantize_linear (hy_onnx_importer *imp,
@@ -128,7 +137,7 @@ gboolean hy_onnx_import_quantize_linear (hy_onnx_importer *imp,
 gboolean hy_onnx_import_dequantize_linear (hy_onnx_importer *imp,
     GError **error);
 
-/* Comparisons, ArgMax/ArgMin, Where, Expand, GatherND and ScatterND
+/* ArgMax/ArgMin, Where, Expand, GatherND and ScatterND
  * (core/io/onnx-select.c): `onnx` is the node's op type, `core` the core
  * op its row in onnx-ops.c names, where the row names one. */
 gboolean hy_onnx_import_select (hy_onnx_importer *imp, const char *onnx,

@@ -16,8 +16,6 @@
 #include "core/io/onnx-import.h"
 #include "core/io/onnx-tensor.h"
 
-#define NODE_NAME(imp) ((imp)->node->name && (imp)->node->name[0] \
-    ? (imp)->node->name : (imp)->node->output[0])
 
 /* One ONNX op: its importer, and what that importer is told about it (the
  * core op it becomes, a flag) so that one importer serves a family
@@ -38,15 +36,15 @@ struct onnx_op {
   const char *notes;
 };
 
-static gboolean G_GNUC_PRINTF (3, 4)
-refuse (hy_onnx_importer *imp, GError **error, const char *fmt, ...)
+gboolean
+hy_onnx_refuse (hy_onnx_importer *imp, GError **error, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
   g_autofree char *what = g_strdup_vprintf (fmt, ap);
   va_end (ap);
   g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED, "%s: node '%s' (%s): %s",
-      imp->source, NODE_NAME (imp), imp->node->op_type, what);
+      imp->source, HY_ONNX_NODE_NAME (imp), imp->node->op_type, what);
   return FALSE;
 }
 
@@ -83,14 +81,14 @@ read_window (hy_onnx_importer *imp, const gint64 *kernel, int n, window *w,
 {
   const Onnx__NodeProto *node = imp->node;
   if (n < 1 || n > 3)
-    return refuse (imp, error, "%d spatial axes; 1 to 3 are supported", n);
+    return hy_onnx_refuse (imp, error, "%d spatial axes; 1 to 3 are supported", n);
   w->n = n;
   int ns, nd, np;
   const gint64 *strides = hy_onnx_attr_ints (node, "strides", &ns);
   const gint64 *dil = hy_onnx_attr_ints (node, "dilations", &nd);
   const gint64 *pads = hy_onnx_attr_ints (node, "pads", &np);
   if ((ns >= 0 && ns != n) || (nd >= 0 && nd != n) || (np >= 0 && np != 2 * n))
-    return refuse (imp, error, "strides, dilations or pads do not match the "
+    return hy_onnx_refuse (imp, error, "strides, dilations or pads do not match the "
         "%d spatial axes of the kernel", n);
   for (int i = 0; i < n; i++) {
     w->kernel[i] = kernel[i];
@@ -102,7 +100,7 @@ read_window (hy_onnx_importer *imp, const gint64 *kernel, int n, window *w,
         || w->stride[i] > 4096 || w->dilate[i] < 1 || w->dilate[i] > 4096
         || w->begin[i] < 0 || w->begin[i] > 4096 || w->end[i] < 0
         || w->end[i] > 4096)
-      return refuse (imp, error, "kernel, stride, dilation or pad on axis %d "
+      return hy_onnx_refuse (imp, error, "kernel, stride, dilation or pad on axis %d "
           "is out of range", i);
   }
   hy_onnx_word buf;
@@ -117,13 +115,13 @@ read_window (hy_onnx_importer *imp, const gint64 *kernel, int n, window *w,
   }
   gboolean upper = !strcmp (auto_pad, "SAME_UPPER");
   if (!upper && strcmp (auto_pad, "SAME_LOWER"))
-    return refuse (imp, error, "auto_pad '%s' is not NOTSET, VALID, "
+    return hy_onnx_refuse (imp, error, "auto_pad '%s' is not NOTSET, VALID, "
         "SAME_UPPER or SAME_LOWER", auto_pad);
   hy_shape in;
   if (!hy_onnx_input_shape (imp, 0, &in, error))
     return FALSE;
   if (in.ndim != n + 2)
-    return refuse (imp, error, "data has %d dimensions, the kernel %d "
+    return hy_onnx_refuse (imp, error, "data has %d dimensions, the kernel %d "
         "spatial axes", in.ndim, n);
   for (int i = 0; i < n; i++) {
     gint64 size = in.dims[2 + i], s = w->stride[i];
@@ -154,7 +152,7 @@ pad_before (hy_onnx_importer *imp, window *w, hy_entry *data, double value,
   if (symmetric (w))
     return TRUE;
   if (w->n < 2)
-    return refuse (imp, error, "asymmetric padding of 1-D data is not "
+    return hy_onnx_refuse (imp, error, "asymmetric padding of 1-D data is not "
         "supported");
   gint64 widths[2 * (HY_MAX_DIMS + 2)] = { 0 };
   for (int i = 0; i < w->n; i++) {
@@ -183,19 +181,19 @@ import_conv (hy_onnx_importer *imp, const onnx_op *op, GError **error)
   if (bias && !hy_onnx_input_entry (imp, 2, &in[2], error))
     return FALSE;
   if (ws.ndim < 3)
-    return refuse (imp, error, "weight has %d dimensions, at least 3 needed",
+    return hy_onnx_refuse (imp, error, "weight has %d dimensions, at least 3 needed",
         ws.ndim);
   int nk;
   const gint64 *ks = hy_onnx_attr_ints (imp->node, "kernel_shape", &nk);
   if (nk >= 0 && nk != ws.ndim - 2)
-    return refuse (imp, error, "kernel_shape has %d axes, the weight %d",
+    return hy_onnx_refuse (imp, error, "kernel_shape has %d axes, the weight %d",
         nk, ws.ndim - 2);
   window w;
   if (!read_window (imp, nk > 0 ? ks : ws.dims + 2, ws.ndim - 2, &w, error))
     return FALSE;
   gint64 group = hy_onnx_attr_int (imp->node, "group", 1);
   if (group < 1 || group > ws.dims[0] * 65536)
-    return refuse (imp, error, "group %" G_GINT64_FORMAT " is out of range",
+    return hy_onnx_refuse (imp, error, "group %" G_GINT64_FORMAT " is out of range",
         group);
   gint64 filters = transposed ? ws.dims[1] * group : ws.dims[0];
   g_autofree char *k = hy_onnx_tuple (w.kernel, w.n);
@@ -213,17 +211,17 @@ import_conv (hy_onnx_importer *imp, const onnx_op *op, GError **error)
             bias ? "False" : "True", NULL));
   }
   if (hy_onnx_attr (imp->node, "output_shape"))
-    return refuse (imp, error, "attribute output_shape is not supported "
+    return hy_onnx_refuse (imp, error, "attribute output_shape is not supported "
         "(give pads and output_padding)");
   hy_onnx_word buf;
   if (strcmp (hy_onnx_attr_string (imp->node, "auto_pad", "NOTSET", buf),
           "NOTSET") || !symmetric (&w))
-    return refuse (imp, error, "only explicit symmetric pads are supported");
+    return hy_onnx_refuse (imp, error, "only explicit symmetric pads are supported");
   int na;
   const gint64 *adj = hy_onnx_attr_ints (imp->node, "output_padding", &na);
   gint64 zeros[HY_MAX_DIMS] = { 0 };
   if (na >= 0 && na != w.n)
-    return refuse (imp, error, "output_padding does not match the kernel");
+    return hy_onnx_refuse (imp, error, "output_padding does not match the kernel");
   g_autofree char *p = hy_onnx_tuple (w.begin, w.n);
   g_autofree char *a = hy_onnx_tuple (na > 0 ? adj : zeros, w.n);
   return set_out (imp, hy_onnx_add_op (imp, "Deconvolution", in,
@@ -241,21 +239,21 @@ import_pool (hy_onnx_importer *imp, const onnx_op *op, GError **error)
     return FALSE;
   if (imp->node->n_output > 1 && imp->node->output[1]
       && imp->node->output[1][0])
-    return refuse (imp, error, "the Indices output is not supported");
+    return hy_onnx_refuse (imp, error, "the Indices output is not supported");
   int nk;
   const gint64 *ks = hy_onnx_attr_ints (imp->node, "kernel_shape", &nk);
   if (nk < 1)
-    return refuse (imp, error, "attribute kernel_shape is missing");
+    return hy_onnx_refuse (imp, error, "attribute kernel_shape is missing");
   window w;
   if (!read_window (imp, ks, nk, &w, error))
     return FALSE;
   for (int i = 0; i < w.n; i++)
     if (w.dilate[i] != 1)
-      return refuse (imp, error, "dilations other than 1 are not supported");
+      return hy_onnx_refuse (imp, error, "dilations other than 1 are not supported");
   gboolean avg = !strcmp (type, "avg");
   gboolean include = hy_onnx_attr_int (imp->node, "count_include_pad", 0);
   if (!symmetric (&w) && avg && !include)
-    return refuse (imp, error, "asymmetric padding with count_include_pad=0 "
+    return hy_onnx_refuse (imp, error, "asymmetric padding with count_include_pad=0 "
         "is not supported");
   if (!pad_before (imp, &w, &in, avg ? 0.0 : -FLT_MAX, error))
     return FALSE;
@@ -279,7 +277,7 @@ import_global_pool (hy_onnx_importer *imp, const onnx_op *op, GError **error)
       || !hy_onnx_input_shape (imp, 0, &shape, error))
     return FALSE;
   if (shape.ndim < 3 || shape.ndim > 5)
-    return refuse (imp, error, "data of %d dimensions; 3 to 5 supported",
+    return hy_onnx_refuse (imp, error, "data of %d dimensions; 3 to 5 supported",
         shape.ndim);
   gint64 ones[3] = { 1, 1, 1 };
   g_autofree char *k = hy_onnx_tuple (ones, shape.ndim - 2);
@@ -298,7 +296,7 @@ import_batch_norm (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     if (!hy_onnx_input_entry (imp, k, &in[k], error))
       return FALSE;
   if (hy_onnx_attr_int (imp->node, "training_mode", 0))
-    return refuse (imp, error, "training_mode=1 is not inference");
+    return hy_onnx_refuse (imp, error, "training_mode=1 is not inference");
   g_autofree char *eps = fmt_float (hy_onnx_attr_float (imp->node,
           "epsilon", 1e-5));
   return set_out (imp, hy_onnx_add_op (imp, "BatchNorm", in, 5, error,
@@ -319,7 +317,7 @@ fc_weight (hy_onnx_importer *imp, const hy_onnx_value *b, gboolean trans,
     for (gint64 i = 0; i < in; i++)
       w[o * in + i] = (float) (alpha * b->f[trans ? o * c + i : i * c + o]);
   hy_shape s = { .ndim = 2, .dims = { out, in } };
-  g_autofree char *name = g_strdup_printf ("%s_weight", NODE_NAME (imp));
+  g_autofree char *name = g_strdup_printf ("%s_weight", HY_ONNX_NODE_NAME (imp));
   return hy_onnx_add_weight (imp, name, &s, w);
 }
 
@@ -340,7 +338,7 @@ import_gemm (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return FALSE;
   if (trans_a || !b->is_const || b->shape.ndim != 2
       || (c && (!c->is_const)))
-    return refuse (imp, error, "only transA=0 with constant 2-D B and C is "
+    return hy_onnx_refuse (imp, error, "only transA=0 with constant 2-D B and C is "
         "supported");
   hy_entry in[3];
   if (!hy_onnx_input_entry (imp, 0, &in[0], error))
@@ -350,13 +348,13 @@ import_gemm (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
   if (c) {
     gint64 n = hy_shape_numel (&c->shape);
     if (n != units && n != 1)
-      return refuse (imp, error, "C of %" G_GINT64_FORMAT " values does not "
+      return hy_onnx_refuse (imp, error, "C of %" G_GINT64_FORMAT " values does not "
           "broadcast over %" G_GINT64_FORMAT " units as a bias", n, units);
     float *bias = g_new (float, MAX (units, 1));
     for (gint64 i = 0; i < units; i++)
       bias[i] = (float) (beta * c->f[n == 1 ? 0 : i]);
     hy_shape s = { .ndim = 1, .dims = { units } };
-    g_autofree char *name = g_strdup_printf ("%s_bias", NODE_NAME (imp));
+    g_autofree char *name = g_strdup_printf ("%s_bias", HY_ONNX_NODE_NAME (imp));
     in[2] = hy_onnx_add_weight (imp, name, &s, bias);
   }
   g_autofree char *nh = g_strdup_printf ("%" G_GINT64_FORMAT, units);
@@ -391,7 +389,7 @@ import_matmul (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
   if (sa.ndim == 3 && sb.ndim == 3)
     return set_out (imp, hy_onnx_add_op (imp, "batch_dot", in, 2, error,
             NULL));
-  return refuse (imp, error, "operands of %d and %d dimensions; both 2-D, "
+  return hy_onnx_refuse (imp, error, "operands of %d and %d dimensions; both 2-D, "
       "both 3-D, or a constant 2-D B are supported", sa.ndim, sb.ndim);
 }
 
@@ -421,12 +419,20 @@ import_binary (hy_onnx_importer *imp, const onnx_op *entry, GError **error)
     { "Pow", "broadcast_power", "_power_scalar", "_rpower_scalar" },
     { "Max", "broadcast_maximum", "_maximum_scalar", "_maximum_scalar" },
     { "Min", "broadcast_minimum", "_minimum_scalar", "_minimum_scalar" },
+    /* comparisons: MXNet's 0/1 floats; the swapped side's mirror */
+    { "Equal", "broadcast_equal", "_equal_scalar", "_equal_scalar" },
+    { "Greater", "broadcast_greater", "_greater_scalar", "_lesser_scalar" },
+    { "GreaterOrEqual", "broadcast_greater_equal", "_greater_equal_scalar",
+      "_lesser_equal_scalar" },
+    { "Less", "broadcast_lesser", "_lesser_scalar", "_greater_scalar" },
+    { "LessOrEqual", "broadcast_lesser_equal", "_lesser_equal_scalar",
+      "_greater_equal_scalar" },
   };
   guint m = 0;
   while (strcmp (map[m].onnx, onnx))
     m++;
   if (imp->node->n_input != 2)
-    return refuse (imp, error, "%zu inputs; two are supported",
+    return hy_onnx_refuse (imp, error, "%zu inputs; two are supported",
         imp->node->n_input);
   hy_onnx_value *a = hy_onnx_input (imp, 0, error);
   hy_onnx_value *b = a ? hy_onnx_input (imp, 1, error) : NULL;
@@ -473,7 +479,7 @@ import_clip (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     if (!v)
       return FALSE;
     if (hy_shape_numel (&v->shape) != 1)
-      return refuse (imp, error, "min and max must be scalars");
+      return hy_onnx_refuse (imp, error, "min and max must be scalars");
     *(k == 1 ? &lo : &hi) = v->f[0];
   }
   hy_entry in;
@@ -546,7 +552,7 @@ read_axes (hy_onnx_importer *imp, int input_from, gint64 *axes, int *n,
     if (!v)
       return FALSE;
     if (!v->is_int || hy_shape_numel (&v->shape) > HY_MAX_DIMS)
-      return refuse (imp, error, "axes must be at most %d integers",
+      return hy_onnx_refuse (imp, error, "axes must be at most %d integers",
           HY_MAX_DIMS);
     *n = (int) hy_shape_numel (&v->shape);
     memcpy (axes, v->ints, *n * sizeof (gint64));
@@ -555,7 +561,7 @@ read_axes (hy_onnx_importer *imp, int input_from, gint64 *axes, int *n,
   int na;
   const gint64 *a = hy_onnx_attr_ints (imp->node, "axes", &na);
   if (na > HY_MAX_DIMS)
-    return refuse (imp, error, "more than %d axes", HY_MAX_DIMS);
+    return hy_onnx_refuse (imp, error, "more than %d axes", HY_MAX_DIMS);
   if (na >= 0)
     memcpy (axes, a, na * sizeof (gint64));
   *n = na;
@@ -572,12 +578,12 @@ import_reshape (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return FALSE;
   gint64 n = hy_shape_numel (&shape->shape);
   if (!shape->is_int || shape->shape.ndim != 1 || n > HY_MAX_DIMS)
-    return refuse (imp, error, "shape must be a 1-D integer constant of at "
+    return hy_onnx_refuse (imp, error, "shape must be a 1-D integer constant of at "
         "most %d values", HY_MAX_DIMS);
   gboolean allowzero = hy_onnx_attr_int (imp->node, "allowzero", 0);
   for (gint64 i = 0; i < n; i++)
     if (shape->ints[i] < -1 || (allowzero && shape->ints[i] == 0))
-      return refuse (imp, error, "shape value %" G_GINT64_FORMAT " is not "
+      return hy_onnx_refuse (imp, error, "shape value %" G_GINT64_FORMAT " is not "
           "supported", shape->ints[i]);
   g_autofree char *s = hy_onnx_tuple (shape->ints, (int) n);
   return set_out (imp, hy_onnx_add_op (imp, "Reshape", &in, 1, error,
@@ -595,7 +601,7 @@ import_flatten (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return FALSE;
   gint64 axis = hy_onnx_attr_int (imp->node, "axis", 1);
   if (axis < -s.ndim || axis > s.ndim)
-    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+    return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
         "data's %d dimensions", axis, s.ndim);
   if (axis < 0)
     axis += s.ndim;
@@ -624,7 +630,7 @@ import_transpose (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return set_out (imp, hy_onnx_add_op (imp, "transpose", &in, 1, error,
             NULL));
   if (n > HY_MAX_DIMS)
-    return refuse (imp, error, "perm of %d axes", n);
+    return hy_onnx_refuse (imp, error, "perm of %d axes", n);
   g_autofree char *axes = hy_onnx_tuple (perm, n);
   return set_out (imp, hy_onnx_add_op (imp, "transpose", &in, 1, error,
           "axes", axes, NULL));
@@ -646,7 +652,7 @@ import_squeeze (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return set_out (imp, hy_onnx_add_op (imp, "squeeze", &in, 1, error,
             NULL));
   if (!normalize_axes (axes, n, s.ndim))
-    return refuse (imp, error, "an axis is outside the data's %d "
+    return hy_onnx_refuse (imp, error, "an axis is outside the data's %d "
         "dimensions", s.ndim);
   g_autofree char *t = hy_onnx_tuple (axes, n);
   return set_out (imp, hy_onnx_add_op (imp, "squeeze", &in, 1, error,
@@ -674,7 +680,7 @@ import_unsqueeze (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return FALSE;
   if (n < 1 || s.ndim + n > HY_MAX_DIMS
       || !normalize_axes (axes, n, s.ndim + n))
-    return refuse (imp, error, "axes do not fit the %d output dimensions",
+    return hy_onnx_refuse (imp, error, "axes do not fit the %d output dimensions",
         s.ndim + MAX (n, 0));
   /* Ascending, each inserted into the result so far: ONNX's meaning. */
   qsort (axes, n, sizeof *axes, cmp_int64);
@@ -693,7 +699,7 @@ import_concat (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
 {
   guint n = (guint) imp->node->n_input;
   if (n < 1 || n > 4096)
-    return refuse (imp, error, "%u inputs", n);
+    return hy_onnx_refuse (imp, error, "%u inputs", n);
   g_autofree hy_entry *in = g_new (hy_entry, n);
   for (guint k = 0; k < n; k++)
     if (!hy_onnx_input_entry (imp, k, &in[k], error))
@@ -703,7 +709,7 @@ import_concat (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return FALSE;
   gint64 axis = hy_onnx_attr_int (imp->node, "axis", 0);
   if (!normalize_axes (&axis, 1, s.ndim))
-    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+    return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
         "data's %d dimensions", axis, s.ndim);
   g_autofree char *d = g_strdup_printf ("%" G_GINT64_FORMAT, axis);
   g_autofree char *na = g_strdup_printf ("%u", n);
@@ -723,7 +729,7 @@ import_softmax (hy_onnx_importer *imp, const onnx_op *entry, GError **error)
   gint64 axis = hy_onnx_attr_int (imp->node, "axis",
       imp->opset >= 13 ? -1 : 1);
   if (!normalize_axes (&axis, 1, s.ndim))
-    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+    return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
         "data's %d dimensions", axis, s.ndim);
   g_autofree char *a = g_strdup_printf ("%" G_GINT64_FORMAT, axis);
   if (imp->opset >= 13 || axis == s.ndim - 1)
@@ -808,7 +814,7 @@ import_constant (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
             MAX (a->n_ints, 1) * sizeof (gint64)));
     return TRUE;
   }
-  return refuse (imp, error, "no value attribute this importer reads "
+  return hy_onnx_refuse (imp, error, "no value attribute this importer reads "
       "(value, value_float(s), value_int(s))");
 }
 
@@ -819,11 +825,11 @@ import_alias (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
 {
   if (!strcmp (imp->node->op_type, "Cast")
       && hy_onnx_attr_int (imp->node, "to", 1) != 1)
-    return refuse (imp, error, "casting to type %" G_GINT64_FORMAT " is not "
+    return hy_onnx_refuse (imp, error, "casting to type %" G_GINT64_FORMAT " is not "
         "supported (float only)", hy_onnx_attr_int (imp->node, "to", 1));
   for (guint k = 1; k < imp->node->n_output; k++)
     if (imp->node->output[k] && imp->node->output[k][0])
-      return refuse (imp, error, "output %u (a training mask) is not "
+      return hy_onnx_refuse (imp, error, "output %u (a training mask) is not "
           "supported", k);
   hy_onnx_value *v = hy_onnx_input (imp, 0, error);
   if (!v)
@@ -862,7 +868,7 @@ import_reduce (hy_onnx_importer *imp, const onnx_op *entry, GError **error)
             "keepdims", keep, NULL));
   }
   if (!normalize_axes (axes, n, s.ndim))
-    return refuse (imp, error, "an axis is outside the data's %d "
+    return hy_onnx_refuse (imp, error, "an axis is outside the data's %d "
         "dimensions", s.ndim);
   g_autofree char *t = hy_onnx_tuple (axes, n);
   return set_out (imp, hy_onnx_add_op (imp, op, &in, 1, error, "axis", t,
@@ -882,15 +888,15 @@ import_slice (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
   hy_shape s;
   if (!c[1] || !c[2] || !hy_onnx_input_entry (imp, 0, &in, error)
       || !hy_onnx_input_shape (imp, 0, &s, error))
-    return c[1] && c[2] ? FALSE : refuse (imp, error, "starts and ends are "
+    return c[1] && c[2] ? FALSE : hy_onnx_refuse (imp, error, "starts and ends are "
         "required");
   gint64 n = hy_shape_numel (&c[1]->shape);
   for (guint k = 2; k < 5; k++)
     if (c[k] && (!c[k]->is_int || hy_shape_numel (&c[k]->shape) != n))
-      return refuse (imp, error, "starts, ends, axes and steps must be "
+      return hy_onnx_refuse (imp, error, "starts, ends, axes and steps must be "
           "integer lists of one length");
   if (!c[1]->is_int || n > s.ndim)
-    return refuse (imp, error, "starts must be integers, one per axis at "
+    return hy_onnx_refuse (imp, error, "starts must be integers, one per axis at "
         "most");
   /* Every axis of the data spelled out; ONNX's huge "to the end" values
    * clamped to the dimension, which MXNet's slice then reads plainly. */
@@ -903,11 +909,11 @@ import_slice (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
   for (gint64 i = 0; i < n; i++) {
     gint64 axis = c[3] ? c[3]->ints[i] : i;
     if (!normalize_axes (&axis, 1, s.ndim))
-      return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+      return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
           "data's %d dimensions", axis, s.ndim);
     gint64 dim = s.dims[axis], st = c[4] ? c[4]->ints[i] : 1;
     if (st == 0 || st < -dim - 1 || st > G_MAXINT32)
-      return refuse (imp, error, "step %" G_GINT64_FORMAT " is not "
+      return hy_onnx_refuse (imp, error, "step %" G_GINT64_FORMAT " is not "
           "supported", st);
     gint64 b = c[1]->ints[i], e = c[2]->ints[i];
     b = b < 0 ? MAX (b + dim, st > 0 ? 0 : -1) : b;
@@ -915,7 +921,7 @@ import_slice (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     b = MIN (b, st > 0 ? dim : dim - 1);
     e = MIN (e, dim);
     if (st < 0 && (b < 0 || e >= b))
-      return refuse (imp, error, "an empty or reversed-to-nothing slice is "
+      return hy_onnx_refuse (imp, error, "an empty or reversed-to-nothing slice is "
           "not supported");
     begin[axis] = b;
     end[axis] = e;
@@ -951,11 +957,11 @@ import_split (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return FALSE;
   gint64 axis = hy_onnx_attr_int (imp->node, "axis", 0);
   if (!normalize_axes (&axis, 1, s.ndim))
-    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+    return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
         "data's %d dimensions", axis, s.ndim);
   guint parts = (guint) imp->node->n_output;
   if (parts < 1 || parts > 4096)
-    return refuse (imp, error, "%u outputs", parts);
+    return hy_onnx_refuse (imp, error, "%u outputs", parts);
   g_autofree gint64 *sizes = g_new (gint64, parts);
   int ns = -1;
   const gint64 *given = NULL;
@@ -975,12 +981,12 @@ import_split (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     if (ns < 0 && i == parts - 1)
       sizes[i] = s.dims[axis] - total;
     if (sizes[i] < 0 || sizes[i] > s.dims[axis] - total)
-      return refuse (imp, error, "split sizes do not add up to the axis's "
+      return hy_onnx_refuse (imp, error, "split sizes do not add up to the axis's "
           "%" G_GINT64_FORMAT, s.dims[axis]);
     total += sizes[i];
   }
   if (ns >= 0 && ((guint) ns != parts || total != s.dims[axis]))
-    return refuse (imp, error, "split sizes do not add up to the axis's "
+    return hy_onnx_refuse (imp, error, "split sizes do not add up to the axis's "
         "%" G_GINT64_FORMAT, s.dims[axis]);
   g_autofree char *a = g_strdup_printf ("%" G_GINT64_FORMAT, axis);
   gint64 begin = 0;
@@ -1007,7 +1013,7 @@ import_pad (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
       buf);
   if (strcmp (mode, "constant") && strcmp (mode, "edge")
       && strcmp (mode, "reflect"))
-    return refuse (imp, error, "mode '%s' is not supported", mode);
+    return hy_onnx_refuse (imp, error, "mode '%s' is not supported", mode);
   hy_onnx_value *pads = hy_onnx_input_const (imp, 1, error);
   hy_entry in;
   hy_shape s;
@@ -1022,10 +1028,10 @@ import_pad (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     value = hy_shape_numel (&v->shape) ? v->f[0] : 0.0;
   }
   if (hy_onnx_input_name (imp, 3))
-    return refuse (imp, error, "the axes input is not supported");
+    return hy_onnx_refuse (imp, error, "the axes input is not supported");
   if (!pads->is_int || hy_shape_numel (&pads->shape) != 2 * s.ndim
       || (s.ndim != 4 && s.ndim != 5))
-    return refuse (imp, error, "only 4-D and 5-D data with one begin and "
+    return hy_onnx_refuse (imp, error, "only 4-D and 5-D data with one begin and "
         "end pad per axis are supported");
   gint64 widths[2 * HY_MAX_DIMS];
   for (int d = 0; d < s.ndim; d++) {
@@ -1034,7 +1040,7 @@ import_pad (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     if (widths[2 * d] < 0 || widths[2 * d + 1] < 0
         || widths[2 * d] > 65536 || widths[2 * d + 1] > 65536
         || (d < 2 && (widths[2 * d] || widths[2 * d + 1])))
-      return refuse (imp, error, "pads must be non-negative and leave the "
+      return hy_onnx_refuse (imp, error, "pads must be non-negative and leave the "
           "batch and channel axes alone");
   }
   g_autofree char *pw = hy_onnx_tuple (widths, 2 * s.ndim);
@@ -1102,11 +1108,11 @@ import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     return FALSE;
   gint64 axis = hy_onnx_attr_int (imp->node, "axis", 0);
   if (s.ndim < 1 || !normalize_axes (&axis, 1, s.ndim))
-    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+    return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
         "data's %d dimensions", axis, s.ndim);
   /* gather_nd's indices take one axis more than Gather's */
   if (is.ndim + s.ndim - 1 > HY_MAX_DIMS || is.ndim + 1 > HY_MAX_DIMS)
-    return refuse (imp, error, "indices of %d and data of %d dimensions; "
+    return hy_onnx_refuse (imp, error, "indices of %d and data of %d dimensions; "
         "at most %d are supported", is.ndim, s.ndim, HY_MAX_DIMS);
   const gint64 n = s.dims[axis];
   hy_onnx_value *iv = g_hash_table_lookup (imp->values,
@@ -1117,7 +1123,7 @@ import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     for (gint64 i = 0; i < numel; i++) {
       double v = iv->is_int ? (double) iv->ints[i] : iv->f[i];
       if (!(v >= -n && v < n) || v != floor (v))
-        return refuse (imp, error, "index %g is outside [-%" G_GINT64_FORMAT
+        return hy_onnx_refuse (imp, error, "index %g is outside [-%" G_GINT64_FORMAT
             ", %" G_GINT64_FORMAT "] (axis %" G_GINT64_FORMAT ")", v, n,
             n - 1, axis);
     }
@@ -1132,7 +1138,7 @@ import_gather (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
   g_autofree char *out_shape = hy_onnx_tuple (os.dims, os.ndim);
   if (is.ndim == 0) {
     if (!iv || !iv->is_const)
-      return refuse (imp, error, "a scalar index must be a constant");
+      return hy_onnx_refuse (imp, error, "a scalar index must be a constant");
     gint64 i = iv->is_int ? iv->ints[0] : (gint64) iv->f[0];
     if (i < 0)
       i += n;
@@ -1313,22 +1319,22 @@ import_resize (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
       "round_prefer_floor", nm_buf);
   gboolean linear = !strcmp (mode, "linear");
   if (!linear && strcmp (mode, "nearest"))
-    return refuse (imp, error, "mode '%s' is not supported (nearest, "
+    return hy_onnx_refuse (imp, error, "mode '%s' is not supported (nearest, "
         "linear)", mode);
   int coord = word_index (coord_names, ct);
   if (coord < 0)
-    return refuse (imp, error, "coordinate_transformation_mode '%s' is not "
+    return hy_onnx_refuse (imp, error, "coordinate_transformation_mode '%s' is not "
         "supported (half_pixel, pytorch_half_pixel, align_corners, "
         "asymmetric, half_pixel_symmetric)", ct);
   int nearest = word_index (nearest_names, nm);
   if (!linear && nearest < 0)
-    return refuse (imp, error, "nearest_mode '%s' is not supported", nm);
+    return hy_onnx_refuse (imp, error, "nearest_mode '%s' is not supported", nm);
   int n_axes;
   hy_onnx_attr_ints (imp->node, "axes", &n_axes);
   if (n_axes >= 0 || hy_onnx_attr_int (imp->node, "antialias", 0)
       || strcmp (hy_onnx_attr_string (imp->node, "keep_aspect_ratio_policy",
               "stretch", kp_buf), "stretch"))
-    return refuse (imp, error, "`axes`, `antialias` and "
+    return hy_onnx_refuse (imp, error, "`axes`, `antialias` and "
         "`keep_aspect_ratio_policy` are not supported");
   hy_entry in;
   hy_shape s;
@@ -1342,11 +1348,11 @@ import_resize (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     if (!sz)
       return FALSE;
     if (!sz->is_int || hy_shape_numel (&sz->shape) != s.ndim)
-      return refuse (imp, error, "sizes must be %d integers", s.ndim);
+      return hy_onnx_refuse (imp, error, "sizes must be %d integers", s.ndim);
     for (int d = 0; d < s.ndim; d++) {
       out[d] = sz->ints[d];
       if (out[d] < 1 || out[d] > 1 << 20)
-        return refuse (imp, error, "size %" G_GINT64_FORMAT " of axis %d",
+        return hy_onnx_refuse (imp, error, "size %" G_GINT64_FORMAT " of axis %d",
             out[d], d);
       scale[d] = (float) out[d] / (float) s.dims[d];
     }
@@ -1355,28 +1361,28 @@ import_resize (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
     if (!sc)
       return FALSE;
     if (hy_shape_numel (&sc->shape) != s.ndim)
-      return refuse (imp, error, "scales must be %d values", s.ndim);
+      return hy_onnx_refuse (imp, error, "scales must be %d values", s.ndim);
     for (int d = 0; d < s.ndim; d++) {
       scale[d] = sc->f[d];
       /* ONNX Runtime's truncation of the float product; checked before
        * the conversion, which is undefined out of range. */
       float o = (float) s.dims[d] * scale[d];
       if (!(scale[d] > 0 && o >= 1 && o <= 1 << 20))
-        return refuse (imp, error, "scale %g of axis %d gives an output of "
+        return hy_onnx_refuse (imp, error, "scale %g of axis %d gives an output of "
             "%g", scale[d], d, o);
       out[d] = (gint64) o;
     }
   } else {
-    return refuse (imp, error, "neither scales nor sizes given");
+    return hy_onnx_refuse (imp, error, "neither scales nor sizes given");
   }
   /* Each axis is bounded above; their product must be too, before shape
    * inference multiplies them. */
   gint64 numel = 1;
   for (int d = 0; d < s.ndim; d++) {
     if (s.dims[d] < 1)
-      return refuse (imp, error, "axis %d of the data is empty", d);
+      return hy_onnx_refuse (imp, error, "axis %d of the data is empty", d);
     if (out[d] > (RESIZE_MAX_ELEMENTS) / numel)
-      return refuse (imp, error, "the output would have more than %"
+      return hy_onnx_refuse (imp, error, "the output would have more than %"
           G_GINT64_FORMAT " elements", (gint64) RESIZE_MAX_ELEMENTS);
     numel *= out[d];
   }
@@ -1438,14 +1444,14 @@ import_topk (hy_onnx_importer *imp, const onnx_op *op G_GNUC_UNUSED,
   if (!kv)
     return FALSE;
   if (!kv->is_int || hy_shape_numel (&kv->shape) != 1)
-    return refuse (imp, error, "K must be one integer");
+    return hy_onnx_refuse (imp, error, "K must be one integer");
   gint64 axis = hy_onnx_attr_int (imp->node, "axis", -1);
   if (s.ndim < 1 || !normalize_axes (&axis, 1, s.ndim))
-    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+    return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
         "data's %d dimensions", axis, s.ndim);
   gint64 k = kv->ints[0];
   if (k < 1 || k > s.dims[axis])
-    return refuse (imp, error, "K = %" G_GINT64_FORMAT " is not in [1, %"
+    return hy_onnx_refuse (imp, error, "K = %" G_GINT64_FORMAT " is not in [1, %"
         G_GINT64_FORMAT "] (the size of axis %" G_GINT64_FORMAT ")", k,
         s.dims[axis], axis);
   gboolean largest = hy_onnx_attr_int (imp->node, "largest", 1) != 0;
@@ -1613,7 +1619,7 @@ static const onnx_op ops[] = {
   { "ArgMin", import_select, "argmin", 0, "argmin",
     "any `axis`, `keepdims`, `select_last_index` (as `reverse`, then the "
     "index counted back); indices as floats" },
-  { "Equal", import_select, NULL, 0, "broadcast_equal",
+  { "Equal", import_binary, NULL, 0, "broadcast_equal",
     "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
     "operand becomes a scalar op" },
   { "Expand", import_select, NULL, 0, "Reshape, broadcast_axis",
@@ -1621,16 +1627,16 @@ static const onnx_op ops[] = {
   { "GatherND", import_select, NULL, 0, "gather_nd (+ transpose)",
     "`batch_dims` (a constant of the batch coordinates before the indices), "
     "negative indices" },
-  { "Greater", import_select, NULL, 0, "broadcast_greater",
+  { "Greater", import_binary, NULL, 0, "broadcast_greater",
     "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
     "operand becomes a scalar op" },
-  { "GreaterOrEqual", import_select, NULL, 0, "broadcast_greater_equal",
+  { "GreaterOrEqual", import_binary, NULL, 0, "broadcast_greater_equal",
     "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
     "operand becomes a scalar op" },
-  { "Less", import_select, NULL, 0, "broadcast_lesser",
+  { "Less", import_binary, NULL, 0, "broadcast_lesser",
     "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
     "operand becomes a scalar op" },
-  { "LessOrEqual", import_select, NULL, 0, "broadcast_lesser_equal",
+  { "LessOrEqual", import_binary, NULL, 0, "broadcast_lesser_equal",
     "numpy broadcasting; booleans as floats 0 and 1; a one-value constant "
     "operand becomes a scalar op" },
   { "ScatterND", import_select, NULL, 0, "gather_nd, where (or Reshape)",
@@ -1694,11 +1700,11 @@ hy_onnx_import_node (hy_onnx_importer *imp, GError **error)
         && g_hash_table_contains (imp->values, node->output[k])) {
       g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
           "%s: node '%s' (%s): value '%s' is already defined before it",
-          imp->source, NODE_NAME (imp), op, node->output[k]);
+          imp->source, HY_ONNX_NODE_NAME (imp), op, node->output[k]);
       return FALSE;
     }
   if (node->domain && node->domain[0] && strcmp (node->domain, "ai.onnx"))
-    return refuse (imp, error, "domain '%s' is not supported (only the "
+    return hy_onnx_refuse (imp, error, "domain '%s' is not supported (only the "
         "default ai.onnx)", node->domain);
   gboolean folded;
   if (!hy_onnx_fold_ints (imp, &folded, error))
@@ -1709,6 +1715,6 @@ hy_onnx_import_node (hy_onnx_importer *imp, GError **error)
   if (entry)
     return entry->import (imp, entry, error);
   g_autofree char *known = hy_onnx_supported_ops ();
-  return refuse (imp, error, "op '%s' (opset %d) is not supported (these "
+  return hy_onnx_refuse (imp, error, "op '%s' (opset %d) is not supported (these "
       "are: %s)", op, imp->opset, known);
 }

@@ -22,21 +22,6 @@
 #include "core/io/onnx-import.h"
 #include "core/io/onnx-tensor.h"
 
-#define NODE_NAME(imp) ((imp)->node->name && (imp)->node->name[0] \
-    ? (imp)->node->name : (imp)->node->output[0])
-
-static gboolean G_GNUC_PRINTF (3, 4)
-refuse (hy_onnx_importer *imp, GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *what = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED, "%s: node '%s' (%s): %s",
-      imp->source, NODE_NAME (imp), imp->node->op_type, what);
-  return FALSE;
-}
-
 /* A node's scale and zero point, checked against ONNX's rules. */
 typedef struct qparams {
   int dtype;                    /* the integers': ONNX_UINT8, _INT8, _INT32 */
@@ -73,23 +58,23 @@ read_qparams (hy_onnx_importer *imp, const hy_shape *data, int dtype,
   const Onnx__NodeProto *node = imp->node;
   memset (q, 0, sizeof *q);
   if (hy_onnx_attr_int (node, "block_size", 0) != 0)
-    return refuse (imp, error, "block quantization (attribute block_size, "
+    return hy_onnx_refuse (imp, error, "block quantization (attribute block_size, "
         "opset 21) is not supported; one scale per tensor or per axis is");
   if (hy_onnx_attr_int (node, "output_dtype", 0) != 0)
-    return refuse (imp, error, "attribute output_dtype (opset 21) is not "
+    return hy_onnx_refuse (imp, error, "attribute output_dtype (opset 21) is not "
         "supported; the zero point's type (int8 or uint8) gives the "
         "output's");
   hy_onnx_value *scale = hy_onnx_input_const (imp, 1, error);
   if (!scale)
     return FALSE;
   if (!is_float_const (scale))
-    return refuse (imp, error, "scale '%s' is of type %s; float is "
+    return hy_onnx_refuse (imp, error, "scale '%s' is of type %s; float is "
         "supported", hy_onnx_input_name (imp, 1),
         hy_onnx_dtype_name (scale->dtype));
   q->n = hy_shape_numel (&scale->shape);
   q->scale = scale->f;
   if (scale->shape.ndim > 1 || q->n < 1)
-    return refuse (imp, error, "scale '%s' has %d dimensions and %"
+    return hy_onnx_refuse (imp, error, "scale '%s' has %d dimensions and %"
         G_GINT64_FORMAT " values: one value, or a vector of one per index "
         "of the axis, is supported (not block quantization)",
         hy_onnx_input_name (imp, 1), scale->shape.ndim, q->n);
@@ -100,16 +85,16 @@ read_qparams (hy_onnx_importer *imp, const hy_shape *data, int dtype,
   if (zp) {
     if (!zp->is_int || (zp->dtype != ONNX_UINT8 && zp->dtype != ONNX_INT8
             && zp->dtype != ONNX_INT32))
-      return refuse (imp, error, "zero point '%s' is of type %s; int8 and "
+      return hy_onnx_refuse (imp, error, "zero point '%s' is of type %s; int8 and "
           "uint8 are supported", hy_onnx_input_name (imp, 2),
           hy_onnx_dtype_name (zp->dtype));
     if (dtype && zp->dtype != dtype)
-      return refuse (imp, error, "zero point '%s' is of type %s, the "
+      return hy_onnx_refuse (imp, error, "zero point '%s' is of type %s, the "
           "quantized input of type %s: they must be alike",
           hy_onnx_input_name (imp, 2), hy_onnx_dtype_name (zp->dtype),
           hy_onnx_dtype_name (dtype));
     if (hy_shape_numel (&zp->shape) != q->n || zp->shape.ndim > 1)
-      return refuse (imp, error, "zero point '%s' has %" G_GINT64_FORMAT
+      return hy_onnx_refuse (imp, error, "zero point '%s' has %" G_GINT64_FORMAT
           " values, the scale %" G_GINT64_FORMAT ": they must be alike",
           hy_onnx_input_name (imp, 2), hy_shape_numel (&zp->shape), q->n);
     dtype = zp->dtype;
@@ -117,7 +102,7 @@ read_qparams (hy_onnx_importer *imp, const hy_shape *data, int dtype,
   q->dtype = dtype ? dtype : ONNX_UINT8;
   if (q->dtype == ONNX_INT32 && !(imp->node->op_type
           && !strcmp (imp->node->op_type, "DequantizeLinear")))
-    return refuse (imp, error, "QuantizeLinear to int32 is not supported; "
+    return hy_onnx_refuse (imp, error, "QuantizeLinear to int32 is not supported; "
         "int8 and uint8 are");
   q->zero_point = g_new0 (float, q->n);
   for (gint64 i = 0; zp && i < q->n; i++)
@@ -127,7 +112,7 @@ read_qparams (hy_onnx_importer *imp, const hy_shape *data, int dtype,
     return TRUE;
   if (imp->opset < 13) {
     qparams_clear (q);
-    return refuse (imp, error, "a scale per axis needs opset 13 (this "
+    return hy_onnx_refuse (imp, error, "a scale per axis needs opset 13 (this "
         "model's is %d)", imp->opset);
   }
   hy_shape shape;
@@ -142,7 +127,7 @@ read_qparams (hy_onnx_importer *imp, const hy_shape *data, int dtype,
   if (axis < -data->ndim || axis >= data->ndim
       || data->dims[axis < 0 ? axis + data->ndim : axis] != q->n) {
     qparams_clear (q);
-    return refuse (imp, error, "%" G_GINT64_FORMAT " scales per axis %"
+    return hy_onnx_refuse (imp, error, "%" G_GINT64_FORMAT " scales per axis %"
         G_GINT64_FORMAT ", of data of %d dimensions: the axis must hold as "
         "many indices", q->n, axis, data->ndim);
   }
@@ -210,7 +195,7 @@ hy_onnx_import_quantize_linear (hy_onnx_importer *imp, GError **error)
   if (!x)
     return FALSE;
   if (x->is_const && x->is_int)
-    return refuse (imp, error, "input '%s' holds integers; QuantizeLinear "
+    return hy_onnx_refuse (imp, error, "input '%s' holds integers; QuantizeLinear "
         "takes float data", hy_onnx_input_name (imp, 0));
   qparams q;
   if (!read_qparams (imp, x->is_const ? &x->shape : NULL, 0, &q, error))
@@ -226,7 +211,7 @@ hy_onnx_import_quantize_linear (hy_onnx_importer *imp, GError **error)
     return FALSE;
   }
   hy_onnx_quantized *rec = g_new0 (hy_onnx_quantized, 1);
-  rec->node = g_strdup (NODE_NAME (imp));
+  rec->node = g_strdup (HY_ONNX_NODE_NAME (imp));
   rec->data = data;
   rec->dtype = q.dtype;
   rec->axis = q.axis;
@@ -251,7 +236,7 @@ fold_dequantize (hy_onnx_importer *imp, const hy_onnx_value *x,
 {
   if (!x->is_int || (x->dtype != ONNX_INT8 && x->dtype != ONNX_UINT8
           && x->dtype != ONNX_INT32))
-    return refuse (imp, error, "input '%s' is of type %s; int8, uint8 and "
+    return hy_onnx_refuse (imp, error, "input '%s' is of type %s; int8, uint8 and "
         "int32 are supported", hy_onnx_input_name (imp, 0),
         hy_onnx_dtype_name (x->dtype));
   qparams q;
@@ -290,7 +275,7 @@ import_pair (hy_onnx_importer *imp, hy_onnx_quantized *rec, GError **error)
       && !memcmp (q.zero_point, rec->zero_point, q.n * sizeof (float));
   qparams_clear (&q);
   if (!same)
-    return refuse (imp, error, "its scale, zero point or axis differ from "
+    return hy_onnx_refuse (imp, error, "its scale, zero point or axis differ from "
         "those of QuantizeLinear '%s'; a pair that quantizes and "
         "dequantizes alike is supported", rec->node);
   if (!rec->has_fake) {
@@ -326,7 +311,7 @@ hy_onnx_import_dequantize_linear (hy_onnx_importer *imp, GError **error)
     return hy_onnx_input (imp, 0, error) != NULL;       /* its error */
   if (x->is_const)
     return fold_dequantize (imp, x, error);
-  return refuse (imp, error, "input '%s' is float data, neither a constant "
+  return hy_onnx_refuse (imp, error, "input '%s' is float data, neither a constant "
       "nor a QuantizeLinear's output (integer graph inputs are not "
       "supported)", name);
 }

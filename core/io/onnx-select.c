@@ -1,12 +1,12 @@
 /*
- * onnx-select.c — the ONNX ops that compare, pick and scatter values:
- * Greater, Less, Equal (and the OrEqual forms), ArgMax, ArgMin, Where,
- * Expand, GatherND and ScatterND, each written as the core's existing ops
- * so that no backend needs a kernel for them.
+ * onnx-select.c — the ONNX ops that pick and scatter values: ArgMax,
+ * ArgMin, Where, Expand, GatherND and ScatterND, each written as the core's
+ * existing ops so that no backend needs a kernel for them.  (The
+ * comparisons they read are binary ops like Add: onnx-ops.c.)
  *
  * Booleans are the core's floats 0 and 1, as MXNet's comparisons write
- * them (and every value of the core is a float): a comparison gives 0/1,
- * Where takes any nonzero condition as true.  Integer results (ArgMax's
+ * them (and every value of the core is a float): Where takes any nonzero
+ * condition as true.  Integer results (ArgMax's
  * indices) are floats too, exact up to 2^24.
  */
 #include <math.h>
@@ -14,25 +14,11 @@
 
 #include "core/io/onnx-import.h"
 
-#define NODE_NAME(imp) ((imp)->node->name && (imp)->node->name[0] \
-    ? (imp)->node->name : (imp)->node->output[0])
 
 /* Tensors the importer builds here (ScatterND's maps, GatherND's batch
  * coordinates) hold one float per element; more than this would be a
  * hostile file, and floats stop counting exactly at 2^24 anyway. */
 #define SELECT_MAX_ELEMENTS ((gint64) 1 << 24)
-
-static gboolean G_GNUC_PRINTF (3, 4)
-refuse (hy_onnx_importer *imp, GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *what = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED, "%s: node '%s' (%s): %s",
-      imp->source, NODE_NAME (imp), imp->node->op_type, what);
-  return FALSE;
-}
 
 static gboolean
 set_out (hy_onnx_importer *imp, hy_entry e)
@@ -101,62 +87,6 @@ expand_to (hy_onnx_importer *imp, hy_entry e, const hy_shape *s,
       "size", z, NULL);
 }
 
-/* ---- comparisons ------------------------------------------------------ */
-
-/* MXNet's broadcast comparisons (0/1 floats); a one-value constant on
- * either side becomes the scalar op, the side swapped into its mirror. */
-static gboolean
-import_compare (hy_onnx_importer *imp, const char *onnx, GError **error)
-{
-  static const struct {
-    const char *onnx, *broadcast, *scalar, *rscalar;
-  } map[] = {
-    { "Equal", "broadcast_equal", "_equal_scalar", "_equal_scalar" },
-    { "Greater", "broadcast_greater", "_greater_scalar", "_lesser_scalar" },
-    { "GreaterOrEqual", "broadcast_greater_equal", "_greater_equal_scalar",
-      "_lesser_equal_scalar" },
-    { "Less", "broadcast_lesser", "_lesser_scalar", "_greater_scalar" },
-    { "LessOrEqual", "broadcast_lesser_equal", "_lesser_equal_scalar",
-      "_greater_equal_scalar" },
-  };
-  guint m = 0;
-  while (strcmp (map[m].onnx, onnx))
-    m++;
-  if (imp->node->n_input != 2)
-    return refuse (imp, error, "%zu inputs; two are supported",
-        imp->node->n_input);
-  hy_onnx_value *a = hy_onnx_input (imp, 0, error);
-  hy_onnx_value *b = a ? hy_onnx_input (imp, 1, error) : NULL;
-  if (!b)
-    return FALSE;
-  for (int side = 0; side < 2; side++) {
-    hy_onnx_value *c = side ? a : b;
-    hy_onnx_value *x = side ? b : a;
-    if (c->is_const && !x->is_const && hy_shape_numel (&c->shape) == 1
-        && c->shape.ndim <= 1) {
-      hy_shape xs;
-      if (!hy_onnx_input_shape (imp, side ? 1 : 0, &xs, error))
-        return FALSE;
-      if (xs.ndim < c->shape.ndim)
-        break;
-      hy_entry in;
-      if (!hy_onnx_input_entry (imp, side ? 1 : 0, &in, error))
-        return FALSE;
-      char v[G_ASCII_DTOSTR_BUF_SIZE];
-      g_ascii_dtostr (v, sizeof v, c->f[0]);
-      return set_out (imp, hy_onnx_add_op (imp,
-              side ? map[m].rscalar : map[m].scalar, &in, 1, error,
-              "scalar", v, NULL));
-    }
-  }
-  hy_entry in[2];
-  if (!hy_onnx_input_entry (imp, 0, &in[0], error)
-      || !hy_onnx_input_entry (imp, 1, &in[1], error))
-    return FALSE;
-  return set_out (imp, hy_onnx_add_op (imp, map[m].broadcast, in, 2, error,
-          NULL));
-}
-
 /* ---- ArgMax, ArgMin ----------------------------------------------------- */
 
 /* MXNet's argmax/argmin take the first of equal values; ONNX's
@@ -171,12 +101,12 @@ import_arg_reduce (hy_onnx_importer *imp, const char *core, GError **error)
     return FALSE;
   gint64 axis = hy_onnx_attr_int (imp->node, "axis", 0);
   if (s.ndim < 1 || axis < -s.ndim || axis >= s.ndim)
-    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
+    return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is outside the "
         "data's %d dimensions", axis, s.ndim);
   if (axis < 0)
     axis += s.ndim;
   if (s.dims[axis] < 1)
-    return refuse (imp, error, "axis %" G_GINT64_FORMAT " is empty",
+    return hy_onnx_refuse (imp, error, "axis %" G_GINT64_FORMAT " is empty",
         axis);
   const gboolean keepdims = hy_onnx_attr_int (imp->node, "keepdims", 1)
       != 0;
@@ -220,7 +150,7 @@ import_where (hy_onnx_importer *imp, GError **error)
   if (!broadcast_shapes (&s[0], &s[1], &out)
       || !broadcast_shapes (&out, &s[2], &out)) {
     char a[HY_SHAPE_STRLEN], b[HY_SHAPE_STRLEN], c[HY_SHAPE_STRLEN];
-    return refuse (imp, error, "condition %s, X %s and Y %s do not "
+    return hy_onnx_refuse (imp, error, "condition %s, X %s and Y %s do not "
         "broadcast to one shape", hy_shape_format (&s[0], a, sizeof a),
         hy_shape_format (&s[1], b, sizeof b),
         hy_shape_format (&s[2], c, sizeof c));
@@ -248,19 +178,19 @@ import_expand (hy_onnx_importer *imp, GError **error)
     return FALSE;
   gint64 n = hy_shape_numel (&sv->shape);
   if (!sv->is_int || sv->shape.ndim != 1 || n > HY_MAX_DIMS)
-    return refuse (imp, error, "the shape must be a 1-D integer tensor of "
+    return hy_onnx_refuse (imp, error, "the shape must be a 1-D integer tensor of "
         "at most %d values", HY_MAX_DIMS);
   hy_shape target = { .ndim = (int) n };
   for (int i = 0; i < n; i++) {
     if (sv->ints[i] < 0 || sv->ints[i] > G_MAXINT32)
-      return refuse (imp, error, "shape value %" G_GINT64_FORMAT " is not "
+      return hy_onnx_refuse (imp, error, "shape value %" G_GINT64_FORMAT " is not "
           "in [0, %d]", sv->ints[i], G_MAXINT32);
     target.dims[i] = sv->ints[i];
   }
   hy_shape out;
   char a[HY_SHAPE_STRLEN], b[HY_SHAPE_STRLEN];
   if (!broadcast_shapes (&s, &target, &out))
-    return refuse (imp, error, "input %s does not broadcast to %s",
+    return hy_onnx_refuse (imp, error, "input %s does not broadcast to %s",
         hy_shape_format (&s, a, sizeof a),
         hy_shape_format (&target, b, sizeof b));
   /* Each factor is at most 2^31: the product is checked as it grows. */
@@ -268,7 +198,7 @@ import_expand (hy_onnx_importer *imp, GError **error)
   for (int i = 0; i < out.ndim; i++) {
     numel *= out.dims[i];
     if (numel > ((gint64) 1 << 31))
-      return refuse (imp, error, "output %s has more than %" G_GINT64_FORMAT
+      return hy_onnx_refuse (imp, error, "output %s has more than %" G_GINT64_FORMAT
           " elements", hy_shape_format (&out, a, sizeof a),
           (gint64) 1 << 31);
   }
@@ -294,25 +224,25 @@ import_gather_nd (hy_onnx_importer *imp, GError **error)
   const int q = is.ndim, r = s.ndim;
   char sd[HY_SHAPE_STRLEN], si[HY_SHAPE_STRLEN];
   if (q < 1 || r < 1 || b < 0 || b >= MIN (q, r))
-    return refuse (imp, error, "batch_dims %" G_GINT64_FORMAT " with data "
+    return hy_onnx_refuse (imp, error, "batch_dims %" G_GINT64_FORMAT " with data "
         "%s and indices %s: both need more dimensions than batch_dims",
         b, hy_shape_format (&s, sd, sizeof sd),
         hy_shape_format (&is, si, sizeof si));
   const gint64 k = is.dims[q - 1];
   if (k < 1 || k > r - b)
-    return refuse (imp, error, "indices %s pick %" G_GINT64_FORMAT " axes "
+    return hy_onnx_refuse (imp, error, "indices %s pick %" G_GINT64_FORMAT " axes "
         "of data %s; 1 to %" G_GINT64_FORMAT " are possible",
         hy_shape_format (&is, si, sizeof si), k,
         hy_shape_format (&s, sd, sizeof sd), r - b);
   for (int d = 0; d < b; d++)
     if (s.dims[d] != is.dims[d])
-      return refuse (imp, error, "batch axis %d differs: data %s, indices "
+      return hy_onnx_refuse (imp, error, "batch axis %d differs: data %s, indices "
           "%s", d, hy_shape_format (&s, sd, sizeof sd),
           hy_shape_format (&is, si, sizeof si));
   /* gather_nd's index tensor (b + k, I_0 .. I_{q-2}), or (k, 1) */
   const int out_ndim = q - 1 + r - (int) (b + k);
   if (out_ndim > HY_MAX_DIMS || MAX (q, 2) > HY_MAX_DIMS)
-    return refuse (imp, error, "data %s and indices %s: at most %d "
+    return hy_onnx_refuse (imp, error, "data %s and indices %s: at most %d "
         "dimensions are supported", hy_shape_format (&s, sd, sizeof sd),
         hy_shape_format (&is, si, sizeof si), HY_MAX_DIMS);
   hy_onnx_value *iv = hy_onnx_input (imp, 1, error);
@@ -325,7 +255,7 @@ import_gather_nd (hy_onnx_importer *imp, GError **error)
       const double v = iv->is_int ? (double) iv->ints[i] : iv->f[i];
       const gint64 n = s.dims[b + i % k];
       if (!(v >= -n && v < n) || v != floor (v))
-        return refuse (imp, error, "index %g is outside [-%" G_GINT64_FORMAT
+        return hy_onnx_refuse (imp, error, "index %g is outside [-%" G_GINT64_FORMAT
             ", %" G_GINT64_FORMAT "] (data axis %" G_GINT64_FORMAT ")", v, n,
             n - 1, b + i % k);
     }
@@ -355,7 +285,7 @@ import_gather_nd (hy_onnx_importer *imp, GError **error)
     cs.dims[0] = b;
     const gint64 per_row = hy_shape_numel (&lead) / k;
     if (per_row > SELECT_MAX_ELEMENTS / b)
-      return refuse (imp, error, "indices %s: more than %" G_GINT64_FORMAT
+      return hy_onnx_refuse (imp, error, "indices %s: more than %" G_GINT64_FORMAT
           " batch coordinates", hy_shape_format (&is, si, sizeof si),
           SELECT_MAX_ELEMENTS);
     float *f = g_new (float, MAX (b * per_row, 1));
@@ -402,7 +332,7 @@ import_scatter_nd (hy_onnx_importer *imp, GError **error)
   const char *reduction = hy_onnx_attr_string (imp->node, "reduction",
       "none", buf);
   if (strcmp (reduction, "none"))
-    return refuse (imp, error, "reduction '%s' is not supported (only "
+    return hy_onnx_refuse (imp, error, "reduction '%s' is not supported (only "
         "none)", reduction);
   hy_shape s, us;
   if (!hy_onnx_input_shape (imp, 0, &s, error)
@@ -417,7 +347,7 @@ import_scatter_nd (hy_onnx_importer *imp, GError **error)
   const gint64 k = is->ndim ? is->dims[is->ndim - 1] : 0;
   hy_shape want = { .ndim = is->ndim - 1 + s.ndim - (int) k };
   if (is->ndim < 1 || k < 1 || k > s.ndim || want.ndim > HY_MAX_DIMS)
-    return refuse (imp, error, "indices %s do not index data %s (their "
+    return hy_onnx_refuse (imp, error, "indices %s do not index data %s (their "
         "last axis must be in [1, %d])", hy_shape_format (is, si, sizeof si),
         hy_shape_format (&s, sd, sizeof sd), s.ndim);
   for (int d = 0; d < is->ndim - 1; d++)
@@ -425,7 +355,7 @@ import_scatter_nd (hy_onnx_importer *imp, GError **error)
   for (int d = (int) k; d < s.ndim; d++)
     want.dims[is->ndim - 1 + d - k] = s.dims[d];
   if (!hy_shape_equal (&us, &want))
-    return refuse (imp, error, "updates %s must have the shape %s of "
+    return hy_onnx_refuse (imp, error, "updates %s must have the shape %s of "
         "indices %s and data %s", hy_shape_format (&us, su, sizeof su),
         hy_shape_format (&want, sw, sizeof sw),
         hy_shape_format (is, si, sizeof si),
@@ -433,7 +363,7 @@ import_scatter_nd (hy_onnx_importer *imp, GError **error)
   const gint64 total = hy_shape_numel (&s);
   if (total > SELECT_MAX_ELEMENTS
       || hy_shape_numel (&us) > SELECT_MAX_ELEMENTS)
-    return refuse (imp, error, "data %s and updates %s: more than %"
+    return hy_onnx_refuse (imp, error, "data %s and updates %s: more than %"
         G_GINT64_FORMAT " elements", hy_shape_format (&s, sd, sizeof sd),
         hy_shape_format (&us, su, sizeof su), SELECT_MAX_ELEMENTS);
   const gint64 n_up = hy_shape_numel (is) / k;
@@ -454,7 +384,7 @@ import_scatter_nd (hy_onnx_importer *imp, GError **error)
           : iv->f[u * k + j];
       const gint64 n = s.dims[j];
       if (!(v >= -n && v < n) || v != floor (v))
-        return refuse (imp, error, "index %g is outside [-%" G_GINT64_FORMAT
+        return hy_onnx_refuse (imp, error, "index %g is outside [-%" G_GINT64_FORMAT
             ", %" G_GINT64_FORMAT "] (data axis %" G_GINT64_FORMAT ")", v, n,
             n - 1, j);
       at = at * n + (v < 0 ? (gint64) v + n : (gint64) v);
@@ -511,7 +441,5 @@ hy_onnx_import_select (hy_onnx_importer *imp, const char *onnx,
     return import_expand (imp, error);
   if (!strcmp (onnx, "GatherND"))
     return import_gather_nd (imp, error);
-  if (!strcmp (onnx, "ScatterND"))
-    return import_scatter_nd (imp, error);
-  return import_compare (imp, onnx, error);
+  return import_scatter_nd (imp, error);  /* the table's last one here */
 }
