@@ -14,6 +14,20 @@
 #include "core/io/onnx-import.h"
 #include "core/model-impl.h"
 
+/* ---- refusals ------------------------------------------------------ */
+
+gboolean
+hy_onnx_refuse (hy_onnx_importer *imp, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *what = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED, "%s: node '%s' (%s): %s",
+      imp->source, HY_ONNX_NODE_NAME (imp), imp->node->op_type, what);
+  return FALSE;
+}
+
 /* ---- attributes ---------------------------------------------------- */
 
 const Onnx__AttributeProto *

@@ -36,18 +36,6 @@ struct onnx_op {
   const char *notes;
 };
 
-gboolean
-hy_onnx_refuse (hy_onnx_importer *imp, GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *what = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED, "%s: node '%s' (%s): %s",
-      imp->source, HY_ONNX_NODE_NAME (imp), imp->node->op_type, what);
-  return FALSE;
-}
-
 static gboolean
 set_out (hy_onnx_importer *imp, hy_entry e)
 {

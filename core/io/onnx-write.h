@@ -45,6 +45,10 @@ gpointer hy_onnx_w_alloc (hy_onnx_writer *w, gsize size);
 
 /* The ONNX value that input k of the node being written reads; a weight's
  * initializer is written the first time one reads it. */
+/* Weight variable `i` of the graph as an initializer, the first time a
+ * node reads it (later reads find it written). */
+void hy_onnx_w_weight (hy_onnx_writer *w, guint i);
+
 const char *hy_onnx_w_input (hy_onnx_writer *w, guint k);
 /* The static shape of input k of the node being written. */
 const hy_shape *hy_onnx_w_input_shape (hy_onnx_writer *w, guint k);
