@@ -35,9 +35,8 @@ quantize_range_kernel (hy_cuda_quantize_args a, int64_t n)
       hy_cuda_quantize_merge (lo, hi, t, t + half);
     __syncthreads ();
   }
-  if (t == 0) {
+  if (t == 0)
     hy_cuda_quantize_finish (&a, n, lo[0], hi[0]);
-  }
 }
 
 __global__ static void
