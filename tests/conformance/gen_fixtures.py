@@ -1855,6 +1855,33 @@ def multibox_inputs(rng, batch, classes, n, spread=0.25, grid=16):
     return cls, loc, anchors
 
 
+def ops_quantize():
+    """_contrib_quantize_v2 into _contrib_dequantize, the pair an int8 export starts and ends
+    with: MXNet's float result of the round trip (its int8 steps never leave MXNet as npy).
+    Calibrated int8 and uint8 with data past the range (saturation) and on .5 steps (ties at
+    a scale of 1), the data's own range, and a dead layer's range of [0, 0]."""
+    def pair(name, shape, gen, note, **kw):
+        def build(rng):
+            q = mx.sym.contrib.quantize_v2(V("data"), name="quantize", **kw)
+            sym = mx.sym.contrib.dequantize(q[0], q[1], q[2], out_type="float32",
+                                            name="dequantize")
+            return sym, OrderedDict(data=gen(rng, shape)), {}
+        op("quantize_dequantize_" + name, "_contrib_quantize_v2", build, note)
+    ties = lambda rng, shape: grid(rng, shape, -160.0, 160.0)
+    pair("int8_ties", (2, 3, 5, 7), ties, "scale 1: .5 ties to even, saturation past 127",
+         out_type="int8", min_calib_range=-127.5, max_calib_range=127.5)
+    pair("uint8_ties", (2, 3, 5, 7), lambda rng, shape: grid(rng, shape, -20.0, 300.0),
+         "uint8 at scale 1: negatives to 0, saturation past 255",
+         out_type="uint8", min_calib_range=0.0, max_calib_range=255.5)
+    pair("int8_calib", (2, 4, 6, 6), lambda rng, shape: randn(rng, shape, 2.0),
+         "a calibrated range narrower than the data", min_calib_range=-3.1, max_calib_range=2.7)
+    pair("int8_own_range", (2, 4, 6, 6), lambda rng, shape: randn(rng, shape, 2.0),
+         "no calibration: the data's own min and max", out_type="int8")
+    pair("dead", (2, 3, 4, 4), lambda rng, shape: randn(rng, shape),
+         "a range of [0, 0]: infinite scale, every step NaN, stored as 127, read back as 0",
+         out_type="int8", min_calib_range=0.0, max_calib_range=0.0)
+
+
 def ops_multibox():
     """The symbol-API SSD's MultiBoxPrior (every attribute, non-square maps, clip, explicit and
     automatic steps) and MultiBoxDetection (thresholds, NMS on and off, nms_topk's tail rows,
@@ -1948,6 +1975,7 @@ def register_ops():
     ops_integer()
     ops_unary_math()
     ops_reduce()
+    ops_quantize()
     ops_nonfinite()
     ops_detection()
     ops_vision()
