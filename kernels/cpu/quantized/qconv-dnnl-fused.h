@@ -27,8 +27,9 @@ typedef struct hy_qconv_geometry {
 /* wq: the quantized weights (OC × C × kh × kw); bias_q, scales: per
  * output channel, as this forward's epilogue would use them; n_threads:
  * the OpenMP team it runs on; n_bands: more than 1 cuts a single image's
- * output rows into up to that many bands, each run on one thread (our
- * pool's), with a team of one.  NULL without an error when oneDNN has
+ * output rows into up to that many bands (on a small map, its filters
+ * into that many slices), each run on one thread (our pool's), with a
+ * team of one.  NULL without an error when oneDNN has
  * no kernel for it. */
 hy_qconv_fused *hy_qconv_fused_new (dnnl_engine_t engine,
     const hy_quantized_conv_params *p, const hy_qconv_geometry *g,
