@@ -2,6 +2,8 @@
  * dnnl-conv-setup.c — the oneDNN convolutions' shared set-up
  * (dnnl-conv-setup.h).
  */
+#include <stdlib.h>
+
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "hybrid.h"
@@ -17,6 +19,15 @@ hy_dnnl_check (const hy_dnnl_setup *s, dnnl_status_t status,
       status == dnnl_out_of_memory ? HY_ERROR_NO_MEMORY : HY_ERROR_BACKEND,
       "%s: oneDNN %s failed (%s)", s->what, call, dnnl_status2str (status));
   return false;
+}
+
+void *
+hy_dnnl_aligned_bytes (size_t n)
+{
+  void *p = NULL;
+  if (posix_memalign (&p, 64, (n + 63) & ~(size_t) 63) != 0)
+    return NULL;
+  return p;
 }
 
 bool

@@ -26,6 +26,10 @@ typedef struct hy_dnnl_setup {
 bool hy_dnnl_check (const hy_dnnl_setup *s, dnnl_status_t status,
     const char *call);
 
+/* 64-byte aligned memory for oneDNN's buffers, rounded up to whole lines
+ * (a size of 0 gives one line); free() it.  NULL when out of memory. */
+void *hy_dnnl_aligned_bytes (size_t n);
+
 /* One image of the convolution p, `filters` of its filters (a slice). */
 typedef struct hy_dnnl_conv_spec {
   const hy_conv_params *p;      /* kernel, strides, dilation, padding */

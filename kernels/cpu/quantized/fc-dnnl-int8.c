@@ -68,22 +68,8 @@ typedef struct hy_qfc_dnnl {
 static gboolean
 ok (dnnl_status_t st, const char *what, GError **error)
 {
-  if (st == dnnl_success)
-    return TRUE;
-  g_set_error (error, HY_ERROR,
-      st == dnnl_out_of_memory ? HY_ERROR_NO_MEMORY : HY_ERROR_BACKEND,
-      "oneDNN int8 fully connected: %s failed (%s)", what,
-      dnnl_status2str (st));
-  return FALSE;
-}
-
-static void *
-aligned_bytes (size_t n)
-{
-  void *p = NULL;
-  if (posix_memalign (&p, 64, (n + 63) & ~(size_t) 63) != 0)
-    return NULL;
-  return p;
+  const hy_dnnl_setup s = { "int8 fully connected", error };
+  return hy_dnnl_check (&s, st, what);
 }
 
 static void
@@ -181,9 +167,9 @@ make_slice (hy_qfc_dnnl *c, int s, float out_scale, GError **error)
         dnnl_query_weights_md, 0);
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md (pd,
         dnnl_query_scratchpad_md, 0);
-    const hy_dnnl_setup setup = { "oneDNN int8 fully connected", error };
-    sl->weights_data = aligned_bytes (dnnl_memory_desc_get_size (wmd));
-    sl->scratch_data = aligned_bytes (dnnl_memory_desc_get_size (smd));
+    const hy_dnnl_setup setup = { "int8 fully connected", error };
+    sl->weights_data = hy_dnnl_aligned_bytes (dnnl_memory_desc_get_size (wmd));
+    sl->scratch_data = hy_dnnl_aligned_bytes (dnnl_memory_desc_get_size (smd));
     if (!sl->weights_data || !sl->scratch_data) {
       g_set_error (error, HY_ERROR, HY_ERROR_NO_MEMORY,
           "oneDNN int8 fully connected: no memory for its weights");

@@ -55,12 +55,8 @@ struct hy_qconv_fused {
 static gboolean
 ok (dnnl_status_t st, const char *what, GError **error)
 {
-  if (st == dnnl_success)
-    return TRUE;
-  g_set_error (error, HY_ERROR, HY_ERROR_BACKEND,
-      "oneDNN int8 convolution with bytes out: %s failed (%s)", what,
-      dnnl_status2str (st));
-  return FALSE;
+  const hy_dnnl_setup s = { "int8 convolution with bytes out", error };
+  return hy_dnnl_check (&s, st, what);
 }
 
 void
@@ -86,16 +82,6 @@ hy_qconv_fused_free (hy_qconv_fused *f)
   g_free (f);
 }
 
-/* 64-byte aligned, at least one line (a size of 0 is legal here). */
-static void *
-aligned_bytes (size_t n)
-{
-  void *p = NULL;
-  if (posix_memalign (&p, 64, (n + 63) & ~(size_t) 63) != 0)
-    return NULL;
-  return p;
-}
-
 /* The user's OIHW weights into the band's primitive's layout, once: a
  * band whose layout is band 0's reads band 0's. */
 static gboolean
@@ -103,7 +89,7 @@ reorder_weights (hy_qconv_fused *f, int b, dnnl_engine_t engine,
     const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *md,
     const int8_t *wq, GError **error)
 {
-  const hy_dnnl_setup s = { "oneDNN int8 convolution with bytes out",
+  const hy_dnnl_setup s = { "int8 convolution with bytes out",
     error };
   fused_band *band = &f->bands[b];
   if (b > 0 && !f->by_filters) {
@@ -113,7 +99,7 @@ reorder_weights (hy_qconv_fused *f, int b, dnnl_engine_t engine,
       return ok (dnnl_memory_create (&band->weights, md, engine,
               f->bands[0].weights_data), "memory", error);
   }
-  band->weights_data = aligned_bytes (dnnl_memory_desc_get_size (md));
+  band->weights_data = hy_dnnl_aligned_bytes (dnnl_memory_desc_get_size (md));
   return band->weights_data
       && ok (dnnl_memory_create (&band->weights, md, engine,
               band->weights_data), "memory", error)
@@ -230,7 +216,8 @@ make_band (hy_qconv_fused *f, int b, dnnl_engine_t engine,
         dnnl_query_weights_md, 0);
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md (pd,
         dnnl_query_scratchpad_md, 0);
-    band->scratch_data = aligned_bytes (dnnl_memory_desc_get_size (smd));
+    band->scratch_data =
+        hy_dnnl_aligned_bytes (dnnl_memory_desc_get_size (smd));
     good = band->scratch_data
         && reorder_weights (f, b, engine, &wei_user_md, wmd,
             wq + oc0 * g->C * cp->kernel[0] * cp->kernel[1], error)
@@ -247,7 +234,7 @@ make_band (hy_qconv_fused *f, int b, dnnl_engine_t engine,
       band->oc_n = oc_n;
       band->oc_all = g->OC;
       band->with_sum = p->with_sum;
-      band->dense = aligned_bytes ((size_t) (band->pixels * oc_n));
+      band->dense = hy_dnnl_aligned_bytes ((size_t) (band->pixels * oc_n));
       good = band->dense
           && ok (dnnl_memory_set_data_handle (band->dst, band->dense),
           "memory", error);
@@ -295,7 +282,7 @@ hy_qconv_fused_new (dnnl_engine_t engine, const hy_quantized_conv_params *p,
   f->by_filters = f->n_bands > 1 && by_filters (p, g, f->n_bands);
   f->n_threads = f->n_bands > 1 ? 1 : n_threads;
   f->bands = g_new0 (fused_band, f->n_bands);
-  f->bias_data = aligned_bytes (g->OC * sizeof (int32_t));
+  f->bias_data = hy_dnnl_aligned_bytes (g->OC * sizeof (int32_t));
   gboolean good = f->bias_data != NULL;
   if (good)
     memcpy (f->bias_data, bias_q, g->OC * sizeof (int32_t));
