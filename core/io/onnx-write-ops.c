@@ -19,19 +19,12 @@
 
 typedef hy_onnx_write_op write_op;
 
-#define PARAMS(w, type) ((const type *) hy_graph_node ((w)->graph, \
-        (w)->node)->params)
+#define PARAMS HY_ONNX_W_PARAMS
 
 static const hy_node *
 node_of (hy_onnx_writer *w)
 {
   return hy_graph_node (w->graph, w->node);
-}
-
-static const hy_shape *
-out_shape (hy_onnx_writer *w)
-{
-  return &node_of (w)->shapes[0];
 }
 
 /* One ONNX node reading input 0 and writing the node's output. */
@@ -288,18 +281,10 @@ write_leaky (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
 }
 
 static gboolean
-float_data (hy_onnx_writer *w, hy_dtype int_dtype, GError **error)
-{
-  if (int_dtype != HY_DTYPE_FLOAT32)
-    return hy_onnx_w_refuse (w, error, "integer data: only float32 models "
-        "are written");
-  return TRUE;
-}
-
-static gboolean
 write_unary (hy_onnx_writer *w, const write_op *op, GError **error)
 {
-  if (!float_data (w, PARAMS (w, hy_unary_params)->int_dtype, error))
+  if (!hy_onnx_w_float_data (w, PARAMS (w, hy_unary_params)->int_dtype,
+          error))
     return FALSE;
   const char *x = hy_onnx_w_input (w, 0);
   if (op->id == HY_OP_SQUARE) {
@@ -320,7 +305,7 @@ write_clip (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
     GError **error)
 {
   const hy_clip_params *p = PARAMS (w, hy_clip_params);
-  if (!float_data (w, p->int_dtype, error))
+  if (!hy_onnx_w_float_data (w, p->int_dtype, error))
     return FALSE;
   const char *in[3] = { hy_onnx_w_input (w, 0),
     scalar_const (w, "min", p->a_min), scalar_const (w, "max", p->a_max) };
@@ -344,7 +329,8 @@ write_hard_sigmoid (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
 static gboolean
 write_binary (hy_onnx_writer *w, const write_op *op, GError **error)
 {
-  if (!float_data (w, PARAMS (w, hy_binary_params)->int_dtype, error))
+  if (!hy_onnx_w_float_data (w, PARAMS (w, hy_binary_params)->int_dtype,
+          error))
     return FALSE;
   const char *in[2] = { hy_onnx_w_input (w, 0), hy_onnx_w_input (w, 1) };
   hy_onnx_w_node (w, op->onnx, in, 2, hy_onnx_w_output (w, 0));
@@ -355,7 +341,7 @@ static gboolean
 write_scalar (hy_onnx_writer *w, const write_op *op, GError **error)
 {
   const hy_scalar_params *p = PARAMS (w, hy_scalar_params);
-  if (!float_data (w, p->int_dtype, error))
+  if (!hy_onnx_w_float_data (w, p->int_dtype, error))
     return FALSE;
   const char *x = hy_onnx_w_input (w, 0);
   const char *s = scalar_const (w, "scalar", p->scalar);
@@ -369,7 +355,7 @@ write_add_n (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
     GError **error)
 {
   const hy_add_n_params *p = PARAMS (w, hy_add_n_params);
-  if (!float_data (w, p->int_dtype, error))
+  if (!hy_onnx_w_float_data (w, p->int_dtype, error))
     return FALSE;
   guint n = node_of (w)->n_inputs;
   g_autofree const char **in = g_new (const char *, MAX (n, 1));
@@ -412,7 +398,7 @@ static gboolean
 write_reduce (hy_onnx_writer *w, const write_op *op, GError **error)
 {
   const hy_reduce_params *p = PARAMS (w, hy_reduce_params);
-  if (!float_data (w, p->int_dtype, error))
+  if (!hy_onnx_w_float_data (w, p->int_dtype, error))
     return FALSE;
   int ndim = hy_onnx_w_input_shape (w, 0)->ndim;
   uint32_t mask;
@@ -427,7 +413,7 @@ write_reduce (hy_onnx_writer *w, const write_op *op, GError **error)
   const char *x = hy_onnx_w_input (w, 0);
   /* Every axis folded without keepdims: ONNX gives a scalar where MXNet
    * gives shape (1,), so the result is reshaped to MXNet's. */
-  gboolean to_1d = !p->keepdims && out_shape (w)->ndim != ndim - n;
+  gboolean to_1d = !p->keepdims && hy_onnx_w_out_shape (w)->ndim != ndim - n;
   const char *out = to_1d ? hy_onnx_w_temp (w, "reduced")
       : hy_onnx_w_output (w, 0);
   Onnx__NodeProto *node;
@@ -441,10 +427,7 @@ write_reduce (hy_onnx_writer *w, const write_op *op, GError **error)
   }
   hy_onnx_w_attr_int (w, node, "keepdims", p->keepdims);
   if (to_1d) {
-    const hy_shape *s = out_shape (w);
-    const char *in[2] = { out, hy_onnx_w_const_ints (w, "shape", s->dims,
-          s->ndim) };
-    hy_onnx_w_node (w, "Reshape", in, 2, hy_onnx_w_output (w, 0));
+    hy_onnx_w_to_out_shape (w, "Reshape", out);
   }
   return TRUE;
 }
@@ -519,10 +502,7 @@ static gboolean
 write_reshape (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
     GError **error G_GNUC_UNUSED)
 {
-  const hy_shape *s = out_shape (w);
-  const char *in[2] = { hy_onnx_w_input (w, 0), hy_onnx_w_const_ints (w,
-        "shape", s->dims, s->ndim) };
-  hy_onnx_w_node (w, "Reshape", in, 2, hy_onnx_w_output (w, 0));
+  hy_onnx_w_to_out_shape (w, "Reshape", hy_onnx_w_input (w, 0));
   return TRUE;
 }
 
@@ -549,7 +529,7 @@ write_concat (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
   g_autofree const char **in = g_new (const char *, MAX (n, 1));
   for (guint k = 0; k < n; k++)
     in[k] = hy_onnx_w_input (w, k);
-  int ndim = out_shape (w)->ndim;
+  int ndim = hy_onnx_w_out_shape (w)->ndim;
   Onnx__NodeProto *node = hy_onnx_w_node (w, "Concat", in, n,
       hy_onnx_w_output (w, 0));
   hy_onnx_w_attr_int (w, node, "axis", p->dim < 0 ? p->dim + ndim : p->dim);
@@ -627,7 +607,7 @@ write_slice (hy_onnx_writer *w, const write_op *op G_GNUC_UNUSED,
 static Onnx__NodeProto *
 resize_to_output (hy_onnx_writer *w, const char *mode)
 {
-  const hy_shape *s = out_shape (w);
+  const hy_shape *s = hy_onnx_w_out_shape (w);
   const char *in[4] = { hy_onnx_w_input (w, 0), "", "",
     hy_onnx_w_const_ints (w, "sizes", s->dims, s->ndim) };
   Onnx__NodeProto *n = hy_onnx_w_node (w, "Resize", in, 4,

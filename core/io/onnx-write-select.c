@@ -20,33 +20,7 @@
 #include "kernels/params/quantized.h"
 #include "kernels/params/shape.h"
 
-#define PARAMS(w, type) ((const type *) hy_graph_node ((w)->graph, \
-        (w)->node)->params)
-
-static const hy_shape *
-out_shape (hy_onnx_writer *w)
-{
-  return &hy_graph_node (w->graph, w->node)->shapes[0];
-}
-
-/* Reshapes `x` to the node's inferred output shape, into its output. */
-static void
-reshape_to_output (hy_onnx_writer *w, const char *x)
-{
-  const hy_shape *s = out_shape (w);
-  const char *in[2] = { x, hy_onnx_w_const_ints (w, "shape", s->dims,
-        s->ndim) };
-  hy_onnx_w_node (w, "Reshape", in, 2, hy_onnx_w_output (w, 0));
-}
-
-static gboolean
-float_data (hy_onnx_writer *w, hy_dtype int_dtype, GError **error)
-{
-  if (int_dtype != HY_DTYPE_FLOAT32)
-    return hy_onnx_w_refuse (w, error, "integer data: only float32 models "
-        "are written");
-  return TRUE;
-}
+#define PARAMS HY_ONNX_W_PARAMS
 
 /* ---- comparisons -------------------------------------------------------- */
 
@@ -71,7 +45,8 @@ static gboolean
 write_compare (hy_onnx_writer *w, const hy_onnx_write_op *op,
     GError **error)
 {
-  if (!float_data (w, PARAMS (w, hy_binary_params)->int_dtype, error))
+  if (!hy_onnx_w_float_data (w, PARAMS (w, hy_binary_params)->int_dtype,
+          error))
     return FALSE;
   compare (w, op->onnx, op->id == HY_OP_ELEMWISE_NOT_EQUAL
       || op->id == HY_OP_BROADCAST_NOT_EQUAL, hy_onnx_w_input (w, 0),
@@ -84,7 +59,7 @@ write_compare_scalar (hy_onnx_writer *w, const hy_onnx_write_op *op,
     GError **error)
 {
   const hy_scalar_params *p = PARAMS (w, hy_scalar_params);
-  if (!float_data (w, p->int_dtype, error))
+  if (!hy_onnx_w_float_data (w, p->int_dtype, error))
     return FALSE;
   hy_shape scalar = { .ndim = 0 };
   const char *x = hy_onnx_w_input (w, 0);
@@ -160,12 +135,12 @@ write_arg_reduce (hy_onnx_writer *w, const hy_onnx_write_op *op,
   const char *index = nan_first_index (w, op->onnx, x, axis, keepdims);
   /* ONNX gives a scalar where the core (as MXNet 1.9.1) gives (1,), and
    * the flattened form's (1,) may stand for MXNet's kept dimensions. */
-  gboolean reshape = onnx_ndim != out_shape (w)->ndim || p->flatten;
+  gboolean reshape = onnx_ndim != hy_onnx_w_out_shape (w)->ndim || p->flatten;
   const char *as_float = reshape ? hy_onnx_w_temp (w, "float")
       : hy_onnx_w_output (w, 0);
   hy_onnx_w_bool_to_float (w, index, as_float);
   if (reshape)
-    reshape_to_output (w, as_float);
+    hy_onnx_w_to_out_shape (w, "Reshape", as_float);
   return TRUE;
 }
 
@@ -215,10 +190,7 @@ static gboolean
 write_expand (hy_onnx_writer *w, const hy_onnx_write_op *op G_GNUC_UNUSED,
     GError **error G_GNUC_UNUSED)
 {
-  const hy_shape *s = out_shape (w);
-  const char *in[2] = { hy_onnx_w_input (w, 0), hy_onnx_w_const_ints (w,
-        "shape", s->dims, s->ndim) };
-  hy_onnx_w_node (w, "Expand", in, 2, hy_onnx_w_output (w, 0));
+  hy_onnx_w_to_out_shape (w, "Expand", hy_onnx_w_input (w, 0));
   return TRUE;
 }
 

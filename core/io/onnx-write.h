@@ -88,6 +88,22 @@ const char *hy_onnx_w_const_bytes (hy_onnx_writer *w, const char *what,
 void hy_onnx_w_bool_to_float (hy_onnx_writer *w, const char *x,
     const char *output);
 
+/* The node being written: its parsed params as `type`, and its first
+ * output's inferred (static) shape. */
+#define HY_ONNX_W_PARAMS(w, type) ((const type *) hy_graph_node ((w)->graph, \
+        (w)->node)->params)
+const hy_shape *hy_onnx_w_out_shape (hy_onnx_writer *w);
+
+/* `op_type` (Reshape or Expand) of `x` to the node's output shape, into
+ * the node's output: how ops whose shape MXNet resolved are written. */
+void hy_onnx_w_to_out_shape (hy_onnx_writer *w, const char *op_type,
+    const char *x);
+
+/* Refuses an op on integer data (`int_dtype` not float32): only float32
+ * models are written. */
+gboolean hy_onnx_w_float_data (hy_onnx_writer *w, hy_dtype int_dtype,
+    GError **error);
+
 /* FALSE with "SOURCE: node 'NAME' (OP): what" (HY_ERROR_UNSUPPORTED). */
 gboolean hy_onnx_w_refuse (hy_onnx_writer *w, GError **error,
     const char *fmt, ...) G_GNUC_PRINTF (3, 4);

@@ -262,3 +262,29 @@ hy_onnx_w_attr_string (hy_onnx_writer *w, Onnx__NodeProto *n,
   a->s.len = strlen (v);
 }
 
+/* ---- the node being written ------------------------------------------ */
+
+const hy_shape *
+hy_onnx_w_out_shape (hy_onnx_writer *w)
+{
+  return &hy_graph_node (w->graph, w->node)->shapes[0];
+}
+
+void
+hy_onnx_w_to_out_shape (hy_onnx_writer *w, const char *op_type,
+    const char *x)
+{
+  const hy_shape *s = hy_onnx_w_out_shape (w);
+  const char *in[2] = { x, hy_onnx_w_const_ints (w, "shape", s->dims,
+        s->ndim) };
+  hy_onnx_w_node (w, op_type, in, 2, hy_onnx_w_output (w, 0));
+}
+
+gboolean
+hy_onnx_w_float_data (hy_onnx_writer *w, hy_dtype int_dtype, GError **error)
+{
+  if (int_dtype != HY_DTYPE_FLOAT32)
+    return hy_onnx_w_refuse (w, error, "integer data: only float32 models "
+        "are written");
+  return TRUE;
+}
