@@ -54,6 +54,9 @@ hy_cpu_batch_norm (hy_cpu_ctx *ctx, const void *params,
   const hy_shape *xs = &in[0]->shape;
   const int axis = p->axis < 0 ? p->axis + xs->ndim : p->axis;
   const int64_t channels = xs->dims[axis];
+  /* no channel, no value: and the workspace for none is NULL */
+  if (channels == 0)
+    return;
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < axis; i++)
     outer *= xs->dims[i];
