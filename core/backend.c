@@ -2,6 +2,7 @@
  * backend.c — picks the backend for a device, and runs one op on one.
  */
 #include "core/backend.h"
+#include "core/cuda-module.h"
 #include "core/op.h"
 
 #include <string.h>
@@ -11,13 +12,7 @@ hy_backend_new (hy_device device, int n_threads, GError **error)
 {
   if (device.kind == HY_DEVICE_CPU)
     return hy_cpu_backend_new (n_threads, error);
-  if (!hy_cuda_backend_new) {
-    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
-        "device cuda:%d: this build has no CUDA backend (configure with "
-        "nvcc and cuDNN present, -Dcuda=enabled)", device.index);
-    return NULL;
-  }
-  return hy_cuda_backend_new (device.index, error);
+  return hy_cuda_module_backend_new (device.index, error);
 }
 
 void

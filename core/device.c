@@ -7,6 +7,7 @@
 
 #include "hybrid.h"
 #include "core/backend.h"
+#include "core/cuda-module.h"
 
 /* cuda:N takes N below this: no machine we know of has 64 GPUs, so a
  * larger N is taken for a mistake rather than probed. */
@@ -64,15 +65,13 @@ hy_device_unavailable_reason (hy_device device)
 {
   if (device.kind == HY_DEVICE_CPU)
     return NULL;
-  if (!hy_cuda_unavailable_reason)
-    return g_strdup ("this build has no CUDA backend");
-  return hy_cuda_unavailable_reason (device.index);
+  return hy_cuda_module_unavailable_reason (device.index);
 }
 
 gboolean
 hy_device_no_gpu (void)
 {
-  return !hy_cuda_absent || hy_cuda_absent ();
+  return hy_cuda_module_no_gpu ();
 }
 
 gboolean

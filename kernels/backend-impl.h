@@ -201,15 +201,17 @@ struct hy_backend {
   int failed_call;
 };
 
-/* The backends themselves (NULL when not built in, or on failure). */
+/* The backends themselves (NULL with a message on failure).  The CUDA
+ * one is built as a module of its own, libhybrid-cuda.so, whose entry
+ * points the core looks up when a GPU is first asked about
+ * (core/cuda-module.c). */
 hy_backend *hy_cpu_backend_new (int n_threads, GError **error);
-hy_backend *hy_cuda_backend_new (int index, GError **error)
-    __attribute__ ((weak));
+hy_backend *hy_cuda_backend_new (int index, GError **error);
 
 /* Why CUDA cannot be used here, or NULL when it can (device `index`).
  * The returned string is owned by the caller. */
-char *hy_cuda_unavailable_reason (int index) __attribute__ ((weak));
+char *hy_cuda_unavailable_reason (int index);
 /* TRUE when the machine has no CUDA GPU at all (no driver, no device). */
-bool hy_cuda_absent (void) __attribute__ ((weak));
+bool hy_cuda_absent (void);
 
 #endif /* HY_BACKEND_IMPL_H */
