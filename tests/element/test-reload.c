@@ -410,7 +410,19 @@ typedef struct
   GCond cond;
   GstStateChangeReturn stopped;
   gboolean done;
+  gboolean element_gone;
 } StopOnWarning;
+
+/* The element's last reference dropped: its loader has left. */
+static void
+element_finalized (gpointer data, GObject * where_the_element_was)
+{
+  StopOnWarning *s = data;
+  g_mutex_lock (&s->lock);
+  s->element_gone = TRUE;
+  g_cond_signal (&s->cond);
+  g_mutex_unlock (&s->lock);
+}
 
 /* On the element's warning, from the thread that posts it: the pipeline
  * to NULL, as an application that reacts to failures at once does. */
@@ -460,7 +472,17 @@ GST_START_TEST (test_stop_from_sync_handler)
   gst_bus_set_sync_handler (bus, NULL, NULL, NULL);
   gst_bus_set_flushing (bus, TRUE);
   gst_object_unref (bus);
+  /* The loader holds the element until the handler has returned and its
+   * warning is posted: the element goes when the loader leaves, which
+   * the test waits for (ending first would report both as leaked). */
+  g_object_weak_ref (G_OBJECT (element_named (s.pipeline, "h")),
+      element_finalized, &s);
   gst_object_unref (s.pipeline);
+  until = g_get_monotonic_time () + 30 * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&s.lock);
+  while (!s.element_gone && g_cond_wait_until (&s.cond, &s.lock, until));
+  g_mutex_unlock (&s.lock);
+  fail_unless (s.element_gone, "the loader kept the element 30 s after NULL");
   g_mutex_clear (&s.lock);
   g_cond_clear (&s.cond);
 }
