@@ -482,6 +482,7 @@ hy_onnx_tail_finish (hy_onnx_importer *imp, const Onnx__GraphProto *g,
   if (!tail)
     return TRUE;
   int out_step[HY_TAIL_MAX_OUTPUTS];
+  const char *first_output = NULL;
   GString *outputs = g_string_new (NULL);
   int n_out = 0;
   for (size_t i = 0; i < g->n_output; i++) {
@@ -510,6 +511,8 @@ hy_onnx_tail_finish (hy_onnx_importer *imp, const Onnx__GraphProto *g,
     for (int d = 0; d < shape.ndim; d++)
       g_string_append_printf (outputs, "%s%" G_GINT64_FORMAT, d ? "x" : "",
           shape.dims[d]);
+    if (n_out == 0)
+      first_output = g->output[i]->name;
     out_step[n_out++] = v->tail_step;
   }
   if (n_out == 0) {
@@ -528,6 +531,15 @@ hy_onnx_tail_finish (hy_onnx_importer *imp, const Onnx__GraphProto *g,
   g_string_free (outputs, TRUE);
   if (e.node == G_MAXUINT)
     return FALSE;
+  /* The op is named after the first graph output it gives, as an unnamed
+   * ONNX node is after its output: a reader that knows a head by its
+   * output's name (the element's YOLOv8 rows, `output0`) finds it; errors
+   * inside name the ONNX node that failed. */
+  hy_node *op = hy_graph_node (imp->graph, e.node);
+  if (hy_graph_find (imp->graph, first_output) < 0) {
+    g_free (op->name);
+    op->name = g_strdup (first_output);
+  }
   for (size_t i = 0; i < g->n_output; i++) {
     hy_onnx_value *v = lookup (imp, g->output[i]->name);
     for (int k = 0; v && v->in_tail && k < n_out; k++)
