@@ -322,8 +322,9 @@ axes_attr_input (hy_onnx_importer *imp, tail_step *s, GError **error)
     return hy_onnx_refuse (imp, error, "%d axes", n);
   hy_onnx_value v = { .is_const = TRUE, .is_int = TRUE,
     .shape = { .ndim = 1, .dims = { n } }, .ints = (gint64 *) axes };
-  g_autofree char *name = g_strdup_printf ("%s/axes",
-      HY_ONNX_NODE_NAME (imp));
+  /* named after the node's output, which ONNX keeps unique (a node's own
+   * name need not be), since constants are shared by name */
+  g_autofree char *name = g_strdup_printf ("%s/axes", imp->node->output[0]);
   int step = const_step (imp, name, &v, error);
   if (step == G_MININT)
     return FALSE;

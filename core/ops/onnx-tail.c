@@ -108,9 +108,12 @@ parse_const (hy_onnx_tail_params *p, hy_tail_step *st, const char *values,
 {
   gint64 numel = 1;
   for (int d = 0; d < st->n_attr; d++) {
-    if (st->n_attr > HY_MAX_DIMS || st->attr[d] < 0 || st->attr[d] > 4096)
+    /* each dim at most 4096 and the product at most the pool's before
+     * it: no overflow */
+    if (st->n_attr > HY_MAX_DIMS || st->attr[d] < 0 || st->attr[d] > 4096
+        || numel > HY_TAIL_POOL)
       return bad (error, step, "Const dims '%s' are not a shape of at most 6 "
-          "dims", "");
+          "dims and 1024 values", "");
     numel *= st->attr[d];
   }
   int n;

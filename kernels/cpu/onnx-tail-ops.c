@@ -300,7 +300,8 @@ run_slice (tail_run *r, tail_value *out)
       e = CLAMP (e, -1, dim - 1);
     }
     int64_t span = st > 0 ? e - b : b - e, mag = st > 0 ? st : -st;
-    shape.dims[a] = span > 0 ? (span + mag - 1) / mag : 0;
+    /* (span + mag - 1) / mag would overflow with a step near INT64_MAX */
+    shape.dims[a] = span > 0 ? (span - 1) / mag + 1 : 0;
     start[a] = b;
     step[a] = st;
   }
@@ -400,6 +401,9 @@ run_reshape (tail_run *r, tail_value *out)
       tail_refuse (r, "dimension %d = %" G_GINT64_FORMAT " is not a size", d,
           t);
     shape.dims[d] = t;
+    /* no data holds 2^40 values: refused before the product overflows */
+    if (t > 0 && known > ((int64_t) 1 << 40) / t)
+      tail_refuse (r, "the shape holds more than 2^40 values");
     known *= t;
   }
   if (infer >= 0)
@@ -505,6 +509,7 @@ run_expand (tail_run *r, tail_value *out)
     t.dims[d] = tail_i64 (target[d]);
   check_dims (r, &t);
   broadcast (r, &x->shape, &t, &shape);
+  check_dims (r, &shape);
   if (!tail_out (r, out, &shape))
     return;
   int64_t total = hy_shape_numel (&shape), co[HY_MAX_DIMS];
