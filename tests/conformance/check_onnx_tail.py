@@ -68,9 +68,10 @@ def nonzero_case(rng):
     return m, [few.astype(np.float32), many]
 
 
-def nms_case(rng, batches, classes, boxes, center, max_out, iou, score):
+def nms_case(rng, batches, classes, boxes, center, max_out, iou, score, n_inputs=5):
     """NonMaxSuppression of one input holding boxes and scores side by side: x (B, N, 4 + C),
-    boxes x[..., :4], scores x[..., 4:] transposed to (B, C, N)."""
+    boxes x[..., :4], scores x[..., 4:] transposed to (B, C, N); its first n_inputs inputs
+    (3: no iou_threshold, which is then 0, and no score_threshold)."""
     nodes = [const("c_lo", [0]), const("c_4", [4]), const("c_end", [4 + classes]),
              const("c_axis", [2]),
              helper.make_node("Slice", ["x", "c_lo", "c_4", "c_axis"], ["boxes"]),
@@ -79,7 +80,8 @@ def nms_case(rng, batches, classes, boxes, center, max_out, iou, score):
              const("c_max", [max_out]), const("c_iou", [iou], np.float32),
              const("c_score", [score], np.float32),
              helper.make_node("NonMaxSuppression",
-                              ["boxes", "scores", "c_max", "c_iou", "c_score"], ["sel"],
+                              ["boxes", "scores", "c_max", "c_iou", "c_score"][:n_inputs],
+                              ["sel"],
                               center_point_box=center)]
     nodes += pad_rows("sel", "y")
     m = graph_model(nodes, [("x", (batches, boxes, 4 + classes))], 3)
@@ -112,6 +114,8 @@ def main():
             rng, 2, 3, 8, 1, 2, 0.3, -1.0),
         "NMS corners, 2 batches 2 classes, iou 0.6, score 0.5, cut at %d" % ROWS: nms_case(
             rng, 2, 2, 12, 0, 100, 0.6, 0.5),
+        "NMS corners, 1 batch 2 classes, no iou or score input, max 3": nms_case(
+            rng, 1, 2, 10, 0, 3, 0.0, 0.0, n_inputs=3),
     }
     print("1..%d" % len(cases))
     failed = 0
