@@ -52,7 +52,15 @@ typedef struct hy_onnx_value {
   float *f;                     /* numel floats (owned) */
   gint64 *ints;                 /* numel ints when is_int (owned) */
   hy_onnx_quantized *quantized; /* (owned) */
+  /* A value of the data-dependent tail (onnx-tail.c): computed by its
+   * step `tail_step`, inside the one op the tail becomes, so it is no
+   * graph entry until that op is made (and then only if it is a graph
+   * output). */
+  gboolean in_tail;
+  int tail_step;
 } hy_onnx_value;
+
+typedef struct hy_onnx_tail hy_onnx_tail;
 
 typedef struct hy_onnx_importer {
   const char *source;           /* the file, for errors */
@@ -63,6 +71,7 @@ typedef struct hy_onnx_importer {
   GHashTable *values;           /* ONNX name -> hy_onnx_value * */
   const Onnx__NodeProto *node;  /* being imported, for errors */
   guint n_made;                 /* nodes made, for unique names */
+  hy_onnx_tail *tail;           /* NULL until a node needs one (owned) */
 } hy_onnx_importer;
 
 /* Attributes of the node being imported. */
@@ -142,6 +151,18 @@ gboolean hy_onnx_import_dequantize_linear (hy_onnx_importer *imp,
  * op its row in onnx-ops.c names, where the row names one. */
 gboolean hy_onnx_import_select (hy_onnx_importer *imp, const char *onnx,
     const char *core, GError **error);
+
+/* The data-dependent tail (core/io/onnx-tail.c): whether the node being
+ * imported belongs to it (a NonZero or NonMaxSuppression, or a reader of
+ * a tail value), adding it as the next step of the tail's program; once
+ * every node is read, the tail becomes one _hy_onnx_tail op whose outputs
+ * are the graph outputs among its values (shapes as the file declares
+ * them); then freeing it. */
+gboolean hy_onnx_tail_takes (hy_onnx_importer *imp);
+gboolean hy_onnx_tail_add (hy_onnx_importer *imp, GError **error);
+gboolean hy_onnx_tail_finish (hy_onnx_importer *imp,
+    const Onnx__GraphProto *graph, GError **error);
+void hy_onnx_tail_free (hy_onnx_tail *tail);
 
 /* Imports the node being imported (imp->node). */
 gboolean hy_onnx_import_node (hy_onnx_importer *imp, GError **error);

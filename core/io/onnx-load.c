@@ -196,6 +196,8 @@ import_graph (hy_onnx_importer *imp, const Onnx__GraphProto *g,
       return FALSE;
   }
   imp->node = NULL;
+  if (!hy_onnx_tail_finish (imp, g, error))
+    return FALSE;
   if (g->n_output == 0) {
     g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
         "%s: the graph has no outputs", imp->source);
@@ -209,6 +211,12 @@ import_graph (hy_onnx_importer *imp, const Onnx__GraphProto *g,
       g_set_error (error, HY_ERROR, HY_ERROR_FORMAT,
           "%s: graph output '%s' is produced by no node", imp->source,
           name ? name : "");
+      return FALSE;
+    }
+    if (v->in_tail && !v->has_entry) {
+      g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+          "%s: graph output '%s' is a value of the data-dependent tail "
+          "that no output of the tail's op gives", imp->source, name);
       return FALSE;
     }
     if (v->quantized) {
@@ -270,6 +278,7 @@ hy_onnx_parse (const guint8 *data, gsize size, const char *source,
   }
   ok = ok && import_graph (&imp, model->graph, error);
   g_hash_table_unref (imp.values);
+  hy_onnx_tail_free (imp.tail);
   onnx__model_proto__free_unpacked (model, NULL);
   if (!ok) {
     hy_graph_free (imp.graph);

@@ -1694,6 +1694,9 @@ hy_onnx_import_node (hy_onnx_importer *imp, GError **error)
   if (node->domain && node->domain[0] && strcmp (node->domain, "ai.onnx"))
     return hy_onnx_refuse (imp, error, "domain '%s' is not supported (only the "
         "default ai.onnx)", node->domain);
+  /* before folding: a tail value has no static shape to fold with */
+  if (hy_onnx_tail_takes (imp))
+    return hy_onnx_tail_add (imp, error);
   gboolean folded;
   if (!hy_onnx_fold_ints (imp, &folded, error))
     return FALSE;

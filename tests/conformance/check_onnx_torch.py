@@ -11,8 +11,11 @@ YOLOv8n (plain, and with nms=True) with seeded random weights into
 $HYBRIDINFER_CACHE/onnx/torch-exports-vN/ once; this script (the reference venv: numpy, onnx,
 onnxruntime) then runs each model in hybrid and in imperative mode and compares every output
 with ONNX Runtime's as check_onnx.py does (max|ours - ort| <= 1e-4 * max(1, max|ort|)), the
-same for the nms=True file cut before its NonZero, and requires the whole SSDlite detector and
-the whole nms=True file to be refused with the importer's message.  Prints TAP.
+same for the nms=True file cut before its NonZero, runs the whole nms=True file (its NonZero,
+NonMaxSuppression and the shape arithmetic after them as one op) on two images, one that fills
+its 300 rows and one that leaves most of them padding, comparing output0 row by row with ONNX
+Runtime's, and requires the whole SSDlite detector to be refused with the importer's message.
+Prints TAP.
 """
 
 import argparse
@@ -32,12 +35,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Bump when torch_exports.py changes what it writes, so that a stale cache is not reused.
 EXPORTS_VERSION = 2
 MODELS = ("resnet50", "mobilenet_v3_small", "ssdlite320-head", "yolov8n")
-# Exports the importer must refuse, with what the message must hold.  Ultralytics' nms=True
-# graph chooses its boxes with NonZero and NonMaxSuppression, whose output shapes depend on
-# the data: no static plan can hold them.
-# torchvision's whole SSDlite detector is worse: 180 NonZero, an If, and every shape from the
-# transform's resize on computed from the image at run time.
-REFUSED = {"yolov8n-nms": "not supported", "ssdlite320": "not supported"}
+# Exports the importer must refuse, with what the message must hold.  torchvision's whole
+# SSDlite detector computes every shape from the transform's resize on from the image at run
+# time, with 180 NonZero and an If.
+REFUSED = {"ssdlite320": "not supported"}
+WHOLE_NMS = "yolov8n-nms"
 # What of the nms=True graph the importer takes: everything before its NonZero (the head,
 # ReduceMax, ArgMax, the Greater against the score threshold), cut out with
 # onnx.utils.extract_model at the values its data-dependent tail reads.
@@ -75,6 +77,72 @@ def check_yolo_scores(case_dir, path, feeds):
     return ok, "; ".join(parts)
 
 
+# Runs of the whole nms=True file: the score threshold it compares with (None: the file's own,
+# 0.25).  With the seeded random weights, any image gives thousands of boxes over 0.25 (the 300
+# rows full: the Slice to 300 at work, no padding); a copy of the file with the threshold
+# initializer raised to 0.95 keeps about a hundred (the rest of the rows the Pad's zeros).
+NMS_THRESHOLD = "/Constant_6_output_0"
+NMS_IMAGES = {
+    "file as exported": None,
+    "score threshold raised to 0.95": 0.95,
+}
+# Two scores closer than this may come in either order: the head's float sums differ from
+# ONNX Runtime's in the last bits, which can swap boxes of nearly equal score.
+NEAR_TIE = 1e-5
+
+
+def compare_detections(ours, ref):
+    """output0's rows against ORT's: each row as the same row (within check_onnx's tolerance),
+    or, where ORT's scores nearly tie, as one of the rows it ties with.  -> (ok, text)"""
+    if ours.shape != ref.shape:
+        return False, "shape %s, ORT %s" % (ours.shape, ref.shape)
+    ours, ref = ours.reshape(-1, ours.shape[-1]), ref.reshape(-1, ref.shape[-1])
+    tol = check_onnx.RTOL * max(1.0, float(np.max(np.abs(ref))) if ref.size else 0.0)
+    worst, swapped = 0.0, 0
+    for i in range(len(ref)):
+        diff = float(np.max(np.abs(ours[i] - ref[i])))
+        if diff > tol:
+            ties = [j for j in range(max(0, i - 4), min(len(ref), i + 5))
+                    if abs(ref[j, 4] - ref[i, 4]) <= NEAR_TIE]
+            alt = min(float(np.max(np.abs(ours[i] - ref[j]))) for j in ties)
+            if alt <= tol:
+                swapped += 1
+                diff = alt
+        worst = max(worst, diff)
+    return worst <= tol, "max|diff| %.3g tol %.3g, %d rows of nearly tied scores swapped" % (
+        worst, tol, swapped)
+
+
+def check_whole_nms(tool, work, path, label, threshold):
+    """The whole nms=True file in both modes against ORT, on image_feeds' noise; says how many
+    of the 300 rows are detections (the rest are the Pad's zeros), and needs at least one."""
+    case_dir = os.path.join(work, "torch-yolov8n-nms-" + ("%g" % threshold if threshold
+                                                          else "whole"))
+    os.makedirs(case_dir, exist_ok=True)
+    m = onnx.load(path)
+    if threshold is not None:
+        from onnx import numpy_helper
+        init = [i for i in m.graph.initializer if i.name == NMS_THRESHOLD]
+        if len(init) != 1:
+            return False, "no initializer %s to raise" % NMS_THRESHOLD
+        init[0].CopyFrom(numpy_helper.from_array(np.array(threshold, np.float32), NMS_THRESHOLD))
+        path = os.path.join(case_dir, "yolov8n-nms-threshold.onnx")
+        onnx.save(m, path)
+    feeds = image_feeds(m)
+    ref = np.asarray(check_onnx.ort_outputs(path, feeds)[0], dtype=np.float64)
+    rows = int(np.count_nonzero(np.any(ref[0] != 0, axis=-1)))
+    parts, ok = ["%d of %d rows detections" % (rows, ref.shape[1])], rows > 0
+    for mode in ("hybrid", "imperative"):
+        proc, out_dir = check_onnx.run_tool(tool, path, feeds, case_dir, mode)
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            return False, "%s: exit %d: %s" % (mode, proc.returncode, err[-1] if err else "")
+        good, text = compare_detections(np.load(os.path.join(out_dir, "output0.npy")), ref)
+        ok = ok and good
+        parts.append("%s %s" % (mode, text))
+    return ok, "; ".join(parts)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tool")
@@ -85,7 +153,7 @@ def main():
     torch_python = args.torch_python or os.path.join(
         os.path.dirname(os.path.dirname(cache_dir())), "torch-venv", "bin", "python")
     out = cache_dir()
-    missing = [m for m in MODELS + tuple(REFUSED)
+    missing = [m for m in MODELS + tuple(REFUSED) + (WHOLE_NMS,)
                if not os.path.isfile(os.path.join(out, m + ".onnx"))]
     if missing and not os.access(torch_python, os.X_OK):
         # A TAP plan of 0 with SKIP is meson's skip (an exit status of 77 would read as an
@@ -105,7 +173,7 @@ def main():
             return 1
         print("# exported %s in %.1f s" % (", ".join(missing), time.monotonic() - start))
 
-    print("1..%d" % (len(MODELS) + 1 + len(REFUSED)))
+    print("1..%d" % (len(MODELS) + 1 + len(NMS_IMAGES) + len(REFUSED)))
     failed = 0
     for n, name in enumerate(MODELS, 1):
         path = os.path.join(out, name + ".onnx")
@@ -133,7 +201,17 @@ def main():
     print("%s %d - yolov8n-nms before its NonZero (boxes, scores, classes, over threshold) %s "
           "(%.1f s)" % ("ok" if ok else "not ok", n, text.replace("#", "No."),
                         time.monotonic() - start))
-    for n, (name, want) in enumerate(REFUSED.items(), len(MODELS) + 2):
+    for n, (label, threshold) in enumerate(NMS_IMAGES.items(), len(MODELS) + 2):
+        start = time.monotonic()
+        ok, text = check_whole_nms(tool, args.work, os.path.join(out, WHOLE_NMS + ".onnx"),
+                                   label, threshold)
+        failed += not ok
+        print("%s %d - %s whole, %s: %s (%.1f s)" % (
+            "ok" if ok else "not ok", n, WHOLE_NMS, label, text.replace("#", "No."),
+            time.monotonic() - start))
+        sys.stdout.flush()
+    for n, (name, want) in enumerate(REFUSED.items(),
+                                     len(MODELS) + 2 + len(NMS_IMAGES)):
         path = os.path.join(out, name + ".onnx")
         proc = subprocess.run([tool, "inspect", "--model", path], stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=check_onnx.TIMEOUT_S)
@@ -144,7 +222,7 @@ def main():
         failed += not ok
         print("%s %d - %s refused: exit %d: %s" % ("ok" if ok else "not ok", n, name,
                                                   proc.returncode, last[:300].replace("#", "No.")))
-    total = len(MODELS) + 1 + len(REFUSED)
+    total = len(MODELS) + 1 + len(NMS_IMAGES) + len(REFUSED)
     print("# %d of %d real exports match ONNX Runtime or are refused as they must be"
           % (total - failed, total))
     return 1 if failed else 0

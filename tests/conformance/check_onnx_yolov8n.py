@@ -17,6 +17,10 @@ The model (1x3xSIZExSIZE, seeded random weights) is written once into the cache
 - yolov8n-element-letterbox (with --element): the same on 320x240 frames with resize=letterbox,
   the input made as tests/element/check_mxnet.py reimplements the element's pre-processing and
   the boxes mapped back through the letterbox to frame pixels.
+- yolov8n-nms-element-rows (with --element, and the torch exports check_onnx_torch.py makes):
+  Ultralytics' nms=True export, whose NonZero and NonMaxSuppression run inside the model, in
+  `hybridinfer output=detection`: every frame's reported boxes must be ONNX Runtime's output0
+  rows over the threshold, in row order.
 """
 
 import argparse
@@ -29,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_onnx  # noqa: E402
 import check_onnx_yolov8  # noqa: E402  (the decode + NMS and the element run)
 import yolov8n_onnx  # noqa: E402
+import check_onnx_torch  # noqa: E402  (where the torch exports are cached)
 
 # The seeded weights score videotestsrc's ball frames low (about 0.015 at most): at this
 # threshold 7 to 20 anchors a frame are candidates and NMS keeps 6 to 9 of them (measured), the
@@ -44,6 +49,10 @@ LETTERBOX_FRAME = (320, 240)
 # The share of an outline's pixels the overlay must have changed: a box's edge may run under
 # another box's label, which is drawn in the same colour but may leave a text pixel.
 OUTLINE_CHANGED = 0.5
+# The nms=True export's seeded weights score the ball frames at 1.0 (the sigmoid saturates in
+# float32) on all 300 rows the graph keeps: every row is reported, and their order is
+# NonMaxSuppression's rule for equal scores (input order), which the rows must follow.
+NMS_ROWS_THRESHOLD = 0.95
 
 
 def outline_band(box, shape):
@@ -123,8 +132,8 @@ def main():
     tool = os.path.abspath(args.tool)
     work = os.path.join(os.path.abspath(args.work), "yolov8n")
     path = yolov8n_onnx.cached_path(args.size)
-    checks = ["yolov8n-raw-vs-ort"] + (["yolov8n-element-overlay", "yolov8n-element-letterbox"]
-                                       if args.element else [])
+    checks = ["yolov8n-raw-vs-ort"] + (["yolov8n-element-overlay", "yolov8n-element-letterbox",
+                                        "yolov8n-nms-element-rows"] if args.element else [])
     print("1..%d" % len(checks))
     failed = 0
     for n, name in enumerate(checks, 1):
@@ -132,6 +141,15 @@ def main():
         os.makedirs(d, exist_ok=True)
         if name == "yolov8n-raw-vs-ort":
             ok, text = check_raw(tool, d, path, args.size)
+        elif name == "yolov8n-nms-element-rows":
+            nms_path = os.path.join(check_onnx_torch.cache_dir(), "yolov8n-nms.onnx")
+            if not os.path.isfile(nms_path):
+                print("ok %d - %s # SKIP no %s (check_onnx_torch.py makes it)" % (
+                    n, name, nms_path))
+                continue
+            ok, text = check_onnx_yolov8.check_element(
+                nms_path, os.path.abspath(args.element), d, size=640, conf=NMS_ROWS_THRESHOLD,
+                n_frames=N_FRAMES, decode=check_onnx_yolov8.reference_rows, must_drop=False)
         elif name == "yolov8n-element-overlay":
             ok, text = check_onnx_yolov8.check_element(
                 path, os.path.abspath(args.element), d, size=args.size, conf=args.threshold,

@@ -1716,6 +1716,28 @@ gen_quantize_dequantize (gen *g, const char *op)
   emit (g, op);
 }
 
+/* An ONNX data-dependent tail: NonZero of a value, padded (or cropped) to
+ * a fixed length by pads worked out from its Shape, as YOLOv8's nms=True
+ * export ends.  Now and then a declared shape the program cannot give (the
+ * forward must fail naming the node) or a program that does not parse. */
+static void
+gen_onnx_tail (gen *g, const char *op)
+{
+  const val *x = pick_val (g);
+  int64_t numel = hy_shape_numel (&x->shape);
+  int len = clamp_int ((int) numel + rand_int (g, -2, 3), 0, 64);
+  int rank = x->shape.ndim + (chance (&g->s, 16) ? 1 : 0);
+  in_val (g, x);
+  attr (g, "inputs", "%d", chance (&g->s, 32) ? 2 : 1);
+  attr (g, "program", "NonZero i 0 - nz;Shape i 1 - shape;Const i 1 - one;"
+      "Gather i 2,3 0 count;Const i %d - length;Sub i 5,4 - missing;"
+      "Const i 0 1 zero;Unsqueeze i 6,7 - missing1;Const i 0,0,0 3 before;"
+      "Concat i 9,8 0 pads;Pad i 1,10 - padded;Cast f 11 %d rows%s",
+      len, chance (&g->s, 8) ? 1 : 0, chance (&g->s, 32) ? ";Bad" : "");
+  attr (g, "outputs", "12:%dx%d", rank, len);
+  emit (g, op);
+}
+
 static void
 gen_dequantize (gen *g, const char *op)
 {

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "hybrid.h"
@@ -610,6 +611,83 @@ test_shape_switch (void)
   hy_executor_free (hyb);
 }
 
+/* An ONNX data-dependent tail (_hy_onnx_tail: NonZero padded to a fixed
+ * length through its Shape, as YOLOv8's nms=True export ends) fed inputs
+ * whose nonzero counts differ, forward after forward on one plan: its
+ * values live at capacities fixed by the input's shape, so once both have
+ * run nothing is allocated, and the two counts give two outputs. */
+#define TAIL_LENGTH 24
+static const char tail_symbol[] =
+  "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []},"
+  " {\"op\": \"_hy_onnx_tail\", \"name\": \"tail\", \"attrs\": {"
+  "\"inputs\": \"1\", \"outputs\": \"12:2x24\", \"program\": "
+  "\"NonZero i 0 - nz;Shape i 1 - shape;Const i 1 - one;Gather i 2,3 0 count;"
+  "Const i 24 - length;Sub i 5,4 - missing;Const i 0 1 zero;"
+  "Unsqueeze i 6,7 - missing1;Const i 0,0,0 3 before;Concat i 9,8 0 pads;"
+  "Pad i 1,10 - padded;Cast f 11 0 rows\"}, \"inputs\": [[0, 0, 0]]}],"
+  " \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
+
+static hy_tensor *
+tail_input (int every)
+{
+  hy_shape s = { .ndim = 2, .dims = { 4, 5 } };
+  hy_tensor *t = hy_tensor_new (&s);
+  for (int i = 0; i < 20; i++)
+    t->data[i] = i % every == 0 ? (float) (i + 1) : 0.0f;
+  return t;
+}
+
+static void
+test_onnx_tail (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("plan-alloc-tail-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "tail-symbol.json", NULL);
+  g_assert_true (g_file_set_contents (path, tail_symbol, -1, NULL));
+  g_autoptr (GError) error = NULL;
+  hy_model *model = hy_model_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (GPtrArray) few = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) hy_tensor_free);
+  g_autoptr (GPtrArray) many = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) hy_tensor_free);
+  g_ptr_array_add (few, tail_input (7));        /* 3 nonzeros */
+  g_ptr_array_add (many, tail_input (1));       /* 20 */
+  hy_executor *hyb = executor (model, HY_MODE_HYBRID);
+  hy_executor *imp = executor (model, HY_MODE_IMPERATIVE);
+  forward (hyb, few);
+  forward (hyb, many);
+  if (can_count ()) {
+    start_counting ();
+    for (int r = 0; r < COUNTED_FORWARDS / 2; r++) {
+      forward (hyb, few);
+      forward (hyb, many);
+    }
+    int n = stop_counting (NULL);
+    if (n != 0)
+      g_error ("onnx tail: %d allocations in %d hybrid forwards", n,
+          COUNTED_FORWARDS);
+  }
+  const char *names[] = { "few", "many" };
+  GPtrArray *feeds[] = { few, many };
+  for (int k = 0; k < 2; k++) {
+    forward (hyb, feeds[k]);
+    forward (imp, feeds[k]);
+    const hy_tensor *out = hy_executor_output (hyb, 0);
+    assert_close (out, hy_executor_output (imp, 0), 0, names[k]);
+    /* the nonzeros' row coordinates, then the padding's zeros: the last
+     * nonzero (element 14 of few, 19 of many) is on row 2, 3 */
+    int count = k ? 20 : 3;
+    g_assert_cmpfloat (out->data[count - 1], ==, k ? 3.0f : 2.0f);
+    for (int j = count; j < TAIL_LENGTH; j++)
+      g_assert_cmpfloat (out->data[j], ==, 0.0f);
+  }
+  hy_executor_free (imp);
+  hy_executor_free (hyb);
+  hy_model_free (model);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* Nine shapes through a cache of eight: the first one is forgotten (and
  * planned again), the second and the last are still there. */
 static void
@@ -859,6 +937,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/plan-alloc/steady-state/zoo_mobilenetv2_1.0_b1",
       "zoo_mobilenetv2_1.0_b1", test_steady_state_zoo);
   g_test_add_func ("/plan-alloc/shape-switch", test_shape_switch);
+  g_test_add_func ("/plan-alloc/onnx-tail", test_onnx_tail);
   g_test_add_func ("/plan-alloc/plan-cache-bound", test_plan_cache_bound);
   g_test_add_func ("/plan-alloc/prepare-and-memory", test_prepare_and_memory);
   g_test_add_func ("/plan-alloc/zoo-arenas", test_zoo_arenas);
