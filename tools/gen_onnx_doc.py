@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the table of ONNX ops in docs/ONNX.md from the importer's own
-table (ops[] in core/io/onnx-ops.c) and the opset range from
+tables (ops[] in core/io/onnx-ops.c; tail_ops[] in core/io/onnx-tail.c,
+what may read a value of data-dependent shape) and the opset range from
 core/io/onnx-load.c, so that the page says what the code takes.
 
     gen_onnx_doc.py [--root DIR]      rewrite the section in place
@@ -60,6 +61,24 @@ def read_ops(root):
     return sorted(rows)
 
 
+# The ops that make a value of data-dependent shape (each starts a tail).
+DATA_DEPENDENT = {
+    "NonZero": "its (rank, N) indices, N at most the input's size",
+    "NonMaxSuppression": "ONNX Runtime's selection: `center_point_box` 0 or 1, the optional "
+                         "inputs or their defaults; (K, 3) rows, K at most batch × classes × "
+                         "min(boxes, `max_output_boxes_per_class`)",
+}
+
+
+def read_tail_ops(root):
+    src = (root / "core" / "io" / "onnx-tail.c").read_text()
+    body = re.search(r"tail_ops\[\] = \{\n(.*?)\n\};", src, re.S).group(1)
+    names = re.findall(r'\{ "(\w+)",', body)
+    if not names:
+        sys.exit("gen_onnx_doc: no tail_ops[] entries found in onnx-tail.c")
+    return names
+
+
 def read_opsets(root):
     src = (root / "core" / "io" / "onnx-load.c").read_text()
     lo = re.search(r"#define ONNX_MIN_OPSET (\d+)", src).group(1)
@@ -74,9 +93,17 @@ def render(root):
              "",
              "| ONNX op | becomes | what is taken |",
              "| --- | --- | --- |"]
-    for name, becomes, notes in read_ops(root):
+    tail = read_tail_ops(root)
+    rows = read_ops(root) + [(name, "`_hy_onnx_tail` (with what reads it)", notes)
+                             for name, notes in DATA_DEPENDENT.items() if name in tail]
+    for name, becomes, notes in sorted(rows):
         lines.append(f"| {name} | {becomes} | {notes} |")
-    lines.append(END)
+    lines += ["",
+              "What reads a value of data-dependent shape, directly or through others, joins "
+              "its `_hy_onnx_tail` op (\"Shapes that depend on the data\", below), which "
+              "takes these ops there: "
+              + ", ".join(sorted(n for n in tail if n not in DATA_DEPENDENT)) + ".",
+              END]
     return "\n".join(lines)
 
 
