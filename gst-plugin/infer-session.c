@@ -599,15 +599,6 @@ gst_hybrid_session_plan_frames (const GstHybridSession *s,
       yuv_kr, yuv_kb, yuv_full_range, error);
 }
 
-void
-gst_hybrid_session_load_with (GstHybridSession *s, const hy_frame_plan *plan,
-    int slot, const uint8_t *const planes[3], const int strides[3])
-{
-  gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
-  s->staged[slot] = FALSE;
-  hy_frame_plan_convert (plan, planes, strides,
-      s->input->data + (gint64) slot * per_slot);
-}
 
 gboolean
 gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout,
@@ -664,6 +655,27 @@ quantizes_batch (GstHybridSession *s, hy_mode mode)
   return ok;
 }
 
+void
+gst_hybrid_session_begin_batch (GstHybridSession *s, hy_mode mode)
+{
+  s->batch_input = quantizes_batch (s, mode) ? BATCH_QUANTIZED
+      : BATCH_FLOAT;
+}
+
+void
+gst_hybrid_session_load_with (GstHybridSession *s, const hy_frame_plan *plan,
+    int slot, const uint8_t *const planes[3], const int strides[3])
+{
+  gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
+  s->staged[slot] = FALSE;
+  if (s->batch_input == BATCH_QUANTIZED)
+    hy_frame_plan_convert_quantized (plan, planes, strides, &s->quantized,
+        (uint8_t *) s->quantized.data + slot * per_slot);
+  else
+    hy_frame_plan_convert (plan, planes, strides,
+        s->input->data + (gint64) slot * per_slot);
+}
+
 gboolean
 gst_hybrid_session_load (GstHybridSession *s, int slot, hy_mode mode,
     const uint8_t *const planes[3], const int strides[3])
@@ -672,8 +684,7 @@ gst_hybrid_session_load (GstHybridSession *s, int slot, hy_mode mode,
   ensure_stage (s);
   s->staged[slot] = FALSE;
   if (s->batch_input == BATCH_UNDECIDED)
-    s->batch_input = quantizes_batch (s, mode) ? BATCH_QUANTIZED
-        : BATCH_FLOAT;
+    gst_hybrid_session_begin_batch (s, mode);
   if (s->batch_input == BATCH_QUANTIZED) {
     hy_frame_plan_convert_quantized (s->plan, planes, strides, &s->quantized,
         (uint8_t *) s->quantized.data + slot * per_slot);

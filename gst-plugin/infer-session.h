@@ -101,8 +101,19 @@ hy_frame_plan *gst_hybrid_session_plan_frames (const GstHybridSession *
     int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
     GError ** error);
 
+/* Decides how the batch starting now reaches the model, for a forward in
+ * `mode`: quantized straight into an int8 model's input where it can
+ * (see gst_hybrid_session_load), else as floats.  For callers that load
+ * slots from several threads (an engine): call it before the first slot
+ * is loaded, with nothing else using the session.  The decision lasts
+ * until the batch's forward. */
+void gst_hybrid_session_begin_batch (GstHybridSession * session,
+    hy_mode mode);
+
 /* Converts a frame with `plan` (from gst_hybrid_session_plan_frames) into
- * batch slot `slot`, on the CPU.  Allocates nothing. */
+ * batch slot `slot`, on the CPU, as the batch was begun
+ * (gst_hybrid_session_begin_batch; floats when it was not).  Allocates
+ * nothing. */
 void gst_hybrid_session_load_with (GstHybridSession * session,
     const hy_frame_plan * plan, int slot, const uint8_t * const planes[3],
     const int strides[3]);
