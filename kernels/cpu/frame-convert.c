@@ -87,6 +87,7 @@ struct hy_cpu_frame_converter {
   /* Quantized output: one output row's floats, per channel, before they
    * are rounded to bytes (in L1: no float tensor is made). */
   float *qrow[3];
+  uint8_t *qbytes[3];           /* and its bytes, before they interleave */
 };
 
 static void
@@ -205,8 +206,10 @@ hy_cpu_frame_converter_new (const hy_frame_desc *d)
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < planes; i++)
       pp->hrow[s][i] = g_new (float, d->rw);
-  for (int i = 0; i < c->dst_channels; i++)
+  for (int i = 0; i < c->dst_channels; i++) {
     pp->qrow[i] = g_new (float, d->rw);
+    pp->qbytes[i] = g_new (uint8_t, d->rw);
+  }
   return pp;
 }
 
@@ -225,8 +228,10 @@ hy_cpu_frame_converter_free (hy_cpu_frame_converter *pp)
     for (int i = 0; i < 2; i++)
       g_free (pp->hchroma[s][i]);
   }
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++) {
     g_free (pp->qrow[i]);
+    g_free (pp->qbytes[i]);
+  }
   g_free (pp);
 }
 
@@ -879,10 +884,13 @@ hy_cpu_frame_convert (const hy_cpu_frame_converter *pp,
  * NaN to 127 or 0), into bytes NHWC: a row's floats are made in qrow and
  * rounded while they are in L1. */
 
-/* n floats of one channel to bytes `stride` apart. */
+/* n floats of one channel to n bytes, contiguous so that the rounding,
+ * the saturation and the narrowing vectorise (a store every C bytes
+ * kept the loop scalar: 0.30 ms a 224 × 224 frame against 0.21 for the
+ * float conversion alone). */
 PP_CLONES static void
-quantize_channel (const float *restrict x, uint8_t *restrict dst, int n,
-    int stride, float scale, bool u8)
+quantize_row (const float *restrict x, uint8_t *restrict dst, int n,
+    float scale, bool u8)
 {
   const float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
   const float nan_as = u8 ? 0.0f : 127.0f;
@@ -892,7 +900,19 @@ quantize_channel (const float *restrict x, uint8_t *restrict dst, int n,
     r = r < lo ? lo : r > hi ? hi : r;
     r = v != v ? nan_as : r;
     /* through int: a negative float to uint8_t is undefined */
-    dst[(size_t) i * stride] = (uint8_t) (int) r;
+    dst[i] = (uint8_t) (int) r;
+  }
+}
+
+/* Three channels' bytes into pixels of three. */
+PP_CLONES static void
+interleave3 (const uint8_t *restrict c0, const uint8_t *restrict c1,
+    const uint8_t *restrict c2, uint8_t *restrict dst, int n)
+{
+  for (int i = 0; i < n; i++) {
+    dst[3 * i] = c0[i];
+    dst[3 * i + 1] = c1[i];
+    dst[3 * i + 2] = c2[i];
   }
 }
 
@@ -933,8 +953,14 @@ hy_cpu_frame_convert_quantized (const hy_cpu_frame_converter *pp,
     convert_row (pp, j, planes, strides, &rc, &crc, &o);
     uint8_t *row = dst + ((size_t) (pp->d->oy + j) * c->dst_width
         + pp->d->ox) * C;
+    if (C == 1) {
+      quantize_row (pp->qrow[0], row, pp->d->rw, q->scale, q->is_uint8);
+      continue;
+    }
     for (int ch = 0; ch < C; ch++)
-      quantize_channel (pp->qrow[ch], row + ch, pp->d->rw, C, q->scale,
+      quantize_row (pp->qrow[ch], pp->qbytes[ch], pp->d->rw, q->scale,
           q->is_uint8);
+    interleave3 (pp->qbytes[0], pp->qbytes[1], pp->qbytes[2], row,
+        pp->d->rw);
   }
 }
