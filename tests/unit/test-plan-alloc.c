@@ -992,7 +992,7 @@ main (int argc, char **argv)
         int8_cases[i].name);
     g_test_add_data_func (path, &int8_cases[i], test_int8_steady);
     g_autofree char *quantized = g_strdup_printf (
-        "/plan-alloc/int8-quantized-input/%s", int8_cases[i].name);
+        "/plan-alloc/int8-steady/%s-quantized-input", int8_cases[i].name);
     g_test_add_data_func (quantized, &int8_cases[i],
         test_int8_quantized_input);
   }
