@@ -570,6 +570,38 @@ hy_executor_forward (hy_executor *exec, const hy_tensor *const *inputs,
   return copy_input_heads (exec, inputs, error);
 }
 
+gboolean
+hy_executor_input_quantization (hy_executor *exec, int input,
+    hy_input_quantization *out, GError **error)
+{
+  if (!exec->on_host || exec->mode != HY_MODE_HYBRID)
+    return FALSE;
+  hy_plan *plan;
+  if (!hy_shapes_infer (exec->shapes, error)
+      || !(plan = use_plan (exec, error)))
+    return FALSE;
+  return hy_plan_input_quantization (plan, input, out);
+}
+
+gboolean
+hy_executor_forward_quantized (hy_executor *exec,
+    const hy_tensor *const *inputs, int n_inputs, GError **error)
+{
+  exec->last_run = NULL;
+  if (!exec->on_host || exec->mode != HY_MODE_HYBRID) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED, "an input is "
+        "quantized by the caller only in hybrid mode on the CPU");
+    return FALSE;
+  }
+  hy_plan *plan;
+  if (!hy_shapes_infer (exec->shapes, error)
+      || !(plan = use_plan (exec, error))
+      || !hy_plan_run_quantized (plan, inputs, n_inputs, error))
+    return FALSE;
+  exec->last_run = plan;
+  return TRUE;
+}
+
 void
 hy_executor_device_stats (const hy_executor *exec, hy_device_stats *out)
 {

@@ -70,6 +70,12 @@ struct hy_plan {
    * from the cut on.  Each plan has dropped the other's calls. */
   int prefix_calls;
   int n_cut;
+  /* A calibrated quantize_v2 that alone reads model input
+   * `quantized_input` (plan-quantized-input.c): its call, which a caller
+   * that writes its outputs itself skips. */
+  gboolean has_quantized_input;
+  int quantized_input_call;
+  int quantized_input;
   const hy_tensor **cut_from;
   hy_tensor **cut_to;
 };
@@ -109,6 +115,11 @@ gboolean hy_plan_tensor_private (const hy_plan *plan, const hy_tensor *t);
  * at it fusable (the only reader of its first's output, the first's
  * inputs live through it). */
 gboolean hy_plan_fuse_next (hy_plan *plan, int c, const gboolean *fusable);
+
+/* plan-quantized-input.c: records the call of graph node `node` (the
+ * builder's find, G_MAXUINT for none), which reads model input `input`,
+ * once the calls are made and fused. */
+void hy_plan_mark_quantized_input (hy_plan *plan, guint node, int input);
 
 /* Hands back what the backend set up for calls [first, end), which are
  * never run again (host-memory backends: their fn becomes NULL). */

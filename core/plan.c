@@ -38,6 +38,7 @@
 #include "core/planner.h"
 #include "core/plan-segment.h"
 #include "core/backend.h"
+#include "kernels/params/quantized.h"
 
 typedef enum storage_kind {
   STORAGE_NONE,                 /* an input nobody reads (a label) */
@@ -83,6 +84,10 @@ typedef struct plan_builder {
                                  * for an output copy */
   GArray *copies;               /* output_copy, in call order */
   int views;
+  guint quantized_input_node;   /* a quantize node a caller may skip
+                                 * (plan-quantized-input.c), or
+                                 * G_MAXUINT */
+  int quantized_input;          /* the model input it reads */
 } plan_builder;
 
 /* A graph output copied into the arena after the last node. */
@@ -140,6 +145,36 @@ count_readers (const plan_builder *b)
   for (guint h = 0; h < g->n_heads; h++)
     readers[value_of (b, &g->heads[h])]++;
   return readers;
+}
+
+/* The calibrated _contrib_quantize_v2 that alone reads a model input (no
+ * other node, no graph output), on a host-memory backend: a caller may
+ * write its outputs itself and skip it (plan-quantized-input.c).  Its
+ * outputs then live from step 0, so that no value before it shares their
+ * memory: they are written before the forward starts.  G_MAXUINT if
+ * there is none (the first found when there are several). */
+static guint
+find_quantized_input (const plan_builder *b, int *input)
+{
+  const hy_graph *g = b->graph;
+  if (!b->host_memory)
+    return G_MAXUINT;
+  int *readers = count_readers (b);
+  guint found = G_MAXUINT;
+  for (guint i = 0; i < hy_graph_n_nodes (g) && found == G_MAXUINT; i++) {
+    const hy_node *node = hy_graph_node (g, i);
+    if (!node->op || node->op->id != HY_OP_QUANTIZE_V2 || node->n_inputs < 1
+        || node->n_outputs != 3
+        || !((const hy_quantize_params *) node->params)->calibrated)
+      continue;
+    const hy_node *src = hy_graph_node (g, node->inputs[0].node);
+    if (!src->op && src->var_kind == HY_VAR_INPUT && !src->value
+        && (*input = hy_model_input_index (b->model, src->name)) >= 0
+        && readers[value_of (b, &node->inputs[0])] == 1)
+      found = i;
+  }
+  g_free (readers);
+  return found;
 }
 
 /* The op node that reads node i's only output, and reads it once, as its
@@ -328,7 +363,7 @@ assign_op (plan_builder *b, guint i, const hy_node *node)
       .kind = STORAGE_ARENA,
       .bytes = b->private_bytes[v] ? b->private_bytes[v]
           : shape_bytes (&node->shapes[k]),
-      .first = (int) i,
+      .first = i == b->quantized_input_node ? 0 : (int) i,
       .last = b->value_last[v],
     };
     b->value_storage[v] = add_storage (b, s);
@@ -703,6 +738,7 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
     .copies = g_array_new (FALSE, FALSE, sizeof (output_copy)),
   };
   compute_liveness (&b);
+  b.quantized_input_node = find_quantized_input (&b, &b.quantized_input);
   const hy_segment_input seg = {
     b.graph, backend, b.first_value, b.n_values, b.value_last,
     STEP_AFTER_ALL (b.graph), b.fusable,
@@ -731,6 +767,9 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
     ok = build_calls (plan, &b, error)
         && prepare_calls (plan, b.fusable, error);
   }
+  if (ok)
+    hy_plan_mark_quantized_input (plan, b.quantized_input_node,
+        b.quantized_input);
   builder_clear (&b);
   if (!ok || !make_host_outputs (plan, error)) {
     hy_plan_free (plan);

@@ -40,6 +40,18 @@ gboolean hy_plan_profile (hy_plan *plan, const hy_tensor *const *inputs,
  * fills it on the device runs the plan with inputs NULL: no upload. */
 hy_tensor *hy_plan_device_input (hy_plan *plan, int input);
 
+/* hybrid.h's hy_input_quantization for model input `input`: TRUE and
+ * *out filled where a calibrated quantize_v2 alone reads it and its
+ * output is held as bytes NHWC on a host-memory backend, in a plan run
+ * as a whole (not image by image); FALSE otherwise. */
+gboolean hy_plan_input_quantization (const hy_plan *plan, int input,
+    hy_input_quantization *out);
+/* A forward whose quantize node's output the caller wrote (as
+ * hy_plan_input_quantization said): that call is skipped, its range
+ * outputs written here.  FALSE + error where the plan has no such node. */
+gboolean hy_plan_run_quantized (hy_plan *plan, const hy_tensor *const *inputs,
+    int n_inputs, GError **error);
+
 /* Output i of the last run, in host memory. */
 const hy_tensor *hy_plan_output (const hy_plan *plan, int i);
 void hy_plan_memory (const hy_plan *plan, hy_memory_stats *out);

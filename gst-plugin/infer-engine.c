@@ -583,6 +583,10 @@ static void
 reserve (GstHybridEngineClient *c, const GstHybridEngineRequest *request)
 {
   GstHybridEngine *e = c->engine;
+  /* an int8 model's frames go in quantized (the clients then convert
+   * into its int8 input); decided here, where no client converts yet */
+  if (e->reserved == 0)
+    gst_hybrid_session_begin_batch (e->session, HY_MODE_HYBRID);
   c->slot = e->reserved++;
   e->slots[c->slot] = c;
   c->done = FALSE;

@@ -145,7 +145,7 @@ gst_hybrid_runner_queue (GstHybridRunner * r,
   };
   if (gst_hybrid_frame_settings_wants (fs, p.frame_number)) {
     p.slot = gst_hybrid_batch_next_slot (r->batch);
-    if (!gst_hybrid_runner_load_frame (r, p.buffer, p.slot)) {
+    if (!gst_hybrid_runner_load_frame (r, p.buffer, p.slot, fs->mode)) {
       gst_buffer_unref (p.buffer);
       return GST_FLOW_ERROR;
     }

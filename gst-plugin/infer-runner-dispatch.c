@@ -206,7 +206,7 @@ own_frame (GstHybridRunner * r, const GstHybridFrameSettings * fs,
     return GST_FLOW_OK;
   }
   gint64 start = g_get_monotonic_time ();
-  if (!gst_hybrid_runner_load_frame (r, buf, 0)
+  if (!gst_hybrid_runner_load_frame (r, buf, 0, fs->mode)
       || !gst_hybrid_runner_run_forward (r, fs, frame, frame))
     return GST_FLOW_ERROR;
   gst_hybrid_runner_finish_frame (r, fs, buf, frame, 0, start);

@@ -69,14 +69,16 @@ gst_hybrid_runner_map_frame (GstHybridRunner * r, GstBuffer * buf,
 
 gboolean
 gst_hybrid_runner_load_frame (GstHybridRunner * r, GstBuffer * buf,
-    gint slot)
+    gint slot, hy_mode mode)
 {
   GstVideoFrame frame;
   const uint8_t *planes[3];
   int strides[3];
   if (!gst_hybrid_runner_map_frame (r, buf, &frame, planes, strides))
     return FALSE;
-  gst_hybrid_session_load (r->session, slot, planes, strides);
+  if (gst_hybrid_session_load (r->session, slot, mode, planes, strides))
+    GST_LOG_OBJECT (r->cb.owner, "frame quantized straight into the "
+        "model's int8 input, slot %d", slot);
   gst_video_frame_unmap (&frame);
   gst_hybrid_runner_report_session_note (r);
   return TRUE;

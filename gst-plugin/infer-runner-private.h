@@ -173,8 +173,10 @@ gint64 gst_hybrid_runner_quiet_us (const GstHybridFrameSettings * fs,
     GstBuffer * buf);
 gboolean gst_hybrid_runner_map_frame (GstHybridRunner * r, GstBuffer * buf,
     GstVideoFrame * frame, const uint8_t * planes[3], int strides[3]);
+/* The frame into batch slot `slot` for a forward in `mode`
+ * (gst_hybrid_session_load). */
 gboolean gst_hybrid_runner_load_frame (GstHybridRunner * r, GstBuffer * buf,
-    gint slot);
+    gint slot, hy_mode mode);
 gboolean gst_hybrid_runner_run_forward (GstHybridRunner * r,
     const GstHybridFrameSettings * fs, guint64 first, guint64 last);
 void gst_hybrid_runner_carry_last (GstHybridRunner * r, GstBuffer * buf);

@@ -12,6 +12,15 @@
  * device only, and they are copied back to `input` when the forward reads
  * that.  A stage writes into one plan's input: it is made again when the
  * frame plan or the mode changes.
+ *
+ * An int8 model whose input only a calibrated quantize_v2 reads (MXNet's
+ * int8 exports), on the CPU in hybrid mode, takes its frames as bytes:
+ * the frame plan rounds each value as that node would, straight into
+ * the plan's int8 input (hy_executor_input_quantization), and the
+ * forward skips the node; `input` is not written.  A batch is loaded one
+ * way or the other from its first frame on (`batch_input`), and runs the
+ * way it was loaded: a batch quantized runs in hybrid mode even when the
+ * mode changed while it filled (the switch takes the next batch).
  */
 #include <float.h>
 #include <math.h>
@@ -54,6 +63,11 @@ struct _GstHybridSession {
   char *note;                   /* a fallback, for
                                  * gst_hybrid_session_take_note */
   gboolean noted;               /* one fallback note per session */
+  /* How the batch being filled reaches the model: undecided until its
+   * first frame, then as floats in `input` (or staged), or quantized by
+   * the frame plan into `quantized.data`. */
+  enum { BATCH_UNDECIDED, BATCH_FLOAT, BATCH_QUANTIZED } batch_input;
+  hy_input_quantization quantized;
   GstHybridPrep prep;
   /* results */
   GstHybridResultPool *pool;    /* for the current output shapes */
@@ -585,15 +599,6 @@ gst_hybrid_session_plan_frames (const GstHybridSession *s,
       yuv_kr, yuv_kb, yuv_full_range, error);
 }
 
-void
-gst_hybrid_session_load_with (GstHybridSession *s, const hy_frame_plan *plan,
-    int slot, const uint8_t *const planes[3], const int strides[3])
-{
-  gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
-  s->staged[slot] = FALSE;
-  hy_frame_plan_convert (plan, planes, strides,
-      s->input->data + (gint64) slot * per_slot);
-}
 
 gboolean
 gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout,
@@ -613,6 +618,7 @@ gst_hybrid_session_set_frame (GstHybridSession *s, hy_pixel_layout layout,
   g_clear_pointer (&s->stage, hy_frame_stage_free);
   s->stage_failed = FALSE;
   memset (s->staged, 0, (size_t) s->shape.dims[0] * sizeof *s->staged);
+  s->batch_input = BATCH_UNDECIDED;
   ensure_stage (s);
   return TRUE;
 }
@@ -631,13 +637,59 @@ gst_hybrid_session_take_note (GstHybridSession *s)
   return note;
 }
 
+/* Whether the batch starting now goes to the model quantized: hybrid
+ * mode asked for and in force (no switch pending, which would free the
+ * plan), on the CPU, and a model input that a calibrated quantize_v2
+ * alone reads as bytes.  Anything else, including a plan that cannot be
+ * made yet (the forward reports that), takes floats. */
+static gboolean
+quantizes_batch (GstHybridSession *s, hy_mode mode)
+{
+  if (mode != HY_MODE_HYBRID || s->stage
+      || hy_executor_mode (s->exec) != HY_MODE_HYBRID)
+    return FALSE;
+  GError *error = NULL;
+  gboolean ok = hy_executor_input_quantization (s->exec, 0, &s->quantized,
+      &error);
+  g_clear_error (&error);
+  return ok;
+}
+
 void
-gst_hybrid_session_load (GstHybridSession *s, int slot,
+gst_hybrid_session_begin_batch (GstHybridSession *s, hy_mode mode)
+{
+  s->batch_input = quantizes_batch (s, mode) ? BATCH_QUANTIZED
+      : BATCH_FLOAT;
+}
+
+void
+gst_hybrid_session_load_with (GstHybridSession *s, const hy_frame_plan *plan,
+    int slot, const uint8_t *const planes[3], const int strides[3])
+{
+  gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
+  s->staged[slot] = FALSE;
+  if (s->batch_input == BATCH_QUANTIZED)
+    hy_frame_plan_convert_quantized (plan, planes, strides, &s->quantized,
+        (uint8_t *) s->quantized.data + slot * per_slot);
+  else
+    hy_frame_plan_convert (plan, planes, strides,
+        s->input->data + (gint64) slot * per_slot);
+}
+
+gboolean
+gst_hybrid_session_load (GstHybridSession *s, int slot, hy_mode mode,
     const uint8_t *const planes[3], const int strides[3])
 {
   gint64 per_slot = hy_shape_numel (&s->shape) / s->shape.dims[0];
   ensure_stage (s);
   s->staged[slot] = FALSE;
+  if (s->batch_input == BATCH_UNDECIDED)
+    gst_hybrid_session_begin_batch (s, mode);
+  if (s->batch_input == BATCH_QUANTIZED) {
+    hy_frame_plan_convert_quantized (s->plan, planes, strides, &s->quantized,
+        (uint8_t *) s->quantized.data + slot * per_slot);
+    return TRUE;
+  }
   if (s->stage && hy_executor_mode (s->exec) == HY_MODE_HYBRID) {
     GError *error = NULL;
     if (hy_frame_stage_load (s->stage, slot, planes, strides, &error))
@@ -646,10 +698,11 @@ gst_hybrid_session_load (GstHybridSession *s, int slot,
       s->load_error = error;    /* the forward fails with it */
     else
       g_error_free (error);
-    return;
+    return FALSE;
   }
   hy_frame_plan_convert (s->plan, planes, strides,
       s->input->data + (gint64) slot * per_slot);
+  return FALSE;
 }
 
 /* TRUE when the forward can read the device input as the stage left it:
@@ -691,6 +744,10 @@ gst_hybrid_session_forward (GstHybridSession *s, hy_mode mode,
     const char *dump_dir, GError **dump_error, GError **error)
 {
   const hy_tensor *inputs[1] = { s->input };
+  const gboolean quantized = s->batch_input == BATCH_QUANTIZED;
+  s->batch_input = BATCH_UNDECIDED;
+  if (quantized)
+    return hy_executor_forward_quantized (s->exec, inputs, 1, error);
   if (s->load_error) {
     memset (s->staged, 0, (size_t) s->shape.dims[0] * sizeof *s->staged);
     g_propagate_error (error, s->load_error);

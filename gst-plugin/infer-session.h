@@ -101,19 +101,34 @@ hy_frame_plan *gst_hybrid_session_plan_frames (const GstHybridSession *
     int height, float yuv_kr, float yuv_kb, bool yuv_full_range,
     GError ** error);
 
+/* Decides how the batch starting now reaches the model, for a forward in
+ * `mode`: quantized straight into an int8 model's input where it can
+ * (see gst_hybrid_session_load), else as floats.  For callers that load
+ * slots from several threads (an engine): call it before the first slot
+ * is loaded, with nothing else using the session.  The decision lasts
+ * until the batch's forward. */
+void gst_hybrid_session_begin_batch (GstHybridSession * session,
+    hy_mode mode);
+
 /* Converts a frame with `plan` (from gst_hybrid_session_plan_frames) into
- * batch slot `slot`, on the CPU.  Allocates nothing. */
+ * batch slot `slot`, on the CPU, as the batch was begun
+ * (gst_hybrid_session_begin_batch; floats when it was not).  Allocates
+ * nothing. */
 void gst_hybrid_session_load_with (GstHybridSession * session,
     const hy_frame_plan * plan, int slot, const uint8_t * const planes[3],
     const int strides[3]);
 
-/* Writes a frame into batch slot `slot`.  Allocates nothing.  On a CUDA
- * device in hybrid mode the frame's bytes are uploaded and converted on
- * the GPU (a hy_frame_stage), asynchronously: a failure there is returned
- * by the next gst_hybrid_session_forward.  Elsewhere, or when that path
- * could not be made, the frame is converted on the CPU. */
-void gst_hybrid_session_load (GstHybridSession * session, int slot,
-    const uint8_t * const planes[3], const int strides[3]);
+/* Writes a frame into batch slot `slot`, for a forward in `mode`.
+ * Allocates nothing.  On a CUDA device in hybrid mode the frame's bytes
+ * are uploaded and converted on the GPU (a hy_frame_stage),
+ * asynchronously: a failure there is returned by the next
+ * gst_hybrid_session_forward.  On the CPU in hybrid mode, an int8 model
+ * whose input a quantize_v2 alone reads gets the frame quantized straight
+ * into its int8 input, and TRUE is returned: no float input was written
+ * (the whole batch goes so, and runs in hybrid mode).  Elsewhere, or when
+ * those paths could not be made, the frame is converted on the CPU. */
+gboolean gst_hybrid_session_load (GstHybridSession * session, int slot,
+    hy_mode mode, const uint8_t * const planes[3], const int strides[3]);
 
 /* A slower path the session fell back to (the GPU frame path could not be
  * made), for the log, or NULL; free it.  Said once per session; ask after
@@ -122,7 +137,8 @@ char *gst_hybrid_session_take_note (GstHybridSession * session);
 
 /* Runs one forward over the whole batch in `mode` (switching the executor
  * if needed); a batch staged on the GPU in hybrid mode runs without an
- * upload.  dump_dir non-NULL (imperative mode): every layer's output
+ * upload; a batch loaded quantized runs in hybrid mode, its quantize node
+ * skipped.  dump_dir non-NULL (imperative mode): every layer's output
  * is written there; a dump that fails is reported in *dump_error and does
  * not fail the forward. */
 gboolean gst_hybrid_session_forward (GstHybridSession * session, hy_mode mode,

@@ -133,6 +133,17 @@ const hy_frame_config *hy_frame_plan_config (const hy_frame_plan *plan);
 void hy_frame_plan_convert (const hy_frame_plan *plan,
     const uint8_t *const planes[3], const int strides[3], float *dst);
 
+/* hy_frame_plan_convert, each value then quantized as `q` says
+ * (hy_input_quantize: the rounding of the model's quantize node), as
+ * dst_height x dst_width x dst_channels bytes (H, W, C order: the bytes
+ * hy_executor_input_quantization points at, one image of them) into
+ * `dst`.  One pass: a row's floats are rounded while they are in cache,
+ * no float tensor is made; the bytes are those of hy_frame_plan_convert
+ * followed by the quantize node.  Allocates nothing. */
+void hy_frame_plan_convert_quantized (const hy_frame_plan *plan,
+    const uint8_t *const planes[3], const int strides[3],
+    const hy_input_quantization *q, void *dst);
+
 /* Maps a point in tensor pixels back to frame pixels (the inverse of the
  * resize, for detection boxes); not clamped. */
 void hy_frame_plan_to_frame (const hy_frame_plan *plan, float x, float y,

@@ -14,6 +14,8 @@
 #ifndef HYBRID_H
 #define HYBRID_H
 
+#include <math.h>
+
 #include <glib.h>
 
 #include "hybrid-tensor.h"
@@ -283,6 +285,59 @@ gboolean hy_executor_forward (hy_executor *exec,
     const hy_tensor *const *inputs, int n_inputs, GError **error);
 /* Output i of the last forward; owned by the executor. */
 const hy_tensor *hy_executor_output (const hy_executor *exec, int i);
+
+/* ---- an input quantized by the caller ----------------------------------
+ * MXNet's int8 exports start data → _contrib_quantize_v2 → the first
+ * quantized convolution.  A caller that computes the input's floats
+ * itself (a video frame, hybrid-frame.h) can round them to the quantize
+ * node's bytes in the same pass, straight where the plan keeps that
+ * node's output, and run the forward without it: no float copy of the
+ * input is written or read.  The plan keeps that output as bytes where
+ * every reader is one of oneDNN's int8 convolutions (docs/PRECISION.md,
+ * "int8"). */
+
+/* How model input `input` is quantized, and where its bytes go. */
+typedef struct hy_input_quantization {
+  float scale;                  /* steps per real unit: 127.5 (uint8:
+                                 * 255.5) over the calibrated range */
+  gboolean is_uint8;            /* bytes 0..255; else int8, -128..127 */
+  void *data;                   /* batch x H x W x C bytes (NHWC), in the
+                                 * plan: valid while the executor keeps its
+                                 * mode, precision and input shapes */
+} hy_input_quantization;
+
+/* One input float as the quantize node stores it: x · scale rounded to
+ * nearest even and saturated, NaN as 127 (int8) or 0 (uint8): MXNet
+ * 1.9.1's oneDNN reorder, and our kernel, bit for bit. */
+static inline int
+hy_input_quantize (const hy_input_quantization *q, float x)
+{
+  const float v = x * q->scale;
+  const float lo = q->is_uint8 ? 0.0f : -128.0f;
+  const float hi = q->is_uint8 ? 255.0f : 127.0f;
+  if (v != v)
+    return q->is_uint8 ? 0 : 127;
+  const float r = rintf (v);
+  return (int) (r < lo ? lo : r > hi ? hi : r);
+}
+
+/* TRUE and *out filled when, in the plan for the current input shapes
+ * (made now if need be), input `input` is read by a calibrated
+ * _contrib_quantize_v2 alone whose output is held as bytes: hybrid mode,
+ * on the CPU, the batch run as a whole.  FALSE, *error untouched, when it
+ * is not so (imperative mode, another device, another reader,
+ * HYBRIDINFER_DNNL=0: the caller then passes floats as usual); FALSE +
+ * error when the plan cannot be made. */
+gboolean hy_executor_input_quantization (hy_executor *exec, int input,
+    hy_input_quantization *out, GError **error);
+
+/* A forward at the executor's current input shapes whose quantized input
+ * is already written where hy_executor_input_quantization said: its
+ * quantize node is skipped, and the tensor given for that input is not
+ * read (the others are read as hy_executor_forward reads them).  FALSE +
+ * error where the plan has no such input. */
+gboolean hy_executor_forward_quantized (hy_executor *exec,
+    const hy_tensor *const *inputs, int n_inputs, GError **error);
 int hy_executor_n_outputs (const hy_executor *exec);
 
 /* Memory of a hybridized plan: the arena actually used, the naive sum of

@@ -16,6 +16,7 @@
 #include "kernels/cpu/conv/dnnl-segment.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
 #include "kernels/cpu/quantized/qpool-bytes.h"
+#include "kernels/cpu/quantized/quantize-bytes.h"
 #include "kernels/cpu/quantized/fc-dnnl-int8.h"
 #endif
 
@@ -129,6 +130,10 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
    * (quantized/qpool-bytes.h) */
   if (call->op == HY_OP_QUANTIZED_POOLING)
     return hy_qpool_bytes_prepare_call (call, error);
+  /* the image quantized straight to the first convolution's bytes
+   * (quantized/quantize-bytes.h) */
+  if (call->op == HY_OP_QUANTIZE_V2)
+    return hy_quantize_bytes_prepare_call (call, error);
   /* A bf16 segment's calls (conv/dnnl-segment.h): their layout is
    * already promised to their neighbours, so no other kernel may run
    * them. */
@@ -167,6 +172,8 @@ cpu_private_output_bytes (hy_backend *be, const hy_call_shape *call,
     return hy_qconv_dnnl_private_bytes (call);
   if (call->op == HY_OP_QUANTIZED_POOLING)
     return hy_qpool_bytes_output (call, in0_private);
+  if (call->op == HY_OP_QUANTIZE_V2)
+    return hy_quantize_bytes_output (call);
   return hy_dnnl_segment_output_bytes (hy_cpu_backend_ctx (be), call,
       in0_private, read_as_operand);
 }

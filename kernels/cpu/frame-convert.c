@@ -84,6 +84,10 @@ struct hy_cpu_frame_converter {
   float *hrow[2][3];
   float *hchroma[2][2];
   bool yuv_bits;                /* see clamp_byte_bits */
+  /* Quantized output: one output row's floats, per channel, before they
+   * are rounded to bytes (in L1: no float tensor is made). */
+  float *qrow[3];
+  uint8_t *qbytes[3];           /* and its bytes, before they interleave */
 };
 
 static void
@@ -202,6 +206,10 @@ hy_cpu_frame_converter_new (const hy_frame_desc *d)
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < planes; i++)
       pp->hrow[s][i] = g_new (float, d->rw);
+  for (int i = 0; i < c->dst_channels; i++) {
+    pp->qrow[i] = g_new (float, d->rw);
+    pp->qbytes[i] = g_new (uint8_t, d->rw);
+  }
   return pp;
 }
 
@@ -219,6 +227,10 @@ hy_cpu_frame_converter_free (hy_cpu_frame_converter *pp)
       g_free (pp->hrow[s][i]);
     for (int i = 0; i < 2; i++)
       g_free (pp->hchroma[s][i]);
+  }
+  for (int i = 0; i < 3; i++) {
+    g_free (pp->qrow[i]);
+    g_free (pp->qbytes[i]);
   }
   g_free (pp);
 }
@@ -803,13 +815,57 @@ chroma_row (const hy_cpu_frame_converter *pp, row_cache *rc, int row,
   return s;
 }
 
+/* Output row j of the picture (row oy + j of the tensor), its channels
+ * written at o (rc and crc: the sampled rows kept between calls). */
+static void
+convert_row (const hy_cpu_frame_converter *pp, int j,
+    const uint8_t *const planes[3], const int strides[3], row_cache *rc,
+    row_cache *crc, const out_row *o)
+{
+  const bool yuv = hy_frame_layout_is_yuv (pp->d->config.layout);
+  /* The main plane: bytes as is, or two sampled rows. */
+  const uint8_t *direct = NULL;
+  const float *top[3] = { NULL, NULL, NULL }, *bot[3] = { NULL, NULL,
+    NULL };
+  float wy = pp->rows.w[j];
+  if (pp->direct) {
+    direct = planes[0] + (size_t) pp->rows.lo[j] * strides[0];
+  } else {
+    int st = main_row (pp, rc, pp->rows.lo[j], planes, strides), sb = st;
+    /* A zero weight adds exactly +-0: the bottom row is not needed. */
+    if (wy != 0.0f)
+      sb = main_row (pp, rc, pp->rows.hi[j], planes, strides);
+    for (int k = 0; k < 3; k++) {
+      int p = pp->d->packed ? k : 0;
+      top[k] = pp->hrow[st][p];
+      bot[k] = pp->hrow[sb][p];
+    }
+  }
+
+  if (yuv) {
+    float cwy = pp->crows.w[j];
+    int st = chroma_row (pp, crc, pp->crows.lo[j], planes, strides);
+    int sb = st;
+    if (cwy != 0.0f)
+      sb = chroma_row (pp, crc, pp->crows.hi[j], planes, strides);
+    const float *ct[2] = { pp->hchroma[st][0], pp->hchroma[st][1] };
+    const float *cb[2] = { pp->hchroma[sb][0], pp->hchroma[sb][1] };
+    yuv_row (pp, direct, pp->hrow[0][0], top[0], bot[0], wy, ct, cb, cwy, o);
+  } else if (direct && pp->d->packed) {
+    packed_direct_row (pp, direct, o);
+  } else if (direct) {
+    gray_direct_row (pp, direct, o);
+  } else {
+    blend_row (pp, top, bot, wy, o);
+  }
+}
+
 void
 hy_cpu_frame_convert (const hy_cpu_frame_converter *pp,
     const uint8_t *const planes[3], const int strides[3], float *dst)
 {
   const hy_frame_config *c = &pp->d->config;
   const size_t plane = (size_t) c->dst_width * c->dst_height;
-  const bool yuv = hy_frame_layout_is_yuv (c->layout);
   row_cache rc = { {-1, -1} }, crc = { {-1, -1} };
   if (pp->d->rw != c->dst_width || pp->d->rh != c->dst_height)
     fill_padding (pp, dst);
@@ -818,42 +874,93 @@ hy_cpu_frame_convert (const hy_cpu_frame_converter *pp,
     size_t at = (size_t) (pp->d->oy + j) * c->dst_width + pp->d->ox;
     for (int ch = 0; ch < 3; ch++)
       o.out[ch] = dst + (ch < c->dst_channels ? ch * plane + at : at);
+    convert_row (pp, j, planes, strides, &rc, &crc, &o);
+  }
+}
 
-    /* The main plane: bytes as is, or two sampled rows. */
-    const uint8_t *direct = NULL;
-    const float *top[3] = { NULL, NULL, NULL }, *bot[3] = { NULL, NULL,
-      NULL };
-    float wy = pp->rows.w[j];
-    if (pp->direct) {
-      direct = planes[0] + (size_t) pp->rows.lo[j] * strides[0];
-    } else {
-      int st = main_row (pp, &rc, pp->rows.lo[j], planes, strides), sb = st;
-      /* A zero weight adds exactly +-0: the bottom row is not needed. */
-      if (wy != 0.0f)
-        sb = main_row (pp, &rc, pp->rows.hi[j], planes, strides);
-      for (int k = 0; k < 3; k++) {
-        int p = pp->d->packed ? k : 0;
-        top[k] = pp->hrow[st][p];
-        bot[k] = pp->hrow[sb][p];
-      }
-    }
+/* ---- quantized output ------------------------------------------------------
+ * The same floats, each then rounded as the model's quantize node rounds
+ * it (hybrid.h, hy_input_quantize: x · scale to nearest even, saturated,
+ * NaN to 127 or 0), into bytes NHWC: a row's floats are made in qrow and
+ * rounded while they are in L1. */
 
-    if (yuv) {
-      float cwy = pp->crows.w[j];
-      int st = chroma_row (pp, &crc, pp->crows.lo[j], planes, strides);
-      int sb = st;
-      if (cwy != 0.0f)
-        sb = chroma_row (pp, &crc, pp->crows.hi[j], planes, strides);
-      const float *ct[2] = { pp->hchroma[st][0], pp->hchroma[st][1] };
-      const float *cb[2] = { pp->hchroma[sb][0], pp->hchroma[sb][1] };
-      yuv_row (pp, direct, pp->hrow[0][0], top[0], bot[0], wy, ct, cb, cwy,
-          &o);
-    } else if (direct && pp->d->packed) {
-      packed_direct_row (pp, direct, &o);
-    } else if (direct) {
-      gray_direct_row (pp, direct, &o);
-    } else {
-      blend_row (pp, top, bot, wy, &o);
+/* n floats of one channel to n bytes, contiguous so that the rounding,
+ * the saturation and the narrowing vectorise (a store every C bytes
+ * kept the loop scalar: 0.30 ms a 224 × 224 frame against 0.21 for the
+ * float conversion alone). */
+PP_CLONES static void
+quantize_row (const float *restrict x, uint8_t *restrict dst, int n,
+    float scale, bool u8)
+{
+  const float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+  const float nan_as = u8 ? 0.0f : 127.0f;
+  for (int i = 0; i < n; i++) {
+    const float v = x[i] * scale;
+    float r = rintf (v);
+    r = r < lo ? lo : r > hi ? hi : r;
+    r = v != v ? nan_as : r;
+    /* through int: a negative float to uint8_t is undefined */
+    dst[i] = (uint8_t) (int) r;
+  }
+}
+
+/* Three channels' bytes into pixels of three. */
+PP_CLONES static void
+interleave3 (const uint8_t *restrict c0, const uint8_t *restrict c1,
+    const uint8_t *restrict c2, uint8_t *restrict dst, int n)
+{
+  for (int i = 0; i < n; i++) {
+    dst[3 * i] = c0[i];
+    dst[3 * i + 1] = c1[i];
+    dst[3 * i + 2] = c2[i];
+  }
+}
+
+/* Letterbox bands: black, normalised, quantized. */
+static void
+fill_padding_quantized (const hy_cpu_frame_converter *pp,
+    const hy_input_quantization *q, uint8_t *dst)
+{
+  const hy_frame_config *c = &pp->d->config;
+  const int w = c->dst_width, h = c->dst_height, C = c->dst_channels;
+  uint8_t pixel[3];
+  for (int ch = 0; ch < C; ch++)
+    pixel[ch] = (uint8_t) hy_input_quantize (q, pp->d->add[ch]);
+  for (int y = 0; y < h; y++) {
+    bool band = y < pp->d->oy || y >= pp->d->oy + pp->d->rh;
+    for (int x = 0; x < w; x++) {
+      if (!band && x >= pp->d->ox && x < pp->d->ox + pp->d->rw)
+        continue;
+      memcpy (dst + ((size_t) y * w + x) * C, pixel, (size_t) C);
     }
+  }
+}
+
+void
+hy_cpu_frame_convert_quantized (const hy_cpu_frame_converter *pp,
+    const uint8_t *const planes[3], const int strides[3],
+    const hy_input_quantization *q, uint8_t *dst)
+{
+  const hy_frame_config *c = &pp->d->config;
+  const int C = c->dst_channels;
+  row_cache rc = { {-1, -1} }, crc = { {-1, -1} };
+  if (pp->d->rw != c->dst_width || pp->d->rh != c->dst_height)
+    fill_padding_quantized (pp, q, dst);
+  out_row o;
+  for (int ch = 0; ch < 3; ch++)
+    o.out[ch] = pp->qrow[ch < C ? ch : 0];
+  for (int j = 0; j < pp->d->rh; j++) {
+    convert_row (pp, j, planes, strides, &rc, &crc, &o);
+    uint8_t *row = dst + ((size_t) (pp->d->oy + j) * c->dst_width
+        + pp->d->ox) * C;
+    if (C == 1) {
+      quantize_row (pp->qrow[0], row, pp->d->rw, q->scale, q->is_uint8);
+      continue;
+    }
+    for (int ch = 0; ch < C; ch++)
+      quantize_row (pp->qrow[ch], pp->qbytes[ch], pp->d->rw, q->scale,
+          q->is_uint8);
+    interleave3 (pp->qbytes[0], pp->qbytes[1], pp->qbytes[2], row,
+        pp->d->rw);
   }
 }

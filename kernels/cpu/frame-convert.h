@@ -21,4 +21,10 @@ void hy_cpu_frame_converter_free (hy_cpu_frame_converter *conv);
 void hy_cpu_frame_convert (const hy_cpu_frame_converter *conv,
     const uint8_t *const planes[3], const int strides[3], float *dst);
 
+/* hy_frame_plan_convert_quantized: dst_height x dst_width x dst_channels
+ * bytes. */
+void hy_cpu_frame_convert_quantized (const hy_cpu_frame_converter *conv,
+    const uint8_t *const planes[3], const int strides[3],
+    const hy_input_quantization *q, uint8_t *dst);
+
 #endif /* HY_CPU_FRAME_CONVERT_H */

@@ -54,6 +54,14 @@ hy_frame_plan_convert (const hy_frame_plan *plan,
 }
 
 void
+hy_frame_plan_convert_quantized (const hy_frame_plan *plan,
+    const uint8_t *const planes[3], const int strides[3],
+    const hy_input_quantization *q, void *dst)
+{
+  hy_cpu_frame_convert_quantized (plan->cpu, planes, strides, q, dst);
+}
+
+void
 hy_frame_plan_to_frame (const hy_frame_plan *plan, float x, float y,
     float *frame_x, float *frame_y)
 {

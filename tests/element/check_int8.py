@@ -19,6 +19,12 @@ are exact, so such a step is all the scores can differ by.  On these
 frames no value takes that step: the largest difference is 1.3e-5
 (2026-12-02, float rounding of the last scale and the softmax).
 
+On the CPU in hybrid mode the element converts each frame straight into
+the model's int8 input, rounded as its first quantize node would, and the
+forward skips that node (no float input is written): the last two cases
+count the element's log line for it, on every frame in hybrid mode and on
+none in imperative mode, which takes the frames as floats.
+
 The environment must point GStreamer at the plugin (meson's element tests
 do).  Prints TAP.
 """
@@ -26,6 +32,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -55,6 +62,14 @@ CASES = [
     ("int8-ball-i420-letterbox", cm.BALL, "I420", 96, 54, "bt601",
      "resize=letterbox", None),
 ]
+
+# Which way frames reach the model: (name, element options, how many of
+# N_FRAMES must be quantized straight into its int8 input).
+PATH_CASES = [
+    ("int8-frames-quantized-hybrid", ["mode=hybrid"], N_FRAMES),
+    ("int8-frames-as-floats-imperative", ["mode=imperative"], 0),
+]
+QUANTIZED_LOG = "quantized straight into the model's int8 input"
 
 
 def calibration_frames():
@@ -141,6 +156,31 @@ def check_case(args, case, prefix, net, labels, worst):
     return None
 
 
+def check_path(args, case, prefix):
+    """The element's log (GST_DEBUG level 6) says of each frame whether it
+    went to the model quantized; the frames must still get labels."""
+    name, opts, want = case
+    cmd = [args.gst_launch, "-m", "videotestsrc",
+           "num-buffers=%d" % N_FRAMES, "pattern=smpte", "!",
+           "video/x-raw,format=RGB,width=64,height=48", "!", "hybridinfer",
+           "model=%s-symbol.json" % prefix, "device=cpu",
+           "post-messages=true", "input-size=%dx%d" % (SIZE, SIZE)] + opts \
+        + ["!", "fakesink"]
+    env = dict(os.environ, GST_DEBUG="hybridinfer:6", GST_DEBUG_NO_COLOR="1")
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                         env=env)
+    if out.returncode != 0:
+        return "gst-launch failed:\n%s" % out.stderr[-2000:]
+    results = out.stdout.count("(element): hybridinfer,")
+    if results != N_FRAMES:
+        return "%d results for %d frames" % (results, N_FRAMES)
+    got = out.stderr.count(QUANTIZED_LOG)
+    if got != want:
+        return "%d of %d frames quantized straight into the int8 input, " \
+            "expected %d" % (got, N_FRAMES, want)
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gst-launch", default="gst-launch-1.0")
@@ -153,7 +193,8 @@ def main():
         net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"],
                                            prefix + "-0000.params")
         worst = [0.0]
-        status = cm.run_tap(CASES, lambda case: check_case(
+        status = cm.run_tap(CASES + PATH_CASES, lambda case: check_path(
+            args, case, prefix) if len(case) == 3 else check_case(
             args, case, prefix, net, labels, worst))
         print("# largest score difference from MXNet's int8 model: %g"
               % worst[0])

@@ -350,12 +350,46 @@ executor (hy_model *model, hy_mode mode)
   return exec;
 }
 
+/* Set: forwards quantize this tensor's floats themselves into the plan's
+ * int8 input (hybrid.h, hy_input_quantization), as the element does with
+ * a frame, and skip the model's quantize node; the inputs they are given
+ * for that input then are never read. */
+static const hy_tensor *quantize_from;
+
+/* quantize_from's floats (N, C, H, W) as bytes N, H, W, C where the plan
+ * keeps its quantize node's output, before every forward: after one, the
+ * memory is the arena's again. */
+static void
+write_quantized_input (hy_executor *exec)
+{
+  hy_input_quantization q;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = hy_executor_input_quantization (exec, 0, &q, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  const hy_shape *s = &quantize_from->shape;
+  const int64_t C = s->dims[1], hw = s->dims[2] * s->dims[3];
+  uint8_t *bytes = q.data;
+  for (int64_t n = 0; n < s->dims[0]; n++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t i = 0; i < hw; i++)
+        bytes[(n * hw + i) * C + c] = (uint8_t) hy_input_quantize (&q,
+            quantize_from->data[(n * C + c) * hw + i]);
+}
+
 static void
 forward (hy_executor *exec, GPtrArray *inputs)
 {
   g_autoptr (GError) error = NULL;
-  gboolean ok = hy_executor_forward (exec,
-      (const hy_tensor *const *) inputs->pdata, (int) inputs->len, &error);
+  gboolean ok;
+  if (quantize_from) {
+    write_quantized_input (exec);
+    ok = hy_executor_forward_quantized (exec,
+        (const hy_tensor *const *) inputs->pdata, (int) inputs->len, &error);
+  } else {
+    ok = hy_executor_forward (exec,
+        (const hy_tensor *const *) inputs->pdata, (int) inputs->len, &error);
+  }
   g_assert_no_error (error);
   g_assert_true (ok);
 }
@@ -909,6 +943,77 @@ check_int8_steady (const char *dir, int reference_forwards)
   hy_executor_free (hyb);
 }
 
+/* The same int8 exports with their input quantized by the caller, as the
+ * element does with frames: where oneDNN's int8 kernels run (the quantize
+ * node's output is then held as their bytes) the executor offers it, the
+ * forwards skip the node and read nothing of the float input (NaN here),
+ * the outputs are the plain forward's bit for bit, and nothing more is
+ * allocated.  On the reference kernels it is not offered. */
+static void
+check_int8_quantized_input (const char *dir)
+{
+  g_autoptr (loaded_case) c = load_case (dir);
+  if (!c)
+    g_error ("%s: no int8 case there (gen_int8_fixtures.py makes it)", dir);
+  hy_executor *plain = executor (c->model, HY_MODE_HYBRID);
+  hy_executor *hyb = executor (c->model, HY_MODE_HYBRID);
+  forward (plain, c->inputs);
+  const hy_tensor *real = g_ptr_array_index (c->inputs, 0);
+  hy_input_quantization q;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (hy_executor_set_input_shape (hyb,
+          hy_model_input_name (c->model, 0), &real->shape, &error));
+  gboolean offered = hy_executor_input_quantization (hyb, 0, &q, &error);
+  g_assert_no_error (error);
+  const char *v = g_getenv ("HYBRIDINFER_DNNL");
+  if (v && strcmp (v, "0") == 0) {
+    g_assert_false (offered);
+    g_test_message ("%s: not offered on the reference kernels", c->name);
+    hy_executor_free (hyb);
+    hy_executor_free (plain);
+    return;
+  }
+  g_assert_true (offered);
+  /* the float input the forwards are given: NaN, which would show */
+  hy_tensor *nan_input = hy_tensor_new (&real->shape);
+  for (int64_t i = 0; i < hy_shape_numel (&real->shape); i++)
+    nan_input->data[i] = NAN;
+  g_autoptr (GPtrArray) inputs = g_ptr_array_new ();
+  g_ptr_array_add (inputs, nan_input);
+  quantize_from = real;
+  for (int r = 0; r < WARM_UP_FORWARDS; r++)
+    forward (hyb, inputs);
+#ifdef HY_COUNT_ALLOCATIONS
+  if (real_dnnl_execute)
+    check_only_dnnl_allocates (hyb, inputs, c->name, COUNTED_FORWARDS / 2);
+#endif
+  quantize_from = NULL;
+  for (int i = 0; i < hy_executor_n_outputs (hyb); i++) {
+    const hy_tensor *a = hy_executor_output (hyb, i);
+    const hy_tensor *b = hy_executor_output (plain, i);
+    g_assert_true (hy_shape_equal (&a->shape, &b->shape));
+    if (memcmp (a->data, b->data, hy_tensor_nbytes (a)) != 0)
+      g_error ("%s: output %d differs from the plain forward's", c->name, i);
+  }
+  for (int64_t i = 0; i < hy_shape_numel (&real->shape); i++)
+    g_assert_true (isnan (nan_input->data[i]));
+  g_test_message ("%s: input quantized by the caller (%s, scale %g), "
+      "outputs the plain forward's bit for bit", c->name,
+      q.is_uint8 ? "uint8" : "int8", q.scale);
+  hy_tensor_free (nan_input);
+  hy_executor_free (hyb);
+  hy_executor_free (plain);
+}
+
+static void
+test_int8_quantized_input (gconstpointer data)
+{
+  const int8_case *ic = data;
+  g_autofree char *dir = g_build_filename (g_getenv ("HY_INT8_FIXTURES"),
+      ic->name, NULL);
+  check_int8_quantized_input (dir);
+}
+
 static void
 test_int8_steady (gconstpointer data)
 {
@@ -965,6 +1070,10 @@ main (int argc, char **argv)
     g_autofree char *path = g_strdup_printf ("/plan-alloc/int8-steady/%s",
         int8_cases[i].name);
     g_test_add_data_func (path, &int8_cases[i], test_int8_steady);
+    g_autofree char *quantized = g_strdup_printf (
+        "/plan-alloc/int8-steady/%s-quantized-input", int8_cases[i].name);
+    g_test_add_data_func (quantized, &int8_cases[i],
+        test_int8_quantized_input);
   }
   return g_test_run ();
 }
