@@ -201,6 +201,66 @@ const hy_op_def hy_opdef_dequantize = {
   .infer_dtype = dequantize_dtype,
 };
 
+/* ---- _contrib_requantize ------------------------------------------------ */
+
+static const char *const requantize_inputs[] = { "data", "min_range",
+  "max_range", NULL };
+
+static gboolean
+requantize_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_requantize_params *p = params;
+  static const char *const types[] = { "auto", "int8", "uint8", NULL };
+  int type;
+  gboolean calibrated;
+  if (!hy_attr_enum (attrs, "out_type", types, 1, &type, error)
+      || !parse_calib (attrs, &calibrated, &p->min_calib, &p->max_calib,
+          error))
+    return FALSE;
+  p->calibrated = calibrated;
+  /* MXNet's GetQuantizeOutputType, as for quantize_v2 (but int8 is the
+   * default here) */
+  p->out_uint8 = type == 2 || (type == 0 && calibrated && p->min_calib >= 0);
+  return TRUE;
+}
+
+static gboolean
+requantize_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  if (!expect_range (&in[1], "min_range", error)
+      || !expect_range (&in[2], "max_range", error))
+    return FALSE;
+  out[0] = in[0];
+  set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+requantize_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  const hy_requantize_params *p = params;
+  if (in[0] != HY_DTYPE_INT32) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "input 'data' is %s, expected int32 (a quantized convolution's or "
+        "fully connected layer's output)", hy_dtype_name (in[0]));
+    return FALSE;
+  }
+  out[0] = p->out_uint8 ? HY_DTYPE_UINT8 : HY_DTYPE_INT8;
+  out[1] = out[2] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_requantize = {
+  .params_size = sizeof (hy_requantize_params),
+  .parse = requantize_parse,
+  .input_names = requantize_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = requantize_infer,
+  .infer_dtype = requantize_dtype,
+};
+
 /* ---- _contrib_quantized_pooling ------------------------------------------ */
 
 static const char *const qpool_inputs[] = { "data", "min_data", "max_data",

@@ -37,6 +37,25 @@ typedef struct hy_quantize_params {
   float max_calib;
 } hy_quantize_params;
 
+/* _contrib_requantize: int32 data (a quantized convolution's or fully
+ * connected layer's sum, of real range [min_range, max_range] at 2^31
+ * steps) to int8 or uint8 (out_type: int8 by default, auto is uint8 when
+ * min_calib_range >= 0) at the calibrated range, or without one at the
+ * range the data's own largest magnitude stands for.  The int32 values are
+ * held as floats, rounded as MXNet's oneDNN reorder converts them itself
+ * before scaling, so the result is the same. */
+typedef struct hy_requantize_params {
+  hy_op_id op;
+  bool out_uint8;               /* resolved out_type */
+  bool calibrated;
+  float min_calib;
+  float max_calib;
+} hy_requantize_params;
+
+/* What an int32 quantized value's range stands for: MinAbs (INT32_MIN,
+ * INT32_MAX) as MXNet computes it in float, 2^31. */
+#define HY_INT32_RANGE 2147483648.0f
+
 /* _contrib_dequantize: the input's dtype, from dtype inference. */
 typedef struct hy_dequantize_params {
   hy_op_id op;

@@ -1728,17 +1728,25 @@ gen_quantized_flatten (gen *g, const char *op)
   gen_quantized_unary (g, op);
 }
 
-/* Known and refused by name: _contrib_quantize (v1), requantize, the
- * unfused layers and the quantized add. */
+/* Known and refused by name: _contrib_quantize (v1), the unfused layers
+ * and the quantized add. */
 static void
 gen_quantize (gen *g, const char *op)
 {
   gen_quantized_unary (g, op);
 }
 
+/* requantize reads int32 only: mostly a Cast to int32 of any value first
+ * (hostile magnitudes, the int32 limits), now and then a float value,
+ * which the dtype check refuses. */
 static void
 gen_requantize (gen *g, const char *op)
 {
+  if (!chance (&g->s, 4)) {
+    attr (g, "dtype", "int32");
+    in_val (g, pick_val (g));
+    emit (g, "Cast");
+  }
   gen_quantized_unary (g, op);
 }
 
