@@ -56,6 +56,22 @@ typedef struct hy_requantize_params {
  * INT32_MAX) as MXNet computes it in float, 2^31. */
 #define HY_INT32_RANGE 2147483648.0f
 
+/* _contrib_quantized_conv, MXNet's unfused quantized convolution (what
+ * quantize_net writes for ctx=gpu, then a requantize): int8 data (uint8
+ * on MXNet's CPU) and int8 weights, 2-D NCHW, to their int32 sums, exact
+ * (wrapping as the hardware's int32 accumulators do).  Its range is the
+ * product of the two inputs' int8 steps times 2^31:
+ *   max = (max(|min_data|, |max_data|) / 127) · (max(|min_w|, |max_w|)
+ *         / 127) · 2^31,  min = −max
+ * (MXNet's QuantizationRangeForS8S8Multiplication, which counts uint8
+ * data as int8 too).  Without a bias (no_bias): inputs data, weight,
+ * min_data, max_data, min_weight, max_weight; outputs: out, min, max. */
+typedef struct hy_quantized_conv_plain_params {
+  hy_op_id op;
+  hy_conv_params conv;          /* conv.op is HY_OP_CONVOLUTION */
+  bool data_uint8;              /* from dtype inference */
+} hy_quantized_conv_plain_params;
+
 /* _contrib_dequantize: the input's dtype, from dtype inference. */
 typedef struct hy_dequantize_params {
   hy_op_id op;

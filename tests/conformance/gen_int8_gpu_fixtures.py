@@ -8,6 +8,12 @@ quantize_net with ctx=gpu writes quantize_v2 -> quantized_conv (int32 sums and t
   op_requantize_*   _contrib_requantize alone, on int32 data made by a Cast of the float input
                     (every int32 a float32 holds: the int32 limits, ties at .5 steps, saturation),
                     calibrated or from the data's own range, int8 / uint8 / auto.
+  op_quantized_conv_*  _contrib_quantized_conv (no bias) after a quantize_v2: the int32 sums
+                    and their range.  uint8 data: MXNet's CPU quantized_conv reads no other
+                    (its GPU one reads int8; the sums are exact either way and the range
+                    depends on the ranges only).
+  graph_int8_gpu_*  quantize_v2 -> quantized_conv -> requantize -> dequantize, the graph
+                    quantize_net writes for ctx=gpu, with uint8 data for the same reason.
 
 Each case is a directory laid out as gen_fixtures.py's (model-symbol.json, model-0000.params,
 input<i>.npy, output<i>.npy, case.json); case.json says "exact": every output must be MXNet's
@@ -77,6 +83,51 @@ def mark_exact(case_dir):
     gf._atomic_write_text(path, "{\n" + body + "\n}\n")
 
 
+def weights(rng, shape):
+    """int8 weights over the whole range, both extremes among them."""
+    w = rng.randint(-127, 128, size=shape)
+    w.reshape(-1)[:2] = (-128, 127)
+    return w.astype(np.int8)
+
+
+def conv_params(rng, w_shape, w_range):
+    return OrderedDict(weight=weights(rng, w_shape),
+                       min_weight=np.array([w_range[0]], np.float32),
+                       max_weight=np.array([w_range[1]], np.float32))
+
+
+def quantized_conv(q, name, **conv):
+    """q: a quantize_v2's three outputs -> _contrib_quantized_conv's three."""
+    return mx.sym.contrib.quantized_conv(
+        data=q[0], weight=mx.sym.var("weight", dtype="int8"), min_data=q[1], max_data=q[2],
+        min_weight=mx.sym.var("min_weight"), max_weight=mx.sym.var("max_weight"),
+        no_bias=True, name=name, **conv)
+
+
+def qconv_case(name, x_shape, w_shape, w_range, calib, note, requantize=None, **conv):
+    """data -> quantize_v2 (uint8: MXNet's CPU quantized_conv reads no other) ->
+    quantized_conv; with `requantize` (its attributes) -> requantize -> dequantize, the
+    graph quantize_net writes for the GPU, else the int32 sums and their range as heads."""
+    def run(case, case_dir, rng):
+        q = mx.sym.contrib.quantize_v2(mx.sym.var("data"), out_type="uint8",
+                                       min_calib_range=calib[0], max_calib_range=calib[1],
+                                       name="quantize")
+        c = quantized_conv(q, "qconv", **conv)
+        if requantize is None:
+            sym = mx.sym.Group([c[0], c[1], c[2]])
+        else:
+            r = mx.sym.contrib.requantize(c[0], c[1], c[2], name="requantize", **requantize)
+            sym = mx.sym.contrib.dequantize(r[0], r[1], r[2], out_type="float32",
+                                            name="dequantize")
+        data = np.abs(gf.randn(rng, x_shape, 1.5)).astype(np.float32)
+        outs = gf.write_symbol_case(case, case_dir, sym, OrderedDict(data=data),
+                                    conv_params(rng, w_shape, w_range))
+        mark_exact(case_dir)
+        return outs
+    kind = "op" if requantize is None else "model"
+    gf.register(name, "int8_gpu", kind, run, op="_contrib_quantized_conv", note=note)
+
+
 def register():
     # An input range of ±2^31 makes the int32 step 1.0, a calibrated range of ±254 the int8
     # step 2: the scale is exactly 0.5 and every odd integer a tie.
@@ -105,6 +156,21 @@ def register():
     requantize_case("dead_uint8", (2, 3, 4), ints(-50, 50, (0, 0)), (-1.0, 1.0),
                     "a calibrated range of [0, 0] in uint8: NaN stored as 0",
                     out_type="uint8", min_calib_range=0.0, max_calib_range=0.0)
+
+    qconv_case("op_quantized_conv_3x3", (2, 8, 9, 9), (16, 8, 3, 3), (-0.7, 0.9), (0.0, 2.5),
+               "uint8 data, int8 weights: the int32 sums and their range", kernel=(3, 3),
+               pad=(1, 1), num_filter=16)
+    qconv_case("op_quantized_conv_strided", (1, 4, 11, 10), (8, 4, 3, 2), (-0.05, 0.03),
+               (0.0, 4.0), "stride, padding and dilation", kernel=(3, 2), stride=(2, 1),
+               pad=(1, 0), dilate=(2, 1), num_filter=8)
+    qconv_case("graph_int8_gpu_calibrated", (2, 8, 9, 9), (16, 8, 3, 3), (-0.7, 0.9),
+               (0.0, 2.5), "quantize_v2 -> quantized_conv -> requantize -> dequantize, "
+               "calibrated as quantize_net writes it", requantize={"min_calib_range": -6.5,
+                                                                   "max_calib_range": 7.0},
+               kernel=(3, 3), pad=(1, 1), num_filter=16)
+    qconv_case("graph_int8_gpu_own_range", (2, 8, 9, 9), (16, 8, 3, 3), (-0.7, 0.9),
+               (0.0, 2.5), "the same graph, requantized at the sums' own range",
+               requantize={}, kernel=(3, 3), pad=(1, 1), num_filter=16)
 
 
 def main(argv=None):

@@ -126,6 +126,24 @@ test_refusals_name_node_and_reason (void)
   assert_resolve_fails (requantize, (const char *const[]) { "'rq'",
         "'data'", "float32", "expected int32", NULL });
 
+  /* the unfused quantized convolution: a bias, and more than one group,
+   * refused by node name, saying which attribute */
+  const char *qconv_bias = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_quantized_conv\", \"name\": \"qc\", \"attrs\":"
+      " {\"kernel\": \"(3, 3)\", \"num_filter\": \"4\"}, \"inputs\":"
+      " [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0],"
+      " [0, 0, 0]]}], \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
+  assert_resolve_fails (qconv_bias, (const char *const[]) { "'qc'",
+        "no_bias", "not supported", NULL });
+  const char *qconv_groups = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_quantized_conv\", \"name\": \"qc\", \"attrs\":"
+      " {\"kernel\": \"(3, 3)\", \"num_filter\": \"4\", \"no_bias\":"
+      " \"True\", \"num_group\": \"2\"}, \"inputs\": [[0, 0, 0],"
+      " [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]}],"
+      " \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
+  assert_resolve_fails (qconv_groups, (const char *const[]) { "'qc'",
+        "num_group", NULL });
+
   /* a quantized concat of a float value: the input is named */
   const char *concat = "{\"nodes\": [" VAR ("data") ", " VAR ("lo") ", "
       VAR ("hi") ", {\"op\": \"_contrib_quantize_v2\", \"name\": \"q\","
