@@ -13,7 +13,9 @@ quantize_net with ctx=gpu writes quantize_v2 -> quantized_conv (int32 sums and t
                     (its GPU one reads int8; the sums are exact either way and the range
                     depends on the ranges only).
   graph_int8_gpu_*  quantize_v2 -> quantized_conv -> requantize -> dequantize, the graph
-                    quantize_net writes for ctx=gpu, with uint8 data for the same reason.
+                    quantize_net writes for ctx=gpu, with uint8 data for the same reason;
+                    graph_int8_gpu_form_* with int8 data, as MXNet's GPU runs it: its
+                    reference is MXNet's CPU ops node by node (gpu_form_case says how).
 
 Each case is a directory laid out as gen_fixtures.py's (model-symbol.json, model-0000.params,
 input<i>.npy, output<i>.npy, case.json); case.json says "exact": every output must be MXNet's
@@ -128,6 +130,52 @@ def qconv_case(name, x_shape, w_shape, w_range, calib, note, requantize=None, **
     gf.register(name, "int8_gpu", kind, run, op="_contrib_quantized_conv", note=note)
 
 
+def gpu_form_case(name, x_shape, w_shape, w_range, calib, requantize, note, **conv):
+    """The graph as quantize_net writes it for the GPU, int8 data throughout: data ->
+    quantize_v2 (int8) -> quantized_conv -> requantize -> dequantize.  MXNet's CPU
+    quantized_conv refuses int8 data, so the reference is MXNet's CPU ops node by node:
+    quantize_v2; the int32 sums by MXNet's fp32 Convolution of the int8 values (exact: every
+    partial sum is an integer below 2^24, checked); their range by MXNet's quantized_conv on
+    uint8 data of the same ranges (the range depends on the ranges only); requantize;
+    dequantize."""
+    def run(case, case_dir, rng):
+        q = mx.sym.contrib.quantize_v2(mx.sym.var("data"), out_type="int8",
+                                       min_calib_range=calib[0], max_calib_range=calib[1],
+                                       name="quantize")
+        c = quantized_conv(q, "qconv", **conv)
+        r = mx.sym.contrib.requantize(c[0], c[1], c[2], name="requantize", **requantize)
+        sym = mx.sym.contrib.dequantize(r[0], r[1], r[2], out_type="float32",
+                                        name="dequantize")
+        data = gf.randn(rng, x_shape, 1.5).astype(np.float32)
+        params = conv_params(rng, w_shape, w_range)
+        sym.save(os.path.join(case_dir, gf.SYMBOL_FILE))
+        mx.nd.save(os.path.join(case_dir, gf.PARAMS_FILE),
+                   {"arg:" + k: mx.nd.array(v, dtype=v.dtype) for k, v in params.items()})
+
+        nd = mx.nd
+        qd, qmin, qmax = nd.contrib.quantize_v2(nd.array(data), out_type="int8",
+                                                min_calib_range=calib[0],
+                                                max_calib_range=calib[1])
+        w = params["weight"]
+        bound = int(np.prod(w_shape[1:])) * 128 * 128
+        if bound >= 2 ** 24:
+            raise RuntimeError("%s: sums may not be exact in float32" % case.name)
+        sums = nd.Convolution(qd.astype("float32"), nd.array(w.astype(np.float32)),
+                              no_bias=True, **conv).astype("int32")
+        wmin, wmax = nd.array(params["min_weight"]), nd.array(params["max_weight"])
+        probe = nd.zeros((1, w_shape[1], w_shape[2], w_shape[3]), dtype="uint8")
+        ranged = nd.contrib.quantized_conv(data=probe, weight=nd.array(w, dtype="int8"),
+                                           min_data=qmin, max_data=qmax, min_weight=wmin,
+                                           max_weight=wmax, no_bias=True, **conv)
+        rq = nd.contrib.requantize(sums, ranged[1], ranged[2], **requantize)
+        out = nd.contrib.dequantize(rq[0], rq[1], rq[2], out_type="float32")
+        outs = gf.finish_case(case, case_dir, OrderedDict(data=data),
+                              [out.asnumpy().astype(np.float32)])
+        mark_exact(case_dir)
+        return outs
+    gf.register(name, "int8_gpu", "model", run, op="_contrib_quantized_conv", note=note)
+
+
 def register():
     # An input range of ±2^31 makes the int32 step 1.0, a calibrated range of ±254 the int8
     # step 2: the scale is exactly 0.5 and every odd integer a tie.
@@ -168,6 +216,14 @@ def register():
                "calibrated as quantize_net writes it", requantize={"min_calib_range": -6.5,
                                                                    "max_calib_range": 7.0},
                kernel=(3, 3), pad=(1, 1), num_filter=16)
+    gpu_form_case("graph_int8_gpu_form_calibrated", (2, 8, 9, 9), (16, 8, 3, 3), (-0.7, 0.9),
+                  (-2.5, 2.5), {"min_calib_range": -6.5, "max_calib_range": 7.0},
+                  "int8 data, as MXNet's GPU runs it; reference from MXNet's CPU ops node by "
+                  "node", kernel=(3, 3), pad=(1, 1), num_filter=16)
+    gpu_form_case("graph_int8_gpu_form_channels", (1, 6, 8, 7), (5, 6, 3, 2), (-0.3, 0.25),
+                  (-3.0, 2.0), {}, "channels off multiples of 4 (cuDNN pads them), strided, "
+                  "requantized at the sums' own range", kernel=(3, 2), stride=(2, 1),
+                  pad=(1, 1), num_filter=5)
     qconv_case("graph_int8_gpu_own_range", (2, 8, 9, 9), (16, 8, 3, 3), (-0.7, 0.9),
                (0.0, 2.5), "the same graph, requantized at the sums' own range",
                requantize={}, kernel=(3, 3), pad=(1, 1), num_filter=16)
