@@ -1,6 +1,7 @@
 /*
  * quantized.c — MXNet's int8 ops (quantize_net_v2's exports, oneDNN
- * build): attributes, shapes and dtypes.  The arithmetic they stand for is
+ * build, and the GPU graph's unfused quantized_conv and requantize):
+ * attributes, shapes and dtypes.  The arithmetic they stand for is
  * in kernels/params/quantized.h and kernels/cpu/quantized/.
  *
  * A quantized _sg_mkldnn_conv or _sg_mkldnn_fully_connected holds its

@@ -3,7 +3,9 @@
  * them (what quantize_net_v2 exports): _contrib_quantize_v2,
  * _contrib_dequantize, _contrib_quantized_pooling, _flatten, _concat, and
  * the quantized
- * _sg_mkldnn_conv / _sg_mkldnn_fully_connected.
+ * _sg_mkldnn_conv / _sg_mkldnn_fully_connected; and the GPU graph's
+ * unfused _contrib_quantized_conv and _contrib_requantize (what
+ * quantize_net writes with ctx=gpu).
  *
  * Quantized values are held as float32 like every value here (exact: they
  * are integers of 8 bits), with the real range they stand for beside them
