@@ -1,6 +1,7 @@
 /*
  * quantized.c — MXNet's int8 ops (quantize_net_v2's exports, oneDNN
- * build): attributes, shapes and dtypes.  The arithmetic they stand for is
+ * build, and the GPU graph's unfused quantized_conv and requantize):
+ * attributes, shapes and dtypes.  The arithmetic they stand for is
  * in kernels/params/quantized.h and kernels/cpu/quantized/.
  *
  * A quantized _sg_mkldnn_conv or _sg_mkldnn_fully_connected holds its
@@ -199,6 +200,150 @@ const hy_op_def hy_opdef_dequantize = {
   .input_names = dequantize_inputs,
   .infer_shape = dequantize_infer,
   .infer_dtype = dequantize_dtype,
+};
+
+/* ---- _contrib_requantize ------------------------------------------------ */
+
+static const char *const requantize_inputs[] = { "data", "min_range",
+  "max_range", NULL };
+
+static gboolean
+requantize_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_requantize_params *p = params;
+  static const char *const types[] = { "auto", "int8", "uint8", NULL };
+  int type;
+  gboolean calibrated;
+  if (!hy_attr_enum (attrs, "out_type", types, 1, &type, error)
+      || !parse_calib (attrs, &calibrated, &p->min_calib, &p->max_calib,
+          error))
+    return FALSE;
+  p->calibrated = calibrated;
+  /* MXNet's GetQuantizeOutputType, as for quantize_v2 (but int8 is the
+   * default here) */
+  p->out_uint8 = type == 2 || (type == 0 && calibrated && p->min_calib >= 0);
+  return TRUE;
+}
+
+static gboolean
+requantize_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  if (!expect_range (&in[1], "min_range", error)
+      || !expect_range (&in[2], "max_range", error))
+    return FALSE;
+  out[0] = in[0];
+  set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+requantize_dtype (void *params, const hy_dtype *in, int n_in, hy_dtype *out,
+    int n_out, GError **error)
+{
+  const hy_requantize_params *p = params;
+  if (in[0] != HY_DTYPE_INT32) {
+    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
+        "input 'data' is %s, expected int32 (a quantized convolution's or "
+        "fully connected layer's output)", hy_dtype_name (in[0]));
+    return FALSE;
+  }
+  out[0] = p->out_uint8 ? HY_DTYPE_UINT8 : HY_DTYPE_INT8;
+  out[1] = out[2] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+const hy_op_def hy_opdef_requantize = {
+  .params_size = sizeof (hy_requantize_params),
+  .parse = requantize_parse,
+  .input_names = requantize_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = requantize_infer,
+  .infer_dtype = requantize_dtype,
+};
+
+/* ---- _contrib_quantized_conv (unfused) --------------------------------- */
+
+static const char *const qconv_plain_inputs[] = { "data", "weight",
+  "min_data", "max_data", "min_weight", "max_weight", NULL };
+
+static gboolean
+qconv_plain_parse (GHashTable *attrs, void *params, GError **error)
+{
+  hy_quantized_conv_plain_params *p = params;
+  p->conv.op = HY_OP_CONVOLUTION;
+  if (!hy_opdef_convolution.parse (attrs, &p->conv, error))
+    return FALSE;
+  if (p->conv.n_spatial != 2) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "attribute 'kernel': a quantized convolution is 2-D (NCHW), as "
+        "MXNet's are; this one has %d spatial axes", p->conv.n_spatial);
+    return FALSE;
+  }
+  if (p->conv.num_group != 1) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "attribute 'num_group' is %" G_GINT64_FORMAT ": a quantized "
+        "convolution has one group (MXNet 1.9.1's quantized_conv refuses "
+        "others too)", (gint64) p->conv.num_group);
+    return FALSE;
+  }
+  /* MXNet's bias here is int8 of its own range, which its CPU and GPU
+   * kernels add in different ways; the nets quantize_net writes for the
+   * GPU come without one when the layer has none */
+  if (!p->conv.no_bias) {
+    g_set_error (error, HY_ERROR, HY_ERROR_UNSUPPORTED,
+        "attribute 'no_bias' is False: a quantized convolution with a bias "
+        "is not supported yet (only no_bias=True)");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+qconv_plain_infer (const void *params, const hy_shape *in, int n_in,
+    hy_shape *out, int n_out, GError **error)
+{
+  const hy_quantized_conv_plain_params *p = params;
+  if (!hy_opdef_convolution.infer_shape (&p->conv, in, 2, out, 1, error))
+    return FALSE;
+  for (int k = 2; k < 6; k++)
+    if (!expect_range (&in[k], qconv_plain_inputs[k], error))
+      return FALSE;
+  set_range_shapes (out);
+  return TRUE;
+}
+
+static gboolean
+qconv_plain_dtype (void *params, const hy_dtype *in, int n_in,
+    hy_dtype *out, int n_out, GError **error)
+{
+  hy_quantized_conv_plain_params *p = params;
+  if (!expect_quantized (in, 0, "data", error))
+    return FALSE;
+  /* the weights come from the params file, read as floats like every
+   * value: int8 there, which the kernels read saturated to int8 */
+  p->data_uint8 = in[0] == HY_DTYPE_UINT8;
+  out[0] = HY_DTYPE_INT32;
+  out[1] = out[2] = HY_DTYPE_FLOAT32;
+  return TRUE;
+}
+
+static double
+qconv_plain_flops (const void *params, const hy_shape *in, int n_in,
+    const hy_shape *out, int n_out)
+{
+  double k = (double) hy_shape_numel (&in[1]) / (double) in[1].dims[0];
+  return 2.0 * k * (double) hy_shape_numel (&out[0]);
+}
+
+const hy_op_def hy_opdef_quantized_conv_plain = {
+  .params_size = sizeof (hy_quantized_conv_plain_params),
+  .parse = qconv_plain_parse,
+  .input_names = qconv_plain_inputs,
+  .num_outputs = three_outputs,
+  .infer_shape = qconv_plain_infer,
+  .infer_dtype = qconv_plain_dtype,
+  .flops = qconv_plain_flops,
 };
 
 /* ---- _contrib_quantized_pooling ------------------------------------------ */

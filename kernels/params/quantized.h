@@ -3,7 +3,9 @@
  * them (what quantize_net_v2 exports): _contrib_quantize_v2,
  * _contrib_dequantize, _contrib_quantized_pooling, _flatten, _concat, and
  * the quantized
- * _sg_mkldnn_conv / _sg_mkldnn_fully_connected.
+ * _sg_mkldnn_conv / _sg_mkldnn_fully_connected; and the GPU graph's
+ * unfused _contrib_quantized_conv and _contrib_requantize (what
+ * quantize_net writes with ctx=gpu).
  *
  * Quantized values are held as float32 like every value here (exact: they
  * are integers of 8 bits), with the real range they stand for beside them
@@ -36,6 +38,41 @@ typedef struct hy_quantize_params {
   float min_calib;
   float max_calib;
 } hy_quantize_params;
+
+/* _contrib_requantize: int32 data (a quantized convolution's or fully
+ * connected layer's sum, of real range [min_range, max_range] at 2^31
+ * steps) to int8 or uint8 (out_type: int8 by default, auto is uint8 when
+ * min_calib_range >= 0) at the calibrated range, or without one at the
+ * range the data's own largest magnitude stands for.  The int32 values are
+ * held as floats, rounded as MXNet's oneDNN reorder converts them itself
+ * before scaling, so the result is the same. */
+typedef struct hy_requantize_params {
+  hy_op_id op;
+  bool out_uint8;               /* resolved out_type */
+  bool calibrated;
+  float min_calib;
+  float max_calib;
+} hy_requantize_params;
+
+/* What an int32 quantized value's range stands for: MinAbs (INT32_MIN,
+ * INT32_MAX) as MXNet computes it in float, 2^31. */
+#define HY_INT32_RANGE 2147483648.0f
+
+/* _contrib_quantized_conv, MXNet's unfused quantized convolution (what
+ * quantize_net writes for ctx=gpu, then a requantize): int8 data (uint8
+ * on MXNet's CPU) and int8 weights, 2-D NCHW, to their int32 sums, exact
+ * (wrapping as the hardware's int32 accumulators do).  Its range is the
+ * product of the two inputs' int8 steps times 2^31:
+ *   max = (max(|min_data|, |max_data|) / 127) · (max(|min_w|, |max_w|)
+ *         / 127) · 2^31,  min = −max
+ * (MXNet's QuantizationRangeForS8S8Multiplication, which counts uint8
+ * data as int8 too).  Without a bias (no_bias): inputs data, weight,
+ * min_data, max_data, min_weight, max_weight; outputs: out, min, max. */
+typedef struct hy_quantized_conv_plain_params {
+  hy_op_id op;
+  hy_conv_params conv;          /* conv.op is HY_OP_CONVOLUTION */
+  bool data_uint8;              /* from dtype inference */
+} hy_quantized_conv_plain_params;
 
 /* _contrib_dequantize: the input's dtype, from dtype inference. */
 typedef struct hy_dequantize_params {

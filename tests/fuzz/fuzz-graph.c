@@ -1750,24 +1750,58 @@ gen_quantized_flatten (gen *g, const char *op)
   gen_quantized_unary (g, op);
 }
 
-/* Known and refused by name: _contrib_quantize (v1), requantize, the
- * unfused layers and the quantized add. */
+/* Known and refused by name: _contrib_quantize (v1), the unfused fully
+ * connected layer. */
 static void
 gen_quantize (gen *g, const char *op)
 {
   gen_quantized_unary (g, op);
 }
 
+/* requantize reads int32 only: mostly a Cast to int32 of any value first
+ * (hostile magnitudes, the int32 limits), now and then a float value,
+ * which the dtype check refuses. */
 static void
 gen_requantize (gen *g, const char *op)
 {
+  if (!chance (&g->s, 4)) {
+    attr (g, "dtype", "int32");
+    in_val (g, pick_val (g));
+    emit (g, "Cast");
+  }
   gen_quantized_unary (g, op);
 }
 
+/* MXNet's unfused int8 convolution: mostly a quantize_v2 of a rank-4
+ * value first (so the data is int8 or uint8), float weights in [-2, 2]
+ * (the kernel saturates what is not int8), the four ranges; a bias or a
+ * grouped one now and then. */
 static void
 gen_quantized_conv_plain (gen *g, const char *op)
 {
-  gen_quantized_unary (g, op);
+  if (!chance (&g->s, 4)) {
+    if (chance (&g->s, 2))
+      attr (g, "out_type", "uint8");
+    in_val (g, pick_val_rank (g, 4, 4));
+    emit (g, "_contrib_quantize_v2");
+  }
+  const val *x = pick_val_rank (g, 4, 4);
+  int64_t c = x->shape.ndim >= 2 ? x->shape.dims[1] : 1;
+  int64_t kernel[2];
+  window_attrs (g, 2, kernel, TRUE);
+  /* one group, as MXNet requires; now and then a depthwise one (refused) */
+  int64_t group = chance (&g->s, 8) && c > 0 ? c : 1;
+  int64_t filters = group * rand_int (g, 1, 3);
+  attr (g, "num_filter", "%" G_GINT64_FORMAT, (gint64) filters);
+  if (group != 1)
+    attr (g, "num_group", "%" G_GINT64_FORMAT, (gint64) group);
+  attr (g, "no_bias", "%s", chance (&g->s, 8) ? "False" : "True");
+  in_val (g, x);
+  in_const (g, (hy_shape) { .ndim = 4, .dims = { filters, c / group,
+          kernel[0], kernel[1] } }, FILL_RANDOM);
+  in_range (g);
+  in_range (g);
+  emit (g, op);
 }
 
 static void

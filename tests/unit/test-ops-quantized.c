@@ -118,12 +118,31 @@ test_refusals_name_node_and_reason (void)
   assert_resolve_fails (clip, (const char *const[]) { "'qconv'",
         "_sg_mkldnn_conv", "clip", "a_min -1", NULL });
 
-  /* calib_mode='none' writes requantize nodes: still refused by name */
+  /* requantize reads int32 sums: float data is a dtype error naming the
+   * input and what was expected */
   const char *requantize = "{\"nodes\": [" VAR ("data") ", {\"op\":"
       " \"_contrib_requantize\", \"name\": \"rq\", \"inputs\": [[0, 0, 0],"
       " [0, 0, 0], [0, 0, 0]]}], \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
   assert_resolve_fails (requantize, (const char *const[]) { "'rq'",
-        "_contrib_requantize", "not implemented", NULL });
+        "'data'", "float32", "expected int32", NULL });
+
+  /* the unfused quantized convolution: a bias, and more than one group,
+   * refused by node name, saying which attribute */
+  const char *qconv_bias = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_quantized_conv\", \"name\": \"qc\", \"attrs\":"
+      " {\"kernel\": \"(3, 3)\", \"num_filter\": \"4\"}, \"inputs\":"
+      " [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0],"
+      " [0, 0, 0]]}], \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
+  assert_resolve_fails (qconv_bias, (const char *const[]) { "'qc'",
+        "no_bias", "not supported", NULL });
+  const char *qconv_groups = "{\"nodes\": [" VAR ("data") ", {\"op\":"
+      " \"_contrib_quantized_conv\", \"name\": \"qc\", \"attrs\":"
+      " {\"kernel\": \"(3, 3)\", \"num_filter\": \"4\", \"no_bias\":"
+      " \"True\", \"num_group\": \"2\"}, \"inputs\": [[0, 0, 0],"
+      " [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]}],"
+      " \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}";
+  assert_resolve_fails (qconv_groups, (const char *const[]) { "'qc'",
+        "num_group", NULL });
 
   /* a quantized concat of a float value: the input is named */
   const char *concat = "{\"nodes\": [" VAR ("data") ", " VAR ("lo") ", "
