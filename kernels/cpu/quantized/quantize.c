@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/cpu-features.h"
 #include "kernels/cpu/cpu-kernel.h"
+#include "kernels/cpu/quantized/quantize.h"
 #include "kernels/cpu/quantized/quantized-common.h"
 #include "kernels/params/quantized.h"
 
@@ -54,14 +55,10 @@ quantize_range (void *arg, int64_t begin, int64_t end, int thread)
       j->hi, j->nan_as);
 }
 
-void
-hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
-    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+hy_quantize_steps
+hy_quantize_v2_steps (const hy_quantize_params *p, const float *x, int64_t n,
+    float *out_min, float *out_max)
 {
-  const hy_quantize_params *p = params;
-  const float *x = in[0]->data;
-  float *q = out[0]->data;
-  int64_t n = hy_shape_numel (&in[0]->shape);
   float lo = p->min_calib, hi = p->max_calib;
   if (!p->calibrated) {
     /* MXNet finds the data's own range on every call then */
@@ -75,24 +72,38 @@ hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
   if (p->out_uint8) {
     /* uint8 covers [0, max]: what lies below 0 saturates to 0 */
     range = fmaxf (0.0f, hi);
-    out[1]->data[0] = 0.0f;
-    out[2]->data[0] = range;
+    *out_min = 0.0f;
+    *out_max = range;
   } else {
     range = fmaxf (fabsf (lo), fabsf (hi));
-    out[1]->data[0] = -range;
-    out[2]->data[0] = range;
+    *out_min = -range;
+    *out_max = range;
   }
   /* Not hy_q_scale: MXNet's quantize_v2 divides by the range itself, so
    * a range of [0, 0] (a layer dead on the calibration images) gives an
    * infinite scale, and 0 · inf a NaN, which its reorder stores as 127
    * in int8 and as 0 in uint8 (measured: the int8_dead fixtures).  The
    * layers after it multiply their data by 0 then (hy_q_scale). */
-  float scale = (p->out_uint8 ? HY_UINT8_RANGE : HY_INT8_RANGE) / range;
-  quantize_job j = {
-    .x = x, .q = q, .scale = scale,
+  return (hy_quantize_steps) {
+    .scale = (p->out_uint8 ? HY_UINT8_RANGE : HY_INT8_RANGE) / range,
     .lo = p->out_uint8 ? 0.0f : -128.0f,
     .hi = p->out_uint8 ? 255.0f : 127.0f,
     .nan_as = p->out_uint8 ? 0.0f : 127.0f,
+  };
+}
+
+void
+hy_cpu_quantize_v2 (hy_cpu_ctx *ctx, const void *params,
+    const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
+{
+  const hy_quantize_params *p = params;
+  const float *x = in[0]->data;
+  int64_t n = hy_shape_numel (&in[0]->shape);
+  const hy_quantize_steps s = hy_quantize_v2_steps (p, x, n, out[1]->data,
+      out[2]->data);
+  quantize_job j = {
+    .x = x, .q = out[0]->data, .scale = s.scale, .lo = s.lo, .hi = s.hi,
+    .nan_as = s.nan_as,
   };
   hy_cpu_parallel_for (ctx, n, HY_CPU_MIN_THREAD_FLOATS, quantize_range, &j);
 }
@@ -102,10 +113,7 @@ hy_cpu_dequantize (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_dequantize_params *p = params;
-  /* real units per step, range / 127.5 (or 255.5), as MXNet hands
-   * oneDNN's reorder its output scale */
-  float step = fmaxf (fabsf (in[1]->data[0]), fabsf (in[2]->data[0]))
-      / (p->in_uint8 ? HY_UINT8_RANGE : HY_INT8_RANGE);
+  float step = hy_dequantize_step (p, in[1]->data[0], in[2]->data[0]);
   const float *q = in[0]->data;
   float *y = out[0]->data;
   int64_t n = hy_shape_numel (&in[0]->shape);
