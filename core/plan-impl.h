@@ -8,6 +8,7 @@
 #define HY_PLAN_IMPL_H
 
 #include "core/plan.h"
+#include "kernels/params/quantized.h"
 
 /* A tensor struct that views caller input `input` (host memory), or the
  * arena slot that input is uploaded into (device memory). */
@@ -76,6 +77,9 @@ struct hy_plan {
   gboolean has_quantized_input;
   int quantized_input_call;
   int quantized_input;
+  /* that node's own params, copied: a backend may have given its call
+   * params of its own (a kernel for values held as bytes) */
+  hy_quantize_params quantized_input_params;
   const hy_tensor **cut_from;
   hy_tensor **cut_to;
 };
@@ -119,7 +123,8 @@ gboolean hy_plan_fuse_next (hy_plan *plan, int c, const gboolean *fusable);
 /* plan-quantized-input.c: records the call of graph node `node` (the
  * builder's find, G_MAXUINT for none), which reads model input `input`,
  * once the calls are made and fused. */
-void hy_plan_mark_quantized_input (hy_plan *plan, guint node, int input);
+void hy_plan_mark_quantized_input (hy_plan *plan, guint node, int input,
+    const hy_quantize_params *params);
 
 /* Hands back what the backend set up for calls [first, end), which are
  * never run again (host-memory backends: their fn becomes NULL). */

@@ -18,11 +18,13 @@
 #include "kernels/params/quantized.h"
 
 void
-hy_plan_mark_quantized_input (hy_plan *plan, guint node, int input)
+hy_plan_mark_quantized_input (hy_plan *plan, guint node, int input,
+    const hy_quantize_params *params)
 {
   plan->has_quantized_input = FALSE;
   if (node == G_MAXUINT)
     return;
+  plan->quantized_input_params = *params;
   for (int c = 0; c < plan->n_calls; c++) {
     /* a call fused with the one before it no longer runs alone */
     if (plan->call_nodes[c] != node || plan->call_first_nodes[c] != G_MAXUINT
@@ -62,7 +64,7 @@ hy_plan_input_quantization (const hy_plan *plan, int input,
   const hy_call *call = quantize_call (plan);
   if (!call || input != plan->quantized_input)
     return FALSE;
-  const hy_quantize_params *p = call->params;
+  const hy_quantize_params *p = &plan->quantized_input_params;
   out->is_uint8 = p->out_uint8;
   out->scale = (p->out_uint8 ? HY_UINT8_RANGE : HY_INT8_RANGE)
       / range_of (p);
@@ -83,7 +85,7 @@ hy_plan_run_quantized (hy_plan *plan, const hy_tensor *const *inputs,
   }
   /* The range the call would write: its calibrated one, as the kernel
    * states it (kernels/cpu/quantized/quantize.c). */
-  const hy_quantize_params *p = call->params;
+  const hy_quantize_params *p = &plan->quantized_input_params;
   call->out[1]->data[0] = p->out_uint8 ? 0.0f : -range_of (p);
   call->out[2]->data[0] = range_of (p);
   const int c = plan->quantized_input_call;

@@ -769,7 +769,8 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
   }
   if (ok)
     hy_plan_mark_quantized_input (plan, b.quantized_input_node,
-        b.quantized_input);
+        b.quantized_input, b.quantized_input_node == G_MAXUINT ? NULL
+        : hy_graph_node (b.graph, b.quantized_input_node)->params);
   builder_clear (&b);
   if (!ok || !make_host_outputs (plan, error)) {
     hy_plan_free (plan);

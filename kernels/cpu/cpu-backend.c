@@ -15,8 +15,8 @@
 #ifdef HY_HAVE_DNNL
 #include "kernels/cpu/conv/dnnl-segment.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
+#include "kernels/cpu/quantized/qelementwise-bytes.h"
 #include "kernels/cpu/quantized/qpool-bytes.h"
-#include "kernels/cpu/quantized/quantize-bytes.h"
 #include "kernels/cpu/quantized/fc-dnnl-int8.h"
 #endif
 
@@ -130,10 +130,11 @@ cpu_prepare_call (hy_backend *be, hy_call *call, GError **error)
    * (quantized/qpool-bytes.h) */
   if (call->op == HY_OP_QUANTIZED_POOLING)
     return hy_qpool_bytes_prepare_call (call, error);
-  /* the image quantized straight to the first convolution's bytes
-   * (quantized/quantize-bytes.h) */
-  if (call->op == HY_OP_QUANTIZE_V2)
-    return hy_quantize_bytes_prepare_call (call, error);
+  /* quantize_v2, dequantize and elemwise_mul where their values are held
+   * as bytes (quantized/qelementwise-bytes.h) */
+  if (call->op == HY_OP_QUANTIZE_V2 || call->op == HY_OP_DEQUANTIZE
+      || call->op == HY_OP_QUANTIZED_ELEMWISE_MUL)
+    return hy_qelementwise_bytes_prepare_call (call, error);
   /* A bf16 segment's calls (conv/dnnl-segment.h): their layout is
    * already promised to their neighbours, so no other kernel may run
    * them. */
@@ -172,8 +173,9 @@ cpu_private_output_bytes (hy_backend *be, const hy_call_shape *call,
     return hy_qconv_dnnl_private_bytes (call);
   if (call->op == HY_OP_QUANTIZED_POOLING)
     return hy_qpool_bytes_output (call, in0_private);
-  if (call->op == HY_OP_QUANTIZE_V2)
-    return hy_quantize_bytes_output (call);
+  if (call->op == HY_OP_QUANTIZE_V2 || call->op == HY_OP_DEQUANTIZE
+      || call->op == HY_OP_QUANTIZED_ELEMWISE_MUL)
+    return hy_qelementwise_bytes_output (call);
   return hy_dnnl_segment_output_bytes (hy_cpu_backend_ctx (be), call,
       in0_private, read_as_operand);
 }
@@ -185,6 +187,9 @@ cpu_reads_private (hy_backend *be, const hy_call_shape *call, int input)
     return hy_qconv_dnnl_reads_private (call, input);
   if (call->op == HY_OP_QUANTIZED_POOLING)
     return hy_qpool_bytes_reads (call, input);
+  if (call->op == HY_OP_QUANTIZE_V2 || call->op == HY_OP_DEQUANTIZE
+      || call->op == HY_OP_QUANTIZED_ELEMWISE_MUL)
+    return hy_qelementwise_bytes_reads (call, input);
   return hy_dnnl_segment_reads (hy_cpu_backend_ctx (be), call, input);
 }
 #endif
@@ -241,6 +246,7 @@ cpu_release_call (hy_backend *be, hy_call *call)
     hy_qfc_dnnl_release_call (call);
   if (call->op == HY_OP_QUANTIZED_POOLING)
     hy_qpool_bytes_release_call (call);
+  hy_qelementwise_bytes_release_call (call);
 #endif
 }
 
@@ -258,6 +264,8 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
     return hy_qfc_dnnl_kernel_name (call);
   if (call->op == HY_OP_QUANTIZED_POOLING)
     return hy_qpool_bytes_kernel_name (call);
+  if (hy_qelementwise_bytes_kernel_name (call))
+    return hy_qelementwise_bytes_kernel_name (call);
 #endif
   return call->op == HY_OP_CONVOLUTION ? hy_conv_kernel_name (call) : NULL;
 }

@@ -225,8 +225,23 @@ qconv_dnnl_new (const hy_quantized_conv_params *p, const hy_tensor *const *in,
       && ok (dnnl_primitive_attr_set_scratchpad_mode (attr,
               dnnl_scratchpad_mode_user), "attributes", error);
   if (good) {
+    /* A batch of one: made for one OpenMP thread, as run_slices runs
+     * it.  oneDNN's kernels fix their team when made, and one made for
+     * the default count started a team of its own from each of our
+     * pool's threads (omp_set_num_threads does not undo a count oneDNN
+     * asks for by name), whose workers then spun against the pool's for
+     * the two cores: MobileNetV3-Large batch 1, its hard swishes'
+     * convolutions writing planes (PERFORMANCE.md, "int8 update: no
+     * OpenMP team at batch 1; ...").  A batch keeps the default: there the
+     * fused path's convolutions run on oneDNN's team (run_fused), which
+     * once these no longer wake it sleeps between its calls and wakes
+     * late on a busy machine (MobileNetV3-Large batch 8, CPU time 206-532
+     * ms a forward against 106-120, Intel Xeon, 2 vCPUs, load 9-10). */
+    const int omp_threads = omp_get_max_threads ();
+    omp_set_num_threads (c->N == 1 ? 1 : omp_threads);
     dnnl_status_t st = dnnl_primitive_desc_create (&pd, &desc, attr,
         c->engine, NULL);
+    omp_set_num_threads (omp_threads);
     if (st == dnnl_unimplemented) {
       /* oneDNN has no kernel for this one: the reference runs it */
       dnnl_primitive_attr_destroy (attr);
@@ -688,7 +703,12 @@ fused_fits (const hy_qconv_dnnl *c, const hy_tensor *const *in)
  * 2 -n 40 on an Intel Xeon, 2 vCPUs loaded by other builds (median
  * latency; median CPU time): resnet18_v1 4.38 -> 3.55 ms (5.95 -> 6.74),
  * resnet50_v1 9.05 -> 6.26 ms (10.8 -> 11.3); the outputs the same bits.
- * From batch 8 on oneDNN's team is the faster (56 ms against 67-68). */
+ * From batch 8 on oneDNN's team is the faster (56 ms against 67-68).
+ * Bands of whole images on our pool instead were measured again: CPU
+ * time MobileNetV3-Large batch 8 85-88 ms a forward against 115,
+ * ResNet-18 batch 8 30-35 against 23-30 (each thread reads all the
+ * weights; slices of filters over the batch did no better), so the
+ * team stays (Intel Xeon, 2 vCPUs, load 7-12, bench -t 2 -n 10). */
 static bool
 run_fused (hy_cpu_ctx *ctx, hy_qconv_dnnl *c, const hy_tensor *const *in,
     hy_tensor *const *out, const void *src, float sum_scale, bool capped)

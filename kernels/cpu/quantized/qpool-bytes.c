@@ -16,6 +16,7 @@
  * itself instead of our pass to float planes) and the pooling from 0.38
  * to 0.07.
  */
+#include <math.h>
 #include <string.h>
 
 #include "hybrid.h"
@@ -98,12 +99,67 @@ max_pool_rows (void *arg, int64_t begin, int64_t end, int thread)
   }
 }
 
+/* Channels per item of the global average: a run of 256 bytes per
+ * pixel, summed into int32 lanes. */
+#define AVG_CHANNELS 256
+
+/* Items: (image, run of AVG_CHANNELS channels).  The planes kernel sums
+ * the same integers in float, exactly (global_avg_takes bounds the sum
+ * below 2^24), divides by the pixels and rounds to even (pool.c): so do
+ * these, from an exact integer sum. */
+static void
+avg_pool_global (void *arg, int64_t begin, int64_t end, int thread)
+{
+  const pool_job *j = arg;
+  const bool u8 = j->q->p.in_uint8;
+  const int64_t hw = j->H * j->W, runs = (j->C + AVG_CHANNELS - 1)
+      / AVG_CHANNELS;
+  int32_t acc[AVG_CHANNELS];
+  for (int64_t item = begin; item < end; item++) {
+    const int64_t n = item / runs, c0 = item % runs * AVG_CHANNELS;
+    const int64_t nc = MIN (AVG_CHANNELS, j->C - c0);
+    memset (acc, 0, sizeof acc);
+    for (int64_t px = 0; px < hw; px++) {
+      const char *x = j->x + (n * hw + px) * j->C + c0;
+      if (u8)
+        for (int64_t c = 0; c < nc; c++)
+          acc[c] += ((const uint8_t *) x)[c];
+      else
+        for (int64_t c = 0; c < nc; c++)
+          acc[c] += ((const int8_t *) x)[c];
+    }
+    for (int64_t c = 0; c < nc; c++) {
+      const float mean = rintf ((float) acc[c] / (float) hw);
+      /* a 1×1 output: its bytes and its planes lie alike, [n][c] */
+      const int64_t at = n * j->C + c0 + c;
+      if (!j->q->y_bytes)
+        ((float *) j->y)[at] = mean;
+      else if (u8)
+        ((uint8_t *) j->y)[at] = (uint8_t) mean;
+      else
+        ((int8_t *) j->y)[at] = (int8_t) mean;
+    }
+  }
+}
+
 void
 hy_cpu_quantized_max_pool_bytes (hy_cpu_ctx *ctx, const void *params,
     const hy_tensor *const *in, int n_in, hy_tensor *const *out, int n_out)
 {
   const hy_qpool_bytes *q = params;
   const hy_shape *s = &in[0]->shape, *o = &out[0]->shape;
+  if (q->p.pool.global_pool) {
+    pool_job j = {
+      .q = q, .x = (const char *) in[0]->data, .y = out[0]->data,
+      .C = s->dims[1], .H = s->dims[2], .W = s->dims[3],
+    };
+    const int64_t runs = (j.C + AVG_CHANNELS - 1) / AVG_CHANNELS;
+    hy_cpu_parallel_for (ctx, s->dims[0] * runs,
+        hy_cpu_grain (j.H * j.W * AVG_CHANNELS / 4), avg_pool_global, &j);
+    out[1]->data[0] = in[1]->data[0];
+    out[2]->data[0] = in[2]->data[0];
+    return;
+  }
   pool_job j = {
     .q = q, .x = (const char *) in[0]->data, .y = out[0]->data,
     .C = s->dims[1], .H = s->dims[2], .W = s->dims[3],
@@ -117,7 +173,22 @@ hy_cpu_quantized_max_pool_bytes (hy_cpu_ctx *ctx, const void *params,
   out[2]->data[0] = in[2]->data[0];
 }
 
-/* A 2-D max pooling whose every window holds a pixel of the image. */
+/* A global average of 4-D data whose integer sums float holds exactly
+ * (the planes kernel's sum in float is then exact too): fewer than 2^24 /
+ * 255 pixels.  Why: MobileNetV3-Large's squeeze-excitation blocks and
+ * head pool the values the convolutions and hard swishes before them
+ * could then keep as bytes (docs/PERFORMANCE.md, "int8 update: the
+ * squeeze-excitation's pooling on bytes"). */
+static bool
+global_avg_takes (const hy_pool_params *p, const hy_call_shape *call)
+{
+  return p->global_pool && p->pool_type == HY_POOL_AVG
+      && call->out0->dims[2] == 1 && call->out0->dims[3] == 1
+      && call->in0->dims[2] * call->in0->dims[3] < (1 << 24) / 255;
+}
+
+/* A 2-D max pooling whose every window holds a pixel of the image, or a
+ * global average (global_avg_takes). */
 static bool
 pool_takes (const hy_call_shape *call)
 {
@@ -127,6 +198,8 @@ pool_takes (const hy_call_shape *call)
     return false;
   const hy_pool_params *p = &((const hy_quantized_pool_params *)
       call->params)->pool;
+  if (global_avg_takes (p, call))
+    return true;
   if (p->pool_type != HY_POOL_MAX || p->global_pool || p->n_spatial != 2)
     return false;
   for (int a = 0; a < 2; a++) {
@@ -164,10 +237,11 @@ hy_qpool_bytes_prepare_call (hy_call *call, GError **error)
     return TRUE;
   const hy_quantized_pool_params *p = call->params;
   if (!(call->private_inputs & 1u) || call->in[0]->shape.ndim != 4
-      || p->pool.pool_type != HY_POOL_MAX) {
+      || !(p->pool.pool_type == HY_POOL_MAX
+          || (p->pool.pool_type == HY_POOL_AVG && p->pool.global_pool))) {
     g_set_error (error, HY_ERROR, HY_ERROR_BACKEND, "quantized pooling: "
-        "only a 2-D max pooling of 4-D data reads int8 values held as "
-        "bytes");
+        "only a 2-D max pooling or a global average of 4-D data reads "
+        "int8 values held as bytes");
     return FALSE;
   }
   hy_qpool_bytes *q = g_new0 (hy_qpool_bytes, 1);

@@ -19,8 +19,9 @@
 #include "kernels/cpu/cpu-kernel.h"
 
 /* The backend's private-value hooks for quantized pooling: a 2-D max
- * pooling reads its data as bytes, and writes bytes where it reads them
- * so (it keeps the layout it is given), when int8 bytes are on at all. */
+ * pooling or a global average reads its data as bytes, and writes bytes
+ * where it reads them so (it keeps the layout it is given), when int8
+ * bytes are on at all. */
 size_t hy_qpool_bytes_output (const hy_call_shape *call,
     gboolean in0_private);
 gboolean hy_qpool_bytes_reads (const hy_call_shape *call, int input);
