@@ -1,6 +1,7 @@
 /*
  * onnx-tail.h — what the steps of _hy_onnx_tail's interpreter share
- * (kernels/cpu/onnx-tail.c runs the program; onnx-tail-select.c holds
+ * (kernels/cpu/onnx-tail.c runs the program, onnx-tail-step.c is what a
+ * step reads and writes; onnx-tail-select.c holds
  * NonZero and NonMaxSuppression, onnx-tail-ops.c the steps on shapes and
  * elements).
  *
