@@ -120,12 +120,6 @@ gboolean hy_plan_tensor_private (const hy_plan *plan, const hy_tensor *t);
  * inputs live through it). */
 gboolean hy_plan_fuse_next (hy_plan *plan, int c, const gboolean *fusable);
 
-/* plan-quantized-input.c: records the call of graph node `node` (the
- * builder's find, G_MAXUINT for none), which reads model input `input`,
- * once the calls are made and fused. */
-void hy_plan_mark_quantized_input (hy_plan *plan, guint node, int input,
-    const hy_quantize_params *params);
-
 /* Hands back what the backend set up for calls [first, end), which are
  * never run again (host-memory backends: their fn becomes NULL). */
 void hy_plan_drop_calls (hy_plan *plan, int first, int end);

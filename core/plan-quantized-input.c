@@ -10,32 +10,14 @@
  * node's output lives; the forward then skips that call.  No float copy
  * of the input is written or read.  The plan (plan.c) keeps that node's
  * outputs live from step 0, so that nothing before it shares their
- * memory while they wait for the forward.
+ * memory while they wait for the forward, and marks the call
+ * (mark_quantized_input); this file answers the caller and runs the
+ * forward around it.
  */
 #include <math.h>
 
 #include "core/plan-impl.h"
 #include "kernels/params/quantized.h"
-
-void
-hy_plan_mark_quantized_input (hy_plan *plan, guint node, int input,
-    const hy_quantize_params *params)
-{
-  plan->has_quantized_input = FALSE;
-  if (node == G_MAXUINT)
-    return;
-  plan->quantized_input_params = *params;
-  for (int c = 0; c < plan->n_calls; c++) {
-    /* a call fused with the one before it no longer runs alone */
-    if (plan->call_nodes[c] != node || plan->call_first_nodes[c] != G_MAXUINT
-        || plan->calls[c].n_out != 3)
-      continue;
-    plan->quantized_input = input;
-    plan->quantized_input_call = c;
-    plan->has_quantized_input = TRUE;
-    return;
-  }
-}
 
 /* The calibrated range's extent, as the kernel takes it
  * (kernels/cpu/quantized/quantize.c): uint8 covers [0, max]. */

@@ -177,6 +177,29 @@ find_quantized_input (const plan_builder *b, int *input)
   return found;
 }
 
+/* The plan's call for node `node` (find_quantized_input), which a caller
+ * may skip (plan-quantized-input.c), with the node's own params: a
+ * backend may have given the call params of its own. */
+static void
+mark_quantized_input (hy_plan *plan, guint node, int input,
+    const hy_quantize_params *params)
+{
+  plan->has_quantized_input = FALSE;
+  if (node == G_MAXUINT)
+    return;
+  plan->quantized_input_params = *params;
+  for (int c = 0; c < plan->n_calls; c++) {
+    /* a call fused with the one before it no longer runs alone */
+    if (plan->call_nodes[c] != node || plan->call_first_nodes[c] != G_MAXUINT
+        || plan->calls[c].n_out != 3)
+      continue;
+    plan->quantized_input = input;
+    plan->quantized_input_call = c;
+    plan->has_quantized_input = TRUE;
+    return;
+  }
+}
+
 /* The op node that reads node i's only output, and reads it once, as its
  * data (input 0); -1 if there is none. */
 static int
@@ -768,7 +791,7 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
         && prepare_calls (plan, b.fusable, error);
   }
   if (ok)
-    hy_plan_mark_quantized_input (plan, b.quantized_input_node,
+    mark_quantized_input (plan, b.quantized_input_node,
         b.quantized_input, b.quantized_input_node == G_MAXUINT ? NULL
         : hy_graph_node (b.graph, b.quantized_input_node)->params);
   builder_clear (&b);
