@@ -43,6 +43,7 @@ static cuda_entry entry;
 static cuda_module_state state;
 static char *load_failure;      /* why the module is not usable, or NULL */
 
+#ifdef HY_HAVE_CUDA_MODULE
 /* Where libhybrid.so itself was loaded from: the module is installed (and
  * built) beside it. */
 static char *
@@ -66,6 +67,7 @@ driver_present (void)
   dlclose (driver);
   return TRUE;
 }
+#endif
 
 static void
 open_module (void)
