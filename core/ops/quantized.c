@@ -101,22 +101,30 @@ parse_calib (GHashTable *attrs, gboolean *calibrated, float *min,
 
 static const char *const quantize_inputs[] = { "data", NULL };
 
+/* out_type (auto, int8 by default, or uint8) and the calibrated range of
+ * quantize_v2 and requantize, by MXNet's GetQuantizeOutputType: auto is
+ * uint8 only for a calibrated range that is not negative. */
+static gboolean
+parse_out_type (GHashTable *attrs, bool *calibrated, float *min, float *max,
+    bool *out_uint8, GError **error)
+{
+  static const char *const types[] = { "auto", "int8", "uint8", NULL };
+  int type;
+  gboolean has_range;
+  if (!hy_attr_enum (attrs, "out_type", types, 1, &type, error)
+      || !parse_calib (attrs, &has_range, min, max, error))
+    return FALSE;
+  *calibrated = has_range;
+  *out_uint8 = type == 2 || (type == 0 && has_range && *min >= 0);
+  return TRUE;
+}
+
 static gboolean
 quantize_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_quantize_params *p = params;
-  static const char *const types[] = { "auto", "int8", "uint8", NULL };
-  int type;
-  gboolean calibrated;
-  if (!hy_attr_enum (attrs, "out_type", types, 1, &type, error)
-      || !parse_calib (attrs, &calibrated, &p->min_calib, &p->max_calib,
-          error))
-    return FALSE;
-  p->calibrated = calibrated;
-  /* MXNet's QuantizeV2 type rule: auto is uint8 only for a calibrated
-   * range that is not negative. */
-  p->out_uint8 = type == 2 || (type == 0 && calibrated && p->min_calib >= 0);
-  return TRUE;
+  return parse_out_type (attrs, &p->calibrated, &p->min_calib, &p->max_calib,
+      &p->out_uint8, error);
 }
 
 static gboolean
@@ -211,18 +219,8 @@ static gboolean
 requantize_parse (GHashTable *attrs, void *params, GError **error)
 {
   hy_requantize_params *p = params;
-  static const char *const types[] = { "auto", "int8", "uint8", NULL };
-  int type;
-  gboolean calibrated;
-  if (!hy_attr_enum (attrs, "out_type", types, 1, &type, error)
-      || !parse_calib (attrs, &calibrated, &p->min_calib, &p->max_calib,
-          error))
-    return FALSE;
-  p->calibrated = calibrated;
-  /* MXNet's GetQuantizeOutputType, as for quantize_v2 (but int8 is the
-   * default here) */
-  p->out_uint8 = type == 2 || (type == 0 && calibrated && p->min_calib >= 0);
-  return TRUE;
+  return parse_out_type (attrs, &p->calibrated, &p->min_calib, &p->max_calib,
+      &p->out_uint8, error);
 }
 
 static gboolean
