@@ -3,6 +3,7 @@
  * the nicks are what gst-launch and gst-inspect show.
  */
 #include "gsthybridinfer-enums.h"
+#include "hybrid-quantize.h"
 #include "decoders.h"
 #include "hybrid.h"
 #include "hybrid-frame.h"
@@ -29,6 +30,11 @@ DEFINE_ENUM_TYPE (gst_hybrid_infer_precision_get_type,
     {HY_PRECISION_BF16, "CPU with AVX512_BF16 only (refused elsewhere): "
           "convolutions from bf16 copies through oneDNN, accumulating in "
           "fp32", "bf16"})
+DEFINE_ENUM_TYPE (gst_hybrid_infer_qdq_get_type, "GstHybridInferQdq",
+    {HY_QDQ_INT8, "The file's int8 model: its scales become the ranges of "
+          "the int8 layers", "int8"},
+    {HY_QDQ_FLOAT, "Each QuantizeLinear/DequantizeLinear pair in float, as "
+          "written", "float"})
 DEFINE_ENUM_TYPE (gst_hybrid_infer_color_order_get_type,
     "GstHybridInferColorOrder",
     {GST_HYBRID_INFER_COLOR_ORDER_RGB, "Tensor channels R, G, B", "rgb"},

@@ -23,12 +23,13 @@ typedef enum {
   GST_HYBRID_INFER_COLOR_ORDER_BGR,
 } GstHybridInferColorOrder;
 
-/* mode: hy_mode; precision: hy_precision; resize: hy_resize_mode; interpolation: hy_interpolation;
+/* mode: hy_mode; precision: hy_precision; qdq: hy_qdq_mode; resize: hy_resize_mode; interpolation: hy_interpolation;
  * output: GstHybridOutput (auto, then the kinds of decoders.def);
  * output-activation: GstHybridActivation — the values of the types they
  * name. */
 #define GST_TYPE_HYBRID_INFER_MODE (gst_hybrid_infer_mode_get_type ())
 #define GST_TYPE_HYBRID_INFER_PRECISION (gst_hybrid_infer_precision_get_type ())
+#define GST_TYPE_HYBRID_INFER_QDQ (gst_hybrid_infer_qdq_get_type ())
 #define GST_TYPE_HYBRID_INFER_COLOR_ORDER (gst_hybrid_infer_color_order_get_type ())
 #define GST_TYPE_HYBRID_INFER_SCALE (gst_hybrid_infer_scale_get_type ())
 #define GST_TYPE_HYBRID_INFER_RESIZE (gst_hybrid_infer_resize_get_type ())
@@ -39,6 +40,7 @@ typedef enum {
 
 GType gst_hybrid_infer_mode_get_type (void);
 GType gst_hybrid_infer_precision_get_type (void);
+GType gst_hybrid_infer_qdq_get_type (void);
 GType gst_hybrid_infer_color_order_get_type (void);
 GType gst_hybrid_infer_scale_get_type (void);
 GType gst_hybrid_infer_resize_get_type (void);

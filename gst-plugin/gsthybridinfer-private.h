@@ -60,6 +60,7 @@ enum
   PROP_STATS_INTERVAL,
   PROP_MESSAGE_JSON,
   PROP_IOU_THRESHOLD,
+  PROP_QDQ,
 };
 
 struct _GstHybridInfer

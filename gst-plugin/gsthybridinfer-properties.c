@@ -59,6 +59,12 @@ gst_hybrid_infer_install_properties (GObjectClass * gobject_class)
       g_param_spec_enum ("precision", "Precision",
           "Arithmetic precision: fp16 runs on a GPU only",
           GST_TYPE_HYBRID_INFER_PRECISION, DEFAULT_PRECISION, ready));
+  g_object_class_install_property (gobject_class, PROP_QDQ,
+      g_param_spec_enum ("qdq", "QDQ models",
+          "How an ONNX QDQ file (QuantizeLinear/DequantizeLinear around "
+          "float ops) runs: on the int8 layers, its scales as their "
+          "ranges, or each pair in float as written",
+          GST_TYPE_HYBRID_INFER_QDQ, DEFAULT_QDQ, ready));
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode",
           "Execution mode; may change while playing and takes effect at the "
@@ -302,6 +308,7 @@ set_while_started (GstHybridInfer * self, guint prop_id, GParamSpec * pspec,
       return TRUE;
     case PROP_DEVICE:
     case PROP_PRECISION:
+    case PROP_QDQ:
     case PROP_INPUT_NAME:
     case PROP_INPUT_SIZE:
     case PROP_COLOR_ORDER:
@@ -362,6 +369,9 @@ gst_hybrid_infer_set_property (GObject * object, guint prop_id,
       break;
     case PROP_PRECISION:
       s->precision = g_value_get_enum (value);
+      break;
+    case PROP_QDQ:
+      s->qdq = g_value_get_enum (value);
       break;
     case PROP_MODE:
       s->mode = g_value_get_enum (value);
@@ -495,6 +505,9 @@ gst_hybrid_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_PRECISION:
       g_value_set_enum (value, s->precision);
+      break;
+    case PROP_QDQ:
+      g_value_set_enum (value, s->qdq);
       break;
     case PROP_MODE:
       g_value_set_enum (value, s->mode);

@@ -14,6 +14,7 @@ gst_hybrid_infer_settings_init (GstHybridInferSettings * s)
   memset (s, 0, sizeof *s);
   s->device = g_strdup (DEFAULT_DEVICE);
   s->precision = DEFAULT_PRECISION;
+  s->qdq = DEFAULT_QDQ;
   s->mode = DEFAULT_MODE;
   s->dump_set = hyg_frame_set_parse (NULL, NULL);
   s->color_order = DEFAULT_COLOR_ORDER;
@@ -228,6 +229,7 @@ gst_hybrid_infer_settings_to_config (const GstHybridInferSettings * copy,
   c->labels = (const char *const *) copy->labels_inline;
   c->device = copy->device ? copy->device : DEFAULT_DEVICE;
   c->precision = copy->precision;
+  c->qdq = copy->qdq;
   c->activation = copy->output_activation;
   c->model_activation = copy->model_activation;
   c->sidecar_scores = copy->sidecar_scores;

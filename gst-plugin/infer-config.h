@@ -16,6 +16,7 @@ G_BEGIN_DECLS
 
 #define DEFAULT_DEVICE "auto"
 #define DEFAULT_PRECISION HY_PRECISION_FP32
+#define DEFAULT_QDQ HY_QDQ_INT8
 #define DEFAULT_MODE HY_MODE_HYBRID
 #define DEFAULT_COLOR_ORDER GST_HYBRID_INFER_COLOR_ORDER_RGB
 #define DEFAULT_SCALE GST_HYBRID_INFER_SCALE_BYTE
@@ -72,6 +73,7 @@ typedef struct {
   gchar *labels;
   gchar *device;
   hy_precision precision;
+  hy_qdq_mode qdq;
   hy_mode mode;
   gchar *dump_dir;
   gchar *dump_frames;

@@ -43,6 +43,7 @@ typedef struct {
   gchar *device, *input_name;
   gchar **labels_inline;        /* packed: one block */
   hy_precision precision;
+  hy_qdq_mode qdq;
   int input_width, input_height;        /* the size its session runs */
   int default_width, default_height;    /* the model's default size */
   int batch;
@@ -157,6 +158,7 @@ key_init (GstHybridEngineKey *k, const GstHybridSessionConfig *c)
   k->device = g_strdup (c->device ? c->device : "auto");
   k->input_name = g_strdup (c->input_name);
   k->precision = c->precision;
+  k->qdq = c->qdq;
   k->batch = c->batch;
   k->output = c->output;
   k->iou_threshold = c->iou_threshold;
@@ -247,6 +249,8 @@ key_difference (const GstHybridEngineKey *k, const GstHybridSessionConfig *c)
     return "input-name";
   if (k->precision != c->precision)
     return "precision";
+  if (k->qdq != c->qdq)
+    return "qdq";
   resolved_size (k, c, &width, &height);
   if (k->input_width != width || k->input_height != height)
     return "input-size";
@@ -448,7 +452,7 @@ gst_hybrid_engine_join (const char *name, const GstHybridSessionConfig *config,
     if (what) {
       g_set_error (error, HY_ERROR, HY_ERROR_INVALID, "shared-engine '%s' "
           "already runs %s with another %s: elements on one engine share "
-          "its model, params, labels, device, precision, input-name, "
+          "its model, params, labels, device, precision, qdq, input-name, "
           "input-size, batch-size, output and output-activation", name,
           e->key.model.path, what);
       g_mutex_unlock (&registry_lock);

@@ -131,6 +131,15 @@ configure (GstHybridRunner * r, GstHybridInferSettings * copy,
   return TRUE;
 }
 
+/* What a QDQ file became: its int8 layers, or why it runs in float. */
+static void
+report_qdq (GstHybridRunner * r, const GstHybridSession * session)
+{
+  const char *note = gst_hybrid_session_qdq_note (session);
+  if (note)
+    GST_INFO_OBJECT (r->cb.owner, "%s", note);
+}
+
 /* The one place a model becomes something frames run on, for new() and
  * for the loader of a reload: the sidecar fills what `copy` leaves unset,
  * then the runner's own session is loaded and planned, or (shared-engine,
@@ -161,6 +170,8 @@ gst_hybrid_runner_build_session (GstHybridRunner * r,
   } else if (!(*session = gst_hybrid_session_new (config, note, error))) {
     goto model_failed;
   }
+  report_qdq (r, *session ? *session
+      : gst_hybrid_engine_client_session (*client));
   /* once the model loads: a missing file's error says enough */
   if (!sidecar)
     report_defaults (r, copy);

@@ -60,6 +60,7 @@ struct _GstHybridSession {
   gboolean *staged;             /* per batch slot: its frame is on the
                                  * device only */
   GError *load_error;           /* a staged load's failure, for the forward */
+  char *qdq_note;               /* what a QDQ file became, or NULL */
   char *note;                   /* a fallback, for
                                  * gst_hybrid_session_take_note */
   gboolean noted;               /* one fallback note per session */
@@ -136,18 +137,25 @@ try_plan (GstHybridSession *s, int channels, int width, int height,
 }
 
 /* TRUE when output 0 comes straight from a softmax or a sigmoid: the
- * model's scores are probabilities already. */
+ * model's scores are probabilities already.  A QDQ file's quantize-
+ * dequantize pair after it (run in float) only rounds them. */
 static gboolean
 head_normalised (const hy_model *model)
 {
   const char *head = hy_model_output_name (model, 0);
   hy_node_desc node;
-  for (int i = 0; head && i < hy_model_n_nodes (model); i++)
-    if (hy_model_node (model, i, &node) && !strcmp (node.name, head))
-      return !strcmp (node.op, "softmax")
-          || !strcmp (node.op, "SoftmaxActivation")
-          || !strcmp (node.op, "SoftmaxOutput")
-          || !strcmp (node.op, "sigmoid");
+  for (int i = hy_model_n_nodes (model) - 1; head && i >= 0; i--) {
+    if (!hy_model_node (model, i, &node) || strcmp (node.name, head))
+      continue;
+    if (!strcmp (node.op, "_hy_quantize_dequantize")) {
+      head = hy_model_node_input (model, i, 0, NULL);
+      continue;                 /* producers come before: on down */
+    }
+    return !strcmp (node.op, "softmax")
+        || !strcmp (node.op, "SoftmaxActivation")
+        || !strcmp (node.op, "SoftmaxOutput")
+        || !strcmp (node.op, "sigmoid");
+  }
   return FALSE;
 }
 
@@ -458,7 +466,8 @@ gst_hybrid_session_new (const GstHybridSessionConfig *c, char **device_note,
   if (!gst_hybrid_prep_from_config (c, &s->prep, error))
     goto fail;
 
-  s->model = hy_model_load (c->model_path, c->params_path, error);
+  s->model = hy_model_load_qdq (c->model_path, c->params_path, c->qdq,
+      &s->qdq_note, error);
   if (!s->model)
     goto fail;
   if (c->labels_path) {
@@ -507,6 +516,7 @@ gst_hybrid_session_free (GstHybridSession *s)
   g_free (s->staged);
   g_clear_error (&s->load_error);
   g_free (s->note);
+  g_free (s->qdq_note);
   hy_frame_plan_free (s->plan);
   hy_tensor_free (s->input);
   hy_executor_free (s->exec);
@@ -627,6 +637,12 @@ gboolean
 gst_hybrid_session_has_frame (const GstHybridSession *s)
 {
   return s->plan != NULL && s->input != NULL;
+}
+
+const char *
+gst_hybrid_session_qdq_note (const GstHybridSession *s)
+{
+  return s->qdq_note;
 }
 
 char *

@@ -17,6 +17,7 @@
 #include "decoders.h"
 #include "hybrid.h"
 #include "hybrid-frame.h"
+#include "hybrid-quantize.h"
 
 G_BEGIN_DECLS
 
@@ -32,6 +33,7 @@ typedef struct {
   const char *const *labels;    /* inline (a sidecar's), NULL-terminated */
   const char *device;           /* auto, cpu, cuda, cuda:N */
   hy_precision precision;
+  hy_qdq_mode qdq;              /* a QDQ ONNX file: int8 or float */
   hy_mode mode;
   const char *input_name;       /* NULL: the model's only input */
   int input_width, input_height;
@@ -134,6 +136,11 @@ gboolean gst_hybrid_session_load (GstHybridSession * session, int slot,
  * made), for the log, or NULL; free it.  Said once per session; ask after
  * gst_hybrid_session_set_frame and gst_hybrid_session_load. */
 char *gst_hybrid_session_take_note (GstHybridSession * session);
+
+/* What became of a QDQ ONNX file (its int8 layers, or why it runs in
+ * float), or NULL for any other model. */
+const char *gst_hybrid_session_qdq_note (const GstHybridSession *
+    session);
 
 /* Runs one forward over the whole batch in `mode` (switching the executor
  * if needed); a batch staged on the GPU in hybrid mode runs without an

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hybrid-quantize.h"
 #include "hybrid-sidecar.h"
 
 int
@@ -116,10 +117,27 @@ hy_cli_apply_shapes (hy_shapes *shapes, char **specs, GError **error)
   return TRUE;
 }
 
-hy_model *
-hy_cli_load_model (const char *model, const char *params, GError **error)
+gboolean
+hy_cli_parse_qdq (const char *text, hy_qdq_mode *out, GError **error)
 {
-  return hy_model_load (model, params, error);
+  if (hy_qdq_mode_parse (text ? text : "int8", out, error))
+    return TRUE;
+  g_prefix_error (error, "--qdq: ");
+  return FALSE;
+}
+
+hy_model *
+hy_cli_load_model (const char *model, const char *params, const char *qdq,
+    GError **error)
+{
+  hy_qdq_mode mode;
+  g_autofree char *note = NULL;
+  if (!hy_cli_parse_qdq (qdq, &mode, error))
+    return NULL;
+  hy_model *m = hy_model_load_qdq (model, params, mode, &note, error);
+  if (note)
+    g_printerr ("hybridinfer: %s\n", note);
+  return m;
 }
 
 void

@@ -10,6 +10,7 @@
 #include <glib.h>
 
 #include "hybrid.h"
+#include "hybrid-quantize.h"
 
 enum { HY_EXIT_OK = 0, HY_EXIT_FAIL = 1, HY_EXIT_USAGE = 2 };
 
@@ -39,9 +40,20 @@ gboolean hy_cli_parse_mode (const char *text, hy_mode *out, GError **error);
 gboolean hy_cli_apply_shapes (hy_shapes *shapes, char **specs,
     GError **error);
 
-/* Loads the model named by --model/--params, reporting errors itself. */
-hy_model *hy_cli_load_model (const char *model, const char *params,
+/* --qdq: how a QDQ ONNX file runs (hybrid-quantize.h). */
+#define HY_CLI_QDQ_OPTION(field) \
+  {"qdq", 0, 0, G_OPTION_ARG_STRING, &(field), \
+      "A QDQ ONNX file: int8 (default: its int8 layers) or float (each " \
+      "QuantizeLinear/DequantizeLinear pair as written)", "MODE"}
+
+/* --qdq's value: "int8" (also NULL) or "float". */
+gboolean hy_cli_parse_qdq (const char *text, hy_qdq_mode *out,
     GError **error);
+
+/* Loads the model named by --model/--params; a QDQ file as --qdq says
+ * (NULL: int8), with one line on stderr saying what became of it. */
+hy_model *hy_cli_load_model (const char *model, const char *params,
+    const char *qdq, GError **error);
 
 /* The model's sidecar (preprocessing, labels), if it has one, written
  * beside the files `export` or `quantize` made at prefix, so the element

@@ -32,6 +32,7 @@ typedef struct bench_args {
   char **shapes;
   int iterations, warmup, threads;
   gboolean json, profile;
+  char *qdq;
 } bench_args;
 
 typedef struct time_summary {
@@ -65,6 +66,7 @@ bench_args_clear (bench_args *a)
 {
   g_free (a->model);
   g_free (a->params);
+  g_free (a->qdq);
   g_free (a->device);
   g_free (a->mode);
   g_free (a->precision);
@@ -435,6 +437,7 @@ hy_cmd_bench (int argc, char **argv)
         "Model: prefix-symbol.json or prefix.onnx", "M"},
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
+    HY_CLI_QDQ_OPTION (a.qdq),
     {"shape", 's', 0, G_OPTION_ARG_STRING_ARRAY, &a.shapes,
         "Input shape (default: the model's __shape__); repeat per input",
         "[NAME=]1x3x224x224"},
@@ -506,7 +509,7 @@ hy_cmd_bench (int argc, char **argv)
     .device = device, .mode = mode, .precision = precision,
     .threads = a.threads,
   };
-  model = hy_cli_load_model (a.model, a.params, &error);
+  model = hy_cli_load_model (a.model, a.params, a.qdq, &error);
   if (model)
     shapes = hy_shapes_new (model);
   if (!model || !apply_shapes (shapes, a.shapes, &error)

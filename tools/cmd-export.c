@@ -21,6 +21,7 @@ typedef struct export_args {
   char *model, *params, *prefix, *format;
   char **shapes;
   int epoch;
+  char *qdq;
 } export_args;
 
 /* PREFIX.onnx for the inputs' declared shapes or those of --shape. */
@@ -68,6 +69,11 @@ hy_cmd_export (int argc, char **argv)
         "Model: prefix-symbol.json or prefix.onnx", "M"},
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
+    /* A QDQ file is written back as it is unless asked: its int8 model
+     * is MXNet's form, which `quantize` writes. */
+    {"qdq", 0, 0, G_OPTION_ARG_STRING, &a.qdq,
+        "A QDQ ONNX file: float (default: its pairs kept as written) or "
+        "int8 (its int8 model)", "MODE"},
     {"prefix", 'o', 0, G_OPTION_ARG_FILENAME, &a.prefix,
         "Write OUT-symbol.json, OUT-NNNN.params, or OUT.onnx with --format "
         "onnx (and OUT-model.json when the model has a sidecar)", "OUT"},
@@ -122,7 +128,8 @@ hy_cmd_export (int argc, char **argv)
         "MXNet export holds no input shapes)");
     goto out;
   }
-  model = hy_cli_load_model (a.model, a.params, &error);
+  model = hy_cli_load_model (a.model, a.params,
+      a.qdq ? a.qdq : "float", &error);
   if (!model || !ensure_prefix_dir (a.prefix, &error)
       || !(onnx ? export_onnx (model, &a, &error)
           : hy_model_export (model, a.prefix, a.epoch, &error))
@@ -136,6 +143,7 @@ out:
   hy_model_free (model);
   g_free (a.model);
   g_free (a.params);
+  g_free (a.qdq);
   g_free (a.prefix);
   g_free (a.format);
   g_strfreev (a.shapes);

@@ -9,12 +9,14 @@
 #include <json-glib/json-glib.h>
 
 #include "cli.h"
+#include "hybrid-quantize.h"
 
 typedef struct inspect_args {
   char *model, *params;
   char **shapes;
   gboolean json;
   gboolean graph_only;
+  char *qdq;
 } inspect_args;
 
 static void
@@ -225,6 +227,20 @@ describe_text (hy_model *model, const hy_shapes *shapes, char **unsupported, con
     printf ("\nshapes not inferred: %s\n", shape_error);
 }
 
+/* A QDQ file is shown as it runs: its int8 model, unless --qdq float. */
+static gboolean
+as_int8_if_qdq (hy_model **model, const char *qdq, GError **error)
+{
+  hy_qdq_mode mode;
+  g_autofree char *note = NULL;
+  if (!hy_cli_parse_qdq (qdq, &mode, error))
+    return FALSE;
+  gboolean ok = hy_model_apply_qdq_mode (model, mode, &note, error);
+  if (note)
+    g_printerr ("hybridinfer: %s\n", note);
+  return ok;
+}
+
 int
 hy_cmd_inspect (int argc, char **argv)
 {
@@ -234,6 +250,7 @@ hy_cmd_inspect (int argc, char **argv)
         "Model: prefix-symbol.json or prefix.onnx", "M"},
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
+    HY_CLI_QDQ_OPTION (a.qdq),
     {"shape", 's', 0, G_OPTION_ARG_STRING_ARRAY, &a.shapes,
         "Input shape for shape inference (repeatable)", "[NAME=]1x3x224x224"},
     {"json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print one JSON object", NULL},
@@ -272,6 +289,10 @@ hy_cmd_inspect (int argc, char **argv)
       ? hy_model_load_graph_only (a.model, &unsupported, &error)
       : hy_model_load_for_inspection (a.model, a.params, &unsupported,
       &error);
+  if (model && !unsupported && !as_int8_if_qdq (&model, a.qdq, &error)) {
+    status = hy_cli_fail (error);
+    goto out;
+  }
   if (model)
     shapes = hy_shapes_new (model);
   if (!model || !hy_cli_apply_shapes (shapes, a.shapes, &error)) {
@@ -303,6 +324,7 @@ out:
   hy_model_free (model);
   g_free (a.model);
   g_free (a.params);
+  g_free (a.qdq);
   g_strfreev (a.shapes);
   return status;
 }

@@ -124,6 +124,25 @@ calibrate (hy_quantizer *q, const hy_model *model, GPtrArray *files,
   return TRUE;
 }
 
+/* A QDQ file's int8 model, its ranges from its pairs, as an MXNet int8
+ * export. */
+static int
+save_qdq (const hy_model *model, const char *path, const char *prefix,
+    const char *dir)
+{
+  g_autoptr (GError) error = NULL;
+  hy_qdq_summary sum;
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    return hy_cli_failf ("cannot create the folder %s for -o %s: %s", dir,
+        prefix, g_strerror (errno));
+  if (!hy_qdq_save (model, prefix, &sum, &error)
+      || !hy_cli_copy_sidecar (path, prefix, &error))
+    return hy_cli_fail (error);
+  g_autofree char *text = hy_qdq_summary_format (&sum);
+  g_print ("%s-symbol.json: %s\n", prefix, text);
+  return HY_EXIT_OK;
+}
+
 int
 hy_cmd_quantize (int argc, char **argv)
 {
@@ -148,7 +167,8 @@ hy_cmd_quantize (int argc, char **argv)
     {NULL}
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-      "MODEL-symbol.json - calibrate and write an int8 model MXNet loads");
+      "MODEL - calibrate and write an int8 model MXNet loads (a QDQ ONNX "
+      "file: from its own scales, no --calib)");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   hy_model *model = NULL;
@@ -169,8 +189,8 @@ hy_cmd_quantize (int argc, char **argv)
         : "quantize: unexpected argument '%s'", argc < 2 ? "" : argv[2]);
     goto out;
   }
-  if (!a.prefix || !a.calib) {
-    status = hy_cli_usage (ctx, "quantize: --calib and -o are required");
+  if (!a.prefix) {
+    status = hy_cli_usage (ctx, "quantize: -o is required");
     goto out;
   }
   if ((a.mode && !hy_calib_mode_parse (a.mode, &opts.calib_mode, &error))
@@ -184,8 +204,23 @@ hy_cmd_quantize (int argc, char **argv)
   opts.exclude_layers = (const char *const *) exclude;
   opts.exclude_ops = (const char *const *) exclude_op;
   dir = g_path_get_dirname (a.prefix);
-  if (!(files = calib_files (a.calib, &error))
-      || !(model = hy_cli_load_model (argv[1], a.params, &error))) {
+  if (!(model = hy_cli_load_model (argv[1], a.params, "float", &error))) {
+    status = hy_cli_fail (error);
+    goto out;
+  }
+  if (hy_model_has_qdq (model)) {
+    status = a.calib
+        ? hy_cli_usage (ctx, "quantize: %s is quantized already (its "
+            "QuantizeLinear/DequantizeLinear pairs give the ranges): give "
+            "no --calib", argv[1])
+        : save_qdq (model, argv[1], a.prefix, dir);
+    goto out;
+  }
+  if (!a.calib) {
+    status = hy_cli_usage (ctx, "quantize: --calib is required");
+    goto out;
+  }
+  if (!(files = calib_files (a.calib, &error))) {
     status = hy_cli_fail (error);
     goto out;
   }

@@ -17,6 +17,7 @@
 typedef struct run_args {
   char *model, *params, *output_dir, *device, *mode, *dump_dir, *precision;
   char **inputs;
+  char *qdq;
 } run_args;
 
 static void
@@ -24,6 +25,7 @@ run_args_clear (run_args *a)
 {
   g_free (a->model);
   g_free (a->params);
+  g_free (a->qdq);
   g_free (a->output_dir);
   g_free (a->device);
   g_free (a->mode);
@@ -206,6 +208,7 @@ hy_cmd_run (int argc, char **argv)
         "Model: prefix-symbol.json or prefix.onnx", "M"},
     {"params", 'p', 0, G_OPTION_ARG_FILENAME, &a.params,
         "Params file (default: newest prefix-NNNN.params beside the model)", "P"},
+    HY_CLI_QDQ_OPTION (a.qdq),
     {"input", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &a.inputs,
         "Input tensor, float32 .npy (repeat for several inputs)", "[NAME=]FILE"},
     {"output-dir", 'o', 0, G_OPTION_ARG_FILENAME, &a.output_dir,
@@ -264,7 +267,7 @@ hy_cmd_run (int argc, char **argv)
   if (note)
     g_printerr ("hybridinfer: %s\n", note);
 
-  model = hy_cli_load_model (a.model, a.params, &error);
+  model = hy_cli_load_model (a.model, a.params, a.qdq, &error);
   if (!model) {
     status = hy_cli_fail (error);
     goto out;

@@ -76,6 +76,64 @@ int hy_quantizer_n_quantized (const hy_quantizer *q);
 gboolean hy_quantizer_save (hy_quantizer *q, const char *prefix,
     GError **error);
 
+/* ---- ONNX QDQ models ----------------------------------------------------
+ *
+ * hy_model_load runs an ONNX QDQ file (QuantizeLinear/DequantizeLinear
+ * around float ops) in float, each pair as ONNX Runtime computes it with
+ * its optimisations off.  hy_model_quantize_qdq makes the int8 model of
+ * it instead: each pair's scale and zero point become the calibrated
+ * range of the tensor it reads, and the quantizer plans the int8 layers
+ * from them as from calibration (docs/ONNX.md, "QDQ int8 models"). */
+
+typedef struct hy_qdq_summary {
+  int pairs;                    /* quantize-dequantize pairs in the file */
+  int int8_layers;              /* convolutions and fully connected */
+  int float_layers;             /* left fp32: a range they need is not in
+                                 * the file */
+  int shifted_ranges;           /* ranges from a zero point other than 0,
+                                 * covered symmetrically */
+} hy_qdq_summary;
+
+/* Whether the model holds quantize-dequantize pairs (a QDQ file). */
+gboolean hy_model_has_qdq (const hy_model *model);
+
+/* The int8 model of a QDQ model (which it only reads; the result owns
+ * its own weights).  Fails, naming the file, when no pair is left or no
+ * layer can run int8.  `summary` may be NULL. */
+hy_model *hy_model_quantize_qdq (const hy_model *model,
+    hy_qdq_summary *summary, GError **error);
+
+/* hy_model_quantize_qdq written as an MXNet int8 export
+ * (prefix-symbol.json, prefix-0000.params), as hy_quantizer_save writes
+ * one: MXNet loads and runs it. */
+gboolean hy_qdq_save (const hy_model *model, const char *prefix,
+    hy_qdq_summary *summary, GError **error);
+
+/* One line: how many int8 layers, what stayed fp32 and why (g_free). */
+char *hy_qdq_summary_format (const hy_qdq_summary *summary);
+
+/* How a QDQ file runs. */
+typedef enum hy_qdq_mode {
+  HY_QDQ_INT8,                  /* its int8 model; float when no layer
+                                 * maps onto the int8 layers */
+  HY_QDQ_FLOAT,                 /* each pair in float, as written */
+} hy_qdq_mode;
+
+/* "int8" or "float". */
+gboolean hy_qdq_mode_parse (const char *text, hy_qdq_mode *out,
+    GError **error);
+
+/* For a QDQ model in HY_QDQ_INT8 mode, replaces *model (freed) by its
+ * int8 model; keeps it, in float, when no layer maps onto the int8
+ * layers.  *note (g_free; NULL for any other model or mode) says which,
+ * and why.  FALSE only on an error, *model then unchanged. */
+gboolean hy_model_apply_qdq_mode (hy_model **model, hy_qdq_mode mode,
+    char **note, GError **error);
+
+/* hy_model_load, then hy_model_apply_qdq_mode. */
+hy_model *hy_model_load_qdq (const char *path, const char *params_path,
+    hy_qdq_mode mode, char **note, GError **error);
+
 G_END_DECLS
 
 #endif /* HYBRID_QUANTIZE_H */

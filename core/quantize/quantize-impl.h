@@ -42,6 +42,9 @@ struct hy_quantizer {
 };
 
 gboolean hy_quantize_plan (hy_quantizer *q, GError **error);
+/* The nodes whose output 0 group `grp` needs the range of (at most 3). */
+guint hy_qgroup_needed_ranges (const hy_graph *g, const hy_qgroup *grp,
+    guint needed[3]);
 void hy_qgroup_free (gpointer group);
 
 /* The calibrated range of node `node`'s output 0, as quantize_net_v2's
@@ -49,8 +52,11 @@ void hy_qgroup_free (gpointer group);
 void hy_quantize_range (const hy_quantizer *q, guint node, float *min,
     float *max);
 
-/* The node quantized data takes its range from: a quantized layer's
- * output is its group's last node's. */
+/* The int8 graph as MXNet's symbol JSON and its params file's bytes
+ * (both the caller's). */
+void hy_quantize_emit (const hy_quantizer *q, char **symbol_json,
+    GBytes **params);
+/* The same written to prefix-symbol.json and prefix-0000.params. */
 gboolean hy_quantize_write (const hy_quantizer *q, const char *prefix,
     GError **error);
 

@@ -612,9 +612,10 @@ symbol_json (wctx *c, const hy_entry *heads, guint n_heads, guint *order,
   return text;
 }
 
-static gboolean
-save_params (wctx *c, const guint *order, guint n_order, const char *path,
-    GError **error)
+/* Collects the params the written graph binds, in its order; the
+ * tensors stay the writer's or the model's (only read). */
+static GBytes *
+params_bytes (wctx *c, const guint *order, guint n_order)
 {
   GArray *items = g_array_new (FALSE, TRUE, sizeof (hy_param));
   for (guint k = 0; k < n_order; k++) {
@@ -631,13 +632,14 @@ save_params (wctx *c, const guint *order, guint n_order, const char *path,
     g_array_append_val (items, p);
   }
   hy_param_list list = { (hy_param *) items->data, items->len };
-  gboolean ok = hy_params_save (&list, path, error);
+  GBytes *bytes = hy_params_write (&list);
   g_array_unref (items);
-  return ok;
+  return bytes;
 }
 
-gboolean
-hy_quantize_write (const hy_quantizer *q, const char *prefix, GError **error)
+void
+hy_quantize_emit (const hy_quantizer *q, char **symbol_json_out,
+    GBytes **params_out)
 {
   const hy_graph *g = q->graph;
   guint n = hy_graph_n_nodes (g), n_groups = q->groups->len;
@@ -681,23 +683,33 @@ hy_quantize_write (const hy_quantizer *q, const char *prefix, GError **error)
     heads[h] = fp32_entry (&c, g->heads[h]);
   guint n_order;
   g_autofree guint *order = final_order (&c, heads, g->n_heads, &n_order);
-  g_autofree char *text = symbol_json (&c, heads, g->n_heads, order,
-      n_order);
-  g_autofree char *sym = g_strdup_printf ("%s-symbol.json", prefix);
-  g_autofree char *par = g_strdup_printf ("%s-0000.params", prefix);
-  GError *local = NULL;
-  gboolean ok = g_file_set_contents (sym, text, -1, &local);
-  if (!ok) {
-    g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: cannot write: %s", sym,
-        local->message);
-    g_error_free (local);
-  } else {
-    ok = save_params (&c, order, n_order, par, error);
-  }
+  *symbol_json_out = symbol_json (&c, heads, g->n_heads, order, n_order);
+  *params_out = params_bytes (&c, order, n_order);
   g_ptr_array_unref (c.nodes);
   g_free (c.fp32_id);
   g_free (c.quant);
   g_free (c.group_out);
   g_free (c.dequant);
-  return ok;
+}
+
+gboolean
+hy_quantize_write (const hy_quantizer *q, const char *prefix, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_autoptr (GBytes) params = NULL;
+  hy_quantize_emit (q, &text, &params);
+  g_autofree char *sym = g_strdup_printf ("%s-symbol.json", prefix);
+  g_autofree char *par = g_strdup_printf ("%s-0000.params", prefix);
+  const char *failed = sym;
+  gsize len;
+  const char *data = g_bytes_get_data (params, &len);
+  GError *local = NULL;
+  if (g_file_set_contents (sym, text, -1, &local)
+      && (failed = par, g_file_set_contents (par, data, (gssize) len,
+              &local)))
+    return TRUE;
+  g_set_error (error, HY_ERROR, HY_ERROR_IO, "%s: cannot write: %s", failed,
+      local->message);
+  g_error_free (local);
+  return FALSE;
 }

@@ -44,27 +44,37 @@ hy_quantized_dtype_parse (const char *text, hy_quantized_dtype *out,
   return TRUE;
 }
 
-/* The tensors the int8 graph needs a range of: what is quantized from
- * fp32 (a layer's data or residual, when their producer is no int8
- * layer) and each convolution's output (its requantization). */
+/* The tensors a group needs a range of: what is quantized from fp32 (its
+ * data or residual, when their producer is no int8 layer) and a
+ * convolution's output (its requantization). */
+guint
+hy_qgroup_needed_ranges (const hy_graph *g, const hy_qgroup *grp,
+    guint needed[3])
+{
+  guint n = 0;
+  needed[n++] = hy_graph_node (g, grp->members[0])->inputs[0].node;
+  if (grp->with_sum) {
+    const hy_node *add = hy_graph_node (g, grp->members[grp->n_members
+            - 1 - (grp->with_postsum_act ? 1 : 0)]);
+    needed[n++] = add->inputs[grp->sum_input].node;
+  }
+  if (grp->kind == HY_Q_CONV)
+    needed[n++] = grp->last;
+  return n;
+}
+
 static void
 mark_needed (hy_quantizer *q)
 {
-  const hy_graph *g = q->graph;
-  guint n = hy_graph_n_nodes (g);
+  guint n = hy_graph_n_nodes (q->graph);
   q->needs_range = g_new0 (gboolean, n);
   q->stats = g_new0 (hy_calib_stats, n);
   for (guint k = 0; k < q->groups->len; k++) {
-    const hy_qgroup *grp = q->groups->pdata[k];
-    const hy_node *first = hy_graph_node (g, grp->members[0]);
-    q->needs_range[first->inputs[0].node] = TRUE;
-    if (grp->with_sum) {
-      const hy_node *add = hy_graph_node (g, grp->members[grp->n_members
-              - 1 - (grp->with_postsum_act ? 1 : 0)]);
-      q->needs_range[add->inputs[grp->sum_input].node] = TRUE;
-    }
-    if (grp->kind == HY_Q_CONV)
-      q->needs_range[grp->last] = TRUE;
+    guint needed[3];
+    guint n_needed = hy_qgroup_needed_ranges (q->graph, q->groups->pdata[k],
+        needed);
+    for (guint j = 0; j < n_needed; j++)
+      q->needs_range[needed[j]] = TRUE;
   }
 }
 

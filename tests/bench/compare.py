@@ -78,6 +78,9 @@ export; one calibration, naive min/max, per engine and model):
                                 HYBRIDINFER_DNNL=0: the quantized convolutions on our
                                 reference int8 kernels
   ours-hybrid-int8-dnnl         the same as shipped: on oneDNN's int8 kernels (the default)
+  ours-onnx-int8                `hybridinfer bench` on ONNX Runtime's QDQ file (below), the
+                                file the ONNX peers read: its pairs' scales as the ranges of
+                                our int8 layers (docs/ONNX.md, "QDQ int8 models")
   mxnet-int8                    mxnet.contrib.quantization.quantize_net_v2 (calib_mode naive,
                                 quantized_dtype auto; int8 for MobileNetV3, whose hard swish
                                 MXNet 1.9.1 multiplies wrongly on uint8), exported, read back as
@@ -88,7 +91,7 @@ export; one calibration, naive min/max, per engine and model):
                                 quantized parts in int8; INFERENCE_PRECISION_HINT=f32 for the
                                 rest).  Not through NNCF: NNCF 3.x needs numpy >= 1.24, which
                                 MXNet 1.9.1 cannot load, so it cannot share the reference venv.
-and per row "best int8 peer / ours int8" (the fastest peer over the faster of our two runs:
+and per row "best int8 peer / ours int8" (the fastest peer over the fastest of our runs:
 above 1 means ours is faster).
 """
 
@@ -145,8 +148,9 @@ BF16_ENGINES = ["ours-hybrid", "ours-hybrid-bf16", "onnxruntime", "openvino",
                 "openvino-default", "openvino-bf16"]
 # --int8's engines: ours on MXNet's int8 export (reference kernels, then oneDNN's) and each
 # peer on its own quantization of the same model from the same calibration images.
-INT8_ENGINES = ["ours-hybrid-int8", "ours-hybrid-int8-dnnl", "mxnet-int8", "onnxruntime-int8",
-                "openvino-int8"]
+INT8_ENGINES = ["ours-hybrid-int8", "ours-hybrid-int8-dnnl", "ours-onnx-int8", "mxnet-int8",
+                "onnxruntime-int8", "openvino-int8"]
+INT8_OURS = ["ours-hybrid-int8", "ours-hybrid-int8-dnnl", "ours-onnx-int8"]
 INT8_PEERS = ["mxnet-int8", "onnxruntime-int8", "openvino-int8"]
 ENGINES += INT8_ENGINES
 ONNX_ENGINES = ["ours-hybrid", "ours-onnx", "onnxruntime", "openvino"]
@@ -637,7 +641,13 @@ def measure(engine, ctx):
                 return {"error": "ONNX export failed: " + onnx_err}
             model = os.path.join(ctx["dir"], "model-b%d.onnx" % ctx["batch"])
             mode, precision = "hybrid", None
-        if int8:  # the graph itself is int8: MXNet's export, our fp32 setting
+        if engine == "ours-onnx-int8":  # the QDQ file the ONNX peers read
+            onnx_err = ctx["int8"].get("onnx_int8_errors", {}).get(str(ctx["batch"]))
+            if onnx_err:
+                return {"error": "ONNX Runtime's quantization failed: " + onnx_err}
+            model = os.path.join(ctx["dir"], "model-b%d-int8.onnx" % ctx["batch"])
+            mode, precision = "hybrid", None
+        elif int8:  # the graph itself is int8: MXNet's export, our fp32 setting
             model = os.path.join(ctx["dir"], "int8", "model-symbol.json")
             if not engine.endswith("-dnnl"):  # oneDNN's int8 kernels are the default
                 env["HYBRIDINFER_DNNL"] = "0"
@@ -984,10 +994,10 @@ def int8_table(rows, meta):
     lines = [what + " per forward in ms (lower is better), %d threads each, best median of "
              "%d round(s), int8 throughout, every engine quantizing from the same %d "
              "calibration images.  Best int8 peer / ours int8: the fastest of MXNet, ONNX "
-             "Runtime and OpenVINO in int8 over the faster of our two int8 runs (reference "
-             "kernels, oneDNN's)." % (meta["threads"], meta["repeat"], CALIB_IMAGES), ""]
+             "Runtime and OpenVINO in int8 over the fastest of our int8 runs (MXNet's export on "
+             "our reference kernels, on oneDNN's; the peers' QDQ file)." % (meta["threads"], meta["repeat"], CALIB_IMAGES), ""]
     cols = [("ours-hybrid-int8", "ours int8"), ("ours-hybrid-int8-dnnl", "ours int8 oneDNN"),
-            ("mxnet-int8", "MXNet %s int8"), ("onnxruntime-int8", "ONNX Runtime %s QDQ"),
+            ("ours-onnx-int8", "ours on the QDQ file"), ("mxnet-int8", "MXNet %s int8"), ("onnxruntime-int8", "ONNX Runtime %s QDQ"),
             ("openvino-int8", "OpenVINO %s QDQ")]
     titles = column_titles(cols, ver)
     lines += ["| workload | " + " | ".join(titles) + " | **best int8 peer / ours int8** "
@@ -997,7 +1007,7 @@ def int8_table(rows, meta):
         r = row["results"]
         m = {e: median_of(r.get(e)) for e in INT8_ENGINES}
         notes += error_notes(row, INT8_ENGINES)
-        ours = [m[e] for e in ("ours-hybrid-int8", "ours-hybrid-int8-dnnl") if m[e] is not None]
+        ours = [m[e] for e in INT8_OURS if m[e] is not None]
         peers = [m[e] for e in INT8_PEERS if m[e] is not None]
         ratio = fmt_ratio(min(peers) if peers else None, min(ours) if ours else None)
         lines.append("| %s | %s | **%s** | %s |" % (

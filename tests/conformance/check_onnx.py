@@ -480,10 +480,13 @@ def compare(ours, ref):
     return worst <= tol, "max|diff| %.3g tol %.3g" % (worst, tol)
 
 
-def run_tool(tool, path, feeds, case_dir, mode):
+def run_tool(tool, path, feeds, case_dir, mode, qdq=None):
+    """qdq: how a QDQ file runs, "int8" or "float" (the tool's --qdq; None: its default)."""
     out_dir = os.path.join(case_dir, "out-" + mode)
     shutil.rmtree(out_dir, ignore_errors=True)
     argv = [tool, "run", "--model", path, "--output-dir", out_dir, "--mode", mode]
+    if qdq:
+        argv += ["--qdq", qdq]
     for name, arr in feeds.items():
         f = os.path.join(case_dir, name + ".npy")
         np.save(f, arr)
@@ -497,7 +500,9 @@ def check_model(tool, case_dir, path, feeds, literal=False):
     refs = ort_outputs(path, feeds, literal)
     parts, ok = [], True
     for mode in ("hybrid", "imperative"):
-        proc, out_dir = run_tool(tool, path, feeds, case_dir, mode)
+        # the literal reference computes each QDQ pair in float: so must ours
+        proc, out_dir = run_tool(tool, path, feeds, case_dir, mode,
+                                 qdq="float" if literal else None)
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             return False, "%s: exit %d: %s" % (mode, proc.returncode, err[-1] if err else "")

@@ -9,8 +9,19 @@ MaxPool, GlobalAveragePool, Gemm) and quantizes it with onnxruntime.quantization
 in QDQ format from seeded calibration images: uint8 asymmetric activations (its default) and int8
 symmetric ones (extra_options ActivationSymmetric=True), int8 symmetric weights per channel.
 
-The reference is ONNX Runtime with its graph optimisations off, which computes every
-QuantizeLinear and DequantizeLinear as written, in float.  Two forms of each file:
+Two ways to run a QDQ file, both checked in hybrid and imperative mode:
+
+**int8** (the tool's default, --qdq int8): the pairs' scales become the ranges of the int8
+layers.  The reference is real MXNet 1.9.1 running the int8 export `hybridinfer quantize FILE
+-o PREFIX` writes of the same file (its ranges taken from the pairs): ours must match it within
+check_onnx.py's tolerance, with the int8 layers counted.  ONNX Runtime with its default
+optimisations (its own int8 kernels, its own requantization) is compared too: the small CNN must
+agree on top-1 and within MAX_INT8_STEPS of its last DequantizeLinear's steps; the bench files'
+agreement is printed.
+
+**float** (--qdq float): each pair computed in float as written.  The reference is ONNX Runtime
+with its graph optimisations off, which computes every QuantizeLinear and DequantizeLinear as
+written, in float.  Two forms of each file:
 
 - "pow2": every scale of the file rounded to a power of two (and each int32 bias's scale made
   the product of its input's and weight's again).  Every value is then an integer times a power
@@ -42,6 +53,8 @@ import check_onnx  # noqa: E402
 SEED = 20261202
 BENCH_MODELS = ("resnet18_v1", "resnet50_v1", "mobilenetv2_1.0", "mobilenetv3_large")
 MAX_STEPS = 2
+MAX_INT8_STEPS = 3
+SMALL_CNN_INT8_LAYERS = 5  # four convolutions and the Gemm
 
 
 def small_cnn(rng):
@@ -134,8 +147,8 @@ def ort_run(path, feeds, literal):
     return np.asarray(check_onnx.ort_outputs(path, feeds, literal)[0], dtype=np.float64)
 
 
-def ours(tool, case_dir, path, feeds, mode):
-    proc, out_dir = check_onnx.run_tool(tool, path, feeds, case_dir, mode)
+def ours(tool, case_dir, path, feeds, mode, qdq="float"):
+    proc, out_dir = check_onnx.run_tool(tool, path, feeds, case_dir, mode, qdq)
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         return None, "%s: exit %d: %s" % (mode, proc.returncode, err[-1] if err else "")
@@ -171,6 +184,78 @@ def check(tool, case_dir, path, feeds, exact):
     return ok, "; ".join(parts)
 
 
+MXNET_RUN = r"""
+import os, sys
+import numpy as np
+os.environ["MXNET_MKLDNN_ENABLED"] = "1"
+import mxnet as mx
+prefix, name, x, out = sys.argv[1:5]
+net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", [name], prefix + "-0000.params")
+net.hybridize(static_alloc=True, static_shape=True)
+np.save(out, net(mx.nd.array(np.load(x))).asnumpy())
+"""
+
+
+def mxnet_int8(tool, case_dir, path, feeds):
+    """-> (MXNet's output of the int8 export `quantize` writes of the file, None), or (None,
+    why not)."""
+    import subprocess
+    prefix = os.path.join(case_dir, "mxnet-int8", "model")
+    proc = subprocess.run([tool, "quantize", path, "-o", prefix], capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=check_onnx.TIMEOUT_S)
+    if proc.returncode != 0:
+        return None, "quantize: exit %d: %s" % (proc.returncode, proc.stderr.decode().strip())
+    (name, x), = feeds.items()
+    xf, out = os.path.join(case_dir, "mx-in.npy"), os.path.join(case_dir, "mx-out.npy")
+    np.save(xf, x)
+    # its own process: MXNet's and ONNX Runtime's OpenMP runtimes are not mixed in one
+    proc = subprocess.run([sys.executable, "-c", MXNET_RUN, prefix, name, xf, out],
+                          capture_output=True, stdin=subprocess.DEVNULL,
+                          timeout=check_onnx.TIMEOUT_S)
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return None, "MXNet: exit %d: %s" % (proc.returncode, err[-1] if err else "")
+    return np.load(out).astype(np.float64), None
+
+
+def int8_layers(stderr):
+    """The tool's count of int8 layers (its "int8: N int8 layers" line), or -1."""
+    import re
+    m = re.search(r": int8: (\d+) int8 layer", stderr)
+    return int(m.group(1)) if m else -1
+
+
+def check_int8(tool, case_dir, path, feeds, layers=None):
+    """Ours on the int8 layers against MXNet running the int8 export of the same file; ONNX
+    Runtime's int8 kernels compared (required within MAX_INT8_STEPS when `layers` is given,
+    the small CNN's, else printed)."""
+    ref, err = mxnet_int8(tool, case_dir, path, feeds)
+    if err:
+        return False, err
+    ok, parts, got = True, [], None
+    for mode in ("hybrid", "imperative"):
+        proc, out_dir = check_onnx.run_tool(tool, path, feeds, case_dir, mode, "int8")
+        stderr = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode != 0:
+            return False, "%s: exit %d: %s" % (mode, proc.returncode, stderr.strip())
+        n = int8_layers(stderr)
+        got = np.load(os.path.join(out_dir, "output0.npy")).astype(np.float64)
+        good, text = check_onnx.compare(got, ref)
+        if layers is not None and n != layers:
+            good, text = False, "%d int8 layers, %d expected; %s" % (n, layers, text)
+        ok = ok and good
+        parts.append("%s vs MXNet's int8 run: %s (%d int8 layers)" % (mode, text, n))
+    fused = ort_run(path, feeds, literal=False)
+    step = last_step(onnx.load(path))
+    diff = float(np.max(np.abs(got - fused)))
+    same_top = int(np.argmax(got)) == int(np.argmax(fused))
+    parts.append("ORT's int8 kernels: max|diff| %.3g (%.2f output steps), top-1 %s" % (
+        diff, diff / step if step else float("nan"), "agrees" if same_top else "differs"))
+    if layers is not None:
+        ok = ok and same_top and step is not None and diff <= MAX_INT8_STEPS * step * (1 + 1e-6)
+    return ok, "; ".join(parts)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tool")
@@ -196,6 +281,7 @@ def main():
         onnx.save(pow2_scales(onnx.load(path)), pow2)
         cases.append(("small-cnn-%s-pow2" % tag, pow2, x, True))
         cases.append(("small-cnn-%s" % tag, path, x, False))
+        cases.append(("int8-small-cnn-%s" % tag, path, x, "int8"))
     img = {"x": np.random.default_rng(SEED).uniform(-1, 1, (1, 3, 224, 224)).astype(
         np.float32)}
     for name in BENCH_MODELS:
@@ -204,6 +290,7 @@ def main():
             m = onnx.load(path, load_external_data=False)
             feeds = {m.graph.input[0].name: img["x"]}
             cases.append(("bench-" + name, path, feeds, False))
+            cases.append(("int8-bench-" + name, path, feeds, "int8"))
         else:
             print("# %s not present (tests/bench/compare.py --int8 writes it): not checked"
                   % path)
@@ -213,7 +300,11 @@ def main():
     for n, (name, path, feeds, exact) in enumerate(cases, 1):
         d = os.path.join(work, name)
         os.makedirs(d, exist_ok=True)
-        ok, text = check(tool, d, path, feeds, exact)
+        if exact == "int8":
+            ok, text = check_int8(tool, d, path, feeds,
+                                  SMALL_CNN_INT8_LAYERS if "small-cnn" in name else None)
+        else:
+            ok, text = check(tool, d, path, feeds, exact)
         failed += not ok
         print("%s %d - %s %s" % ("ok" if ok else "not ok", n, name, text))
         sys.stdout.flush()

@@ -25,6 +25,15 @@ forward skips that node (no float input is written): the last two cases
 count the element's log line for it, on every frame in hybrid mode and on
 none in imperative mode, which takes the frames as floats.
 
+The same frames also go through a QDQ ONNX file of the colors model: MXNet's
+ONNX export of it (mx.onnx.export_model), quantized by ONNX Runtime's
+quantize_static on the same calibration frames (uint8 activations, int8
+weights per channel), given to the element as it is (qdq=int8, the
+default: its scales become the ranges of the int8 layers).  The reference
+is MXNet running the int8 export `hybridinfer quantize FILE.onnx` writes
+of that file, with the same tolerance; the element's log must say how
+many int8 layers the file became.
+
 The environment must point GStreamer at the plugin (meson's element tests
 do).  Prints TAP.
 """
@@ -71,6 +80,36 @@ PATH_CASES = [
 ]
 QUANTIZED_LOG = "quantized straight into the model's int8 input"
 
+# The QDQ file's cases: frames of CASES through the file (name, then as CASES)
+QDQ_CASES = [("qdq-" + c[0],) + c[1:] for c in CASES[:3] + CASES[4:5]]
+QDQ_INT8_LAYERS = 2     # the colors model's convolution and its dense layer
+QDQ_QUANTIZE = r"""
+import sys
+import numpy as np
+bench, prefix, size, src, dst, calib = sys.argv[1:7]
+sys.path.insert(0, bench)
+from compare import export_onnx  # MXNet's mx.onnx.export_model, as the bench runs it
+err = export_onnx(prefix, (1, 3, int(size), int(size)), src)
+if err:
+    sys.exit("MXNet's ONNX export: " + err)
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                      quantize_static)
+frames = np.load(calib)
+
+
+class Reader(CalibrationDataReader):
+    def __init__(self):
+        self.it = iter([{"data": frames[i:i + 1]} for i in range(len(frames))])
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                per_channel=True)
+"""
+
 
 def calibration_frames():
     """Solid frames of the model's nine colours (0..255, as the element
@@ -109,6 +148,49 @@ def make_int8_model(models, out):
     if "_contrib_quantize_v2" not in ops or "_sg_mkldnn_conv" not in ops:
         raise RuntimeError("MXNet wrote no int8 model: ops %s" % sorted(ops))
     return prefix
+
+
+def make_qdq_model(models, tool, out):
+    """The colors model as a QDQ ONNX file (MXNet's ONNX export, quantized by
+    ONNX Runtime), its sidecar beside it; and the reference: MXNet's net of
+    the int8 export `hybridinfer quantize` writes of that file."""
+    fp32 = os.path.join(out, "colors.onnx")
+    qdq = os.path.join(out, "colors-qdq.onnx")
+    calib = os.path.join(out, "calib.npy")
+    np.save(calib, calibration_frames())
+    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__))), "bench")
+    # its own process: ONNX Runtime apart from this one's MXNet
+    proc = subprocess.run(
+        [sys.executable, "-c", QDQ_QUANTIZE, bench,
+         os.path.join(models, "colors-shaped"), str(SIZE), fp32, qdq, calib],
+        capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError("making the QDQ file: %s" % proc.stderr[-2000:])
+    shutil.copy(os.path.join(models, "colors-shaped-model.json"),
+                os.path.join(out, "colors-qdq-model.json"))
+    ref = os.path.join(out, "colors-qdq-mxnet-int8")
+    subprocess.run([tool, "quantize", qdq, "-o", ref], check=True,
+                   capture_output=True, timeout=300)
+    net = mx.gluon.SymbolBlock.imports(ref + "-symbol.json", ["data"],
+                                       ref + "-0000.params")
+    return qdq, net
+
+
+def check_qdq_log(args, qdq):
+    """The element says, at start, how many int8 layers the file became."""
+    cmd = [args.gst_launch, "videotestsrc", "num-buffers=1", "!",
+           "video/x-raw,format=RGB,width=64,height=48", "!", "hybridinfer",
+           "model=%s" % qdq, "device=cpu", "!", "fakesink"]
+    env = dict(os.environ, GST_DEBUG="hybridinfer:5", GST_DEBUG_NO_COLOR="1")
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                         env=env)
+    if out.returncode != 0:
+        return "gst-launch failed:\n%s" % out.stderr[-2000:]
+    want = ": int8: %d int8 layers from " % QDQ_INT8_LAYERS
+    if want not in out.stderr:
+        return "the log does not say '%s'" % want.strip()
+    return None
 
 
 def run_pipeline(gst_launch, prefix, labels, case, raw_path):
@@ -185,6 +267,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gst-launch", default="gst-launch-1.0")
     ap.add_argument("--models", required=True)
+    ap.add_argument("--tool", required=True, help="the hybridinfer tool")
     args = ap.parse_args()
     with open(os.path.join(args.models, "colors.txt")) as f:
         labels = f.read().splitlines()
@@ -192,10 +275,18 @@ def main():
         prefix = make_int8_model(args.models, tmp)
         net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"],
                                            prefix + "-0000.params")
+        qdq, qdq_net = make_qdq_model(args.models, args.tool, tmp)
         worst = [0.0]
-        status = cm.run_tap(CASES + PATH_CASES, lambda case: check_path(
-            args, case, prefix) if len(case) == 3 else check_case(
-            args, case, prefix, net, labels, worst))
+
+        def check(case):
+            if case == ("qdq-log",):
+                return check_qdq_log(args, qdq)
+            if len(case) == 3:
+                return check_path(args, case, prefix)
+            if case[0].startswith("qdq-"):
+                return check_case(args, case, qdq, qdq_net, labels, worst)
+            return check_case(args, case, prefix, net, labels, worst)
+        status = cm.run_tap(CASES + PATH_CASES + QDQ_CASES + [("qdq-log",)], check)
         print("# largest score difference from MXNet's int8 model: %g"
               % worst[0])
         return status

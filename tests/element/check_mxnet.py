@@ -303,14 +303,16 @@ def args_models(models):
 def launch(gst_launch, pattern, fmt, w, h, colorimetry, prefix, labels, opts,
            raw_path, n_frames=N_FRAMES):
     """videotestsrc frames of `pattern` in these caps through hybridinfer
-    (the raw frames into raw_path); the element messages `-m` printed."""
+    (the raw frames into raw_path); the element messages `-m` printed.
+    `prefix`: an export's (prefix-symbol.json), or an .onnx file."""
     caps = "video/x-raw,format=%s,width=%d,height=%d" % (fmt, w, h)
     if colorimetry:
         caps += ",colorimetry=%s" % colorimetry
+    model = prefix if prefix.endswith(".onnx") else prefix + "-symbol.json"
     cmd = ("%s -m videotestsrc num-buffers=%d pattern=%s ! capsfilter "
-           "caps=\"%s\" ! hybridinfer model=%s-symbol.json labels=%s "
+           "caps=\"%s\" ! hybridinfer model=%s labels=%s "
            "device=cpu top-k=9 post-messages=true %s ! filesink location=%s"
-           % (gst_launch, n_frames, pattern, caps, prefix, labels, opts,
+           % (gst_launch, n_frames, pattern, caps, model, labels, opts,
               raw_path))
     out = subprocess.run(cmd, shell=True, capture_output=True, text=True,
                          timeout=120)
