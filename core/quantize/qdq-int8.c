@@ -289,6 +289,8 @@ qdq_quantizer (const hy_model *model, hy_model *view, hy_qdq_summary *sum,
     return NULL;
   }
   hy_quantizer *q = plan (view, ranges, excluded, error);
+  if (q)
+    q->options.exclude_layers = NULL;   /* planned: the list goes now */
   if (!q) {
     g_prefix_error (error, "%s: no layer runs int8 from the file's "
         "QuantizeLinear/DequantizeLinear pairs: ", source);

@@ -661,6 +661,7 @@ def option_checks(fx):
         Check("--device cuda:64", fx.run(extra=["--device", "cuda:64"]),
               ["cuda:64", "0 to 63"]),
         Check("--mode fast", fx.run(extra=["--mode", "fast"]), ["fast"]),
+        Check("--qdq half", fx.run(extra=["--qdq", "half"]), ["--qdq", "half", "int8"]),
         # An input no memory holds (120 GB): an error naming it, not an abort.
         Check("bench --shape 1x3x100000x100000",
               ["bench", "--model", os.path.join(os.path.dirname(fx.case_dir), "op_relu",
