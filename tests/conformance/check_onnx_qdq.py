@@ -7,7 +7,9 @@ against ONNX Runtime.
 Makes at test time a small seeded CNN (Conv + Relu, a strided Conv, a residual block with Add,
 MaxPool, GlobalAveragePool, Gemm) and quantizes it with onnxruntime.quantization.quantize_static
 in QDQ format from seeded calibration images: uint8 asymmetric activations (its default) and int8
-symmetric ones (extra_options ActivationSymmetric=True), int8 symmetric weights per channel.
+symmetric ones (extra_options ActivationSymmetric=True), int8 symmetric weights per channel.  A
+second one keeps each BatchNormalization apart from its Conv, as MXNet's ONNX export writes them
+(int8 only: its BatchNorms must fold into the int8 layers).
 
 Two ways to run a QDQ file, both checked in hybrid and imperative mode:
 
@@ -15,9 +17,9 @@ Two ways to run a QDQ file, both checked in hybrid and imperative mode:
 layers.  The reference is real MXNet 1.9.1 running the int8 export `hybridinfer quantize FILE
 -o PREFIX` writes of the same file (its ranges taken from the pairs): ours must match it within
 check_onnx.py's tolerance, with the int8 layers counted.  ONNX Runtime with its default
-optimisations (its own int8 kernels, its own requantization) is compared too: the small CNN must
-agree on top-1 and within MAX_INT8_STEPS of its last DequantizeLinear's steps; the bench files'
-agreement is printed.
+optimisations (its own int8 kernels, its own requantization) is compared too: the test's own
+CNNs must agree on top-1 and within MAX_INT8_STEPS of the last DequantizeLinear's steps; the
+bench files' agreement is printed.
 
 **float** (--qdq float): each pair computed in float as written.  The reference is ONNX Runtime
 with its graph optimisations off, which computes every QuantizeLinear and DequantizeLinear as
@@ -55,6 +57,7 @@ BENCH_MODELS = ("resnet18_v1", "resnet50_v1", "mobilenetv2_1.0", "mobilenetv3_la
 MAX_STEPS = 2
 MAX_INT8_STEPS = 3
 SMALL_CNN_INT8_LAYERS = 5  # four convolutions and the Gemm
+BN_CNN_INT8_LAYERS = 3     # two convolutions, each with its BatchNorm and Relu, and the Gemm
 
 
 def small_cnn(rng):
@@ -86,6 +89,34 @@ def small_cnn(rng):
                                                            [1, 3, 32, 32])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
         [numpy_helper.from_array(a, k) for k, a in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def bn_cnn(rng):
+    """1x3x16x16 -> 10 logits with each BatchNormalization its own node after its Conv, as
+    MXNet's ONNX export writes them (quantize_static then puts a pair between the two)."""
+    def w(*shape):
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+
+    def bn(c):
+        return [np.abs(w(c)) + 0.5, w(c), w(c), np.abs(w(c)) + 0.5]
+    arrays = {"w1": w(8, 3, 3, 3), "w2": w(8, 8, 3, 3), "wf": w(10, 8), "bf": w(10)}
+    for i in (1, 2):
+        for k, a in zip("gbmv", bn(8)):
+            arrays["%s%d" % (k, i)] = a
+    n = helper.make_node
+    nodes = []
+    for i, src in ((1, "x"), (2, "r1")):
+        nodes += [n("Conv", [src, "w%d" % i], ["c%d" % i], pads=[1, 1, 1, 1]),
+                  n("BatchNormalization", ["c%d" % i] + [k + str(i) for k in "gbmv"],
+                    ["n%d" % i]),
+                  n("Relu", ["n%d" % i], ["r%d" % i])]
+    nodes += [n("GlobalAveragePool", ["r2"], ["g"]), n("Flatten", ["g"], ["f"]),
+              n("Gemm", ["f", "wf", "bf"], ["y"], transB=1)]
+    graph = helper.make_graph(
+        nodes, "bn_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array(a, k) for k, a in arrays.items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
@@ -228,7 +259,7 @@ def int8_layers(stderr):
 def check_int8(tool, case_dir, path, feeds, layers=None):
     """Ours on the int8 layers against MXNet running the int8 export of the same file; ONNX
     Runtime's int8 kernels compared (required within MAX_INT8_STEPS when `layers` is given,
-    the small CNN's, else printed)."""
+    for the test's own models, else printed)."""
     ref, err = mxnet_int8(tool, case_dir, path, feeds)
     if err:
         return False, err
@@ -282,6 +313,13 @@ def main():
         cases.append(("small-cnn-%s-pow2" % tag, pow2, x, True))
         cases.append(("small-cnn-%s" % tag, path, x, False))
         cases.append(("int8-small-cnn-%s" % tag, path, x, "int8"))
+    bn_fp32 = os.path.join(work, "bn-cnn.onnx")
+    onnx.save(bn_cnn(rng), bn_fp32)
+    bn_calib = rng.uniform(-1, 1, (8, 3, 16, 16)).astype(np.float32)
+    bn_path = os.path.join(work, "bn-cnn-qdq-u8-asymmetric.onnx")
+    quantize(bn_fp32, bn_path, bn_calib, False)
+    cases.append(("int8-bn-cnn-u8-asymmetric", bn_path,
+                  {"x": rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)}, "int8"))
     img = {"x": np.random.default_rng(SEED).uniform(-1, 1, (1, 3, 224, 224)).astype(
         np.float32)}
     for name in BENCH_MODELS:
@@ -301,8 +339,9 @@ def main():
         d = os.path.join(work, name)
         os.makedirs(d, exist_ok=True)
         if exact == "int8":
-            ok, text = check_int8(tool, d, path, feeds,
-                                  SMALL_CNN_INT8_LAYERS if "small-cnn" in name else None)
+            layers = {"small-cnn": SMALL_CNN_INT8_LAYERS, "bn-cnn": BN_CNN_INT8_LAYERS}
+            ok, text = check_int8(tool, d, path, feeds, next(
+                (v for k, v in layers.items() if k in name), None))
         else:
             ok, text = check(tool, d, path, feeds, exact)
         failed += not ok
