@@ -15,8 +15,11 @@ Two ways to run a QDQ file, both checked in hybrid and imperative mode:
 
 **int8** (the tool's default, --qdq int8): the pairs' scales become the ranges of the int8
 layers.  The reference is real MXNet 1.9.1 running the int8 export `hybridinfer quantize FILE
--o PREFIX` writes of the same file (its ranges taken from the pairs): ours must match it within
-check_onnx.py's tolerance, with the int8 layers counted.  ONNX Runtime with its default
+-o PREFIX` writes of the same file (its ranges taken from the pairs), compared as check_int8.py
+compares MXNet's own int8 exports: MXNet's top-1, and every output within one int8 step of
+MXNet's range (max|ref| / 127.5) but for 0.1% of them (imperative mode's reference int8 kernels
+may round a hidden layer's value the other way than oneDNN's, which MXNet runs); and the int8
+layers counted.  ONNX Runtime with its default
 optimisations (its own int8 kernels, its own requantization) is compared too: the test's own
 CNNs must agree on top-1 and within MAX_INT8_STEPS of the last DequantizeLinear's steps; the
 bench files' agreement is printed.
@@ -50,12 +53,14 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_int8 as int8_exports  # noqa: E402  (its comparison with MXNet)
 import check_onnx  # noqa: E402
 
 SEED = 20261202
 BENCH_MODELS = ("resnet18_v1", "resnet50_v1", "mobilenetv2_1.0", "mobilenetv3_large")
 MAX_STEPS = 2
 MAX_INT8_STEPS = 3
+INT8_MAX_FRACTION = 0.001  # check_int8.py's default allowance
 SMALL_CNN_INT8_LAYERS = 5  # four convolutions and the Gemm
 BN_CNN_INT8_LAYERS = 3     # two convolutions, each with its BatchNorm and Relu, and the Gemm
 
@@ -271,7 +276,7 @@ def check_int8(tool, case_dir, path, feeds, layers=None):
             return False, "%s: exit %d: %s" % (mode, proc.returncode, stderr.strip())
         n = int8_layers(stderr)
         got = np.load(os.path.join(out_dir, "output0.npy")).astype(np.float64)
-        good, text = check_onnx.compare(got, ref)
+        good, text = int8_exports.compare(got, ref, INT8_MAX_FRACTION)
         if layers is not None and n != layers:
             good, text = False, "%d int8 layers, %d expected; %s" % (n, layers, text)
         ok = ok and good
