@@ -299,6 +299,9 @@ def main():
     ap.add_argument("--bench-dir", default=os.path.join(
         os.environ.get("HYBRIDINFER_CACHE") or os.path.expanduser("~/.cache/hybridinfer"),
         "bench"))
+    ap.add_argument("--no-bench", action="store_true",
+                    help="leave the bench's files out (the sanitizer build: see "
+                    "tests/cli/meson.build)")
     args = ap.parse_args()
     tool = os.path.abspath(args.tool)
     work = os.path.join(args.work, "qdq-models")
@@ -327,7 +330,7 @@ def main():
                   {"x": rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)}, "int8"))
     img = {"x": np.random.default_rng(SEED).uniform(-1, 1, (1, 3, 224, 224)).astype(
         np.float32)}
-    for name in BENCH_MODELS:
+    for name in BENCH_MODELS if not args.no_bench else ():
         path = os.path.join(args.bench_dir, name, "model-b1-int8.onnx")
         if os.path.isfile(path):
             m = onnx.load(path, load_external_data=False)
@@ -338,6 +341,8 @@ def main():
             print("# %s not present (tests/bench/compare.py --int8 writes it): not checked"
                   % path)
 
+    if args.no_bench:
+        print("# the bench's QDQ files are left out (--no-bench)")
     print("1..%d" % len(cases))
     failed = 0
     for n, (name, path, feeds, exact) in enumerate(cases, 1):
