@@ -644,17 +644,6 @@ qconv_parse (GHashTable *attrs, void *params, GError **error)
   p->bn_fix_gamma = fix_gamma;
   /* MXNet's IsOutputUInt8: the last activation is a ReLU. */
   p->out_uint8 = (!p->with_sum && p->with_act) || p->with_postsum_act;
-  /* Its bytes are then never negative, and the layers reading them take
-   * them as uint8 from 0: a negative minimum (calibrated before the ReLU,
-   * say) makes them read another scale than the one written, which MXNet
-   * refuses when the next layer runs. */
-  if (p->out_uint8 && p->min_calib < 0.0f) {
-    g_set_error (error, HY_ERROR, HY_ERROR_INVALID,
-        "min_calib_range %g: a quantized convolution ending in a ReLU "
-        "writes uint8, whose range starts at 0 (calibrate the ReLU's "
-        "output)", p->min_calib);
-    return FALSE;
-  }
   return TRUE;
 }
 
