@@ -120,6 +120,12 @@ gboolean hy_plan_tensor_private (const hy_plan *plan, const hy_tensor *t);
  * inputs live through it). */
 gboolean hy_plan_fuse_next (hy_plan *plan, int c, const gboolean *fusable);
 
+/* plan-chain.c: runs each chain hy_plan_find_chains found (chain_last,
+ * per graph node; NULL: none) as one call where the backend takes it,
+ * once every call is prepared: the chain's calls are released, the calls
+ * after it move down. */
+void hy_plan_fuse_chains (hy_plan *plan, const int *chain_last);
+
 /* Hands back what the backend set up for calls [first, end), which are
  * never run again (host-memory backends: their fn becomes NULL). */
 void hy_plan_drop_calls (hy_plan *plan, int first, int end);

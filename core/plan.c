@@ -36,6 +36,7 @@
 
 #include "core/plan-impl.h"
 #include "core/planner.h"
+#include "core/plan-chain.h"
 #include "core/plan-segment.h"
 #include "core/backend.h"
 #include "kernels/params/quantized.h"
@@ -78,6 +79,9 @@ typedef struct plan_builder {
                                  * inputs kept live through it */
   size_t *private_bytes;        /* per value: its bytes in the backend's
                                  * own layout, or 0 (plan-segment.h) */
+  int *chain_last;              /* per node: the last node of the chain
+                                 * it starts, or -1 (plan-chain.h); NULL
+                                 * where there are none */
   int *value_storage;           /* per value: index into storages */
   GArray *storages;             /* storage */
   GArray *call_nodes;           /* guint per call: its node, or G_MAXUINT
@@ -724,6 +728,7 @@ builder_clear (plan_builder *b)
   g_free (b->value_last);
   g_free (b->fusable);
   g_free (b->private_bytes);
+  g_free (b->chain_last);
   g_free (b->value_storage);
   g_array_unref (b->storages);
   g_array_unref (b->call_nodes);
@@ -767,6 +772,7 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
     STEP_AFTER_ALL (b.graph), b.fusable,
   };
   b.private_bytes = hy_plan_private_values (&seg);
+  b.chain_last = hy_plan_find_chains (&seg, b.private_bytes, b.value_last);
   plan->value_private = g_new0 (guint8, b.n_values + 1);
   plan->n_value_private = b.n_values;
   for (guint v = 0; v < b.n_values; v++)
@@ -790,6 +796,8 @@ hy_plan_build (const hy_shapes *shapes, hy_backend *backend, GError **error)
     ok = build_calls (plan, &b, error)
         && prepare_calls (plan, b.fusable, error);
   }
+  if (ok)
+    hy_plan_fuse_chains (plan, b.chain_last);
   if (ok)
     mark_quantized_input (plan, b.quantized_input_node,
         b.quantized_input, b.quantized_input_node == G_MAXUINT ? NULL

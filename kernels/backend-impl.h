@@ -147,6 +147,22 @@ typedef struct hy_backend_iface {
       gboolean in0_private, gboolean read_as_operand);
   gboolean (*reads_private) (hy_backend *be, const hy_call_shape *call,
       int input);
+  /* Optional, both or neither, with values held in the backend's layout:
+   * a chain of calls run as one (core/plan-chain.c) — a dequantize
+   * reading such a value, float ops on data alone, a calibrated
+   * quantize_v2 writing such a value, each call reading the one before
+   * as its data and nothing else reading it.  chain_link: whether `link`
+   * may be one of the float ops, from its op, params and shapes alone,
+   * asked while the memory is planned (the dequantize's inputs then stay
+   * live until the quantize_v2 has run).  fuse_chain: calls[0..n), all
+   * prepared, as one call: fills fused->fn and fused->params (freed by
+   * release_call), the core having set the rest (the dequantize's
+   * inputs, the quantize_v2's outputs); node_params: each call's node
+   * params, which prepare_call may have replaced.  FALSE, having changed
+   * nothing, where the backend runs them apart. */
+  gboolean (*chain_link) (hy_backend *be, const hy_call_shape *link);
+  gboolean (*fuse_chain) (hy_backend *be, const hy_call *calls, int n,
+      const void *const *node_params, hy_call *fused);
   /* Optional: which implementation runs a (prepared) call, for profiles,
    * where the backend chooses between several; NULL otherwise. */
   const char *(*call_kernel_name) (hy_backend *be, const hy_call *call);

@@ -16,6 +16,7 @@
 #include "kernels/cpu/conv/dnnl-segment.h"
 #include "kernels/cpu/quantized/conv-dnnl-int8.h"
 #include "kernels/cpu/quantized/qelementwise-bytes.h"
+#include "kernels/cpu/quantized/qlut-bytes.h"
 #include "kernels/cpu/quantized/qpool-bytes.h"
 #include "kernels/cpu/quantized/fc-dnnl-int8.h"
 #endif
@@ -163,6 +164,22 @@ cpu_may_fuse (hy_backend *be, const hy_call_shape *first,
 }
 
 #ifdef HY_HAVE_DNNL
+/* An int8 model's float ops between bytes, as one look-up
+ * (quantized/qlut-bytes.h). */
+static gboolean
+cpu_chain_link (hy_backend *be, const hy_call_shape *link)
+{
+  return hy_qlut_bytes_link (link);
+}
+
+static gboolean
+cpu_fuse_chain (hy_backend *be, const hy_call *calls, int n,
+    const void *const *node_params, hy_call *fused)
+{
+  return hy_qlut_bytes_fuse (hy_cpu_backend_ctx (be), calls, n, node_params,
+      fused);
+}
+
 /* In bf16, values held as bf16 nhwc between the calls of a segment
  * (conv/dnnl-segment.h). */
 static size_t
@@ -247,6 +264,7 @@ cpu_release_call (hy_backend *be, hy_call *call)
   if (call->op == HY_OP_QUANTIZED_POOLING)
     hy_qpool_bytes_release_call (call);
   hy_qelementwise_bytes_release_call (call);
+  hy_qlut_bytes_release_call (call);
 #endif
 }
 
@@ -266,6 +284,8 @@ cpu_call_kernel_name (hy_backend *be, const hy_call *call)
     return hy_qpool_bytes_kernel_name (call);
   if (hy_qelementwise_bytes_kernel_name (call))
     return hy_qelementwise_bytes_kernel_name (call);
+  if (hy_qlut_bytes_kernel_name (call))
+    return hy_qlut_bytes_kernel_name (call);
 #endif
   return call->op == HY_OP_CONVOLUTION ? hy_conv_kernel_name (call) : NULL;
 }
@@ -282,6 +302,8 @@ static const hy_backend_iface cpu_iface = {
 #ifdef HY_HAVE_DNNL
   .private_output_bytes = cpu_private_output_bytes,
   .reads_private = cpu_reads_private,
+  .chain_link = cpu_chain_link,
+  .fuse_chain = cpu_fuse_chain,
 #endif
   .set_precision = cpu_set_precision,
   .release_call = cpu_release_call,

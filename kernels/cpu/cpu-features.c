@@ -21,6 +21,7 @@ detect (void)
   f.avx512bw = __builtin_cpu_supports ("avx512bw");
   f.avx512vl = __builtin_cpu_supports ("avx512vl");
   f.avx512dq = __builtin_cpu_supports ("avx512dq");
+  f.avx512vbmi = __builtin_cpu_supports ("avx512vbmi");
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
   /* CPUID leaf 7: sub-leaf 1's EAX bit 5 is AVX512_BF16, sub-leaf 0's EDX

@@ -16,6 +16,9 @@ typedef struct hy_cpu_features {
   /* Byte/word, vector-length and doubleword/quadword extensions: with
    * avx512f, what OpenBLAS's SkylakeX kernels need (blas-tuning.c). */
   bool avx512bw, avx512vl, avx512dq;
+  /* AVX512_VBMI: byte permutes across a whole register (vpermi2b), a
+   * 128-entry byte table per instruction (quantized/qlut-bytes.c). */
+  bool avx512vbmi;
   /* AVX512_BF16 (bf16 dot products with fp32 sums: what precision bf16
    * needs) and AMX-BF16 (tile products, which oneDNN uses where present
    * and the OS allows). */

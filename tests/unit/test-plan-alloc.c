@@ -45,6 +45,7 @@
 
 #include "hybrid.h"
 #include "hybrid-npy.h"
+#include "qlut-chain.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HY_SANITIZED 1
@@ -601,6 +602,36 @@ counted_forward (hy_executor *exec, GPtrArray *inputs)
   return count_forwards (exec, inputs, 1, NULL);
 }
 
+/* An int8 hard sigmoid between values held as bytes, run as one look-up
+ * (qlut-bytes.h, its table made in the call's own buffers): after a
+ * warm-up nothing allocates, and the output is imperative mode's, every
+ * op run by itself, bit for bit. */
+static void
+test_int8_lut_chain (void)
+{
+  const qlut_chain chain = QLUT_HARD_SIGMOID;
+  hy_model *model = qlut_chain_model (&chain);
+  g_autoptr (GPtrArray) in = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) hy_tensor_free);
+  g_ptr_array_add (in, qlut_chain_input (24, 7, 7, -5.0f, 5.0f));
+  hy_executor *hyb = executor (model, HY_MODE_HYBRID);
+  hy_executor *imp = executor (model, HY_MODE_IMPERATIVE);
+  forward (hyb, in);
+  forward (hyb, in);
+  if (can_count ()) {
+    int n = count_forwards (hyb, in, COUNTED_FORWARDS, NULL);
+    if (n != 0)
+      g_error ("int8 look-up chain: %d allocations in %d hybrid forwards",
+          n, COUNTED_FORWARDS);
+  }
+  forward (imp, in);
+  assert_close (hy_executor_output (hyb, 0), hy_executor_output (imp, 0), 0,
+      "int8 look-up chain");
+  hy_executor_free (imp);
+  hy_executor_free (hyb);
+  hy_model_free (model);
+}
+
 /* A → B → A plans twice: the way back to A reuses A's plan (its arena,
  * and no allocation), and B again reuses B's. */
 static void
@@ -1043,6 +1074,7 @@ main (int argc, char **argv)
       "zoo_mobilenetv2_1.0_b1", test_steady_state_zoo);
   g_test_add_func ("/plan-alloc/shape-switch", test_shape_switch);
   g_test_add_func ("/plan-alloc/onnx-tail", test_onnx_tail);
+  g_test_add_func ("/plan-alloc/int8-lut-chain", test_int8_lut_chain);
   g_test_add_func ("/plan-alloc/plan-cache-bound", test_plan_cache_bound);
   g_test_add_func ("/plan-alloc/prepare-and-memory", test_prepare_and_memory);
   g_test_add_func ("/plan-alloc/zoo-arenas", test_zoo_arenas);
