@@ -94,14 +94,6 @@ mxnet_forms (hy_graph *g)
   }
 }
 
-static gboolean
-is_relu (const hy_node *n)
-{
-  const char *t = n->op && hy_node_is_op (n, HY_OP_ACTIVATION)
-      ? g_hash_table_lookup (n->attrs, "act_type") : NULL;
-  return t && !strcmp (t, "relu");
-}
-
 /* Whether a node's output 0 is never negative, so that a clamp at 0
  * changes nothing: a relu, sigmoid or softmax; a pooling, flatten or
  * reshape of such an output. */
@@ -111,7 +103,7 @@ never_negative (const hy_graph *g, guint node)
   const hy_node *n = hy_graph_node (g, node);
   if (!n->op)
     return FALSE;
-  if (is_relu (n) || hy_node_is_op (n, HY_OP_SIGMOID)
+  if (hy_quantize_is_relu (n) || hy_node_is_op (n, HY_OP_SIGMOID)
       || hy_node_is_op (n, HY_OP_SOFTMAX)
       || hy_node_is_op (n, HY_OP_SOFTMAX_ACTIVATION))
     return TRUE;
@@ -306,7 +298,8 @@ qdq_quantizer (const hy_model *model, hy_model *view, hy_qdq_summary *sum,
     /* A relu's output quantized int8 (ActivationSymmetric files) wastes
      * its negative half; MXNet's int8 layers take such an output as
      * uint8 only, its range from 0.  The same step: 255 of the scale. */
-    if (min < 0.0f && is_relu (hy_graph_node (view->graph, i))) {
+    if (min < 0.0f
+        && hy_quantize_is_relu (hy_graph_node (view->graph, i))) {
       min = 0.0f;
       max = r->shifted ? r->max : 255.0f * r->scale;
     }

@@ -42,6 +42,8 @@ struct hy_quantizer {
 };
 
 gboolean hy_quantize_plan (hy_quantizer *q, GError **error);
+/* An Activation relu: what the int8 layers fuse as their ReLU. */
+gboolean hy_quantize_is_relu (const hy_node *n);
 /* The nodes whose output 0 group `grp` needs the range of (at most 3). */
 guint hy_qgroup_needed_ranges (const hy_graph *g, const hy_qgroup *grp,
     guint needed[3]);

@@ -45,8 +45,8 @@ excluded (const hy_quantizer *q, const hy_node *n)
       || listed (q->options.exclude_ops, op_of (n));
 }
 
-static gboolean
-is_relu (const hy_node *n)
+gboolean
+hy_quantize_is_relu (const hy_node *n)
 {
   if (!n->op || strcmp (op_of (n), "Activation"))
     return FALSE;
@@ -140,7 +140,8 @@ conv_group (const hy_quantizer *q, const readers *r, guint conv,
     grp->members[grp->n_members++] = cur = next;
     next = sole_reader (r, cur, &in);
   }
-  if (next >= 0 && !taken[next] && is_relu (hy_graph_node (g, next))) {
+  if (next >= 0 && !taken[next]
+      && hy_quantize_is_relu (hy_graph_node (g, next))) {
     grp->with_act = TRUE;
     grp->members[grp->n_members++] = cur = next;
   } else if (next >= 0 && !taken[next] && in < 2
@@ -154,7 +155,8 @@ conv_group (const hy_quantizer *q, const readers *r, guint conv,
     grp->sum_input = 1 - in;
     grp->members[grp->n_members++] = cur = next;
     next = sole_reader (r, cur, &in);
-    if (next >= 0 && !taken[next] && is_relu (hy_graph_node (g, next))) {
+    if (next >= 0 && !taken[next]
+      && hy_quantize_is_relu (hy_graph_node (g, next))) {
       grp->with_postsum_act = TRUE;
       grp->members[grp->n_members++] = cur = next;
     }
